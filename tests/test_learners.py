@@ -148,6 +148,36 @@ def test_pqftl_without_noise_is_ridge_ftl_exactly():
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
 
 
+@pytest.mark.parametrize("counter", ["tree", "toeplitz"])
+def test_pqftl_joint_sensitivity_is_attained_and_calibrated_exactly(counter):
+    # Replace-one worst case of the stacked element (vec(x x^T), y x) with R = 1: unit x,
+    # x' at <x, x'> = 1/2, y = 1, y' = -1 moves it by sqrt((2 - 2/4) + (2 + 1)) = sqrt(4.5).
+    # A coupled pair of streams differing in element 1 moves both counters' encoders
+    # together by sqrt(4.5) times the encoder's first-column norm, and the tight sigma is
+    # exactly that over mu*(eps, delta) (both computed here without the library's bound).
+    from dpol.accounting import mu_star
+
+    T, eps, delta = 64, 0.8, 1e-6
+    m = PrivateQuadraticFTL(DIM, horizon=T, epsilon=eps, delta=delta, counter=counter)
+    x = np.eye(DIM)[0]
+    x2 = 0.5 * np.eye(DIM)[0] + np.sqrt(0.75) * np.eye(DIM)[1]
+    X = np.zeros((T, DIM))
+    X2 = X.copy()
+    X[0], X2[0] = x, x2
+    y, y2 = np.zeros(T), np.zeros(T)
+    y[0], y2[0] = 1.0, -1.0
+    cv, cu = m._counters
+    moved_sq = 0.0
+    for counter_, f in ((cv, lambda Z, w: np.einsum("ni,nj->nij", Z, Z).reshape(T, -1)),
+                        (cu, lambda Z, w: w[:, None] * Z)):
+        moved_sq += np.sum((counter_.node_values(f(X, y)) - counter_.node_values(f(X2, y2)))**2)
+    column = cv.sensitivity / cv.node_sensitivity
+    assert np.sqrt(moved_sq) == pytest.approx(np.sqrt(4.5) * column, rel=1e-12)
+    sigma = np.sqrt(4.5) * column / mu_star(eps, delta)
+    assert cv.noise_scale == pytest.approx(sigma, rel=1e-12)
+    assert cu.noise_scale == pytest.approx(sigma, rel=1e-12)
+
+
 def test_pqftl_fixes_keep_iterates_bounded_even_at_tiny_epsilon():
     # JKT spec test 9: finite and ||w|| <= min(R/sqrt(alpha), R^2/alpha) at epsilon = 0.01
     X, y = stream("pqftl", 500, seed=2)

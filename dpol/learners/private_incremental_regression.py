@@ -11,7 +11,7 @@ from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.accounting.presets import knj_tree_mech_sigma
 from dpol.counters import resolve_counter
 from dpol.learners._base import OnlineLearner
-from dpol.learners._joint_counters import joint_counters
+from dpol.learners._joint_counters import joint_counters, outer_product_sensitivity
 from dpol.learners.noisy_projected_gradient import (
     noisy_proj_grad,
     npg_bound,
@@ -113,9 +113,12 @@ class PrivateIncrementalRegression(OnlineLearner):
     ``||x x^T - x' x'^T||_F <= sqrt(2) X^2``, since
     ``||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2`` (spec A4 and review item 4:
     tight, where the paper uses 2), each in at most K = floor(log2 T) + 1 tree nodes
-    (spec A2). Tight (default): both node vectors form one Gaussian mechanism of
-    sensitivity ``sqrt(s_Q^2 + s_q^2)``, ``s = sensitivity * sqrt(K)``, with the same std
-    ``sigma = sqrt(s_Q^2 + s_q^2) / mu*(eps, delta)`` on both, exact by Gaussian DP and
+    (spec A2). Tight (default): both node vectors form one Gaussian mechanism with the same
+    std ``sigma = s sqrt(K) / mu*(eps, delta)`` on both, s the joint change of the stacked
+    element (x x^T, x y): ``sqrt(2 X^4 + 2 X^2 Y^2 + Y^4 / 2)`` under replace-one (2 X Y
+    if Y^2 > 2 X^2; exact, ``outer_product_sensitivity``; below the quadrature sum
+    ``sqrt(2 X^4 + 4 X^2 Y^2)`` of the two bounds above), ``sqrt(X^4 + X^2 Y^2)`` under
+    add/remove; exact by Gaussian DP and
     valid for adaptively chosen inputs; this replaces KNJ's basic composition of two
     (eps/2, delta/2) trees. Full d x d noise (spec A11): Q_t is neither symmetric nor PSD,
     which NoisyProjGrad tolerates (A12); the surrogate solver symmetrises and clips after
@@ -198,7 +201,9 @@ class PrivateIncrementalRegression(OnlineLearner):
         return joint_counters(cls, self.horizon, specs, epsilon=self.epsilon,
                               delta=self.delta, neighbouring=self.neighbouring,
                               calibration=self.calibration, options=self.counter_options,
-                              seed=self.seed, paper=paper)
+                              seed=self.seed, paper=paper,
+                              element_sensitivity=outer_product_sensitivity(xb, yb,
+                                                                            self.neighbouring))
 
     @property
     def privacy(self) -> PrivacyGuarantee:

@@ -14,7 +14,7 @@ from dpol.accounting.presets import jkt_private_sum_sigma
 from dpol.counters import resolve_counter
 from dpol.errors import NumericalWarning
 from dpol.learners._base import OnlineLearner
-from dpol.learners._joint_counters import joint_counters
+from dpol.learners._joint_counters import joint_counters, outer_product_sensitivity
 
 __all__ = ["PrivateQuadraticFTL"]
 
@@ -60,12 +60,15 @@ class PrivateQuadraticFTL(OnlineLearner):
     ||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2 <= 2 R^4) and 2 R^2, each in at
     most m tree nodes (JKT erratum 5.4: 2R-type sensitivities, R^2 for the u tree, m =
     floor(log2 T) + 1 levels); add/remove: R^2 and R^2. Tight (default, JKT spec 5.4
-    recommendation): the two node vectors form one Gaussian mechanism of sensitivity
-    sqrt(s_V^2 + s_u^2) with the same std sigma = sqrt(s_V^2 + s_u^2) / mu*(eps, delta)
-    on both, exact by Gaussian DP. Full-matrix noise, symmetrised (review item 4: not the
-    upper triangle). Paper: each tree gets JKT's PrivateSum sigma at (eps/2, delta/2)
-    with bound R^2 and R as printed; ``privacy`` reports their exact composition, and a
-    ``PaperCalibrationWarning`` says when it exceeds epsilon.
+    recommendation): the two node vectors form one Gaussian mechanism with the same std
+    sigma = s sqrt(m) / mu*(eps, delta) on both, exact by Gaussian DP, where s bounds the
+    change of the stacked element (vec(x x^T), y x): s = 3 R^2 / sqrt(2) under replace-one,
+    attained at <x, x'> = R^2/2, y = -y' = R (``outer_product_sensitivity``; adding the two
+    parts' bounds in quadrature would give sqrt(6) R^2, 15% more noise).
+    Full-matrix noise, symmetrised (review item 4: not the upper triangle). Paper: each
+    tree gets JKT's PrivateSum sigma at (eps/2, delta/2) with bound R^2 and R as printed;
+    ``privacy`` reports their exact composition, and a ``PaperCalibrationWarning`` says
+    when it exceeds epsilon.
 
     Examples
     --------
@@ -111,7 +114,9 @@ class PrivateQuadraticFTL(OnlineLearner):
         return joint_counters(cls, self.horizon, specs, epsilon=self.epsilon,
                               delta=self.delta, neighbouring=self.neighbouring,
                               calibration=self.calibration, options=self.counter_options,
-                              seed=self.seed, paper=paper)
+                              seed=self.seed, paper=paper,
+                              element_sensitivity=outer_product_sensitivity(
+                                  self.bound, self.bound, self.neighbouring))
 
     @property
     def privacy(self) -> PrivacyGuarantee:
