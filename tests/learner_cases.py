@@ -43,6 +43,8 @@ LEARNERS = {
     "pqftl": (lambda T, **kw: PrivateQuadraticFTL(DIM, horizon=T, **kw), "real"),
     "pqftl-honaker": (lambda T, **kw: PrivateQuadraticFTL(DIM, horizon=T, counter="honaker",
                                                           **kw), "real"),
+    "pqftl-toeplitz-ridge": (lambda T, **kw: PrivateQuadraticFTL(
+        DIM, horizon=T, counter="toeplitz", noise_ridge=True, **kw), "real"),
     "pqftl-window": (lambda T, **kw: PrivateQuadraticFTL(DIM, horizon=T, counter="window",
                                                          counter_options={"window": 8}, **kw),
                      "real"),
