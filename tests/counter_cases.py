@@ -9,6 +9,7 @@ import warnings
 
 from dpol.counters import (
     BinaryTreeCounter,
+    BltCounter,
     HonakerTreeCounter,
     ToeplitzCounter,
     WindowTreeCounter,
@@ -25,6 +26,7 @@ COUNTERS = {
     "window-5": (WindowTreeCounter, {"window": 5}),
     "window-big": (WindowTreeCounter, {"window": 1024}),
     "toeplitz": (ToeplitzCounter, {}),
+    "blt": (BltCounter, {}),
 }
 
 NOISES = ("gaussian", "laplace", "gamma")
@@ -32,7 +34,8 @@ NOISES = ("gaussian", "laplace", "gamma")
 
 def noises(name: str) -> tuple[str, ...]:
     """Noise kinds a registered counter supports (matrix factorizations: Gaussian only)."""
-    return ("gaussian",) if COUNTERS[name][0] is ToeplitzCounter else NOISES
+    factorizations = (ToeplitzCounter, BltCounter)
+    return ("gaussian",) if COUNTERS[name][0] in factorizations else NOISES
 
 
 def cases_with_noise(names) -> list[tuple[str, str]]:

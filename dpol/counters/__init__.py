@@ -2,6 +2,7 @@
 
 from dpol.counters._base import Counter
 from dpol.counters.binary_tree import BinaryTreeCounter
+from dpol.counters.blt import BltCounter
 from dpol.counters.honaker_tree import HonakerTreeCounter
 from dpol.counters.registry import COUNTER_NAMES, make_counter, resolve_counter
 from dpol.counters.toeplitz import ToeplitzCounter
@@ -10,6 +11,7 @@ from dpol.counters.window_tree import WindowTreeCounter
 __all__ = [
     "COUNTER_NAMES",
     "BinaryTreeCounter",
+    "BltCounter",
     "Counter",
     "HonakerTreeCounter",
     "ToeplitzCounter",

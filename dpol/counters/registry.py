@@ -5,6 +5,7 @@ from __future__ import annotations
 from dpol._validation import fail
 from dpol.counters._base import Counter
 from dpol.counters.binary_tree import BinaryTreeCounter
+from dpol.counters.blt import BltCounter
 from dpol.counters.honaker_tree import HonakerTreeCounter
 from dpol.counters.toeplitz import ToeplitzCounter
 from dpol.counters.window_tree import WindowTreeCounter
@@ -16,6 +17,7 @@ _BY_NAME: dict[str, type[Counter]] = {
     "honaker": HonakerTreeCounter,
     "window": WindowTreeCounter,
     "toeplitz": ToeplitzCounter,
+    "blt": BltCounter,
 }
 COUNTER_NAMES = tuple(_BY_NAME)
 
