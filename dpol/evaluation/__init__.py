@@ -4,9 +4,23 @@
   quadratics, certified otherwise) and cumulative / average regret against it;
 * :mod:`dpol.evaluation.prequential` — online (test-then-train) accuracy and squared
   error, and held-out accuracy;
-* :mod:`dpol.evaluation.excess_risk` — KNJ's excess empirical risk of every release.
+* :mod:`dpol.evaluation.excess_risk` — KNJ's excess empirical risk of every release;
+* :mod:`dpol.evaluation.audit` — empirical DP audits: a lower bound on epsilon from many
+  runs of a counter or learner on two neighbouring streams.
 """
 
+from dpol.evaluation.audit import (
+    AuditResult,
+    audit,
+    audit_counter,
+    audit_learner,
+    audit_releases,
+    counter_releases,
+    expected_gaussian_audit,
+    learner_releases,
+    worst_case_learner_streams,
+    worst_case_streams,
+)
 from dpol.evaluation.excess_risk import ExcessRisk, excess_empirical_risk, released_models
 from dpol.evaluation.prequential import (
     RunningScore,
@@ -22,15 +36,25 @@ from dpol.evaluation.regret import (
 )
 
 __all__ = [
+    "AuditResult",
     "ExcessRisk",
     "FixedPointResult",
     "RunningScore",
+    "audit",
+    "audit_counter",
+    "audit_learner",
+    "audit_releases",
     "average_regret",
     "best_fixed_point",
+    "counter_releases",
     "cumulative_regret",
     "excess_empirical_risk",
+    "expected_gaussian_audit",
     "holdout_accuracy",
+    "learner_releases",
     "prequential_accuracy",
     "prequential_mse",
     "released_models",
+    "worst_case_learner_streams",
+    "worst_case_streams",
 ]
