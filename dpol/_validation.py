@@ -23,6 +23,7 @@ __all__ = [
     "clip_rows_l2",
     "fail",
     "resolve_rng",
+    "scale_rows_l2",
     "spawn_seeds",
 ]
 
@@ -55,7 +56,10 @@ def check_real(
     """Return ``value`` as a float after checking type, finiteness and range."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise fail(name, "be a real number", value)
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError as exc:  # an int (or Fraction) beyond float64
+        raise fail(name, "fit in float64 (|value| < 1.8e308)", value) from exc
     if math.isnan(x) or (math.isinf(x) and not allow_inf):
         raise fail(name, "be finite" if not allow_inf else "not be NaN", value)
     if low is not None and (x < low or (low_open and x == low)):
@@ -84,24 +88,32 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
 
 def _as_float_array(name: str, value: object) -> np.ndarray:
     """Convert to a float64 array, refusing non-numeric, boolean and complex input."""
-    if isinstance(value, np.ndarray):
-        arr = value
-    else:
-        try:
-            arr = np.asarray(value)
-        except (TypeError, ValueError) as exc:  # ragged nested lists
-            raise fail(name, "be a numeric array", value) from exc
+    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
+        raise fail(name, "have no masked entries", value)
+    try:  # subclasses (np.matrix, masked arrays) become plain arrays
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise fail(name, "be a numeric array", value) from exc
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
         raise fail(name, "have a real numeric dtype (int or float)", arr)
-    arr = arr.astype(np.float64, copy=True)
-    if not np.all(np.isfinite(arr)):
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise fail(name, "contain only finite values (no NaN or inf)", arr)
+    wide = arr.dtype.itemsize > 8  # long double: the only input float64 can overflow on
+    with np.errstate(over="ignore"):  # long double beyond float64 becomes inf, refused below
+        arr = arr.astype(np.float64, copy=True)
+    if wide and not np.all(np.isfinite(arr)):  # one pass less for the usual float64 input
+        raise fail(name, "fit in float64 (|value| < 1.8e308)", value)
     return arr
 
 
 def as_vector(name: str, value: object, dim: int) -> np.ndarray:
     """A fresh finite float64 vector of length ``dim`` (a scalar is accepted when dim == 1)."""
-    arr = _as_float_array(name, value)
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (dim,):
+        # the per-step case (learn_one, add): one copy and one check, ~1.5 us not ~6.5 us
+        arr = value.copy()
+        if np.isfinite(arr).all():
+            return arr
+    arr = _as_float_array(name, value)  # every other input, and the error messages
     if arr.ndim == 0 and dim == 1:
         arr = arr.reshape(1)
     if arr.shape != (dim,):
@@ -127,13 +139,38 @@ def clip_rows_l2(rows: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
     Returns the array and the number of rows that were clipped. Clipping is part of
     the privacy proof (it bounds the sensitivity), so callers count it, never skip it.
     """
-    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    with np.errstate(over="ignore"):  # a huge finite row: its norm overflows to inf
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
     over = norms > bound
     if np.any(over):
-        rows[over] *= (bound / norms[over])[:, None]
+        scale_rows_l2(rows, norms, over, bound)
     # every row above the bound is scaled down; only real overshoots are counted, not a
     # norm one rounding step above a bound the caller's own clipping already enforced
     return rows, int(np.count_nonzero(norms > bound * (1.0 + 1e-12)))
+
+
+def scale_rows_l2(rows: np.ndarray, norms: np.ndarray, over: np.ndarray, bound: float) -> None:
+    """Scale ``rows[over]`` (finite) to l2 norm ``bound`` in place, given their ``norms``.
+
+    A norm that overflowed to inf (entries near 1e154 and above) would scale its row to
+    zero; such rows are first divided by their largest entry, so they keep their direction.
+
+    Examples
+    --------
+    >>> rows = np.array([[3.0, 4.0], [1e300, -1e300]])
+    >>> with np.errstate(over="ignore"):
+    ...     norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    >>> scale_rows_l2(rows, norms, norms > 1.0, 1.0); rows.round(4)
+    array([[ 0.6   ,  0.8   ],
+           [ 0.7071, -0.7071]])
+    """
+    finite = over & np.isfinite(norms)
+    if np.any(finite):
+        rows[finite] *= (bound / norms[finite])[:, None]
+    huge = over & ~np.isfinite(norms)
+    if np.any(huge):
+        unit = rows[huge] / np.max(np.abs(rows[huge]), axis=1)[:, None]
+        rows[huge] = unit * (bound / np.sqrt(np.einsum("ij,ij->i", unit, unit)))[:, None]
 
 
 def resolve_rng(seed: object) -> np.random.Generator:

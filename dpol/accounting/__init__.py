@@ -1,6 +1,8 @@
-"""Privacy guarantees, tight calibration through dp-accounting, paper presets, window DP (L1)."""
+"""Privacy guarantees, tight calibration through dp-accounting, paper presets, window DP,
+and the PrivacyBudget odometer (L1)."""
 
 from dpol.accounting import presets
+from dpol.accounting.budget import PrivacyBudget
 from dpol.accounting.calibration import (
     certified_epsilon,
     gaussian_delta,
@@ -19,6 +21,7 @@ from dpol.accounting.window import (
 
 __all__ = [
     "NEIGHBOURING_RELATIONS",
+    "PrivacyBudget",
     "PrivacyGuarantee",
     "certified_epsilon",
     "effective_window",

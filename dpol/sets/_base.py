@@ -5,7 +5,9 @@ Euclidean projection, linear minimisation (Frank–Wolfe), the local linear opti
 oracle (LLOO) of Garber–Hazan (Assumption 1 of WDP, spec ``window-dp-coco`` §6), its
 diameter and radius, a membership test and, where 0 is in the set, the Minkowski gauge.
 Public methods validate their arguments (one message format, :mod:`dpol._validation`)
-and call the protected ``_`` implementations with clean float64 arrays.
+and call the protected ``_`` implementations with clean float64 arrays; points and costs
+with an entry above ``MAX_ENTRY`` = 1e150 in magnitude are refused (their squares would
+overflow).
 """
 
 from __future__ import annotations
@@ -17,10 +19,21 @@ import numpy as np
 from dpol._validation import as_vector, check_real, fail
 from dpol.errors import GaugeUndefinedError
 
-__all__ = ["ConvexSet", "GaugeUndefinedError", "simplex_projection"]
+__all__ = ["MAX_ENTRY", "ConvexSet", "GaugeUndefinedError", "simplex_projection"]
 
 #: relative tolerance with which an LLOO accepts its point ``x`` as feasible
 MEMBER_TOL = 1e-9
+#: largest magnitude of an entry the public methods accept: squares of sums of such
+#: entries stay finite, so no oracle overflows (larger input is refused, not mangled)
+MAX_ENTRY = 1e150
+
+
+def point_argument(name: str, value: object, dim: int) -> np.ndarray:
+    """``as_vector`` with entries of magnitude at most :data:`MAX_ENTRY`."""
+    arr = as_vector(name, value, dim)
+    if arr.size and float(np.max(np.abs(arr))) > MAX_ENTRY:
+        raise fail(name, f"have entries of magnitude <= {MAX_ENTRY:g}", arr)
+    return arr
 
 
 def simplex_projection(v: np.ndarray, total: float = 1.0) -> np.ndarray:
@@ -32,10 +45,13 @@ def simplex_projection(v: np.ndarray, total: float = 1.0) -> np.ndarray:
     >>> simplex_projection(np.array([0.5, 0.9, -1.0]))
     array([0.3, 0.7, 0. ])
     """
+    # the projection is invariant to v + c*1: shifting the largest entry to 0 keeps total
+    # from being lost to rounding when |v| >> total (else no k qualified: an IndexError)
+    v = v - np.max(v)
     u = np.sort(v)[::-1]
     css = np.cumsum(u) - total
     ks = np.arange(1, v.shape[0] + 1)
-    k = int(np.flatnonzero(u - css / ks > 0)[-1]) + 1
+    k = int(np.flatnonzero(u - css / ks > 0)[-1]) + 1  # k = 1 always qualifies: u_1 = 0
     return np.maximum(v - css[k - 1] / k, 0.0)
 
 
@@ -57,11 +73,11 @@ class ConvexSet(ABC):
     # ------------------------------------------------------------------ public API
     def project(self, x: object) -> np.ndarray:
         """Euclidean projection ``argmin_{y in set} ‖y − x‖₂`` (a fresh array)."""
-        return self._project(as_vector("x", x, self.dim))
+        return self._project(point_argument("x", x, self.dim))
 
     def linear_oracle(self, c: object) -> np.ndarray:
         """A minimiser ``argmin_{v in set} ⟨c, v⟩``, an extreme point of the set."""
-        return self._linear_oracle(as_vector("c", c, self.dim))
+        return self._linear_oracle(point_argument("c", c, self.dim))
 
     def local_linear_oracle(self, x: object, r: float, c: object) -> np.ndarray:
         """Local linear optimisation oracle (Garber–Hazan; Assumption 1 of WDP).
@@ -80,11 +96,11 @@ class ConvexSet(ABC):
     def contains(self, x: object, tol: float = 1e-9) -> bool:
         """Whether ``x`` lies in the set, each defining constraint violated by at most ``tol``."""
         tol = check_real("tol", tol, low=0.0)
-        return bool(self._contains(as_vector("x", x, self.dim), tol))
+        return bool(self._contains(point_argument("x", x, self.dim), tol))
 
     def gauge(self, x: object) -> float:
         """Minkowski gauge ``inf{t >= 0 : x in t·set}``; ``gauge(x) <= 1`` iff ``x`` in the set."""
-        x = as_vector("x", x, self.dim)
+        x = point_argument("x", x, self.dim)
         return float(self._gauge(x))
 
     @property
@@ -117,9 +133,9 @@ class ConvexSet(ABC):
 
     # ------------------------------------------------------------------- helpers
     def _lloo_inputs(self, x: object, r: object, c: object) -> tuple[np.ndarray, float, np.ndarray]:
-        x = as_vector("x", x, self.dim)
+        x = point_argument("x", x, self.dim)
         r = check_real("r", r, low=0.0, allow_inf=True)
-        c = as_vector("c", c, self.dim)
+        c = point_argument("c", c, self.dim)
         if not self._contains(x, MEMBER_TOL * max(1.0, self.radius)):
             raise fail("x", f"lie in the set {self!r} (the LLOO is defined at feasible points)", x)
         return x, r, c

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from dpol._validation import as_matrix, as_vector, check_real, fail
-from dpol.sets._base import MEMBER_TOL, ConvexSet, GaugeUndefinedError
+from dpol.sets._base import MEMBER_TOL, ConvexSet, GaugeUndefinedError, point_argument
 
 __all__ = ["ConvexHull", "min_norm_point"]
 
@@ -181,7 +181,7 @@ class ConvexHull(ConvexSet):
 
         Raises if ``x`` is farther than ``tol·max(1, radius)`` from the hull.
         """
-        x = as_vector("x", x, self.dim)
+        x = point_argument("x", x, self.dim)
         tol = check_real("tol", tol, low=0.0)
         support, lam = min_norm_point(self.vertices - x)
         if np.linalg.norm(lam @ self.vertices[support] - x) > tol * max(1.0, self._radius):
@@ -198,9 +198,9 @@ class ConvexHull(ConvexSet):
         ``weights`` (shape (k,)) is the maintained decomposition of ``x``; without it one
         is computed by :meth:`decompose`.
         """
-        x = as_vector("x", x, self.dim)
+        x = point_argument("x", x, self.dim)
         r = check_real("r", r, low=0.0, allow_inf=True)
-        c = as_vector("c", c, self.dim)
+        c = point_argument("c", c, self.dim)
         lam = self.decompose(x) if weights is None else self._check_weights(weights, x)
         return self._lloo_weights(lam, r, c) @ self.vertices
 
@@ -208,7 +208,7 @@ class ConvexHull(ConvexSet):
         """The LLOO on decompositions: weights ``λ_p`` of ``p`` from the weights of ``x``."""
         lam = self._check_weights(weights, None)
         r = check_real("r", r, low=0.0, allow_inf=True)
-        return self._lloo_weights(lam, r, as_vector("c", c, self.dim))
+        return self._lloo_weights(lam, r, point_argument("c", c, self.dim))
 
     def _lloo(self, x: np.ndarray, r: float, c: np.ndarray) -> np.ndarray:
         return self._lloo_weights(self.decompose(x), r, c) @ self.vertices

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpol._validation import as_vector, check_int, check_real, fail
-from dpol.sets._base import ConvexSet, simplex_projection
+from dpol._validation import check_int, check_real, fail
+from dpol.sets._base import ConvexSet, point_argument, simplex_projection
 
 __all__ = ["NuclearNormBall"]
 
@@ -74,7 +74,7 @@ class NuclearNormBall(ConvexSet):
 
     def nuclear_norm(self, x: object) -> float:
         """``‖x.reshape(m, n)‖_*``, the sum of singular values."""
-        w = as_vector("x", x, self.dim)
+        w = point_argument("x", x, self.dim)
         return float(np.linalg.svd(w.reshape(self.shape), compute_uv=False).sum())
 
     def _project(self, x: np.ndarray) -> np.ndarray:

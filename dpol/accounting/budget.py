@@ -1,0 +1,259 @@
+"""A privacy odometer: compose releases through dp-accounting, refuse one past the budget.
+
+A :class:`PrivacyBudget` holds a total (epsilon, delta) and is charged release by release.
+Every charge is composed by a dp-accounting accountant (PLD: tight up to its pessimistic
+discretisation; RDP: a looser upper bound) and the epsilon the composition certifies at the
+budget's delta is compared with the budget. A release that would exceed it raises
+:class:`~dpol.errors.BudgetExceededError` and is not recorded: the odometer is unchanged.
+
+What a release can be (:meth:`PrivacyBudget.spend`):
+
+* a ``dp_accounting.DpEvent``, taken in the budget's neighbouring relation with sensitivity
+  one (dpol's convention, see :func:`dpol.accounting.certified_epsilon`);
+* an object with a ``dp_event()`` method or ``dp_event`` attribute (every counter, the
+  bandit learners, the kernel regression) -- its ``privacy`` is checked as well;
+* a :class:`~dpol.accounting.PrivacyGuarantee`, or an object whose ``privacy`` is one
+  (most learners), when no event the accountant supports exists (e.g. Gamma noise).
+
+**Composition rule (sound).** Events are composed by the accountant. Guarantees without an
+event are composed by *basic composition* (Dwork, Roth, Thm. 3.16, adaptive too): k
+guarantees (epsilon_i, delta_i) jointly give (sum epsilon_i, sum delta_i). The two groups
+are again composed by basic composition, so the odometer reports
+
+    spent = eps_events(delta - sum delta_i) + sum epsilon_i
+
+where ``eps_events(d)`` is the accountant's epsilon at ``d`` for the composed events. When
+every event is pure (Laplace, no-op), the sum of their epsilons (exact for pure DP) is also
+a valid bound, and the smaller of the two is used: the accountant cannot certify delta = 0.
+
+**What is refused as a bad argument** (``InvalidInputError``, nothing charged): window-DP
+releases (window W shorter than the object's horizon: expired elements are unprotected, so
+window DP does not compose into a DP budget), releases under ``add_remove`` charged to a
+``replace_one`` budget (their guarantee covers fewer neighbours; the converse is sound,
+since replacing an element by zero is one replacement), and anything the accountant cannot
+account that carries no guarantee. The caller makes sure that the releases protect the same
+unit (one stream element of the same people).
+
+Examples
+--------
+>>> import dp_accounting
+>>> budget = PrivacyBudget(2.0, 1e-5)
+>>> round(budget.spend(dp_accounting.GaussianDpEvent(3.0)), 4)
+1.2711
+>>> budget.can_spend(dp_accounting.GaussianDpEvent(1.0)), budget.n_releases
+(False, 1)
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import dp_accounting
+
+from dpol._validation import check_choice, check_real, fail
+from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
+from dpol.errors import BudgetExceededError
+
+__all__ = ["ACCOUNTANTS", "PLD_VALUE_DISCRETIZATION", "PrivacyBudget"]
+
+#: accountants a budget can compose with
+ACCOUNTANTS = ("pld", "rdp")
+#: the PLD accountant's value discretisation (as :func:`certified_epsilon`)
+PLD_VALUE_DISCRETIZATION = 1e-4
+
+
+def _new_accountant(kind: str) -> dp_accounting.PrivacyAccountant:
+    if kind == "pld":
+        return dp_accounting.pld.PLDAccountant(
+            value_discretization_interval=PLD_VALUE_DISCRETIZATION)
+    return dp_accounting.rdp.RdpAccountant()
+
+
+def _pure_epsilon(event: dp_accounting.DpEvent) -> float:
+    """Pure-DP epsilon of an event by basic composition; inf where there is none."""
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return 0.0
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return 1.0 / event.noise_multiplier if event.noise_multiplier > 0 else math.inf
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        one = _pure_epsilon(event.event)
+        return 0.0 if event.count == 0 else one * event.count
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return math.fsum(_pure_epsilon(e) for e in event.events)
+    return math.inf
+
+
+def _describe(release: object) -> str:
+    text = repr(release)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+class PrivacyBudget:
+    """An (epsilon, delta) budget charged release by release (a privacy odometer).
+
+    Parameters
+    ----------
+    epsilon : float
+        Total epsilon, finite and > 0.
+    delta : float, default 0.0
+        Total delta in [0, 1); ``spent`` is the epsilon certified at this delta.
+    accountant : {"pld", "rdp"}
+        dp-accounting's PLD accountant (tight, value discretisation
+        ``PLD_VALUE_DISCRETIZATION``) or its RDP accountant (a looser upper bound).
+    neighbouring : {"replace_one", "add_remove"}
+        The relation the budget protects (see the module docstring).
+
+    Attributes
+    ----------
+    n_releases : int
+        Releases charged so far.
+    history : tuple of (str, float)
+        Each charged release and the total epsilon spent after it.
+
+    Privacy
+    -------
+    The odometer adds no noise; it bounds the guarantee of the *composition* of the
+    releases charged to it, adaptive composition included (valid for the PLD and RDP
+    accountants and for basic composition), fixed in advance at (epsilon, delta).
+
+    Examples
+    --------
+    >>> budget = PrivacyBudget(1.0, 1e-5)
+    >>> round(budget.spend(PrivacyGuarantee(0.25, 0.0)), 3), round(budget.remaining(), 3)
+    (0.25, 0.75)
+    >>> budget.spend(PrivacyGuarantee(0.8, 0.0))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpol.errors.BudgetExceededError: PrivacyBudget(epsilon=1, delta=1e-05, ...
+    """
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, accountant: str = "pld",
+                 neighbouring: str = "replace_one") -> None:
+        self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        self.delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+        self.accountant = check_choice("accountant", accountant, ACCOUNTANTS)
+        self.neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
+        self._accountant = _new_accountant(self.accountant)
+        self._n_events = 0
+        self._pure = 0.0  # pure epsilon of the events (inf once one is not pure)
+        self._basic: list[tuple[float, float]] = []  # guarantees without an event
+        self._spent = 0.0
+        self._history: list[tuple[str, float]] = []
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def spent(self) -> float:
+        """Epsilon spent so far, certified at the budget's delta (0 before any release)."""
+        return self._spent
+
+    def remaining(self) -> float:
+        """Epsilon still available: ``epsilon - spent`` (never negative)."""
+        return max(0.0, self.epsilon - self._spent)
+
+    @property
+    def n_releases(self) -> int:
+        return len(self._history)
+
+    @property
+    def history(self) -> tuple[tuple[str, float], ...]:
+        return tuple(self._history)
+
+    # ------------------------------------------------------------------ charging
+    def _check_guarantee(self, g: PrivacyGuarantee, horizon: object) -> None:
+        if g.window is not None and not (isinstance(horizon, int) and g.window >= horizon):
+            raise fail("release", "carry an ordinary DP guarantee (window DP with a window "
+                       "shorter than the horizon leaves expired elements unprotected)", g)
+        if self.neighbouring == "replace_one" and g.neighbouring == "add_remove":
+            raise fail("release", "be private under replace_one to be charged to a "
+                       "replace_one budget", g)
+
+    def _resolve(self, release: object) -> tuple[dp_accounting.DpEvent | None,
+                                                 PrivacyGuarantee | None]:
+        """The event to compose, or else the guarantee to compose by basic composition."""
+        if isinstance(release, dp_accounting.DpEvent):
+            if not self._accountant.supports(release):
+                raise fail("release", f"be a DpEvent the {self.accountant} accountant "
+                           "supports", release)
+            return release, None
+        if isinstance(release, PrivacyGuarantee):
+            self._check_guarantee(release, None)
+            return None, release
+        guarantee = getattr(release, "privacy", None)
+        if isinstance(guarantee, PrivacyGuarantee):
+            self._check_guarantee(guarantee, getattr(release, "horizon", None))
+        else:
+            guarantee = None
+        event = getattr(release, "dp_event", None)
+        if callable(event):
+            event = event()
+        if event is not None and not isinstance(event, dp_accounting.DpEvent):
+            raise fail("release.dp_event", "be a dp_accounting DpEvent", event)
+        if event is not None and self._accountant.supports(event):
+            return event, None
+        if guarantee is not None:
+            return None, guarantee
+        raise fail("release", "be a DpEvent, a PrivacyGuarantee, or an object with a "
+                   f"dp_event() the {self.accountant} accountant supports or a privacy "
+                   "guarantee", release)
+
+    def _trial(self, release: object) -> tuple[float, tuple]:
+        """Total epsilon after ``release`` and the new state (nothing is changed)."""
+        event, guarantee = self._resolve(release)
+        accountant, n_events, pure = self._accountant, self._n_events, self._pure
+        basic = self._basic
+        if event is not None:
+            accountant = copy.deepcopy(self._accountant)
+            accountant.compose(event)
+            n_events += 1
+            pure += _pure_epsilon(event)
+        else:
+            basic = [*basic, (guarantee.epsilon, guarantee.delta)]
+        total = self._total(accountant, n_events, pure, basic)
+        return total, (accountant, n_events, pure, basic)
+
+    def _total(self, accountant: dp_accounting.PrivacyAccountant, n_events: int,
+               pure: float, basic: list[tuple[float, float]]) -> float:
+        delta_left = self.delta - math.fsum(d for _, d in basic)
+        if delta_left < 0.0:
+            return math.inf
+        events = 0.0
+        if n_events:
+            events = min(pure, float(accountant.get_epsilon(delta_left)))
+        return events + math.fsum(e for e, _ in basic)
+
+    def epsilon_after(self, release: object) -> float:
+        """The total epsilon (at the budget's delta) if ``release`` were charged now."""
+        return self._trial(release)[0]
+
+    def can_spend(self, release: object) -> bool:
+        """Whether :meth:`spend` would accept ``release`` (nothing is charged)."""
+        return self._trial(release)[0] <= self.epsilon
+
+    def spend(self, release: object) -> float:
+        """Charge ``release``; return the total epsilon spent.
+
+        Raises
+        ------
+        BudgetExceededError
+            When the composition would exceed the budget; nothing is charged.
+        InvalidInputError
+            When ``release`` cannot be accounted (see the module docstring).
+        """
+        total, state = self._trial(release)
+        if not total <= self.epsilon:
+            alone = PrivacyBudget(1.0, self.delta, accountant=self.accountant,
+                                  neighbouring=self.neighbouring)._trial(release)[0]
+            raise BudgetExceededError(
+                f"{self!r} refuses {_describe(release)}: it alone costs epsilon "
+                f"{alone:.6g} and would bring the spent epsilon from {self._spent:.6g} to "
+                f"{total:.6g} > {self.epsilon:g} (at delta={self.delta:g}) after "
+                f"{self.n_releases} releases; nothing was spent")
+        self._accountant, self._n_events, self._pure, self._basic = state
+        self._spent = total
+        self._history.append((_describe(release), total))
+        return total
+
+    def __repr__(self) -> str:
+        return (f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+                f"accountant={self.accountant!r}, neighbouring={self.neighbouring!r})")
