@@ -28,14 +28,34 @@ from dpol._validation import (
     clip_rows_l2,
     fail,
 )
-from dpol.accounting.calibration import gaussian_epsilon, gaussian_noise_multiplier
+from dpol.accounting.calibration import (
+    gaussian_epsilon,
+    gaussian_noise_multiplier,
+    zcdp_epsilon,
+    zcdp_gaussian_noise_multiplier,
+)
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import HorizonExceededError, NonPrivateWarning, PaperCalibrationWarning
-from dpol.noise.source import NOISE_KINDS, NoiseSource
+from dpol.noise.discrete import discrete_gaussian_tau, grid_spacing
+from dpol.noise.source import NOISE_KINDS, SECURE_NOISE_KINDS, NoiseSource
 
 __all__ = ["Counter"]
 
 CALIBRATIONS = ("tight", "paper")
+
+
+def running_sum_rows(rows: np.ndarray) -> np.ndarray:
+    """``np.cumsum(rows, axis=0)`` in place, with the same additions (row i += row i-1).
+
+    numpy accumulates along axis 0 column by column, striding through memory; from 128
+    columns on a loop over rows is faster (measured, one core: 4096 x 1024 55 ms against
+    6 ms, 517 x 8100 15 ms against 3 ms; 2^18 x 64 110 ms against 161 ms).
+    """
+    if rows.shape[1] < 128:
+        return np.cumsum(rows, axis=0, out=rows)
+    for i in range(1, rows.shape[0]):
+        rows[i] += rows[i - 1]
+    return rows
 
 
 class Counter(ABC):
@@ -44,10 +64,43 @@ class Counter(ABC):
     Subclasses define the tree structure through ``_levels`` (how many noised nodes one
     element can lie in), ``_node_counts`` (how many node noises a release at t sums),
     ``_step_noise`` (streaming) and ``_fresh_run_noise`` (vectorized).
+
+    Privacy
+    -------
+    Secure noise (``noise="secure"``: discrete Gaussian, the twin of "gaussian";
+    ``noise="secure_laplace"``: discrete Laplace, the twin of "laplace"). Exact integer
+    samplers on OS randomness (:mod:`dpol.noise.discrete`, CKS 2020 Algorithms 1-3) put
+    the noise on a grid g Z, g a power of two: g = the largest power of two <=
+    min(s, Delta / sqrt(d)) / 2^10, s the per-node noise scale, Delta the node
+    sensitivity, d = dim. Noise on g Z added to real sums would give neighbours disjoint
+    supports (infinite privacy loss, Mironov 2012), so every clipped element is rounded
+    to the nearest point of g Z^d first; the noise-free nodes are then exact grid sums
+    and, in counters whose releases add node noises with integer weights
+    (``_secure_exact``: the binary and window trees), every release is an exact grid
+    value (float64 sums of multiples of g are exact below 2^53 g, checked at
+    construction with a 2^20 s margin for the noise). Rounding moves an element by at
+    most g sqrt(d)/2 in l2, so the node sensitivity becomes Delta' = Delta + g sqrt(d)
+    under replace-one (both elements rounded) and Delta + g sqrt(d)/2 under add/remove
+    (zero is on the grid); the grid choice keeps this within a factor 1 + 2^-10. The l1
+    sensitivity of the Laplace twin is sqrt(d) Delta', as for float noise. Calibration:
+    the discrete Gaussian of std s on a lattice the sensitivity respects is
+    (Delta'^2 m / (2 s^2))-zCDP over the m nodes one element touches (CKS Theorem 14,
+    the continuous Gaussian's Renyi curve), so z is the smallest noise multiplier that
+    dp-accounting's RDP accountant certifies for (epsilon, delta) (4-11% above the
+    analytic Gaussian's z for epsilon in [0.1, 10]; CKS Theorem 15's slack tau, computed
+    and carried as the zCDP xi, is 0.0 in float64 at s >= 2^10 g). The discrete Laplace
+    of scale b with integer l1 sensitivity Delta_1 / g is (Delta_1 / b)-DP, so z = 1 /
+    epsilon as for float Laplace. Secure sources cannot be seeded: ``seed`` is validated
+    and ignored for the noise, ``run`` and the ``add`` loop agree in distribution only,
+    and a checkpoint restores everything but the randomness.
     """
 
     #: noise kinds for which ``calibration="paper"`` has a published formula
     _paper_noises: tuple[str, ...] = ()
+
+    #: whether every release is S_t plus an integer combination of node noises: then, with
+    #: elements rounded to the grid, releases are exact grid values and secure noise is sound
+    _secure_exact: bool = False
 
     def __init__(
         self,
@@ -70,7 +123,12 @@ class Counter(ABC):
         self.delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
         self.neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
         self.calibration = check_choice("calibration", calibration, CALIBRATIONS)
-        self.noise = check_choice("noise", noise, NOISE_KINDS)
+        self.noise = check_choice("noise", noise, NOISE_KINDS + SECURE_NOISE_KINDS)
+        if self.noise in SECURE_NOISE_KINDS and not self._secure_exact:
+            raise fail("noise", f"not be {self.noise!r} for {type(self).__name__}: its "
+                       "releases weigh node noises by non-integers, so they are no exact "
+                       "grid values and floating point could leak the data (secure noise: "
+                       "BinaryTreeCounter, WindowTreeCounter)", self.noise)
         self.seed = seed
         self.element_sensitivity = element_sensitivity
         default = (2.0 if self.neighbouring == "replace_one" else 1.0) * self.bound
@@ -80,7 +138,11 @@ class Counter(ABC):
         self.noise_multiplier = noise_multiplier
         self._setup_structure()
         self._noise_multiplier, self._privacy = self._calibrate(epsilon, noise_multiplier)
-        self._source = NoiseSource(self.noise, self.dim, self.noise_scale, seed)
+        self.grid: float | None = None  # the grid of secure noise (None: float noise)
+        self._tau = 0.0
+        if self.noise in SECURE_NOISE_KINDS and self._noise_multiplier > 0.0:
+            self._setup_grid()
+        self._source = NoiseSource(self.noise, self.dim, self.noise_scale, seed, grid=self.grid)
         self.t = 0
         self.n_clipped_ = 0
         self._sum = np.zeros(self.dim)
@@ -132,6 +194,42 @@ class Counter(ABC):
     def _set_state_arrays(self, state: dict) -> None:
         """Restore :meth:`_state_arrays`."""
 
+    def _setup_grid(self) -> None:
+        """Secure noise: pick the grid, inflate the sensitivity, re-certify (class Privacy)."""
+        delta_node = self._node_sensitivity
+        g = grid_spacing(min(self.noise_scale, delta_node / math.sqrt(self.dim)))
+        half = 1.0 if self.neighbouring == "replace_one" else 0.5
+        inflated = delta_node + half * g * math.sqrt(self.dim)
+        scale = self.noise_scale * inflated / delta_node
+        largest = self.horizon * self.bound + 2.0**20 * scale * self._levels
+        if largest >= 2.0**52 * g:
+            raise fail("noise", f"not be {self.noise!r} at this noise level: sums up to "
+                       f"{largest:.3g} exceed 2^52 grid steps of {g:g}, where float64 sums "
+                       "stop being exact (use more noise or float noise)", self.noise)
+        self.grid, self._node_sensitivity = g, inflated
+        if self.noise == "secure" and self.delta > 0.0:
+            coords = self.horizon * self._levels * self.dim  # >= the noised values
+            self._tau = discrete_gaussian_tau(self.noise_scale / g, coords)
+            real = zcdp_epsilon(0.5 / self._noise_multiplier**2, self.delta, xi=self._tau)
+            if self.epsilon is None or real > self._privacy.epsilon:
+                self._privacy = self._guarantee(real)
+
+    def _to_grid(self, rows: np.ndarray) -> np.ndarray:
+        """Secure noise: round clipped elements to the nearest grid point, in place.
+
+        Division and multiplication by a power of two are exact, so the result is an exact
+        multiple of the grid; identity for float noise.
+        """
+        if self.grid is not None:
+            np.rint(rows / self.grid, out=rows)
+            rows *= self.grid
+        return rows
+
+    @property
+    def _gaussian_kind(self) -> bool:
+        """Whether the noise is Gaussian (float or discrete) rather than pure-DP noise."""
+        return self.noise in ("gaussian", "secure")
+
     # ------------------------------------------------------------------ calibration
     @property
     def node_sensitivity(self) -> float:
@@ -140,7 +238,8 @@ class Counter(ABC):
         2*bound under replace-one and bound under add/remove (clipping guarantees both),
         or ``element_sensitivity`` when the caller proves a smaller one: for instance
         PQFTL's elements (vec(v v^T), y v) with ||v||, |y| <= R differ by at most
-        sqrt(6) R^2 though their norm reaches sqrt(2) R^2 (JKT spec 5.4).
+        sqrt(6) R^2 though their norm reaches sqrt(2) R^2 (JKT spec 5.4). Secure noise
+        adds the grid rounding, g sqrt(d) (replace-one) or g sqrt(d)/2 (add/remove).
         """
         return self._node_sensitivity
 
@@ -172,7 +271,7 @@ class Counter(ABC):
         of radius r lies in the l1 ball of radius sqrt(dim) r). Gamma: the privacy loss of
         each node is at most ||change||_2 / theta, summed over levels nodes.
         """
-        l1 = math.sqrt(self.dim) if self.noise == "laplace" else 1.0
+        l1 = math.sqrt(self.dim) if self.noise in ("laplace", "secure_laplace") else 1.0
         return self._levels * self.node_sensitivity * l1
 
     def _calibrate(
@@ -181,7 +280,7 @@ class Counter(ABC):
         if (epsilon is None) == (noise_multiplier is None):
             raise fail("epsilon / noise_multiplier", "be given exactly one of the two",
                         (epsilon, noise_multiplier))
-        gaussian = self.noise == "gaussian"
+        gaussian = self._gaussian_kind
         if noise_multiplier is not None:
             if self.calibration == "paper":
                 raise fail("calibration", "be 'tight' when noise_multiplier is given", "paper")
@@ -190,6 +289,9 @@ class Counter(ABC):
                 warnings.warn(f"{type(self).__name__} with noise_multiplier=0 adds no noise: "
                               "its releases are not private", NonPrivateWarning, stacklevel=3)
                 return 0.0, self._guarantee(math.inf)
+            if self.noise == "secure":  # zCDP through the RDP accountant (class Privacy)
+                eps = zcdp_epsilon(0.5 / z**2, self.delta) if self.delta > 0 else math.inf
+                return z, self._guarantee(eps)
             eps = gaussian_epsilon(z, self.delta) if gaussian else 1.0 / z
             return z, self._guarantee(eps)
         eps = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
@@ -198,10 +300,12 @@ class Counter(ABC):
                           "are not private", NonPrivateWarning, stacklevel=3)
             return 0.0, self._guarantee(math.inf)
         if gaussian and self.delta == 0.0:
-            raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace' or 'gamma' "
-                       "for pure epsilon-DP)", self.delta)
+            raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace', 'gamma' or "
+                       "'secure_laplace' for pure epsilon-DP)", self.delta)
         if self.calibration == "tight":
-            z = gaussian_noise_multiplier(eps, self.delta) if gaussian else 1.0 / eps
+            to_z = (zcdp_gaussian_noise_multiplier if self.noise == "secure"
+                    else gaussian_noise_multiplier)
+            z = to_z(eps, self.delta) if gaussian else 1.0 / eps
             return z, self._guarantee(eps)
         return self._calibrate_paper(eps)
 
@@ -229,7 +333,7 @@ class Counter(ABC):
         raise NotImplementedError
 
     def _guarantee(self, eps: float) -> PrivacyGuarantee:
-        delta = self.delta if self.noise == "gaussian" and math.isfinite(eps) else 0.0
+        delta = self.delta if self._gaussian_kind and math.isfinite(eps) else 0.0
         return PrivacyGuarantee(eps, delta, self.neighbouring, window=self._window())
 
     def _window(self) -> int | None:
@@ -243,7 +347,7 @@ class Counter(ABC):
     @property
     def noise_scale(self) -> float:
         """Per-node scale: Gaussian std, Laplace scale, or theta of the Gamma mechanism."""
-        ref = self.sensitivity if self.noise == "gaussian" else self._pure_sensitivity
+        ref = self.sensitivity if self._gaussian_kind else self._pure_sensitivity
         return self._noise_multiplier * ref
 
     def dp_event(self) -> dp_accounting.DpEvent:
@@ -253,9 +357,15 @@ class Counter(ABC):
         own neighbouring relation, so account the event with sensitivity one
         (dp-accounting's ADD_OR_REMOVE_ONE convention). The Gamma mechanism has no
         dp-accounting event (UnsupportedDpEvent); its guarantee is pure DP, see ``privacy``.
+        Secure noise gives a ``ZCDpEvent`` that the RDP accountant accounts and the PLD
+        accountant refuses: (tau, 1/(2 z^2))-zCDP for the discrete Gaussian (CKS Theorem
+        14), and epsilon^2/2 = 1/(2 z^2) for the pure epsilon-DP discrete Laplace (Bun &
+        Steinke 2016, Proposition 1.4).
         """
         if self._noise_multiplier == 0.0:
             return dp_accounting.NonPrivateDpEvent()
+        if self.noise in SECURE_NOISE_KINDS:
+            return dp_accounting.ZCDpEvent(0.5 / self._noise_multiplier**2, self._tau)
         if self.noise == "gaussian":
             return dp_accounting.GaussianDpEvent(self._noise_multiplier)
         if self.noise == "laplace":
@@ -301,8 +411,13 @@ class Counter(ABC):
         if self.t >= self.horizon:
             raise HorizonExceededError(f"{type(self).__name__} was calibrated for horizon="
                                        f"{self.horizon} elements; all were added")
-        rows, clipped = clip_rows_l2(vec[None, :], self.bound)
-        self.n_clipped_ += clipped
+        rows = vec[None, :]
+        # clip_rows_l2's own norm (same einsum, so run() clips identically); skipping the
+        # call for the usual in-bound element saves ~6 us per step
+        if math.sqrt(np.einsum("ij,ij->i", rows, rows)[0]) > self.bound:
+            rows, clipped = clip_rows_l2(rows, self.bound)
+            self.n_clipped_ += clipped
+        rows = self._to_grid(rows)
         self._sum += rows[0]
         self.t += 1
         return self._sum + self._step_noise()
@@ -322,13 +437,15 @@ class Counter(ABC):
         if self.t > 0 and not self._continues_vectorized:
             return np.stack([self.add(row) for row in rows])
         rows, clipped = clip_rows_l2(rows, self.bound)
+        rows = self._to_grid(rows)
         noise = self._fresh_run_noise(n)
         rows[0] += self._sum  # continue the running sum with the same additions as add()
-        sums = np.cumsum(rows, axis=0)
+        sums = running_sum_rows(rows)  # in place (rows is our copy): one pass less
         self.n_clipped_ += clipped
         self._sum = sums[-1].copy()
         self.t += n
-        return sums + noise
+        sums += noise  # in place, as above (profiled at T = 2^20, d = 10: 0.06 s of 0.26 s)
+        return sums
 
     # ------------------------------------------------------------------ state
     def get_state(self) -> dict:

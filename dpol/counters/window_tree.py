@@ -58,6 +58,7 @@ class WindowTreeCounter(Counter):
     """
 
     _paper_noises = ("gaussian", "gamma")  # WDP Lemmas 3 and 1
+    _secure_exact = True  # releases add node noises with integer weights (noise="secure")
 
     def __init__(self, horizon: int, dim: int = 1, *, window: int, **kwargs) -> None:
         self.window = check_int("window", window, low=1)

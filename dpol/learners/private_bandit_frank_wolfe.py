@@ -12,7 +12,7 @@ from dpol.accounting.presets._common import LOG_READINGS
 from dpol.counters import BinaryTreeCounter, Counter, resolve_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 from dpol.learners._bandit import UNIT, BanditFrankWolfeBase
-from dpol.noise.source import NOISE_KINDS
+from dpol.noise.source import NOISE_KINDS, SECURE_NOISE_KINDS
 
 __all__ = ["PrivateBanditFrankWolfe"]
 
@@ -38,8 +38,10 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     epsilon, delta : float
         The target guarantee; ``epsilon=inf`` is the non-private twin (``NonPrivateWarning``).
         ``delta`` is ignored for Laplace and Gamma noise (pure DP).
-    noise : {"gaussian", "laplace", "gamma"}
-        Coordinate-wise Gaussian or Laplace (the paper's two choices), or l2-Gamma node noise.
+    noise : {"gaussian", "laplace", "gamma", "secure", "secure_laplace"}
+        Coordinate-wise Gaussian or Laplace (the paper's two choices), or l2-Gamma node noise;
+        "secure" / "secure_laplace": their exact discrete twins on OS randomness (tight
+        calibration, tree or window counter; see :class:`dpol.counters.Counter`).
     counter : {"tree", "honaker", ...} or Counter subclass
         Continual release of the batch sums (ENV: TreeBasedAgg, the binary tree).
     counter_options : dict, optional
@@ -151,7 +153,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
                  seed: object = None) -> None:
         self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
         self.delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
-        self.noise = check_choice("noise", noise, NOISE_KINDS)
+        self.noise = check_choice("noise", noise, NOISE_KINDS + SECURE_NOISE_KINDS)
         self.calibration = check_choice("calibration", calibration, ("tight", "paper"))
         self.log = check_choice("log", log, LOG_READINGS)
         self.counter = counter
@@ -159,16 +161,16 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         if counter_options is not None and not isinstance(counter_options, dict):
             raise fail("counter_options", "be a dict of counter keywords", counter_options)
         self.counter_options = dict(counter_options or {})
-        if self.is_private and self.noise == "gaussian" and self.delta == 0.0:
+        if self.is_private and self.noise in ("gaussian", "secure") and self.delta == 0.0:
             raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace' or 'gamma' "
                        "for pure epsilon-DP)", self.delta)
         if self.is_private and self.calibration == "paper":
             if self._counter_cls is not BinaryTreeCounter:
                 raise fail("counter", "be 'tree' with calibration='paper' (ENV's "
                            "TreeBasedAgg)", counter)
-            if self.noise == "gamma":
+            if self.noise not in ("gaussian", "laplace"):
                 raise fail("noise", "be 'gaussian' or 'laplace' with calibration='paper' "
-                           "(ENV has no Gamma preset)", self.noise)
+                           "(ENV's presets: continuous noise, no Gamma)", self.noise)
         if not self.is_private:
             warnings.warn(f"{type(self).__name__} with epsilon=inf plays points computed "
                           "from exact (noise-free) loss sums", NonPrivateWarning, stacklevel=2)

@@ -7,8 +7,12 @@ import warnings
 
 import numpy as np
 
-from dpol._validation import check_real, resolve_rng
-from dpol.accounting.calibration import gaussian_epsilon, mu_star
+from dpol._validation import check_choice, check_real, fail, resolve_rng
+from dpol.accounting.calibration import (
+    gaussian_epsilon,
+    mu_star,
+    zcdp_gaussian_noise_multiplier,
+)
 from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.accounting.presets import jkt_pol_beta
 from dpol.errors import PaperCalibrationWarning
@@ -19,6 +23,7 @@ from dpol.learners._linear import (
     pointwise_loss,
     split_loss,
 )
+from dpol.noise.discrete import grid_release, grid_spacing
 
 __all__ = ["PrivateOfflineLearner"]
 
@@ -41,6 +46,9 @@ class PrivateOfflineLearner(OnlineLearner):
         epsilon_g, the target excess risk; fixes alpha.
     horizon, epsilon, delta, neighbouring, calibration, seed
         See :class:`~dpol.learners._base.OnlineLearner`.
+    noise : {"gaussian", "secure"}
+        ``"secure"``: exact discrete Gaussian noise on OS randomness (tight calibration
+        only; not reproducible from ``seed``).
 
     Privacy
     -------
@@ -51,7 +59,12 @@ class PrivateOfflineLearner(OnlineLearner):
     Eq. (37) drops the 1/alpha and is not private for small alpha (real epsilon about 79
     at a claimed 1 for alpha = 0.01). Tight (default): beta = Delta / mu*(eps, delta), one
     exact Gaussian mechanism. Paper: eq. (37) verbatim, with a ``PaperCalibrationWarning``
-    stating the real epsilon against the corrected Delta.
+    stating the real epsilon against the corrected Delta. Secure noise: the average is
+    rounded to the grid g Z^d (g the largest power of two <= min(z Delta, Delta /
+    sqrt(d)) / 2^10) and g N_Z(0, (beta/g)^2 I) is added, exactly (CKS 2020); rounding
+    both neighbours adds g sqrt(d) to Delta, and beta = z Delta' with z the smallest
+    multiplier whose 1/(2 z^2)-zCDP (CKS Theorem 14) dp-accounting's RDP accountant
+    certifies (epsilon, delta): 4-11% more std than the analytic Gaussian.
 
     Examples
     --------
@@ -65,7 +78,12 @@ class PrivateOfflineLearner(OnlineLearner):
     """
 
     def __init__(self, dim: int, *, loss: object, x_star_norm: float, excess: float,
-                 horizon: int, epsilon: float, delta: float = 1e-6, **kwargs) -> None:
+                 horizon: int, epsilon: float, delta: float = 1e-6,
+                 noise: str = "gaussian", **kwargs) -> None:
+        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
+        if noise == "secure" and kwargs.get("calibration") == "paper":
+            raise fail("calibration", "be 'tight' with noise='secure' (eq. (37) is for "
+                       "continuous noise)", "paper")
         data, _ = split_loss(loss, need_alpha=False)
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
                          x_bound=data.x_bound, y_bound=data.y_bound or 1.0, **kwargs)
@@ -79,6 +97,7 @@ class PrivateOfflineLearner(OnlineLearner):
         self.domain = L2Ball(dim, self.x_star_norm)
         self.lipschitz = data.lipschitz(self.domain)
         self.sensitivity = self._sensitivity() + SENSITIVITY_SLACK / horizon
+        self.grid = 0.0  # of secure noise (0: float noise)
         self.beta, self._privacy = self._calibrate()
         self._rng = resolve_rng(self.seed)
         self._w = np.zeros(dim)
@@ -93,6 +112,12 @@ class PrivateOfflineLearner(OnlineLearner):
     def _calibrate(self) -> tuple[float, PrivacyGuarantee]:
         if not self.is_private:
             return 0.0, PrivacyGuarantee(math.inf, 0.0, self.neighbouring)
+        if self.noise == "secure":
+            z = zcdp_gaussian_noise_multiplier(self.epsilon, self.delta)
+            root_d = math.sqrt(self.dim)
+            self.grid = grid_spacing(min(z * self.sensitivity, self.sensitivity / root_d))
+            return z * (self.sensitivity + self.grid * root_d), PrivacyGuarantee(
+                self.epsilon, self.delta, self.neighbouring)
         if self.calibration == "tight":
             return self.sensitivity / mu_star(self.epsilon, self.delta), PrivacyGuarantee(
                 self.epsilon, self.delta, self.neighbouring)
@@ -120,7 +145,9 @@ class PrivateOfflineLearner(OnlineLearner):
         self._sum += self._w
         if self.t == self.horizon:
             noisy = self._sum / self.horizon
-            if self.beta > 0.0:
+            if self.grid > 0.0:
+                noisy = grid_release(noisy, self.beta, self.grid)
+            elif self.beta > 0.0:
                 noisy = noisy + self.beta * self._rng.standard_normal(self.dim)
             self._released = self.domain.project(noisy)
 

@@ -1,8 +1,26 @@
-"""Noise samplers (layer L0). Every sampler takes an ``np.random.Generator``; no global RNG."""
+"""Noise samplers (layer L0). Every float sampler takes an ``np.random.Generator``; no global
+RNG. The secure samplers of :mod:`dpol.noise.discrete` draw exact discrete noise from the OS."""
 
+from dpol.noise.discrete import (
+    bernoulli_exp,
+    discrete_gaussian,
+    discrete_laplace,
+    grid_spacing,
+)
 from dpol.noise.gaussian import gaussian
 from dpol.noise.l2_gamma import l2_gamma
 from dpol.noise.laplace import laplace
-from dpol.noise.source import NOISE_KINDS, NoiseSource
+from dpol.noise.source import NOISE_KINDS, SECURE_NOISE_KINDS, NoiseSource
 
-__all__ = ["NOISE_KINDS", "NoiseSource", "gaussian", "l2_gamma", "laplace"]
+__all__ = [
+    "NOISE_KINDS",
+    "SECURE_NOISE_KINDS",
+    "NoiseSource",
+    "bernoulli_exp",
+    "discrete_gaussian",
+    "discrete_laplace",
+    "gaussian",
+    "grid_spacing",
+    "l2_gamma",
+    "laplace",
+]

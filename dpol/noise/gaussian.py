@@ -19,4 +19,6 @@ def gaussian(rng: np.random.Generator, size: int | tuple[int, ...], scale: float
     >>> gaussian(np.random.default_rng(0), 3, 2.0).round(3)
     array([ 0.251, -0.264,  1.281])
     """
-    return rng.standard_normal(size) * scale
+    out = rng.standard_normal(size)
+    out *= scale  # in place: no second array (a counter's run draws T x d at once)
+    return out

@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import copy
+import math
+from fractions import Fraction
 
 import numpy as np
 
-from dpol._validation import check_choice, check_int, check_real, spawn_seeds
+from dpol._validation import check_choice, check_int, check_real, fail, spawn_seeds
+from dpol.noise.discrete import (
+    GRID_BITS,
+    discrete_gaussian,
+    discrete_laplace,
+    discrete_laplace_variance,
+    grid_spacing,
+)
 from dpol.noise.gaussian import gaussian
 from dpol.noise.l2_gamma import l2_gamma
 from dpol.noise.laplace import laplace
 
-__all__ = ["NOISE_KINDS", "NoiseSource"]
+__all__ = ["NOISE_KINDS", "SECURE_NOISE_KINDS", "NoiseSource"]
 
+#: float noise drawn from numpy generators (seeded, replayable bit for bit)
 NOISE_KINDS = ("gaussian", "laplace", "gamma")
+#: exact discrete noise on a power-of-two grid from OS randomness: the secure twins of
+#: "gaussian" (discrete Gaussian) and "laplace" (discrete Laplace); never seeded
+SECURE_NOISE_KINDS = ("secure", "secure_laplace")
 
 
 class NoiseSource:
@@ -21,16 +34,25 @@ class NoiseSource:
 
     ``draw(a)`` followed by ``draw(b)`` gives exactly the rows of ``draw(a + b)``: the
     contract that lets a vectorized ``run`` reproduce the ``add`` loop bit for bit.
+    Secure kinds draw from the OS, so there the two agree in distribution only.
 
     Parameters
     ----------
-    kind : {"gaussian", "laplace", "gamma"}
+    kind : {"gaussian", "laplace", "gamma", "secure", "secure_laplace"}
         ``scale`` is the std, the Laplace scale, or theta of the l2 Gamma mechanism.
+        ``"secure"``: g N_Z(0, (scale/g)^2), the discrete Gaussian of std parameter
+        ``scale`` on the grid g Z; ``"secure_laplace"``: the discrete Laplace of scale
+        ``scale`` on g Z (:mod:`dpol.noise.discrete`, exact, OS randomness).
     dim : int
     scale : float
     seed : None, int, SeedSequence or Generator
         Only the seed's entropy is used; two child streams are spawned from it (the Gamma
-        mechanism draws directions and radii from separate streams).
+        mechanism draws directions and radii from separate streams). Secure kinds
+        validate the seed and ignore it: their noise is never reproducible.
+    grid : float, optional
+        Secure kinds only: the grid g, a power of two <= scale / 2^10 (default
+        :func:`~dpol.noise.discrete.grid_spacing` of ``scale``). A mechanism passes the
+        grid it rounded its data to.
 
     Examples
     --------
@@ -38,29 +60,62 @@ class NoiseSource:
     >>> b = NoiseSource("gaussian", 2, 1.0, seed=0)
     >>> bool(np.array_equal(np.vstack([a.draw(1), a.draw(2)]), b.draw(3)))
     True
+    >>> s = NoiseSource("secure", 2, 1.0)
+    >>> s.grid, bool(np.all(s.draw(3) / s.grid % 1 == 0))
+    (0.0009765625, True)
     """
 
-    def __init__(self, kind: str, dim: int, scale: float, seed: object = None) -> None:
-        self.kind = check_choice("noise", kind, NOISE_KINDS)
+    def __init__(self, kind: str, dim: int, scale: float, seed: object = None, *,
+                 grid: float | None = None) -> None:
+        self.kind = check_choice("noise", kind, NOISE_KINDS + SECURE_NOISE_KINDS)
         self.dim = check_int("dim", dim, low=1)
         self.scale = check_real("scale", scale, low=0.0)
         main, radius = spawn_seeds(seed, 2)
-        self._rng = np.random.default_rng(main)
-        self._radius_rng = np.random.default_rng(radius)
+        self.secure = self.kind in SECURE_NOISE_KINDS
+        if grid is not None and not (self.secure and self.scale > 0.0):
+            raise fail("grid", "be None unless the noise is secure with scale > 0", grid)
+        self.grid: float | None = None
+        if self.secure:
+            self._rng = self._radius_rng = None
+            if self.scale > 0.0:
+                self.grid = grid_spacing(self.scale) if grid is None else self._check_grid(grid)
+                units = Fraction(self.scale) / Fraction(self.grid)  # exact: scale in grid steps
+                self._param = units**2 if self.kind == "secure" else units
+        else:
+            self._rng = np.random.default_rng(main)
+            self._radius_rng = np.random.default_rng(radius)
+
+    def _check_grid(self, grid: object) -> float:
+        g = check_real("grid", grid, low=0.0, low_open=True)
+        if math.frexp(g)[0] != 0.5 or g > self.scale / 2**GRID_BITS:
+            raise fail("grid", f"be a power of two <= scale / 2^{GRID_BITS} = "
+                       f"{self.scale / 2**GRID_BITS:g}", grid)
+        return g
 
     @property
     def variance(self) -> float:
         """Per-coordinate variance of one row."""
-        if self.kind == "gaussian":
+        if self.kind in ("gaussian", "secure"):
+            # discrete Gaussian: below scale^2 by a relative 4 pi^2 s^2 e^(-4 pi^2 s^2),
+            # s = scale/grid >= 2^10 (CKS Proposition 19): exactly scale^2 in float64
             return self.scale**2
         if self.kind == "laplace":
             return 2.0 * self.scale**2
+        if self.kind == "secure_laplace":
+            if self.scale == 0.0:
+                return 0.0
+            return self.grid**2 * discrete_laplace_variance(self.scale / self.grid)
         return (self.dim + 1) * self.scale**2
 
     def draw(self, n: int) -> np.ndarray:
         """The next ``n`` rows, shape (n, dim). Zero scale gives exact zeros."""
         if self.scale == 0.0:
             return np.zeros((n, self.dim))
+        if self.secure:
+            sampler = discrete_gaussian if self.kind == "secure" else discrete_laplace
+            ints = sampler(self._param, n * self.dim)  # OS randomness, exact
+            # |ints| < 2^53, so float64 holds them exactly; times a power of two: exact
+            return np.array(ints, dtype=np.float64).reshape(n, self.dim) * self.grid
         if self.kind == "gaussian":
             return gaussian(self._rng, (n, self.dim), self.scale)
         if self.kind == "laplace":
@@ -68,7 +123,13 @@ class NoiseSource:
         return l2_gamma(self._rng, n, self.dim, self.scale, radius_rng=self._radius_rng)
 
     def get_state(self) -> dict:
-        """A deep copy of the generators' states (for checkpointing)."""
+        """A deep copy of the generators' states (for checkpointing).
+
+        Secure kinds have no state to save: a restored source continues with fresh OS
+        randomness (the same law, other values).
+        """
+        if self.secure:
+            return {"os_randomness": True}
         return {
             "main": copy.deepcopy(self._rng.bit_generator.state),
             "radius": copy.deepcopy(self._radius_rng.bit_generator.state),
@@ -76,5 +137,10 @@ class NoiseSource:
 
     def set_state(self, state: dict) -> None:
         """Restore the states captured by :meth:`get_state`."""
+        if self.secure != ("os_randomness" in state):
+            raise fail("state", "come from a NoiseSource of the same kind",
+                       sorted(state))
+        if self.secure:
+            return
         self._rng.bit_generator.state = copy.deepcopy(state["main"])
         self._radius_rng.bit_generator.state = copy.deepcopy(state["radius"])
