@@ -1,49 +1,24 @@
-"""The ``dpol`` command (layer L6): demo, reproduce, counters."""
+"""The ``dpol`` command (layer L6): demo, run, reproduce, account, audit, counters.
+
+The logic lives below this layer (:mod:`dpol.experiments`); this module parses options,
+shows progress and tables with rich, and turns refused input (:class:`~dpol.errors.DpolError`),
+a missing optional package or an unreadable file into one clean line on standard error
+and exit code 1.
+"""
 
 from __future__ import annotations
 
+import json
+import math
 import sys
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
+from dpol._validation import fail
 
-from dpol.counters import BinaryTreeCounter, HonakerTreeCounter, WindowTreeCounter
-
-COUNTERS = {
-    "binary": lambda T, **kw: BinaryTreeCounter(T, **kw),
-    "binary-padded": lambda T, **kw: BinaryTreeCounter(T, padded=True, **kw),
-    "honaker": lambda T, **kw: HonakerTreeCounter(T, **kw),
-    "window-64": lambda T, **kw: WindowTreeCounter(T, window=64, **kw),
-}
 EXPERIMENTS = ("jkt-synthetic", "jkt-year", "jkt-logistic", "wdp-regret", "nw-kernel",
                "env-bandit", "knj-incremental")
-
-
-def counter_table(horizon: int, epsilon: float, delta: float, seed: int = 0) -> list[dict]:
-    """Per counter: loss(), the analytic and the measured RMS error of one private run.
-
-    Examples
-    --------
-    >>> rows = counter_table(64, 1.0, 1e-5)
-    >>> rows[0]["counter"], rows[0]["loss"]
-    ('binary', 42.0)
-    """
-    rng = np.random.default_rng(seed)
-    values = rng.uniform(-1.0, 1.0, size=(horizon, 1))  # a bounded synthetic stream
-    exact = np.cumsum(values, axis=0)
-    rows = []
-    for name, build in COUNTERS.items():
-        counter = build(horizon, epsilon=epsilon, delta=delta, seed=seed)
-        released = counter.run(values)
-        rows.append({
-            "counter": name,
-            "loss": counter.loss(),
-            "analytic_rms": float(np.sqrt(counter.variance(np.arange(1, horizon + 1)).mean())),
-            "measured_rms": float(np.sqrt(np.mean((released - exact) ** 2))),
-            "privacy": str(counter.privacy),
-        })
-    return rows
 
 
 def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
@@ -89,6 +64,37 @@ def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
                              workers=workers, progress=progress)
 
 
+def parse_options(pairs: list[str] | None) -> dict:
+    """``KEY=VALUE`` strings as constructor keywords; values read as JSON, else as text.
+
+    Examples
+    --------
+    >>> parse_options(["alpha=0.5", "counter_options={\\"window\\": 8}", "solver=npg"])
+    {'alpha': 0.5, 'counter_options': {'window': 8}, 'solver': 'npg'}
+    """
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise fail("option", "read KEY=VALUE with KEY a keyword name", pair)
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+HEADERS = {"noise_multiplier": "z", "noise_scale": "node scale", "max_rms_error": "RMS error",
+           "real_epsilon": "real epsilon", "average_regret": "avg regret",
+           "final_regret": "regret", "mean_loss": "mean loss"}
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "n/a"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def _app():
     try:
         import typer
@@ -99,28 +105,54 @@ def _app():
         sys.stderr.write(f"dpol: the command line needs the 'cli' extra ({exc.name} is "
                          "missing): pip install 'dpol[cli]'\n")
         raise SystemExit(2) from exc
+    from dpol.adapters.registry import LEARNERS
+    from dpol.counters import COUNTER_NAMES
+    from dpol.datasets import DATASETS
+    from dpol.errors import DpolError
 
     app = typer.Typer(add_completion=False, no_args_is_help=True,
                       help="Differentially private online learning.")
     console = Console()
 
     @contextmanager
-    def progress_bar(label: str):
+    def refusals(command: str):
+        """Refused input, a missing extra or an unreadable file: one line, exit code 1.
+        Warnings (non-private or paper calibration, ...) become one line each."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                yield
+            except (DpolError, ImportError, OSError) as exc:
+                sys.stderr.write(f"dpol {command}: error: {' '.join(str(exc).split())}\n")
+                raise typer.Exit(1) from None
+            finally:
+                for text in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught):
+                    sys.stderr.write(f"dpol {command}: warning: {text}\n")
+
+    @contextmanager
+    def progress_bar(label: str, unit: str = "runs"):
         with Progress(TextColumn("{task.description}"), BarColumn(),
-                      TextColumn("{task.completed}/{task.total} runs"), TimeElapsedColumn(),
-                      console=console, transient=False) as bar:
+                      TextColumn(f"{{task.completed}}/{{task.total}} {unit}"),
+                      TimeElapsedColumn(), console=console, transient=False) as bar:
             task = bar.add_task(label, total=None)
-            yield lambda done, total: bar.update(task, completed=done, total=total)
+            try:
+                yield lambda done, total: bar.update(task, completed=done, total=total)
+            except BaseException:
+                bar.update(task, visible=False)  # a refused run leaves no half-drawn bar
+                raise
+
+    def show_rows(title: str, rows: list[dict], keys: list[str]) -> None:
+        table = Table(title=title)
+        for k in keys:
+            table.add_column(HEADERS.get(k, k),
+                             justify="left" if k in ("model", "calibration") else "right")
+        for row in rows:
+            table.add_row(*[_fmt(row[k]) for k in keys])
+        console.print(table)
 
     def show_result(result) -> None:
-        table = Table(title=result.name)
-        keys = [k for k in result.rows[0] if k not in ("warnings",)][:8]
-        for k in keys:
-            table.add_column(k, justify="right")
-        for row in result.rows:
-            table.add_row(*[f"{row[k]:.4g}" if isinstance(row[k], float) else str(row[k])
-                            for k in keys])
-        console.print(table)
+        show_rows(result.name, result.rows,
+                  [k for k in result.rows[0] if k not in ("warnings",)][:8])
         console.print(f"report: {result.report}\ntable:  {result.csv}")
         for fig in result.figures:
             console.print(f"figure: {fig}")
@@ -138,6 +170,57 @@ def _app():
                                workers=workers, progress=update)
         show_result(result)
 
+    learners_help = "\n\n".join(f"{k}: {v.summary} [{v.task}]" for k, v in LEARNERS.items())
+
+    @app.command(epilog=f"Learners:\n\n{learners_help}")
+    def run(
+        learner: str = typer.Argument(..., help=f"One of: {', '.join(LEARNERS)}."),
+        data: str = typer.Argument(..., help="A .csv/.txt/.data(.gz), .npy or .parquet file, "
+                                   "'-' for CSV on standard input, or a named data set: "
+                                   f"{', '.join(DATASETS)}."),
+        epsilon: float = typer.Option(1.0, help="Privacy parameter epsilon (inf: no noise)."),
+        delta: float = typer.Option(1e-5, help="Privacy parameter delta."),
+        horizon: int = typer.Option(None, "--horizon", "-T",
+                                    help="Stream length the noise is calibrated for "
+                                    "(default: the number of rows)."),
+        counter: str = typer.Option(None, help="Counter of the learners that use one: "
+                                    f"{', '.join(COUNTER_NAMES)}."),
+        seed: int = typer.Option(0, min=0, help="Seed of the noise (and of a named data set)."),
+        out: Path = typer.Option(Path("dpol-output/run"), help="Output folder."),
+        target_col: str = typer.Option(None, help="Label column: index or name (default "
+                                       "last)."),
+        bound: float = typer.Option(1.0, help="Declared bound on ||x|| (rows above: clipped)."),
+        y_bound: float = typer.Option(1.0, help="Declared bound on |y| (regression labels)."),
+        normalize: str = typer.Option("clip", help="clip (private end to end) or standardize "
+                                      "(reads data statistics: outside the guarantee)."),
+        calibration: str = typer.Option("tight", help="tight or paper."),
+        option: list[str] = typer.Option(None, help="KEY=VALUE constructor keyword (repeat)."),
+        baseline: bool = typer.Option(True, help="Also run the non-private twin."),
+    ) -> None:
+        """Run a learner on a data file or stdin: iterates, losses, regret, plots, report."""
+        from dpol.experiments.run_file import run_learner
+
+        given = {"--epsilon": epsilon, "--delta": delta, "-T": horizon, "--counter": counter,
+                 "--seed": seed, "--target-col": target_col, "--bound": bound,
+                 "--y-bound": y_bound, "--normalize": normalize, "--calibration": calibration}
+        command = " ".join(["dpol run", learner, data, *(f"{k} {v:g}" if isinstance(v, float)
+                                                          else f"{k} {v}" for k, v in
+                                                          given.items() if v is not None),
+                            *(f"--option {o}" for o in option or []),
+                            *([] if baseline else ["--no-baseline"])])
+        with refusals("run"), progress_bar(f"{learner} on {data}", unit="stages") as update:
+            result = run_learner(learner, data, out, epsilon=epsilon, delta=delta,
+                                 horizon=horizon, counter=counter, seed=seed,
+                                 calibration=calibration, target_col=target_col,
+                                 normalize=normalize, x_bound=bound, y_bound=y_bound,
+                                 options=parse_options(option), baseline=baseline,
+                                 progress=update, command=command)
+        show_rows(f"{learner} on {data}", result.rows,
+                  ["model", "average_regret", "final_regret", "mean_loss"])
+        console.print(f"guarantee: {result.rows[0]['guarantee']}\nreport: {result.report}\n"
+                      f"iterates: {result.report.parent / 'iterates.npy'}\n"
+                      f"losses:  {result.csv}")
+
     @app.command(name="reproduce")
     def reproduce_cmd(
         experiment: str = typer.Argument(..., help=f"One of: {', '.join(EXPERIMENTS)}."),
@@ -152,10 +235,91 @@ def _app():
         if experiment not in EXPERIMENTS:
             raise typer.BadParameter(f"must be one of {', '.join(EXPERIMENTS)}; got "
                                      f"{experiment!r}", param_hint="EXPERIMENT")
-        with progress_bar(experiment) as update:
+        with refusals("reproduce"), progress_bar(experiment) as update:
             result = reproduce(experiment, out, quick=quick, seeds=seeds, data=data,
                                workers=workers, progress=update)
         show_result(result)
+
+    @app.command()
+    def account(
+        counter: str = typer.Option(None, help=f"Counter: {', '.join(COUNTER_NAMES)} "
+                                    "(default tree), or the counter of --learner."),
+        learner: str = typer.Option(None, help="A learner name instead of a counter."),
+        noise: str = typer.Option("gaussian", "--noise", "--mechanism",
+                                  help="Noise of the counter: gaussian, laplace or gamma."),
+        epsilon: float = typer.Option(1.0, help="Privacy parameter epsilon."),
+        delta: float = typer.Option(1e-5, help="Privacy parameter delta."),
+        horizon: int = typer.Option(2**16, "--horizon", "-T", help="Stream length T."),
+        dim: int = typer.Option(1, help="Dimension of one element."),
+        bound: float = typer.Option(1.0, help="Largest l2 norm of one element (||x||)."),
+        y_bound: float = typer.Option(1.0, help="Bound on |y| (learners)."),
+        neighbouring: str = typer.Option("replace_one", help="replace_one or add_remove."),
+        window: int = typer.Option(None, help="Window W of the window counter (default T)."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    ) -> None:
+        """The guarantee and the noise a configuration implies, tight and paper."""
+        from dpol.experiments.account import account_counter, account_learner
+
+        with refusals("account"):
+            if learner is not None:
+                rows = account_learner(learner, epsilon=epsilon, delta=delta, horizon=horizon,
+                                       dim=dim, x_bound=bound, y_bound=y_bound,
+                                       counter=counter)
+                keys = ["calibration", "real_epsilon", "delta"]
+                title = f"{learner}: T={horizon}, d={dim}, requested ({epsilon:g}, {delta:g})"
+            else:
+                counter = counter or "tree"
+                rows = account_counter(counter, epsilon=epsilon, delta=delta, horizon=horizon,
+                                       dim=dim, bound=bound, noise=noise,
+                                       neighbouring=neighbouring, window=window)
+                keys = ["calibration", "noise_multiplier", "noise_scale", "max_rms_error",
+                        "real_epsilon", "delta"]
+                title = (f"{counter} counter ({noise}): T={horizon}, d={dim}, bound={bound:g}, "
+                         f"{neighbouring}, requested ({epsilon:g}, {delta:g})")
+        if as_json:
+            clean = [{k: (None if isinstance(v, float) and math.isnan(v) else
+                          str(v) if isinstance(v, float) and math.isinf(v) else v)
+                      for k, v in row.items()} for row in rows]
+            console.print_json(json.dumps(clean))
+            return
+        show_rows(title, rows, keys)
+        for row in rows:
+            for what in ("noise", "note"):
+                if what in keys or not row.get(what) or row[what] == noise:
+                    continue
+                console.print(f"{row['calibration']}, {what}: {row[what]}", highlight=False)
+        console.print("tight: the smallest noise dp-accounting certifies; paper: the published "
+                      "formula, with the epsilon it really gives (real epsilon). z: noise "
+                      "multiplier (node scale / encoder sensitivity).")
+
+    @app.command()
+    def audit(
+        counter: str = typer.Option(None, help=f"Counter: {', '.join(COUNTER_NAMES)}."),
+        learner: str = typer.Option(None, help="A learner name instead of a counter."),
+        epsilon: float = typer.Option(1.0, help="Claimed epsilon."),
+        delta: float = typer.Option(1e-5, help="Claimed delta."),
+        horizon: int = typer.Option(8, "--horizon", "-T", help="Stream length T."),
+        dim: int = typer.Option(1, help="Dimension of one element."),
+        window: int = typer.Option(None, help="Window W of the window counter (default T)."),
+        runs: int = typer.Option(100_000, help="Runs per neighbouring stream."),
+        noise_factor: float = typer.Option(1.0, help="Multiply a counter's calibrated noise "
+                                           "(e.g. 0.5: an under-noised twin that still "
+                                           "claims the original epsilon)."),
+        seed: int = typer.Option(0, min=0, help="Seed of the runs."),
+    ) -> None:
+        """Empirical DP audit: a lower bound on epsilon from worst-case neighbours.
+
+        Exit code 3 when the audit finds a violation."""
+        from dpol.experiments.audit_run import audit_configuration
+
+        with refusals("audit"):
+            result = audit_configuration(counter=counter, learner=learner, epsilon=epsilon,
+                                         delta=delta, horizon=horizon, dim=dim, runs=runs,
+                                         noise_factor=noise_factor, window=window,
+                                         seed=seed)
+        console.print(result.summary(), highlight=False)
+        if not result.passed:
+            raise typer.Exit(3)
 
     @app.command()
     def counters(
@@ -163,18 +327,33 @@ def _app():
         epsilon: float = typer.Option(1.0, min=1e-6, help="Privacy parameter epsilon."),
         delta: float = typer.Option(1e-5, min=1e-300, max=0.5, help="Privacy parameter delta."),
         seed: int = typer.Option(0, min=0, help="Seed of the data and the noise."),
+        plot: Path = typer.Option(None, help="Also write a PNG of the error against T "
+                                  "(T = 16, 64, ... up to --horizon)."),
     ) -> None:
-        """The error table of every counter."""
+        """The error table of every counter (and, with --plot, the error against T)."""
+        from dpol.experiments.counter_errors import counter_error_curves, counter_table
+
         table = Table(title=f"Private prefix sums, T={horizon}, ({epsilon:g}, {delta:g})-DP, "
                             "replace-one, |x| <= 1")
         for col in ("counter", "loss()", "analytic RMS error", "measured RMS error"):
-            table.add_column(col, justify="right" if col != "counter" else "left")
-        for r in counter_table(horizon, epsilon, delta, seed):
-            table.add_row(r["counter"], f"{r['loss']:.2f}", f"{r['analytic_rms']:.2f}",
-                          f"{r['measured_rms']:.2f}")
+            table.add_column(col, justify="left" if col == "counter" else "right")
+        with refusals("counters"):
+            rows = counter_table(horizon, epsilon, delta, seed)
+        for r in rows:
+            table.add_row(r["counter"], f"{r['loss']:.2f}",
+                          f"{r['analytic_rms']:.2f}", f"{r['measured_rms']:.2f}")
         console.print(table)
-        console.print("loss() = max_t variance(t)/z^2 at bound 1, add/remove (DESIGN.md); "
-                      "window-64 protects only the last 64 elements (window DP).")
+        classes = ", ".join(f"{r['counter']} = {r['class']}" for r in rows)
+        console.print(f"{classes} (tree: the binary tree counter). loss() = max_t "
+                      "variance(t)/z^2 at bound 1, add/remove (DESIGN.md); window-64 protects "
+                      "each element only in the 64 releases from its arrival (window DP).")
+        if plot is not None:
+            with refusals("counters"), progress_bar("error against T", unit="") as update:
+                horizons = sorted({*(4**k for k in range(2, 9) if 4**k < horizon), horizon})
+                png, _ = counter_error_curves(plot, horizons=horizons, epsilon=epsilon,
+                                              delta=delta)
+                update(1, 1)
+            console.print(f"figure: {png}")
 
     return app
 
@@ -182,4 +361,3 @@ def _app():
 def main() -> None:
     """Entry point of the ``dpol`` console script."""
     _app()()
-

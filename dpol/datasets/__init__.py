@@ -1,5 +1,15 @@
-"""Synthetic generators, local loaders for large public sets, package-shipped fallbacks (L4)."""
+"""Synthetic generators, local loaders for large public sets, package-shipped sets (L4).
 
+* :mod:`dpol.datasets.synthetic` — seeded streams (:class:`Stream`) with known truth;
+* :mod:`dpol.datasets.real` — local copies of YearPredictionMSD and Covertype (documented
+  download), scikit-learn's diabetes and breast cancer;
+* :mod:`dpol.datasets.shipped` — river's Shuttle, statsmodels' RAND health data, and
+  :func:`load_dataset`, every named stream of :data:`DATASETS`;
+* :mod:`dpol.datasets.files` — CSV / NPY / Parquet tables (or standard input) as streams
+  within declared bounds.
+"""
+
+from dpol.datasets.files import NORMALIZATIONS, TASKS, read_table, table_stream
 from dpol.datasets.real import (
     load_covertype,
     load_fallback_classification,
@@ -8,16 +18,25 @@ from dpol.datasets.real import (
     normalize_regression,
     normalize_rows,
 )
+from dpol.datasets.shipped import DATASETS, load_dataset, load_randhie, load_shuttle
 from dpol.datasets.synthetic import Stream, linear_regression_stream, logistic_stream
 
 __all__ = [
+    "DATASETS",
+    "NORMALIZATIONS",
+    "TASKS",
     "Stream",
     "linear_regression_stream",
     "load_covertype",
+    "load_dataset",
     "load_fallback_classification",
     "load_fallback_regression",
+    "load_randhie",
+    "load_shuttle",
     "load_year_prediction",
     "logistic_stream",
     "normalize_regression",
     "normalize_rows",
+    "read_table",
+    "table_stream",
 ]

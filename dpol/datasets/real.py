@@ -1,11 +1,18 @@
 """Real data: local copies of large public data sets, and small sets shipped by packages.
 
-YearPredictionMSD and Covertype are large downloads the test machines cannot fetch:
-download them yourself (UCI Machine Learning Repository: "YearPredictionMSD",
-515,345 x 90, year first; "Covertype", 581,012 x 54, class last, also LIBSVM's
-covtype.binary) and pass the path. Without a copy, experiments fall back to data sets
-shipped inside scikit-learn (the ``real`` extra): diabetes (regression, 442 x 10) and
-breast cancer (classification, 569 x 30).
+YearPredictionMSD and Covertype are large downloads that dpol never fetches itself. From
+the UCI Machine Learning Repository (https://archive.ics.uci.edu):
+
+* YearPredictionMSD (dataset 203): download ``YearPredictionMSD.txt.zip`` (about 200 MB),
+  unzip it; ``YearPredictionMSD.txt`` holds 515,345 rows of 91 comma-separated numbers,
+  the year first. The first 463,715 rows are the usual training part.
+* Covertype (dataset 31): download ``covtype.data.gz`` (about 11 MB); 581,012 rows of 55
+  comma-separated integers, 54 features then the class 1..7. It can be read gzipped.
+
+Then pass the path (``.csv``, ``.txt``, ``.data``, optionally ``.gz``, or ``.npy`` /
+``.parquet``), e.g. ``dpol reproduce jkt-year --data YearPredictionMSD.txt``. Without a
+copy, experiments fall back to data sets shipped inside scikit-learn (the ``real``
+extra): diabetes (regression, 442 x 10) and breast cancer (classification, 569 x 30).
 """
 
 from __future__ import annotations
@@ -39,12 +46,11 @@ def normalize_regression(X: np.ndarray, target: np.ndarray) -> tuple[np.ndarray,
 
 
 def _read_table(path: str | Path) -> np.ndarray:
-    path = Path(path)
-    if not path.exists():
+    from dpol.datasets.files import read_table
+
+    if not Path(path).is_file():
         raise fail("path", "name an existing file", str(path))
-    if path.suffix == ".npy":
-        return np.load(path)
-    return np.loadtxt(path, delimiter="," if path.suffix in (".csv", ".txt") else None)
+    return read_table(path)[0]
 
 
 def load_year_prediction(path: str | Path, limit: int | None = None) -> Stream:

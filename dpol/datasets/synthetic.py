@@ -26,6 +26,8 @@ class Stream:
         What was done to the raw data, for reports.
     truth : array (d,) or None
         The generating parameter of a synthetic stream.
+    n_clipped : int
+        Rows that clipping to the declared bounds changed while the stream was built.
     """
 
     X: np.ndarray
@@ -33,6 +35,7 @@ class Stream:
     name: str
     normalization: str
     truth: np.ndarray | None = field(default=None)
+    n_clipped: int = 0
 
     def split(self, test_fraction: float, seed: object = 0) -> tuple[Stream, Stream]:
         """A seeded random (stream, held-out) split."""

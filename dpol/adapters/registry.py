@@ -1,0 +1,174 @@
+"""Learners by name, with default arguments for a generic stream (layer L5).
+
+``dpol run`` and the scikit-learn and river adapters build their learners here. Each
+entry fixes what a generic regression or classification stream with ``||x|| <= x_bound``
+and ``|y| <= y_bound`` needs (loss, constraint set, regularisation), the counter it uses
+(or none: output perturbation), and the loss and set its regret refers to. Any
+constructor keyword can be overridden through ``options``. The bandit learners
+(ask/tell, one scalar loss per round) take no (x, y) stream and are not listed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpol._validation import check_choice, fail
+from dpol.evaluation import best_fixed_point
+from dpol.learners import (
+    OnlineLearner,
+    PrivateFTAL,
+    PrivateGIGA,
+    PrivateIGD,
+    PrivateIncrementalERM,
+    PrivateIncrementalRegression,
+    PrivateKernelRegression,
+    PrivateOfflineLearner,
+    PrivateOnlineFrankWolfe,
+    PrivateQuadraticFTL,
+)
+from dpol.losses import LogisticLoss, Regularized, SquaredLoss
+from dpol.sets import L2Ball
+
+__all__ = ["LEARNERS", "LearnerSpec", "comparator", "make_learner"]
+
+#: regularisation of the logistic learners and the ball that holds their optimum
+LOGISTIC_ALPHA = 0.01
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """One named learner: its class, task, defaults and the counter it uses.
+
+    Attributes
+    ----------
+    name, summary : str
+    cls : type
+        The :class:`~dpol.learners.OnlineLearner` subclass.
+    task : {"regression", "classification"}
+        Classification learners take labels +-1 and predict sign(x . w).
+    counter : str or None
+        The default counter (a name of ``dpol.counters.COUNTER_NAMES``), or None when
+        the learner adds its noise without a counter.
+    defaults : callable (dim, x_bound, y_bound) -> dict
+        Constructor keywords for a generic stream.
+    """
+
+    name: str
+    summary: str
+    cls: type
+    task: str
+    counter: str | None
+    defaults: Callable[[int, float, float], dict]
+
+
+def _logistic(dim: int, xb: float, _yb: float) -> dict:
+    radius = math.sqrt(2.0 * math.log(2.0) / LOGISTIC_ALPHA)  # holds the optimum (JKT spec 6.3)
+    return {"loss": Regularized(LogisticLoss(x_bound=xb), LOGISTIC_ALPHA),
+            "domain": L2Ball(dim, radius)}
+
+
+def _ridge(alpha: float) -> Callable[[int, float, float], dict]:
+    def defaults(dim: int, xb: float, yb: float) -> dict:
+        return {"loss": Regularized(SquaredLoss(x_bound=xb, y_bound=yb), alpha),
+                "domain": L2Ball(dim, 1.0)}
+    return defaults
+
+
+LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
+    LearnerSpec("pqftl", "JKT Alg. 4: private follow-the-leader, ridge alpha=1 (tree sums)",
+                PrivateQuadraticFTL, "regression", "tree",
+                lambda d, xb, yb: {"alpha": 1.0, "bound": max(xb, yb)}),
+    LearnerSpec("igd", "JKT Alg. 2: private implicit gradient descent, logistic, alpha=0.01",
+                PrivateIGD, "classification", None, _logistic),
+    LearnerSpec("giga", "JKT Alg. 3: private GIGA, ridge alpha=1 on the unit ball",
+                PrivateGIGA, "regression", None, _ridge(1.0)),
+    LearnerSpec("ftal", "WDP-COCOP: private FTAL, ridge alpha=0.5, window W = T",
+                PrivateFTAL, "regression", "window", _ridge(0.5)),
+    LearnerSpec("frank-wolfe", "WDP-COCOL: private online Frank-Wolfe, ridge alpha=1, W = T",
+                PrivateOnlineFrankWolfe, "regression", "window", _ridge(1.0)),
+    LearnerSpec("incremental-regression", "KNJ PrivIncReg1: tree sums + noisy projected "
+                "gradient, least squares on the unit ball", PrivateIncrementalRegression,
+                "regression", "tree", lambda d, xb, yb: {"domain": L2Ball(d, 1.0),
+                                                          "x_bound": xb, "y_bound": yb}),
+    LearnerSpec("incremental-erm", "KNJ Mechanism 1: private batch ERM every tau steps, "
+                "least squares on the unit ball", PrivateIncrementalERM, "regression", None,
+                lambda d, xb, yb: {"loss": SquaredLoss(x_bound=xb, y_bound=yb),
+                                   "domain": L2Ball(d, 1.0)}),
+    LearnerSpec("kernel", "NW: private kernel regression, 64 Gaussian random features",
+                PrivateKernelRegression, "regression", None,
+                lambda d, xb, yb: {"n_features": 64, "x_bound": xb, "y_bound": yb}),
+    LearnerSpec("pol", "JKT Alg. 6: private offline learner (one release at the horizon), "
+                "logistic", PrivateOfflineLearner, "classification", None,
+                lambda d, xb, yb: {"loss": LogisticLoss(x_bound=xb), "x_star_norm": 2.0,
+                                   "excess": 0.5}),
+)}
+
+
+def _spec(name: object) -> LearnerSpec:
+    if not isinstance(name, str) or name not in LEARNERS:
+        raise fail("learner", f"be one of {', '.join(LEARNERS)}", name)
+    return LEARNERS[name]
+
+
+def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: float = 1e-5,
+                 counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
+                 calibration: str = "tight", seed: object = None,
+                 options: dict | None = None) -> OnlineLearner:
+    """Build the learner ``name`` of :data:`LEARNERS` for a stream of dimension ``dim``.
+
+    ``counter`` replaces the default counter (refused for learners without one);
+    ``options`` overrides any constructor keyword.
+
+    Examples
+    --------
+    >>> m = make_learner("pqftl", 3, horizon=100, epsilon=1.0, seed=0)
+    >>> type(m).__name__, str(m.privacy)
+    ('PrivateQuadraticFTL', '(1, 1e-05)-DP, replace_one, unit: one stream element')
+    """
+    spec = _spec(name)
+    calibration = check_choice("calibration", calibration, ("tight", "paper"))
+    if options is not None and not isinstance(options, dict):
+        raise fail("options", "be a dict of constructor keywords", options)
+    kwargs = spec.defaults(dim, x_bound, y_bound)
+    kwargs.update(horizon=horizon, epsilon=epsilon, delta=delta, calibration=calibration,
+                  seed=seed)
+    if counter is not None:
+        if spec.counter is None:
+            raise fail("counter", f"be left unset: {name} adds its noise without a counter",
+                       counter)
+        kwargs["counter"] = counter
+    kwargs.update(options or {})
+    try:
+        return spec.cls(dim, **kwargs)
+    except TypeError as exc:  # an option the constructor does not take
+        if "keyword argument" not in str(exc):
+            raise
+        raise fail("options", f"hold keywords that {spec.cls.__name__} accepts ({exc})",
+                   sorted(options or {})) from None
+
+
+def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The best fixed point in hindsight for the loss and set ``learner``'s regret uses.
+
+    ``X, y`` should be the stream as the learner saw it (within its bounds). For
+    :class:`PrivateKernelRegression` it is the best *linear* predictor.
+
+    Examples
+    --------
+    >>> m = make_learner("pqftl", 2, horizon=3, epsilon=1.0, seed=0)
+    >>> X = np.array([[0.5, 0.0], [0.0, 0.5], [0.5, 0.5]])
+    >>> np.round(comparator(m, X, X @ [1.0, -1.0]), 4)
+    array([ 0.0769, -0.0769])
+    """
+    if isinstance(learner, PrivateQuadraticFTL):
+        bound = learner.x_bound
+        loss = Regularized(SquaredLoss(x_bound=bound, y_bound=bound), learner.alpha)
+        return best_fixed_point(loss, X, y)
+    if isinstance(learner, (PrivateIncrementalRegression, PrivateKernelRegression)):
+        loss = SquaredLoss(x_bound=learner.x_bound, y_bound=learner.y_bound)
+        return best_fixed_point(loss, X, y, getattr(learner, "domain", None))
+    return best_fixed_point(learner.loss, X, y, learner.domain)

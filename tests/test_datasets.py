@@ -1,0 +1,158 @@
+"""Data sets: tables from files and stdin, local copies of large sets, package-shipped sets."""
+
+from __future__ import annotations
+
+import gzip
+import io
+
+import numpy as np
+import pytest
+
+from dpol.datasets import (
+    DATASETS,
+    load_covertype,
+    load_dataset,
+    load_year_prediction,
+    read_table,
+    table_stream,
+)
+from dpol.errors import InvalidInputError
+
+
+def _table(n=40, k=4, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, k))
+
+
+def test_read_table_formats_agree(tmp_path, monkeypatch):
+    table = _table()
+    np.savetxt(tmp_path / "h.csv", table, delimiter=",", header="a,b,c,y", comments="")
+    np.savetxt(tmp_path / "plain.data", table, delimiter=",")
+    with gzip.open(tmp_path / "z.csv.gz", "wt") as fh:
+        np.savetxt(fh, table, delimiter=",")
+    np.save(tmp_path / "t.npy", table)
+    got, names = read_table(tmp_path / "h.csv")
+    assert names == ["a", "b", "c", "y"]
+    for name in ("plain.data", "z.csv.gz", "t.npy"):
+        other, other_names = read_table(tmp_path / name)
+        np.testing.assert_allclose(other, got, rtol=1e-15)
+        assert other_names == ["x0", "x1", "x2", "x3"]
+    monkeypatch.setattr("sys.stdin", io.StringIO((tmp_path / "h.csv").read_text()))
+    np.testing.assert_array_equal(read_table("-")[0], got)
+
+
+def test_read_parquet(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    table = _table()
+    pq.write_table(pa.table({f"c{i}": table[:, i] for i in range(4)}), tmp_path / "t.parquet")
+    got, names = read_table(tmp_path / "t.parquet")
+    np.testing.assert_array_equal(got, table)
+    assert names == ["c0", "c1", "c2", "c3"]
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("a,b\n1,x\n", "hold numbers only"),
+    ("1,2\n3\n", "hold numbers only"),
+    ("", "hold at least one row"),
+    ("a,b\n", "below its header"),
+])
+def test_read_table_refuses_non_numeric_and_empty(text, rule):
+    with pytest.raises(InvalidInputError, match=rule):
+        read_table(io.StringIO(text))
+
+
+def test_read_table_refuses_missing_files_and_unknown_suffixes(tmp_path):
+    with pytest.raises(InvalidInputError, match="name an existing file"):
+        read_table(tmp_path / "none.csv")
+    (tmp_path / "t.xlsx").write_text("1,2")
+    with pytest.raises(InvalidInputError, match="end in one of"):
+        read_table(tmp_path / "t.xlsx")
+    with pytest.raises(InvalidInputError, match="path, '-' or a text stream"):
+        read_table(42)
+
+
+def test_table_stream_clip_counts_and_bounds():
+    table = _table(200, 4) * 2.0
+    s = table_stream(table, x_bound=0.5, y_bound=1.0)
+    norms = np.linalg.norm(table[:, :3], axis=1)
+    assert np.all(np.linalg.norm(s.X, axis=1) <= 0.5 * (1 + 1e-12))
+    assert np.all(np.abs(s.y) <= 1.0)
+    over = (norms > 0.5) | (np.abs(table[:, 3]) > 1.0)
+    assert s.n_clipped == int(over.sum()) > 0
+    inside = ~over
+    np.testing.assert_array_equal(s.X[inside], table[inside, :3])  # untouched within bounds
+    assert f"({int((norms > 0.5).sum())} of 200)" in s.normalization
+
+
+def test_table_stream_standardize_label_column_and_classification():
+    table = _table(100, 4) * 10.0 + 3.0
+    s = table_stream(table, ["a", "b", "target", "c"], target_col="target",
+                     normalize="standardize", x_bound=2.0, y_bound=0.5)
+    assert np.max(np.linalg.norm(s.X, axis=1)) == pytest.approx(2.0)
+    assert (s.y.min(), s.y.max()) == (pytest.approx(-0.5), pytest.approx(0.5))
+    assert "not covered by the privacy guarantee" in s.normalization and s.n_clipped == 0
+    assert "label 'target', 3 features" in s.name
+    np.testing.assert_array_equal(table_stream(table, target_col=2).y,
+                                  table_stream(table, target_col=-2).y)
+    labels = np.c_[table[:, :3], np.where(table[:, 3] > 3.0, 7.0, 2.0)]
+    c = table_stream(labels, task="classification")
+    np.testing.assert_array_equal(c.y, np.where(table[:, 3] > 3.0, 1.0, -1.0))
+    assert "label 2 -> -1, 7 -> +1" in c.normalization
+    with pytest.raises(InvalidInputError, match="two distinct labels"):
+        table_stream(table, task="classification")
+
+
+def test_table_stream_refusals():
+    table = _table(10, 3)
+    bad = table.copy()
+    bad[4, 1] = np.nan
+    with pytest.raises(InvalidInputError, match=r"finite numbers; got .nan in row 5, column 'x1'"):
+        table_stream(bad)
+    with pytest.raises(InvalidInputError, match="target_col must name a column"):
+        table_stream(table, ["a", "b", "c"], target_col="y")
+    with pytest.raises(InvalidInputError, match="two columns"):
+        table_stream(table[:, :1])
+    with pytest.raises(InvalidInputError, match="normalize must be one of"):
+        table_stream(table, normalize="minmax")
+    assert len(table_stream(table, limit=4).y) == 4
+
+
+def test_local_copies_as_downloaded(tmp_path):
+    rng = np.random.default_rng(0)
+    year = np.c_[rng.integers(1922, 2012, 50), rng.normal(size=(50, 90))]
+    np.savetxt(tmp_path / "YearPredictionMSD.txt", year, delimiter=",", fmt="%.6f")
+    s = load_year_prediction(tmp_path / "YearPredictionMSD.txt", limit=30)
+    assert s.X.shape == (30, 90) and np.max(np.linalg.norm(s.X, axis=1)) == pytest.approx(1.0)
+    assert (s.y.min(), s.y.max()) == (-1.0, 1.0)
+    cov = np.c_[rng.integers(0, 300, size=(60, 54)), rng.integers(1, 8, 60)]
+    with gzip.open(tmp_path / "covtype.data.gz", "wt") as fh:
+        np.savetxt(fh, cov, delimiter=",", fmt="%d")
+    c = load_covertype(tmp_path / "covtype.data.gz")
+    np.testing.assert_array_equal(c.y, np.where(cov[:, 54] == 2, 1.0, -1.0))
+    with pytest.raises(InvalidInputError, match="91 comma-separated"):
+        load_year_prediction(tmp_path / "covtype.data.gz")
+    with pytest.raises(InvalidInputError, match="path must name an existing file"):
+        load_covertype(tmp_path / "covtype.data")
+
+
+@pytest.mark.parametrize("name", list(DATASETS))
+def test_every_named_data_set_within_bounds(name):
+    _, task, where = DATASETS[name]
+    for module, extra in (("sklearn", "real"), ("river", "river"),
+                          ("statsmodels", "statsmodels")):
+        if f"'{extra}' extra" in where:
+            pytest.importorskip(module)
+    s = load_dataset(name, seed=1, horizon=300)
+    assert 0 < len(s.y) <= 300 and s.X.shape[0] == len(s.y)
+    assert np.all(np.linalg.norm(s.X, axis=1) <= 1.0 + 1e-12)
+    assert np.all(np.abs(s.y) <= 1.0) and s.normalization
+    if task == "classification":
+        assert set(np.unique(s.y)) == {-1.0, 1.0}
+    again = load_dataset(name, seed=1, horizon=300)
+    np.testing.assert_array_equal(again.X, s.X)
+
+
+def test_load_dataset_refuses_unknown_names():
+    with pytest.raises(InvalidInputError, match="dataset must be one of synthetic-regression"):
+        load_dataset("mnist")
