@@ -67,3 +67,21 @@ def make(name: str, horizon: int, dim: int = 1, **kwargs):
         if kwargs.get("noise_multiplier") == 0.0:
             warnings.simplefilter("ignore", NonPrivateWarning)
         return cls(horizon, dim, **extra, **kwargs)
+
+
+def brute_force_sensitivity(counter, horizon: int, neighbouring: str) -> float:
+    """Largest encoder change over all streams in {-1, 0, 1}^T and every single change
+    (replace-one: to any other value; add/remove: to 0), via ``node_values``."""
+    import itertools
+
+    import numpy as np
+
+    best = 0.0
+    for stream in itertools.product((-1.0, 0.0, 1.0), repeat=horizon):
+        base = counter.node_values(np.array(stream))
+        for i in range(horizon):
+            for new in ((-1.0, 0.0, 1.0) if neighbouring == "replace_one" else (0.0,)):
+                changed = np.array(stream)
+                changed[i] = new
+                best = max(best, float(np.linalg.norm(counter.node_values(changed) - base)))
+    return best

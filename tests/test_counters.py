@@ -291,17 +291,10 @@ def test_toeplitz_bruteforce_sensitivity(horizon, neighbouring):
     # over all streams in {-1, 0, 1}^T and every single change (replace: any other value;
     # add/remove: set to 0), the encoder C x moves by at most -- and for the first element
     # exactly -- the declared sensitivity Delta ||C e_1||
-    import itertools
-
     from dpol.counters import ToeplitzCounter
 
+    from counter_cases import brute_force_sensitivity
+
     counter = ToeplitzCounter(horizon, noise_multiplier=1.0, neighbouring=neighbouring)
-    best = 0.0
-    for stream in itertools.product((-1.0, 0.0, 1.0), repeat=horizon):
-        base = counter.node_values(np.array(stream))
-        for i in range(horizon):
-            for new in ((-1.0, 0.0, 1.0) if neighbouring == "replace_one" else (0.0,)):
-                changed = np.array(stream)
-                changed[i] = new
-                best = max(best, float(np.linalg.norm(counter.node_values(changed) - base)))
+    best = brute_force_sensitivity(counter, horizon, neighbouring)
     assert best == pytest.approx(counter.sensitivity, rel=1e-12)

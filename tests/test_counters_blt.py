@@ -7,7 +7,6 @@ factorization itself, built independently as dense numpy matrices.
 
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 
@@ -19,6 +18,8 @@ from dpol.counters import BltCounter, ToeplitzCounter, make_counter
 from dpol.counters.blt import _inverse_coefficients, _optimized, blt_loss, optimal_blt_parameters
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.noise.source import NoiseSource
+
+from counter_cases import brute_force_sensitivity
 
 # (thetas, omegas) given by hand: two spread buffers, and three crowding near 1 (where an
 # expanded-polynomial lfilter loses digits); stability sums 0.4 and 0.95
@@ -127,14 +128,7 @@ def test_bruteforce_sensitivity(horizon, neighbouring):
     for thetas, omegas in cases(horizon):
         counter = BltCounter(horizon, noise_multiplier=1.0, neighbouring=neighbouring,
                              thetas=thetas, omegas=omegas)
-        best = 0.0
-        for stream in itertools.product((-1.0, 0.0, 1.0), repeat=horizon):
-            base = counter.node_values(np.array(stream))
-            for i in range(horizon):
-                for new in ((-1.0, 0.0, 1.0) if neighbouring == "replace_one" else (0.0,)):
-                    changed = np.array(stream)
-                    changed[i] = new
-                    best = max(best, float(np.linalg.norm(counter.node_values(changed) - base)))
+        best = brute_force_sensitivity(counter, horizon, neighbouring)
         assert best == pytest.approx(counter.sensitivity, rel=1e-12)
 
 
