@@ -6,18 +6,22 @@
   error, and held-out accuracy;
 * :mod:`dpol.evaluation.excess_risk` — KNJ's excess empirical risk of every release;
 * :mod:`dpol.evaluation.audit` — empirical DP audits: a lower bound on epsilon from many
-  runs of a counter or learner on two neighbouring streams.
+  runs of a counter, learner or bandit learner on two neighbouring streams (the learners'
+  runs in :mod:`dpol.evaluation.audit_learners`).
 """
 
 from dpol.evaluation.audit import (
     AuditResult,
     audit,
+    audit_bandit,
     audit_counter,
     audit_learner,
     audit_releases,
+    bandit_releases,
     counter_releases,
     expected_gaussian_audit,
     learner_releases,
+    worst_case_bandit_losses,
     worst_case_learner_streams,
     worst_case_streams,
 )
@@ -41,10 +45,12 @@ __all__ = [
     "FixedPointResult",
     "RunningScore",
     "audit",
+    "audit_bandit",
     "audit_counter",
     "audit_learner",
     "audit_releases",
     "average_regret",
+    "bandit_releases",
     "best_fixed_point",
     "counter_releases",
     "cumulative_regret",
@@ -55,6 +61,7 @@ __all__ = [
     "prequential_accuracy",
     "prequential_mse",
     "released_models",
+    "worst_case_bandit_losses",
     "worst_case_learner_streams",
     "worst_case_streams",
 ]

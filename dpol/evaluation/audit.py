@@ -18,13 +18,15 @@ tight: :func:`expected_gaussian_audit` predicts its bound, which is how to choos
 
 Under window DP (``privacy.window`` = W) an element at position p is protected only in the
 releases p+1 .. p+W (1-based), so only releases up to that one are audited.
+
+This module holds the statistics, the counters' runs and the generic :func:`audit`; the
+runs of learners (full-information and bandit) live in :mod:`dpol.evaluation.audit_learners`
+and are re-exported here.
 """
 
 from __future__ import annotations
 
-import copy
 import math
-import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,12 +49,15 @@ from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 __all__ = [
     "AuditResult",
     "audit",
+    "audit_bandit",
     "audit_counter",
     "audit_learner",
     "audit_releases",
+    "bandit_releases",
     "counter_releases",
     "expected_gaussian_audit",
     "learner_releases",
+    "worst_case_bandit_losses",
     "worst_case_learner_streams",
     "worst_case_streams",
 ]
@@ -314,33 +319,6 @@ def _check_position(position: int, horizon: int) -> int:
     return position
 
 
-def worst_case_learner_streams(learner: object, *, position: int = 0) -> tuple[tuple, tuple]:
-    """Neighbouring streams ``((X_a, y_a), (X_b, y_b))`` for a full-information learner.
-
-    Row ``position`` is ``x = x_bound e_1`` with label ``+y_bound`` against ``-y_bound``
-    (replace-one: for a linear model at w = 0 the gradient flips sign, a change of twice
-    its norm) or against the null element ``(0, 0)`` (add/remove); every other row is
-    ``(0, y_bound)``, identical in both streams.
-
-    Examples
-    --------
-    >>> from dpol.learners import PrivateQuadraticFTL
-    >>> m = PrivateQuadraticFTL(2, horizon=3, epsilon=1.0, delta=1e-5, seed=0)
-    >>> (Xa, ya), (Xb, yb) = worst_case_learner_streams(m)
-    >>> Xa[0], ya, yb
-    (array([1., 0.]), array([1., 1., 1.]), array([-1.,  1.,  1.]))
-    """
-    position = _check_position(position, learner.horizon)
-    X, y = np.zeros((learner.horizon, learner.dim)), np.full(learner.horizon, learner.y_bound)
-    X[position, 0] = learner.x_bound
-    Xb, yb = X.copy(), y.copy()
-    if learner.neighbouring == "replace_one":
-        yb[position] = -y[position]
-    else:
-        Xb[position], yb[position] = 0.0, 0.0
-    return (X, y), (Xb, yb)
-
-
 def _protected_rows(privacy: PrivacyGuarantee, position: int, n_rows: int) -> int:
     """Releases 1 .. position + W are the ones window DP protects (all without a window)."""
     return n_rows if privacy.window is None else min(n_rows, position + privacy.window)
@@ -453,97 +431,6 @@ def audit_counter(counter: object, *, n_runs: int, claimed: PrivacyGuarantee | N
                           name=type(counter).__name__, **options)
 
 
-# ---------------------------------------------------------------------------- learners
-def _generators(obj: object) -> list[np.random.Generator]:
-    """Every np.random.Generator reachable from ``obj`` (attributes, dicts, sequences)."""
-    found, seen, todo = [], set(), [obj]
-    while todo:
-        item = todo.pop()
-        if id(item) in seen or isinstance(item, (str, bytes, int, float, np.ndarray, type,
-                                                 types.ModuleType)):
-            continue
-        seen.add(id(item))
-        if isinstance(item, np.random.Generator):
-            found.append(item)
-        elif isinstance(item, dict):
-            todo.extend(item.values())
-        elif isinstance(item, (list, tuple, set)):
-            todo.extend(item)
-        elif isinstance(getattr(item, "__dict__", None), dict):
-            todo.extend(item.__dict__.values())
-    return found
-
-
-def learner_releases(factory: Callable, X: object, y: object, n_runs: int, *,
-                     rows: int | None = None, seed: object = None,
-                     fresh: bool = False) -> np.ndarray:
-    """``n_runs`` independent runs of ``factory(seed)`` on (X, y); iterates flattened.
-
-    The release of one run is ``trace.weights`` followed by ``trace.final_weights``
-    (T + 1 iterates; ``rows`` keeps the first ones). ``fresh=True`` calls the factory for
-    every run. By default it is called once and every run is a deep copy whose
-    ``np.random.Generator`` objects all get fresh independent states (much faster when
-    the constructor calibrates noise); randomness drawn at construction (random
-    features, projections) is then shared by all runs, i.e. the audit holds it fixed, as
-    a guarantee valid for every such draw allows. Without any Generator to reseed, the
-    factory is called for every run. Generators are searched in attributes, dicts, lists,
-    tuples and sets; a learner keeping randomness elsewhere needs ``fresh=True``.
-    """
-    n_runs = check_int("n_runs", n_runs, low=1)
-    rng = np.random.default_rng(spawn_seeds(seed, 1)[0])
-    template = factory(int(rng.integers(2**63)))
-    fresh = fresh or not _generators(template)
-    out = []
-    for _ in range(n_runs):
-        if fresh:
-            learner = factory(int(rng.integers(2**63)))
-        else:
-            learner = copy.deepcopy(template)
-            for gen in _generators(learner):
-                gen.bit_generator.state = type(gen.bit_generator)(rng.integers(2**63)).state
-        trace = learner.run(X, y)
-        released = np.vstack([trace.weights, trace.final_weights[None, :]])
-        out.append(released[:rows].ravel())
-    return np.asarray(out)
-
-
-def audit_learner(factory: Callable, *, n_runs: int, claimed: PrivacyGuarantee | None = None,
-                  streams: tuple | None = None, position: int = 0, seed: object = None,
-                  fresh: bool = False, **options) -> AuditResult:
-    """Audit a full-information learner built by ``factory(seed)``.
-
-    Parameters
-    ----------
-    factory : callable
-        ``factory(seed) -> OnlineLearner``, a fresh learner at its horizon.
-    n_runs, claimed, position, seed, **options
-        As :func:`audit_counter` (``claimed`` defaults to the learner's ``privacy``).
-    streams : ((X_a, y_a), (X_b, y_b)), optional
-        Default :func:`worst_case_learner_streams`.
-    fresh : bool
-        See :func:`learner_releases`.
-
-    Examples
-    --------
-    >>> from dpol.learners import PrivateQuadraticFTL
-    >>> make = lambda s: PrivateQuadraticFTL(2, horizon=4, epsilon=1.0, delta=1e-5, seed=s)
-    >>> print(audit_learner(make, n_runs=400, seed=0).summary())  # doctest: +ELLIPSIS
-    DP audit of PrivateQuadraticFTL: epsilon >= 0 at delta=1e-05 with 95% confidence ...
-      PASSED: no violation found (an audit cannot prove privacy)
-    """
-    template = factory(0)
-    claimed = template.privacy if claimed is None else claimed
-    position = _check_position(position, template.horizon)
-    if streams is None:
-        streams = worst_case_learner_streams(template, position=position)
-    rows = _protected_rows(claimed, position + 1, template.horizon + 1)
-    seed_a, seed_b = spawn_seeds(seed, 2)
-    a, b = (learner_releases(factory, X, yv, n_runs, rows=rows, seed=q, fresh=fresh)
-            for (X, yv), q in zip(streams, (seed_a, seed_b), strict=True))
-    return audit_releases(a, b, epsilon=claimed.epsilon, delta=claimed.delta,
-                          name=type(template).__name__, **options)
-
-
 def audit(release: Callable, stream_a: object, stream_b: object, *, n_runs: int,
           claimed: PrivacyGuarantee, seed: object = None, name: str = "mechanism",
           **options) -> AuditResult:
@@ -566,3 +453,14 @@ def audit(release: Callable, stream_a: object, stream_b: object, *, n_runs: int,
     a, b = release(stream_a, n_runs, seed_a), release(stream_b, n_runs, seed_b)
     return audit_releases(a, b, epsilon=claimed.epsilon, delta=claimed.delta, name=name,
                           **options)
+
+
+# the learners' runners import the statistics above: imported last, re-exported here
+from dpol.evaluation.audit_learners import (  # noqa: E402
+    audit_bandit,
+    audit_learner,
+    bandit_releases,
+    learner_releases,
+    worst_case_bandit_losses,
+    worst_case_learner_streams,
+)
