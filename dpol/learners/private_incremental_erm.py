@@ -53,7 +53,13 @@ class PrivateIncrementalERM(OnlineLearner):
         ``fit``, ``calibrate``, ``epsilon`` (accepting ``target=``) and ``n_steps`` (and
         ``has_paper`` / ``paper_sigma`` for a published per-call calibration).
     solver_options : dict, optional
-        Keywords for the named solver (``steps``, ``iterations``, ``noise``, ...).
+        Keywords for the named solver (``steps``, ``iterations``, Frank-Wolfe's ``noise``,
+        ...).
+    noise : {"gaussian", "secure"}
+        ``"secure"`` (``solver="sgd"``, tight calibration): every noisy gradient of the
+        solver is released on a grid with exact discrete Gaussian noise on OS randomness
+        (:class:`PrivateProjectedSGD`); not reproducible from ``seed``. A solver object
+        must then have ``noise == "secure"`` itself.
 
     Privacy
     -------
@@ -73,7 +79,14 @@ class PrivateIncrementalERM(OnlineLearner):
     ``calibration="tight"`` (default): one noise scale for all calls, calibrated so that
     the composition of every step of every call is (eps, delta) as certified by the
     solver's accountant (exact Gaussian DP for ``"sgd"``, RDP of the subsampled Gaussian
-    for ``"bst"``, zCDP for Frank-Wolfe); much less noise than the split.
+    for ``"bst"``, zCDP for Frank-Wolfe); much less noise than the split. Secure noise:
+    every step of every call is a discrete Gaussian mechanism whose sensitivity includes
+    the rounding of the gradient to the grid, and their zCDP parameters add up (RDP
+    composes additively), certified by dp-accounting's RDP accountant at (eps, delta)
+    (:class:`PrivateProjectedSGD`, Privacy). ``"bst"`` and ``"frank-wolfe"`` refuse it:
+    the sampled Gaussian's amplification that dp-accounting computes holds for the
+    continuous law only, and report-noisy-min releases an argmin (no real value whose
+    low-order bits could leak) under Gumbel or Laplace noise, not Gaussian noise.
 
     Examples
     --------
@@ -91,7 +104,8 @@ class PrivateIncrementalERM(OnlineLearner):
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
                  epsilon: float, delta: float = 1e-6, tau: int | None = None,
                  solver: object = "sgd", solver_options: dict | None = None,
-                 calibration: str = "tight", seed: object = None) -> None:
+                 calibration: str = "tight", noise: str = "gaussian",
+                 seed: object = None) -> None:
         data, _ = split_loss(loss, need_alpha=False)
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
                          calibration=calibration, x_bound=data.x_bound,
@@ -100,6 +114,10 @@ class PrivateIncrementalERM(OnlineLearner):
             raise fail("domain", f"be a convex set of dim {dim} with a projection", domain)
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0", self.delta)
+        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
+        if self.noise == "secure" and self.calibration == "paper":
+            raise fail("calibration", "be 'tight' with noise='secure' (the published "
+                       "calibrations are for continuous noise)", calibration)
         self.loss, self.domain = loss, domain
         self.tau = default_tau(self.horizon, dim, self.epsilon) if tau is None else \
             check_int("tau", tau, low=1)
@@ -117,13 +135,22 @@ class PrivateIncrementalERM(OnlineLearner):
     def _make_solver(self, solver: object, options: dict) -> object:
         if isinstance(solver, str):
             name = check_choice("solver", solver, ("sgd", "bst", "frank-wolfe"))
+            if self.noise == "secure" and name != "sgd":
+                raise fail("noise", f"be 'gaussian' with solver={name!r} (secure noise: "
+                           "solver='sgd'; see Privacy)", self.noise)
             if name == "frank-wolfe":
                 return PrivateFrankWolfe(self.loss, self.domain, **options)
-            return PrivateProjectedSGD(self.loss, self.domain,
+            if "noise" in options:
+                raise fail("solver_options", "not hold 'noise' for this solver (use the "
+                           "noise keyword)", options["noise"])
+            return PrivateProjectedSGD(self.loss, self.domain, noise=self.noise,
                                        sampling="one" if name == "bst" else "full", **options)
         if not all(hasattr(solver, a) for a in ("fit", "calibrate", "epsilon", "n_steps")):
             raise fail("solver", "be 'sgd', 'bst', 'frank-wolfe' or an object with fit, "
                        "calibrate, epsilon and n_steps", solver)
+        if self.noise == "secure" and getattr(solver, "noise", None) != "secure":
+            raise fail("solver", "have noise='secure' when the learner's noise is 'secure'",
+                       solver)
         return solver
 
     def split(self) -> tuple[float, float]:

@@ -17,11 +17,17 @@ from dpol._validation import (
     fail,
     spawn_seeds,
 )
-from dpol.accounting.calibration import gaussian_epsilon, mu_star
+from dpol.accounting.calibration import (
+    gaussian_epsilon,
+    mu_star,
+    zcdp_epsilon,
+    zcdp_gaussian_noise_multiplier,
+)
 from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.errors import HorizonExceededError, PaperCalibrationWarning
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._kernels import FeatureMap, Kernel
+from dpol.noise.discrete import grid_release, grid_spacing
 
 __all__ = ["MODES", "PrivateKernelRegression"]
 
@@ -70,6 +76,9 @@ class PrivateKernelRegression(OnlineLearner):
     x_bound, y_bound : float
         R and M: ||x|| <= R, |y| <= M (larger values are clipped and counted). kappa
         = sup sqrt(K(x, x)) over the ball: 1 (Gaussian) or (R^2 + coef0)^(degree/2).
+    noise : {"gaussian", "secure"}
+        ``"secure"`` (``random_features`` and ``query_points``): exact discrete Gaussian
+        noise on OS randomness on a grid (see Privacy); not reproducible from ``seed``.
 
     Privacy
     -------
@@ -90,6 +99,17 @@ class PrivateKernelRegression(OnlineLearner):
     mu^2 = sum_t (sens_t / s_t)^2, and s_t = sens_t sqrt(T) / mu*(epsilon, delta) makes
     mu = mu*(epsilon, delta) exactly: (epsilon, delta)-DP for the **whole transcript**
     (spec 4.4, 5.A/5.C), certified by dp-accounting.
+
+    Secure noise (``noise="secure"``): release t is round_t(v_t) + g_t Y with v_t the
+    clean vector (w_t or f_t(U), n outputs), round_t the nearest point of g_t Z^n, g_t the
+    largest power of two <= min(z sens_t, sens_t / sqrt(n)) / 2^10 and Y ~ N_Z(0,
+    (s_t/g_t)^2 I) exact on OS randomness (CKS 2020, Alg. 3). Rounding both neighbours
+    moves them by g_t sqrt(n) at most, so release t has sensitivity sens_t + g_t sqrt(n)
+    on the lattice g_t Z^n and is ((sens_t + g_t sqrt(n))^2 / (2 s_t^2))-zCDP (CKS
+    Theorem 14); zCDP adds up over the T releases (adaptively too), so s_t = z (sens_t +
+    g_t sqrt(n)) with z = sqrt(T) z_1 gives rho = 1/(2 z_1^2), z_1 the smallest
+    multiplier whose zCDP dp-accounting's RDP accountant certifies (epsilon, delta)
+    (``dp_event`` is that ``ZCDpEvent``; 4-11% more std than the analytic Gaussian).
 
     Errata decided here (NW spec section 4, review item 8):
 
@@ -124,11 +144,16 @@ class PrivateKernelRegression(OnlineLearner):
                  theta: float = 0.8, t0: float | None = None, n_features: int | None = None,
                  feature_seed: int = 0, query_points: object = None, x_bound: float = 1.0,
                  y_bound: float = 1.0, neighbouring: str = "replace_one",
-                 calibration: str = "tight", seed: object = None) -> None:
+                 calibration: str = "tight", noise: str = "gaussian",
+                 seed: object = None) -> None:
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
                          neighbouring=neighbouring, calibration=calibration,
                          x_bound=x_bound, y_bound=y_bound, seed=seed)
         self.mode = check_choice("mode", mode, MODES)
+        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
+        if self.noise == "secure" and self.mode == "published_scalar":
+            raise fail("noise", "be 'gaussian' with mode='published_scalar' (one Laplace "
+                       "draw, not private anyway: erratum 4.1)", noise)
         if self.neighbouring != "replace_one":
             raise fail("neighbouring", "be 'replace_one' (a kernel step has no null element)",
                        neighbouring)
@@ -159,6 +184,7 @@ class PrivateKernelRegression(OnlineLearner):
             raise fail("delta", "be > 0 (Gaussian noise over the whole transcript)", delta)
         self._rng = np.random.default_rng(spawn_seeds(seed, 1)[0])
         self._sens = self._sensitivities()
+        self._grids = np.zeros(self.horizon)  # g_t of secure noise (0: float noise)
         self._scales, self._privacy = self._calibrate()
         self._released = np.zeros(self.n_outputs)  # f_0 = 0: data-independent, no noise
         self._offset = 0.0  # b_t of published_scalar
@@ -202,10 +228,28 @@ class PrivateKernelRegression(OnlineLearner):
                           "noise-free, so it is not differentially private (epsilon = inf, "
                           f"erratum 4.1){slip}", PaperCalibrationWarning, stacklevel=3)
             return self._sens / self.epsilon, PrivacyGuarantee(math.inf, 0.0)
+        if self.noise == "secure":
+            return self._secure_calibrate()
         stds = self._sens * math.sqrt(self.horizon) / mu_star(self.epsilon, self.delta)
         mu = math.sqrt(float(np.sum((self._sens / stds) ** 2)))
         eps = gaussian_epsilon(1.0 / mu, self.delta)
         return stds, PrivacyGuarantee(min(eps, self.epsilon), self.delta)
+
+    def _secure_calibrate(self) -> tuple[np.ndarray, PrivacyGuarantee]:
+        """s_t and the grids g_t of secure noise (class Privacy)."""
+        z = zcdp_gaussian_noise_multiplier(self.epsilon, self.delta) * math.sqrt(self.horizon)
+        root_n = math.sqrt(self.n_outputs)
+        self._grids = np.array([grid_spacing(v) for v in
+                                np.minimum(z * self._sens, self._sens / root_n)])
+        stds = z * (self._sens + self._grids * root_n)
+        real = zcdp_epsilon(self._rho(stds), self.delta)
+        return stds, PrivacyGuarantee(self.epsilon if real <= self.epsilon else real,
+                                      self.delta)
+
+    def _rho(self, stds: np.ndarray) -> float:
+        """zCDP of the secure transcript: sum_t (sens_t + g_t sqrt(n))^2 / (2 s_t^2)."""
+        inflated = self._sens + self._grids * math.sqrt(self.n_outputs)
+        return float(np.sum((inflated / stds) ** 2)) / 2.0
 
     @property
     def privacy(self) -> PrivacyGuarantee:
@@ -229,6 +273,8 @@ class PrivateKernelRegression(OnlineLearner):
         """The transcript as a dp-accounting event (sensitivity one, see calibration)."""
         if not self._privacy.is_private:
             return dp_accounting.NonPrivateDpEvent()
+        if self.noise == "secure":
+            return dp_accounting.ZCDpEvent(self._rho(self._scales))
         z = float(self._scales[0] / self._sens[0])  # sqrt(T) / mu*, the same at every t
         return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z),
                                                  self.horizon)
@@ -310,6 +356,10 @@ class PrivateKernelRegression(OnlineLearner):
         if self.is_private and self.mode == "published_scalar":
             offsets = self._rng.laplace(0.0, 1.0, size=n) * scales
             released = clean + offsets[:, None]
+        elif self.is_private and self.noise == "secure":
+            grids = self._grids[start:start + n]
+            released = np.stack([grid_release(clean[i], scales[i], grids[i])
+                                 for i in range(n)])
         elif self.is_private:
             released = clean + self._rng.standard_normal((n, self.n_outputs)) * scales[:, None]
         else:

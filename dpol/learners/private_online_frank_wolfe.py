@@ -42,6 +42,20 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
     horizon only (WDP erratum 8.7: never from the realised noise), so every iterate is
     post-processing of the counter's releases (WDP Theorem 5).
 
+    ``noise="secure"`` (window or binary tree): privacy as the counter's secure noise.
+    The Gaussian bound E also holds for the discrete Gaussian, so it is kept, plus the
+    rounding: (i) N_Z(0, s^2) is s-subgaussian, E e^(lam X) <= e^(lam^2 s^2 / 2) (CKS
+    2020; e^(lam x - x^2/(2 s^2)) = e^(lam^2 s^2/2) e^(-(x - lam s^2)^2/(2 s^2)) and the
+    shifted lattice sum is largest unshifted, by Poisson summation as for their Theorem
+    14); a release's noise sums node noises with integer weights, so each coordinate is
+    sqrt(v_t)-subgaussian, v_t = ``variance(t)``. (ii) For X_i independent and
+    s-subgaussian, E e^(lam X_i^2) = E_G E e^(sqrt(2 lam) G X_i) <= (1 - 2 lam s^2)^(-1/2)
+    (G ~ N(0, 1)): ||e_t||^2 / v_t is dominated in moment generating function by
+    chi^2_d, whose Chernoff bound (Laurent & Massart 2000) gives P(||e_t|| >= sqrt(v_t)
+    (sqrt(d) + sqrt(2x))) <= e^-x, the Gaussian figure; x = ln(T/beta) and a union bound
+    over t, as for float noise. (iii) The counter rounds each gradient to its grid g, so
+    the sum of t rounded gradients is off by at most t g sqrt(d)/2: E adds T g sqrt(d)/2.
+
     Examples
     --------
     >>> from dpol.losses import Regularized, SquaredLoss
@@ -89,11 +103,13 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
         if c.noise_scale == 0.0:
             return 0.0
         beta, horizon, d = self.failure_prob, self.horizon, self.dim
-        if c.noise == "gaussian":
+        if c.noise in ("gaussian", "secure"):
             # e_t ~ N(0, v_t I): ||e_t|| <= sqrt(v_t) (sqrt(d) + sqrt(2 ln(T/beta))) for all
-            # t with prob. 1 - beta (Lipschitz concentration + union bound; erratum 8.5)
+            # t with prob. 1 - beta (Lipschitz concentration + union bound; erratum 8.5);
+            # secure: the same for subgaussian noise, plus the grid rounding (Privacy)
+            rounding = 0.0 if c.grid is None else horizon * c.grid * math.sqrt(d) / 2.0
             return math.sqrt(c.max_variance()) * (math.sqrt(d) + math.sqrt(
-                2.0 * math.log(horizon / beta)))
+                2.0 * math.log(horizon / beta))) + rounding
         if c.noise == "gamma":
             # e_t sums at most m node vectors with ||n|| ~ Gamma(d, theta)
             m = c.levels

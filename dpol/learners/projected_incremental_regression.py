@@ -67,7 +67,7 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
     Parameters
     ----------
     dim, domain, horizon, epsilon, delta, counter, counter_options, max_iter, beta,
-    x_bound, y_bound, neighbouring, calibration, seed
+    x_bound, y_bound, neighbouring, calibration, noise, seed
         See :class:`PrivateIncrementalRegression`. ``domain``: L1Ball, Simplex, L2Ball or
         ConvexHull (their sup over Phi C is exact: max column norm, operator norm, vertices).
     projection_dim : int, optional
@@ -102,7 +102,8 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
     two trees are calibrated jointly (tight) or by KNJ's TreeMech sigma (paper, erratum A2).
     Phi is data-independent and may be published; the projection onto Phi C, NoisyProjGrad
     and the lifting read only released sums and public objects: post-processing. The
-    noise now grows with sqrt(m) instead of sqrt(d).
+    noise now grows with sqrt(m) instead of sqrt(d). ``noise="secure"``: as there, with
+    the grid rounding of the m-dimensional parts in the joint zCDP calibration.
 
     Examples
     --------
