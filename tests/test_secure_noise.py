@@ -265,10 +265,13 @@ def test_epsilon_inf_is_still_the_exact_cumulative_sum():
         assert np.array_equal(c.run(V), np.cumsum(V, axis=0))
 
 
-def test_counters_with_non_integer_noise_weights_refuse_secure_noise():
+def test_counters_with_non_integer_noise_weights_take_secure_noise_and_refusals():
+    # real weights: secure releases post-process exact grid values (test_secure_matrix_counters)
     for cls in (HonakerTreeCounter, ToeplitzCounter, BltCounter):
-        with pytest.raises(InvalidInputError, match="non-integers"):
-            cls(8, epsilon=1.0, delta=1e-5, noise="secure")
+        assert cls(8, epsilon=1.0, delta=1e-5, noise="secure").grid is not None
+    for cls in (ToeplitzCounter, BltCounter):  # l1 column norms grow like sqrt(T)
+        with pytest.raises(InvalidInputError, match="'gaussian' or 'secure'"):
+            cls(8, epsilon=1.0, noise="secure_laplace")
     with pytest.raises(InvalidInputError, match="calibration must be 'tight'"):
         BinaryTreeCounter(8, epsilon=1.0, delta=1e-5, noise="secure", calibration="paper")
     with pytest.raises(InvalidInputError, match="delta must be > 0"):
@@ -462,6 +465,7 @@ def test_offline_learner_and_refusals_of_learners():
     with pytest.raises(InvalidInputError, match="noise must be one of"):
         OutputPerturbation(3, lam=1.0, horizon=10, epsilon=1.0, delta=1e-5,
                            step=lambda w, t, x, y: w, noise="secure_laplace")
-    with pytest.raises(InvalidInputError, match="non-integers"):  # FTAL through its counter
-        PrivateFTAL(3, loss=Regularized(LogisticLoss(), 0.5), domain=L2Ball(3, 1.0),
-                    horizon=16, epsilon=1.0, delta=1e-5, noise="secure", counter="honaker")
+    # FTAL through its counter: Honaker now takes secure noise (test_secure_matrix_counters)
+    ftal = PrivateFTAL(3, loss=Regularized(LogisticLoss(), 0.5), domain=L2Ball(3, 1.0),
+                       horizon=16, epsilon=1.0, delta=1e-5, noise="secure", counter="honaker")
+    assert ftal._counter.grid is not None

@@ -76,12 +76,15 @@ class Counter(ABC):
     supports (infinite privacy loss, Mironov 2012), so every clipped element is rounded
     to the nearest point of g Z^d first; the noise-free nodes are then exact grid sums
     and, in counters whose releases add node noises with integer weights
-    (``_secure_exact``: the binary and window trees), every release is an exact grid
-    value (float64 sums of multiples of g are exact below 2^53 g, checked at
-    construction with a 2^20 s margin for the noise). Rounding moves an element by at
-    most g sqrt(d)/2 in l2, so the node sensitivity becomes Delta' = Delta + g sqrt(d)
-    under replace-one (both elements rounded) and Delta + g sqrt(d)/2 under add/remove
-    (zero is on the grid); the grid choice keeps this within a factor 1 + 2^-10. The l1
+    (the binary and window trees), every release is an exact grid value (float64 sums
+    of multiples of g are exact below 2^53 g, checked at construction with a 2^20 s
+    margin for the noise). Counters with real weights (Honaker, Toeplitz, BLT) compute
+    each release from exact grid noisy values only (``counters._secure_release``;
+    their Privacy sections). Subclasses declare soundness by ``_secure_exact``.
+    Rounding moves an element by at most g sqrt(d)/2 in l2, so the node sensitivity
+    becomes Delta' = Delta + g sqrt(d) under replace-one (both elements rounded) and
+    Delta + g sqrt(d)/2 under add/remove (zero is on the grid); the grid choice keeps
+    this within a factor 1 + 2^-10. The l1
     sensitivity of the Laplace twin is sqrt(d) Delta', as for float noise. Calibration:
     the discrete Gaussian of std s on a lattice the sensitivity respects is
     (Delta'^2 m / (2 s^2))-zCDP over the m nodes one element touches (CKS Theorem 14,
@@ -98,8 +101,9 @@ class Counter(ABC):
     #: noise kinds for which ``calibration="paper"`` has a published formula
     _paper_noises: tuple[str, ...] = ()
 
-    #: whether every release is S_t plus an integer combination of node noises: then, with
-    #: elements rounded to the grid, releases are exact grid values and secure noise is sound
+    #: whether secure noise is sound: releases are S_t plus integer combinations of node
+    #: noises (exact grid values with grid-rounded elements: the binary and window trees),
+    #: or post-processing of exact grid values only (Honaker, Toeplitz, BLT in secure mode)
     _secure_exact: bool = False
 
     def __init__(
@@ -127,8 +131,7 @@ class Counter(ABC):
         if self.noise in SECURE_NOISE_KINDS and not self._secure_exact:
             raise fail("noise", f"not be {self.noise!r} for {type(self).__name__}: its "
                        "releases weigh node noises by non-integers, so they are no exact "
-                       "grid values and floating point could leak the data (secure noise: "
-                       "BinaryTreeCounter, WindowTreeCounter)", self.noise)
+                       "grid values and floating point could leak the data", self.noise)
         self.seed = seed
         self.element_sensitivity = element_sensitivity
         default = (2.0 if self.neighbouring == "replace_one" else 1.0) * self.bound

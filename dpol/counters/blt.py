@@ -25,6 +25,7 @@ from scipy.signal import fftconvolve, lfilter
 
 from dpol._validation import _as_float_array, check_int, fail
 from dpol.counters._base import Counter
+from dpol.counters._secure_release import SecureReleaseMixin, setup_encoder_grid
 
 __all__ = ["BltCounter", "blt_loss", "optimal_blt_parameters"]
 
@@ -175,7 +176,7 @@ def _inverse_coefficients(thetas: np.ndarray, omegas: np.ndarray, n: int) -> np.
     return np.concatenate([[1.0], (rows @ cols).ravel()[: n - 1]])
 
 
-class BltCounter(Counter):
+class BltCounter(SecureReleaseMixin, Counter):
     """Private prefix sums by a buffered linear Toeplitz factorization A = B C.
 
     The encoder is C x (C = G^{-1}, lower-triangular Toeplitz); the release is
@@ -196,7 +197,8 @@ class BltCounter(Counter):
     ----------
     horizon, dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, seed,
     element_sensitivity
-        See :class:`dpol.counters.Counter`. Only Gaussian noise.
+        See :class:`dpol.counters.Counter`. Gaussian noise: ``"gaussian"`` or its exact
+        discrete twin ``"secure"``.
     buffers : int, optional
         Number b of buffers to optimize for ``horizon`` (default 5; see
         :func:`optimal_blt_parameters`). Leave unset when giving ``thetas``.
@@ -223,6 +225,21 @@ class BltCounter(Counter):
     z = 1/mu*(epsilon, delta) from dp-accounting (the base class). No paper of ours
     publishes this counter, so ``calibration="paper"`` is refused.
 
+    Secure noise (``noise="secure"``): C x is real, so C x + z on a grid would give
+    neighbours disjoint supports. The noisy encoder is w_t = round_g(E_t) + z_t instead,
+    E_t = sum_k c_k x_{t-k} computed in float64 from the grid-rounded elements (a direct
+    dot product over the kept history: O(t d) time and O(T d) memory in this mode), z_t
+    discrete Gaussian on g Z^d: an exact grid value. The release is cumsum(G w), streamed
+    by the buffers from the noisy encoder alone (post-processing). Sensitivity of
+    round_g(E): (Delta + half g sqrt(d)) ||C e_1|| + sqrt(T d) (g + 2 e) (every coordinate
+    may round differently, e the float error bound of one coordinate; derivation in
+    :func:`~dpol.counters._secure_release.setup_encoder_grid`), within (1 + 2^-10) of the
+    float sensitivity by the choice of the (much finer) grid. Calibration: zCDP of the
+    discrete Gaussian (CKS 2020 Theorem 14) through the base class's RDP route; under
+    adaptive inputs the per-step shifts, conditioned on the past releases, have squared
+    norms summing to at most that sensitivity squared, so Renyi composition (Feldman and
+    Zrnic 2021, Theorem 3.1) gives the same zCDP. ``run`` is the ``add`` loop here.
+
     Examples
     --------
     >>> c = BltCounter(2**10, epsilon=1.0, delta=1e-5, seed=0)
@@ -234,6 +251,8 @@ class BltCounter(Counter):
 
     _continues_vectorized = True
     _bit_identical_run = False
+    _secure_exact = True  # secure mode rounds the encoder itself (Privacy)
+    _extra_sensitivity = 0.0  # secure: the encoder rounding's sqrt(T d) (g + 2 e)
 
     def __init__(self, horizon: int, dim: int = 1, *, buffers: int | None = None,
                  thetas: object = None, omegas: object = None, **kwargs) -> None:
@@ -250,9 +269,9 @@ class BltCounter(Counter):
         super().__init__(horizon, dim, **kwargs)
 
     def _setup_structure(self) -> None:
-        if self.noise != "gaussian":
-            raise fail("noise", "be 'gaussian' for a matrix-factorization counter (its l1 "
-                       "column norm grows like sqrt(T))", self.noise)
+        if self.noise not in ("gaussian", "secure"):
+            raise fail("noise", "be 'gaussian' or 'secure' for a matrix-factorization "
+                       "counter (its l1 column norm grows like sqrt(T))", self.noise)
         if self._given is None:
             b = DEFAULT_BUFFERS if self.buffers is None else self.buffers
             self._given = _check_parameters(*_optimized(self.horizon, b))
@@ -265,6 +284,14 @@ class BltCounter(Counter):
         self._c = _inverse_coefficients(self.thetas_, self.omegas_, self.horizon)
         self._norm_sq = float(np.sum(self._c**2))
 
+    def _setup_grid(self) -> None:
+        setup_encoder_grid(self, float(np.sum(np.abs(self._c))))
+
+    @property
+    def sensitivity(self) -> float:
+        """l2 sensitivity of the (secure: grid-rounded) encoder (see Privacy)."""
+        return super().sensitivity + self._extra_sensitivity
+
     @property
     def _levels(self) -> int:
         return self.horizon  # the first element enters every encoder value
@@ -276,15 +303,25 @@ class BltCounter(Counter):
     def _reset_structure(self) -> None:
         self._u = np.zeros((self.thetas_.size, self.dim))
         self._n = np.zeros(self.dim)
+        secure = self.grid is not None  # secure only: the grid-rounded elements, S_{t-1}
+        self._x = np.zeros((0, self.dim)) if secure else None
+        self._last_sum = np.zeros(self.dim) if secure else None
 
     def _node_counts(self, t: np.ndarray) -> np.ndarray:
         return self._cum_sq[t - 1]
 
     def _step_noise(self) -> np.ndarray:
         z = self._source.draw(1)[0]
+        if self.grid is not None:  # z becomes the noisy encoder w_t = round_g(E_t) + z_t
+            # x_t = S_t - S_{t-1}: exact, both are grid sums below 2^52 g
+            self._x = np.vstack([self._x, self._sum - self._last_sum])
+            self._last_sum = self._sum.copy()
+            encoder = self._c[: self.t][::-1] @ self._x
+            z = np.rint(encoder / self.grid) * self.grid + z  # exact grid values
         y = z + (self.omegas_[:, None] * self._u).sum(axis=0)
         self._u = self.thetas_[:, None] * self._u + z
         self._n = self._n + y
+        self._release = self._n  # secure: cumsum(G w), from the noisy encoder alone
         return self._n
 
     def _fresh_run_noise(self, n: int) -> np.ndarray:
@@ -307,11 +344,14 @@ class BltCounter(Counter):
         return fftconvolve(values, self._c[: len(values), None], axes=0)[: len(values)]
 
     def _state_arrays(self) -> dict:
-        return {"u": self._u, "n": self._n}
+        return {"u": self._u, "n": self._n, "x": self._x, "last_sum": self._last_sum}
 
     def _set_state_arrays(self, state: dict) -> None:
         self._u = np.array(state["u"], dtype=np.float64).reshape(self.thetas_.size, self.dim)
         self._n = np.array(state["n"], dtype=np.float64).reshape(self.dim)
+        if self.grid is not None:
+            self._x = np.array(state["x"], dtype=np.float64).reshape(-1, self.dim)
+            self._last_sum = np.array(state["last_sum"], dtype=np.float64).reshape(self.dim)
 
     def _params(self) -> dict:
         # the parameters in use, not re-optimized: a checkpoint continues identically

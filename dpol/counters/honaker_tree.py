@@ -6,6 +6,7 @@ import numpy as np
 
 from dpol.counters._base import Counter
 from dpol.counters._bits import set_bits_high_to_low, trailing_zeros
+from dpol.counters._secure_release import SecureReleaseMixin
 from dpol.counters.binary_tree import prefix_noise
 
 __all__ = ["HonakerTreeCounter", "honaker_level_variances"]
@@ -30,7 +31,7 @@ def honaker_level_variances(depth: int) -> np.ndarray:
     return v
 
 
-class HonakerTreeCounter(Counter):
+class HonakerTreeCounter(SecureReleaseMixin, Counter):
     """Binary tree counter whose node values are re-estimated online (Honaker 2015).
 
     Every node of the complete tree is noised when it closes, right children included.
@@ -55,6 +56,19 @@ class HonakerTreeCounter(Counter):
     applies. The re-estimation is post-processing of the noisy nodes. No paper of ours
     publishes a calibration for it, so ``calibration="paper"`` is refused.
 
+    Secure noise (``noise="secure"`` or ``"secure_laplace"``, see :class:`Counter`):
+    elements are rounded to the grid g Z^d, so every node value is an exact grid sum
+    S_t - S_{t - 2^k} and the noisy node (value + discrete noise on g Z) is an exact grid
+    value in float64 (magnitudes below 2^52 g, checked at construction). The state then
+    holds the estimates of the noisy node *values*, and the release at t is the Honaker
+    estimate computed from those noisy values only, never S_t + weighted noise: with
+    real weights, S_t + sum w_i n_i differs from sum w_i (node_i + n_i) by float
+    rounding that depends on the data beyond the noisy nodes. Privacy is therefore
+    exactly that of the noisy nodes: the binary tree's sensitivity with the rounding
+    inflation, Delta' sqrt(m), Delta' = Delta + g sqrt(d) (replace-one) or Delta +
+    g sqrt(d)/2 (add/remove), calibrated by zCDP as in :class:`Counter` (CKS 2020
+    Theorem 14). ``run`` is then the ``add`` loop (the exact sampler dominates).
+
     Examples
     --------
     >>> c = HonakerTreeCounter(8, noise_multiplier=1.0, seed=0)
@@ -62,6 +76,8 @@ class HonakerTreeCounter(Counter):
     >>> [round(float(x), 4) for x in v]  # 4/7 and 8/15
     [0.5714, 0.5333]
     """
+
+    _secure_exact = True  # secure mode: releases post-process the noisy nodes (Privacy)
 
     def _setup_structure(self) -> None:
         self._depth = self.horizon.bit_length()
@@ -75,7 +91,10 @@ class HonakerTreeCounter(Counter):
         return self._depth
 
     def _reset_structure(self) -> None:
+        # float noise: estimates of the node noises; secure noise: of the noisy node values
         self._estimate = np.zeros((self._depth, self.dim))
+        # secure only: S at the last multiple of 2^k (the start of the next level-k node)
+        self._mark = None if self.grid is None else np.zeros((self._depth, self.dim))
 
     def _node_counts(self, t: np.ndarray) -> np.ndarray:
         flat = np.atleast_1d(t)
@@ -88,6 +107,9 @@ class HonakerTreeCounter(Counter):
         t = self.t
         top = int(trailing_zeros(t))
         rows = self._source.draw(top + 1)
+        if self.grid is not None:  # noisy node (t - 2^k, t] = (S_t - S_{t - 2^k}) + noise
+            rows += self._sum - self._mark[: top + 1]  # exact: grid values below 2^52 g
+            self._mark[: top + 1] = self._sum
         right = rows[0]
         for k in range(1, top + 1):
             left = self._estimate[k - 1].copy()  # a view would be overwritten next line
@@ -97,6 +119,7 @@ class HonakerTreeCounter(Counter):
         acc = np.zeros(self.dim)
         for j in set_bits_high_to_low(t):
             acc = acc + self._estimate[j]
+        self._release = acc  # secure: the release itself (SecureReleaseMixin.add)
         return acc
 
     def _fresh_run_noise(self, n: int) -> np.ndarray:
@@ -132,7 +155,9 @@ class HonakerTreeCounter(Counter):
         return np.vstack(blocks)
 
     def _state_arrays(self) -> dict:
-        return {"estimate": self._estimate}
+        return {"estimate": self._estimate, "mark": self._mark}
 
     def _set_state_arrays(self, state: dict) -> None:
         self._estimate = np.array(state["estimate"], dtype=np.float64)
+        if self.grid is not None:
+            self._mark = np.array(state["mark"], dtype=np.float64)

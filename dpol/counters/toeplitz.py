@@ -7,6 +7,7 @@ from scipy.signal import fftconvolve
 
 from dpol._validation import fail
 from dpol.counters._base import Counter
+from dpol.counters._secure_release import SecureReleaseMixin, setup_encoder_grid
 
 __all__ = ["ToeplitzCounter", "sqrt_toeplitz_coefficients"]
 
@@ -26,7 +27,7 @@ def sqrt_toeplitz_coefficients(n: int) -> np.ndarray:
     return np.concatenate([[1.0], np.cumprod((2.0 * k - 1.0) / (2.0 * k))])[:n]
 
 
-class ToeplitzCounter(Counter):
+class ToeplitzCounter(SecureReleaseMixin, Counter):
     """Private prefix sums by the square-root factorization A = C C (Toeplitz C).
 
     The encoder is C x (C lower-triangular Toeplitz with coefficients f_k); the release is
@@ -45,7 +46,8 @@ class ToeplitzCounter(Counter):
     ----------
     horizon, dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, seed,
     element_sensitivity
-        See :class:`dpol.counters.Counter`. Only Gaussian noise.
+        See :class:`dpol.counters.Counter`. Gaussian noise: ``"gaussian"`` or its exact
+        discrete twin ``"secure"``.
 
     Privacy
     -------
@@ -56,6 +58,21 @@ class ToeplitzCounter(Counter):
     factorization keeps this guarantee (Denisov et al. 2022, Theorem 2.1). Tight: std
     z Delta ||C e_1|| with z = 1/mu*(epsilon, delta) from dp-accounting. No paper of ours
     publishes this counter, so ``calibration="paper"`` is refused.
+
+    Secure noise (``noise="secure"``): C x is real, so C x + z on a grid would give
+    neighbours disjoint supports. The noisy encoder is w_t = round_g(E_t) + z_t instead,
+    E_t = sum_k f_k x_{t-k} computed in float64 from the grid-rounded elements, z_t
+    discrete Gaussian on g Z^d: an exact grid value. The release is the post-processing
+    sum_k f_k w_{t-k} of the noisy encoder alone (C w = A x + C z up to rounding).
+    Sensitivity of round_g(E): (Delta + half g sqrt(d)) ||C e_1|| + sqrt(T d) (g + 2 e)
+    (every coordinate may round differently, e the float error bound of one coordinate;
+    derivation in :func:`~dpol.counters._secure_release.setup_encoder_grid`), within
+    (1 + 2^-10) of the float sensitivity by the choice of the (much finer) grid.
+    Calibration: zCDP of the discrete Gaussian (CKS 2020 Theorem 14) through the base
+    class's RDP route; under adaptive inputs the per-step shifts, conditioned on the past
+    releases, have squared norms summing to at most that sensitivity squared, so Renyi
+    composition (Feldman and Zrnic 2021, Theorem 3.1) gives the same zCDP. ``run`` is
+    the ``add`` loop in secure mode.
 
     Examples
     --------
@@ -68,13 +85,23 @@ class ToeplitzCounter(Counter):
 
     _continues_vectorized = True
     _bit_identical_run = False
+    _secure_exact = True  # secure mode rounds the encoder itself (Privacy)
+    _extra_sensitivity = 0.0  # secure: the encoder rounding's sqrt(T d) (g + 2 e)
 
     def _setup_structure(self) -> None:
-        if self.noise != "gaussian":
-            raise fail("noise", "be 'gaussian' for a matrix-factorization counter (its l1 "
-                       "column norm grows like sqrt(T))", self.noise)
+        if self.noise not in ("gaussian", "secure"):
+            raise fail("noise", "be 'gaussian' or 'secure' for a matrix-factorization "
+                       "counter (its l1 column norm grows like sqrt(T))", self.noise)
         self._f = sqrt_toeplitz_coefficients(self.horizon)
         self._cum_sq = np.cumsum(self._f**2)
+
+    def _setup_grid(self) -> None:
+        setup_encoder_grid(self, float(np.sum(self._f)))
+
+    @property
+    def sensitivity(self) -> float:
+        """l2 sensitivity of the (secure: grid-rounded) encoder (see Privacy)."""
+        return super().sensitivity + self._extra_sensitivity
 
     @property
     def _levels(self) -> int:
@@ -85,14 +112,26 @@ class ToeplitzCounter(Counter):
         return float(self._cum_sq[-1])
 
     def _reset_structure(self) -> None:
-        self._z = np.zeros((0, self.dim))
+        self._z = np.zeros((0, self.dim))  # float: the noise; secure: the noisy encoder w
+        secure = self.grid is not None  # secure only: the grid-rounded elements, S_{t-1}
+        self._x = np.zeros((0, self.dim)) if secure else None
+        self._last_sum = np.zeros(self.dim) if secure else None
 
     def _node_counts(self, t: np.ndarray) -> np.ndarray:
         return self._cum_sq[t - 1]
 
     def _step_noise(self) -> np.ndarray:
-        self._z = np.vstack([self._z, self._source.draw(1)])
-        return self._f[: self.t][::-1] @ self._z
+        if self.grid is None:
+            self._z = np.vstack([self._z, self._source.draw(1)])
+            return self._f[: self.t][::-1] @ self._z
+        # x_t = S_t - S_{t-1}: exact, both are grid sums below 2^52 g
+        self._x = np.vstack([self._x, self._sum - self._last_sum])
+        self._last_sum = self._sum.copy()
+        weights = self._f[: self.t][::-1]
+        encoder = np.rint((weights @ self._x) / self.grid) * self.grid  # round_g(E_t)
+        self._z = np.vstack([self._z, encoder + self._source.draw(1)])  # exact grid values
+        self._release = weights @ self._z  # post-processing of the noisy encoder only
+        return self._release
 
     def _fresh_run_noise(self, n: int) -> np.ndarray:
         start = self.t
@@ -106,7 +145,10 @@ class ToeplitzCounter(Counter):
         return fftconvolve(values, self._f[: len(values), None], axes=0)[: len(values)]
 
     def _state_arrays(self) -> dict:
-        return {"z": self._z}
+        return {"z": self._z, "x": self._x, "last_sum": self._last_sum}
 
     def _set_state_arrays(self, state: dict) -> None:
         self._z = np.array(state["z"], dtype=np.float64).reshape(-1, self.dim)
+        if self.grid is not None:
+            self._x = np.array(state["x"], dtype=np.float64).reshape(-1, self.dim)
+            self._last_sum = np.array(state["last_sum"], dtype=np.float64).reshape(self.dim)

@@ -97,10 +97,14 @@ def secure_joint_sensitivity(counters: tuple, element_sensitivity: float | None)
     joint = math.sqrt(sum(c.sensitivity**2 for c in counters))
     if element_sensitivity is not None:
         first = counters[0]
-        column = first.sensitivity / first.node_sensitivity
+        # matrix counters (Toeplitz, BLT) add the l2 bound of their encoder rounding,
+        # sqrt(T d_k) (g_k + 2 e_k), to the column term; stacked, those add in quadrature
+        extra = [getattr(c, "_extra_sensitivity", 0.0) for c in counters]
+        column = (first.sensitivity - extra[0]) / first.node_sensitivity
         half = 1.0 if first.neighbouring == "replace_one" else 0.5
         rounding = half * math.sqrt(sum(c.grid**2 * c.dim for c in counters))
-        joint = min(joint, (element_sensitivity + rounding) * column)
+        joint = min(joint, (element_sensitivity + rounding) * column
+                    + math.sqrt(sum(e * e for e in extra)))
     return joint
 
 
@@ -126,17 +130,18 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
 
     Privacy
     -------
-    ``noise="secure"`` (tight only; counters with ``_secure_exact``: the binary and
-    window trees): every counter rounds its part of the element to its grid and adds
-    exact discrete Gaussian noise (:class:`dpol.counters.Counter`). The joint sensitivity
-    then includes the rounding, s + h sqrt(sum_k g_k^2 d_k) for the stacked element
-    (:func:`joint_zcdp`), and the calibration goes through zCDP: with z the smallest
-    multiplier whose 1/(2 z^2)-zCDP dp-accounting's RDP accountant certifies
-    (epsilon, delta), every counter's std is raised until min_k sigma_k >= z times the
-    joint (inflated) sensitivity, i.e. rho <= 1/(2 z^2); the grids depend on the stds
-    (a few fixed-point rounds settle them). The guarantee reported is the RDP
-    accountant's epsilon of (xi, rho)-zCDP (never above ``epsilon``): 4-11% more std than
-    the analytic Gaussian of the float path.
+    ``noise="secure"`` (tight only; every counter, see :class:`dpol.counters.Counter`
+    and, for real weights, the counters' Privacy sections): every counter rounds its
+    part of the element to its grid and adds exact discrete Gaussian noise. The joint
+    sensitivity then includes the rounding, s + h sqrt(sum_k g_k^2 d_k) for the stacked
+    element, times the column norm, plus sqrt(sum_k r_k^2) for matrix counters whose
+    encoder rounding adds r_k (:func:`secure_joint_sensitivity`), and the calibration
+    goes through zCDP: with z the smallest multiplier whose 1/(2 z^2)-zCDP
+    dp-accounting's RDP accountant certifies (epsilon, delta), every counter's std is
+    raised until min_k sigma_k >= z times the joint (inflated) sensitivity, i.e. rho <=
+    1/(2 z^2); the grids depend on the stds (a few fixed-point rounds settle them). The
+    guarantee reported is the RDP accountant's epsilon of (xi, rho)-zCDP (never above
+    ``epsilon``): 4-11% more std than the analytic Gaussian of the float path.
     """
     noise = check_choice("noise", noise, JOINT_NOISES)
     if noise == "secure" and calibration != "tight":

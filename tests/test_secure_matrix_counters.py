@@ -1,0 +1,243 @@
+"""Secure noise for the counters with real weights: Honaker tree, Toeplitz, BLT.
+
+In secure mode their releases must be post-processing of exact grid values: the noisy
+nodes (Honaker) or the noisy grid-rounded encoder w = round_g(C x) + z (Toeplitz, BLT).
+The tests reconstruct those noisy values from recorded noise, check that they lie on the
+grid, that neighbours' noise-free values differ by grid multiples (shared support), and
+that a neighbouring stream fed the lattice-shifted noise that gives it the *same* noisy
+values releases bit for bit the same numbers: the releases depend on the noisy values
+only. Statistical tests replace the OS generator by a seeded ``random.Random``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpol.counters import BltCounter, HonakerTreeCounter, ToeplitzCounter
+from dpol.counters._bits import trailing_zeros
+from dpol.counters._secure_release import float_dot_error
+from dpol.errors import InvalidInputError, NonPrivateWarning
+
+ALPHA = 1e-4
+COUNTERS = [HonakerTreeCounter, ToeplitzCounter, BltCounter]
+
+
+@pytest.fixture
+def seeded_os_rng(monkeypatch):
+    """The samplers look the OS generator up at call time: swap in a seeded one."""
+    import dpol.noise.discrete as discrete
+
+    monkeypatch.setattr(discrete, "OS_RNG", random.Random(20261122))
+
+
+def make(cls, horizon=16, dim=3, **kwargs):
+    kwargs.setdefault("epsilon", 1.0)
+    kwargs.setdefault("delta", 1e-5)
+    return cls(horizon, dim, noise="secure", **kwargs)
+
+
+def coefficients(c) -> np.ndarray:
+    return c._f if isinstance(c, ToeplitzCounter) else c._c
+
+
+def clean_values(c, rounded: np.ndarray) -> list[np.ndarray]:
+    """Noise-free values noised at each step (one array per draw call), from rounded rows.
+
+    Honaker: step t noises the nodes (t - 2^k, t], k = 0..tz(t) (exact grid sums).
+    Toeplitz/BLT: round_g(sum_k c_k x_{t-k}) with the counter's float expression.
+    """
+    g = c.grid
+    sums = np.vstack([np.zeros((1, c.dim)), np.cumsum(rounded, axis=0)])
+    out = []
+    for t in range(1, len(rounded) + 1):
+        if isinstance(c, HonakerTreeCounter):
+            ks = range(int(trailing_zeros(t)) + 1)
+            out.append(np.stack([sums[t] - sums[t - 2**k] for k in ks]))
+        else:
+            enc = coefficients(c)[:t][::-1] @ rounded[:t]
+            out.append((np.rint(enc / g) * g)[None, :])
+    return out
+
+
+def run_recorded(c, values, forced=None):
+    """Run the add loop, recording (or forcing) every noise draw."""
+    draws = []
+    original = c._source.draw
+
+    def draw(n):
+        rows = original(n) if forced is None else forced[len(draws)]
+        draws.append(rows.copy())
+        return rows.copy()
+
+    c._source.draw = draw
+    out = np.stack([c.add(v) for v in values])
+    return out, draws
+
+
+@pytest.mark.usefixtures("seeded_os_rng")
+@pytest.mark.parametrize("cls", COUNTERS)
+def test_releases_are_functions_of_exact_grid_noisy_values_only(cls):
+    rng = np.random.default_rng(0)
+    V = rng.uniform(-0.5, 0.5, (16, 3))
+    W = V.copy()
+    W[0] = [0.4, -0.3, 0.1]  # a neighbour (replace-one) at the element every value holds
+    a, b = make(cls), make(cls)
+    g = a.grid
+    ra, noise_a = run_recorded(a, V)
+    clean_a = clean_values(a, np.rint(V / g) * g)
+    clean_b = clean_values(b, np.rint(W / g) * g)
+    noisy = [ca + z for ca, z in zip(clean_a, noise_a, strict=True)]
+    for arr in noisy + noise_a:
+        assert np.all(arr / g % 1 == 0)  # exact grid values
+    # neighbours' noise-free values differ by grid multiples (overlapping supports) ...
+    shift = [ca - cb for ca, cb in zip(clean_a, clean_b, strict=True)]
+    assert all(np.all(s / g % 1 == 0) for s in shift)
+    assert any(np.any(s != 0) for s in shift)
+    # ... so the other stream can reach the same noisy values; then it releases the same
+    rb, _ = run_recorded(b, W, forced=[w - cb for w, cb in zip(noisy, clean_b, strict=True)])
+    assert np.array_equal(ra, rb)
+    assert not np.array_equal(np.cumsum(V, axis=0), np.cumsum(W, axis=0))
+    if cls is ToeplitzCounter:  # the release, recomputed from the stored noisy encoder
+        w = a._z
+        assert np.array_equal(w, np.vstack(noisy))
+        for t in range(1, 17):
+            assert np.array_equal(ra[t - 1], a._f[:t][::-1] @ w[:t])
+    if cls is BltCounter:  # cumsum(G w) by the buffer recursion, from w alone
+        u, n = np.zeros((a.thetas_.size, 3)), np.zeros(3)
+        for t, w in enumerate(np.vstack(noisy)):
+            n = n + (w + (a.omegas_[:, None] * u).sum(axis=0))
+            u = a.thetas_[:, None] * u + w
+            assert np.array_equal(ra[t], n)
+
+
+@pytest.mark.parametrize("cls", [ToeplitzCounter, BltCounter])
+@pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
+def test_inflated_sensitivity_bounds_the_rounded_encoder_by_brute_force(cls, neighbouring):
+    horizon, dim = 4, 2
+    c = make(cls, horizon, dim, neighbouring=neighbouring)
+    ref = cls(horizon, dim, epsilon=1.0, delta=1e-5, neighbouring=neighbouring)
+    assert ref.sensitivity < c.sensitivity <= (1 + 2.0**-10) * ref.sensitivity
+    coef, g = coefficients(c), c.grid
+
+    def encoder(x, grid):
+        rounded = np.rint(x / g) * g  # elements on the counter's grid
+        enc = np.stack([coef[:t][::-1] @ rounded[:t] for t in range(1, horizon + 1)])
+        return np.rint(enc / grid) * grid
+
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for _ in range(400):
+        x = rng.uniform(-1, 1, (horizon, dim))
+        x /= np.maximum(1.0, np.linalg.norm(x, axis=1))[:, None]
+        y = x.copy()
+        i = int(rng.integers(horizon))
+        if neighbouring == "replace_one":
+            y[i] = -x[i] / np.linalg.norm(x[i])  # far away: antipodal on the sphere
+        else:
+            y[i] = 0.0
+        worst = max(worst, float(np.linalg.norm(encoder(x, g) - encoder(y, g))))
+    assert worst <= c.sensitivity
+    # the brute force comes close to the bound (first element, opposite unit vectors)
+    assert worst >= 0.9 * ref.sensitivity
+    # the rounding term is needed: on a coarse grid the rounded change exceeds ||C(x-x')||
+    # for some pairs, and never exceeds ||C(x-x')|| + grid sqrt(T d)
+    coarse, exceeded = 0.25, False
+    for _ in range(400):
+        x = rng.uniform(-0.5, 0.5, (horizon, dim))
+        y = x.copy()
+        y[horizon - 1] += rng.uniform(-0.1, 0.1, dim)
+        exact = float(np.linalg.norm(encoder(x, 1e-300) - encoder(y, 1e-300)))
+        moved = float(np.linalg.norm(encoder(x, coarse) - encoder(y, coarse)))
+        assert moved <= exact + coarse * math.sqrt(horizon * dim) + 1e-12
+        exceeded |= moved > exact
+    assert exceeded
+
+
+def test_float_error_term_is_a_valid_bound():
+    # a dot product of T terms against exact rational arithmetic
+    from fractions import Fraction
+
+    rng = np.random.default_rng(4)
+    a, b = rng.uniform(-1, 1, 2000), rng.uniform(-1, 1, 2000)
+    exact = sum(Fraction(x) * Fraction(y) for x, y in zip(a, b, strict=True))
+    assert abs(Fraction(float(a @ b)) - exact) <= float_dot_error(2000, float(np.abs(a * b).sum()))
+
+
+def two_sided_chi2(stat: float, dof: int) -> float:
+    return 2.0 * min(stats.chi2.cdf(stat, dof), stats.chi2.sf(stat, dof))
+
+
+@pytest.mark.usefixtures("seeded_os_rng")
+@pytest.mark.parametrize("cls", COUNTERS)
+def test_secure_variance_matches_the_analytic_variance(cls):
+    # zero input: round_g(C 0) = 0, so the release noise is exactly the weighted discrete
+    # Gaussian noise; its coordinates (the R = 1000 replicates) are i.i.d. with variance
+    # variance(t), and sums of discrete Gaussians of >= 2^10 grid units are normal to
+    # e^-(2 pi^2 2^20)-small terms: sum x^2 / v_t ~ chi^2_R exactly for this test. Each
+    # step is tested at ALPHA / T (Bonferroni); std x 1.5 and x 2/3 (variance x 2.25 and
+    # x 0.44) lie >= 12 standard deviations of chi^2_1000 away and must be rejected.
+    reps, horizon = 1000, 16
+    c = cls(horizon, reps, noise_multiplier=0.7, noise="secure", delta=1e-5)
+    out = c.run(np.zeros((horizon, reps)))
+    stat = np.sum(out**2, axis=1) / c.variance(np.arange(1, horizon + 1))
+    assert min(two_sided_chi2(s, reps) for s in stat) > ALPHA / horizon
+    for factor in (1.5, 2.0 / 3.0):
+        assert max(two_sided_chi2(s / factor**2, reps) for s in stat) < ALPHA
+
+
+@pytest.mark.parametrize("cls", COUNTERS)
+def test_epsilon_inf_is_the_exact_cumulative_sum(cls):
+    V = np.random.default_rng(2).uniform(-0.5, 0.5, (16, 2))
+    with pytest.warns(NonPrivateWarning):
+        c = cls(16, 2, epsilon=math.inf, noise="secure")
+    assert c.grid is None
+    assert np.array_equal(c.run(V), np.cumsum(V, axis=0))
+
+
+@pytest.mark.usefixtures("seeded_os_rng")
+@pytest.mark.parametrize("cls", COUNTERS)
+def test_secure_checkpoint_and_bad_input(cls):
+    V = np.random.default_rng(5).uniform(-0.5, 0.5, (8, 2))
+    c = make(cls, 8, 2)
+    first = c.run(V[:4])
+    state = c.get_state()
+    restored = type(c).from_state(state)
+    with pytest.raises(InvalidInputError):
+        restored.add([np.nan, 0.0])
+    assert restored.t == 4
+    rest = restored.run(V[4:])
+    assert first.shape == rest.shape == (4, 2)
+    if cls is not HonakerTreeCounter:  # the restored history continues the encoder
+        assert np.array_equal(restored._x, np.rint(V / c.grid) * c.grid)
+    if cls is ToeplitzCounter:  # the continued noisy encoder is still on the grid
+        assert np.all(restored._z / restored.grid % 1 == 0)
+
+
+@pytest.mark.parametrize("cls", [ToeplitzCounter, BltCounter])
+def test_matrix_counters_refuse_secure_laplace_and_too_little_noise(cls):
+    with pytest.raises(InvalidInputError, match="'gaussian' or 'secure'"):
+        cls(8, epsilon=1.0, noise="secure_laplace")
+    with pytest.raises(InvalidInputError, match="2\\^52 grid steps"):
+        cls(64, noise_multiplier=1e-14, delta=1e-5, noise="secure")
+
+
+def test_joint_sensitivity_of_secure_matrix_counters_counts_the_encoder_rounding():
+    # counters fed parts of one element (PQFTL, KNJ): the stacked rounded encoders move by
+    # at most (s + h sqrt(sum g_k^2 d_k)) ||C e_1|| + sqrt(sum_k r_k^2), r_k = each
+    # counter's own encoder-rounding term (the quadrature of the counters' own
+    # sensitivities, the other bound, is larger here)
+    from dpol.learners._joint_counters import secure_joint_sensitivity
+
+    counters = (make(ToeplitzCounter, 16, 4), make(ToeplitzCounter, 16, 2))
+    norm = math.sqrt(counters[0]._encoder_norm_sq)
+    rounding = math.sqrt(sum(c.grid**2 * c.dim for c in counters))
+    extra = math.sqrt(sum(c._extra_sensitivity**2 for c in counters))
+    got = secure_joint_sensitivity(counters, 1.0)
+    assert got == pytest.approx((1.0 + rounding) * norm + extra, rel=1e-12)
+    assert got > (1.0 + rounding) * norm
+    assert got < math.sqrt(sum(c.sensitivity**2 for c in counters))
