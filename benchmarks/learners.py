@@ -1,20 +1,25 @@
-"""Learner benchmark: steps per second of learn_one and of run, d in {10, 90}.
+"""Learner benchmark: learn_one microseconds per step (median) and run steps per second.
 
-Prints a table and writes JSON (default benchmarks/results/learners.json).
+Issue 8's online targets come first: ``learn_one`` of PrivateFTAL with a binary tree
+counter at d = 10 takes at most 30 us per step (median) and PrivateQuadraticFTL at d = 10
+at most 60 us. Then a table over learners at d in {10, 90}. Every learn_one step is timed
+on its own; the median is over ``steps`` steps and, for the targets, the median of
+``repeats`` such medians. Prints tables and writes JSON (default
+benchmarks/results/learners.json).
 
     python benchmarks/learners.py            # T = 20,000 for run, 2,000 learn_one steps
     python benchmarks/learners.py --quick
+
+Timings move with the machine's load: re-run on a quiet machine before quoting them.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import time
-from pathlib import Path
 
 import numpy as np
+from _timing import meta, per_call_us, verdict, write_json
 
 from dpol.learners import (
     PrivateFTAL,
@@ -27,9 +32,13 @@ from dpol.learners import (
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball, Simplex
 
+#: issue 8: (learner, d) -> largest median microseconds per learn_one step
+TARGETS_US = {("PrivateFTAL(tree)", 10): 30.0, ("PrivateQuadraticFTL", 10): 60.0}
+
 
 def learners(d: int, horizon: int) -> dict:
     logistic = Regularized(LogisticLoss(), 0.01)
+    ridge = Regularized(SquaredLoss(), 1.0)
     common = {"horizon": horizon, "epsilon": 1.0, "delta": 1e-5, "seed": 0}
     return {
         "PrivateIGD": (lambda: PrivateIGD(d, loss=logistic, domain=L2Ball(d, 5.0), **common),
@@ -39,13 +48,13 @@ def learners(d: int, horizon: int) -> dict:
         "PrivateQuadraticFTL": (lambda: PrivateQuadraticFTL(d, **common), "real"),
         "PrivateOfflineLearner": (lambda: PrivateOfflineLearner(
             d, loss=LogisticLoss(), x_star_norm=5.0, excess=0.1, **common), "sign"),
-        "PrivateFTAL": (lambda: PrivateFTAL(d, loss=Regularized(SquaredLoss(), 1.0),
-                                            domain=L2Ball(d), **common), "real"),
-        "PrivateFTAL(W=64)": (lambda: PrivateFTAL(d, loss=Regularized(SquaredLoss(), 1.0),
-                                                  domain=L2Ball(d), window=64, **common),
-                              "real"),
+        "PrivateFTAL": (lambda: PrivateFTAL(d, loss=ridge, domain=L2Ball(d), **common), "real"),
+        "PrivateFTAL(tree)": (lambda: PrivateFTAL(d, loss=ridge, domain=L2Ball(d),
+                                                  counter="tree", **common), "real"),
+        "PrivateFTAL(W=64)": (lambda: PrivateFTAL(d, loss=ridge, domain=L2Ball(d), window=64,
+                                                  **common), "real"),
         "PrivateOnlineFrankWolfe": (lambda: PrivateOnlineFrankWolfe(
-            d, loss=Regularized(SquaredLoss(), 1.0), domain=Simplex(d), **common), "real"),
+            d, loss=ridge, domain=Simplex(d), **common), "real"),
     }
 
 
@@ -57,19 +66,34 @@ def data(d: int, horizon: int, kind: str):
     return X, (np.sign(target - np.median(target)) if kind == "sign" else target)
 
 
+def learn_one_us(build, X, y, steps: int) -> np.ndarray:
+    """Microseconds of each of the first ``steps`` learn_one calls of a fresh learner."""
+    learner = build()
+    return per_call_us(lambda i: learner.learn_one(X[i], y[i]), steps)
+
+
 def bench(name, build, kind, d, horizon, steps):
     X, y = data(d, horizon, kind)
     learner = build()
     start = time.perf_counter()
     learner.run(X, y)
     run_s = time.perf_counter() - start
-    learner = build()
-    start = time.perf_counter()
-    for i in range(steps):
-        learner.learn_one(X[i], y[i])
-    one_s = time.perf_counter() - start
+    us = learn_one_us(build, X, y, steps)
     return {"learner": name, "d": d, "T_run": horizon, "run_steps_per_s": horizon / run_s,
-            "learn_one_steps_per_s": steps / one_s, "learn_one_us": one_s / steps * 1e6}
+            "learn_one_us_median": float(np.median(us)), "learn_one_us_mean": float(us.mean()),
+            "learn_one_steps_timed": steps}
+
+
+def targets(horizon: int, steps: int, repeats: int) -> list[dict]:
+    out = []
+    for (name, d), limit in TARGETS_US.items():
+        build, kind = learners(d, horizon)[name]
+        X, y = data(d, horizon, kind)
+        medians = [float(np.median(learn_one_us(build, X, y, steps))) for _ in range(repeats)]
+        out.append({"learner": name, "d": d, "target_us": limit, "repeats": repeats,
+                    "median_us": float(np.median(medians)), "medians_us": medians,
+                    "steps_timed": steps, "pass": float(np.median(medians)) <= limit})
+    return out
 
 
 def main(argv=None):
@@ -77,21 +101,23 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default="benchmarks/results/learners.json")
     args = parser.parse_args(argv)
-    horizon, steps = (2000, 200) if args.quick else (20_000, 2000)
+    horizon, steps, repeats = (2000, 500, 3) if args.quick else (20_000, 2000, 5)
+    heads = targets(horizon, steps, repeats)
+    print(f"learn_one targets (median us per step over {steps} steps, median of {repeats})")
+    for h in heads:
+        print(f"  {h['learner']:22s} d = {h['d']:2d}  {h['median_us']:7.1f} us   "
+              f"target <= {h['target_us']:.0f}   {verdict(h['pass'])}")
+    print()
     rows = [bench(name, build, kind, d, horizon, steps)
             for d in (10, 90) for name, (build, kind) in learners(d, horizon).items()]
-    header = f"{'learner':26s} {'d':>3s} {'run steps/s':>12s} {'learn_one steps/s':>18s} " \
-             f"{'us/step':>8s}"
+    header = (f"{'learner':26s} {'d':>3s} {'run steps/s':>12s} {'learn_one us (median)':>22s} "
+              f"{'(mean)':>8s}")
     print(header)
     print("-" * len(header))
     for r in rows:
         print(f"{r['learner']:26s} {r['d']:3d} {r['run_steps_per_s']:12.0f} "
-              f"{r['learn_one_steps_per_s']:18.0f} {r['learn_one_us']:8.1f}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": {"python": platform.python_version(),
-                                        "numpy": np.__version__}, "rows": rows}, indent=2))
-    print(f"\nwrote {out}")
+              f"{r['learn_one_us_median']:22.1f} {r['learn_one_us_mean']:8.1f}")
+    write_json(args.out, {"meta": meta(), "targets": heads, "rows": rows})
     return rows
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["lowbit", "max_popcount", "popcount", "set_bits_high_to_low", "trailing_zeros"]
+__all__ = [
+    "lowbit",
+    "max_popcount",
+    "popcount",
+    "set_bits_high_to_low",
+    "trailing_zero_count",
+    "trailing_zeros",
+]
 
 
 def popcount(x: np.ndarray | int) -> np.ndarray:
@@ -29,6 +36,12 @@ def lowbit(x: np.ndarray | int) -> np.ndarray:
 def trailing_zeros(x: np.ndarray | int) -> np.ndarray:
     """Index of the lowest set bit of positive integers (exact: powers of two are exact floats)."""
     return np.log2(lowbit(x).astype(np.float64)).astype(np.int64)
+
+
+def trailing_zero_count(t: int) -> int:
+    """Trailing zeros of one positive Python int, without numpy (per-step paths: ~0.1 us
+    instead of ~4 us for ``trailing_zeros`` on a scalar)."""
+    return (t & -t).bit_length() - 1
 
 
 def set_bits_high_to_low(x: int) -> list[int]:

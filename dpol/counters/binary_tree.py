@@ -8,26 +8,26 @@ import numpy as np
 
 from dpol._validation import fail
 from dpol.counters._base import Counter
-from dpol.counters._bits import (
-    lowbit,
-    max_popcount,
-    popcount,
-    set_bits_high_to_low,
-    trailing_zeros,
-)
+from dpol.counters._bits import lowbit, max_popcount, popcount, trailing_zero_count
 
 __all__ = ["BinaryTreeCounter", "prefix_noise"]
 
 
 def prefix_noise(node_noise: np.ndarray, start: int = 0,
-                 level_noise: np.ndarray | None = None) -> np.ndarray:
+                 level_prefix: np.ndarray | None = None) -> np.ndarray:
     """Release noise of steps start+1..start+n from the noise of the node each step closes.
 
     The prefix [1, t] splits into one dyadic node per set bit of t; the node of the
     lowest bit ends at t, the others are exactly those of p = t - lowbit(t). Hence
-    ``noise_t = noise_p + node_t``, evaluated here by increasing popcount in O(n d). The
-    left-to-right order of additions is the one a streaming loop uses when it sums nodes
-    from the highest bit down, so both give identical floats.
+    ``noise_t = noise_p + node_t``: one addition per step, and the left-to-right order
+    of the node sum that a streaming loop uses from the highest bit down, so both give
+    identical floats.
+
+    Works **in place** (row i of ``node_noise`` becomes the release noise of step
+    start+1+i) and returns ``node_noise``. Steps closing a level-k node (t = 2^k mod
+    2^(k+1)) form a strided slice whose parents t - 2^k close higher levels, so levels
+    are processed from the top down, one strided add each: no fancy indexing and no
+    temporary (profiled: 0.04 s instead of 0.2-0.5 s with index arrays at n = 2^20, d = 10).
 
     Parameters
     ----------
@@ -36,29 +36,30 @@ def prefix_noise(node_noise: np.ndarray, start: int = 0,
         (t - lowbit(t), t]).
     start : int
         Steps already taken before this block.
-    level_noise : array (levels, d), optional
-        For ``start > 0``: the noise of the latest closed node of every level after step
-        ``start``; a parent p <= start is the sum of those of the set bits of p.
+    level_prefix : array (levels, d), optional
+        For ``start > 0``: row k is the release noise of the latest step <= start with k
+        trailing zeros; a parent p <= start is the latest such step of its level.
+
+    Examples
+    --------
+    >>> prefix_noise(np.array([[1.0], [2.0], [4.0], [8.0]])).ravel()  # 1, 2, 2+4, 8
+    array([1., 2., 6., 8.])
     """
     n = node_noise.shape[0]
-    steps = np.arange(start + 1, start + n + 1, dtype=np.int64)
-    parent = steps - lowbit(steps)
-    out = np.empty_like(node_noise)
-    before = parent <= start
-    for p in np.unique(parent[before]):
-        idx = np.flatnonzero(parent == p)
-        if p == 0:
-            out[idx] = node_noise[idx]
+    end = start + n
+    for k in range(end.bit_length() - 1, -1, -1):
+        half, step = 1 << k, 1 << (k + 1)
+        i = (half - start - 1) % step  # first row whose step is half mod step
+        if i >= n:
             continue
-        base = np.zeros(node_noise.shape[1])
-        for j in set_bits_high_to_low(int(p)):
-            base = base + level_noise[j]
-        out[idx] = base + node_noise[idx]
-    counts = popcount(steps)
-    for k in range(1, int(counts.max()) + 1):
-        idx = np.flatnonzero((counts == k) & ~before)
-        out[idx] = out[parent[idx] - start - 1] + node_noise[idx]
-    return out
+        parent = start + 1 + i - half
+        if parent <= start:  # only the first step of a level can have its parent before
+            if parent > 0:
+                node_noise[i] = level_prefix[trailing_zero_count(parent)] + node_noise[i]
+            i += step
+        if i < n:
+            node_noise[i::step] += node_noise[i - half:n - half:step]
+    return node_noise
 
 
 class BinaryTreeCounter(Counter):
@@ -103,6 +104,7 @@ class BinaryTreeCounter(Counter):
     """
 
     _paper_noises = ("gaussian", "laplace")  # JKT Alg. 5, ENV Thm 2.3
+    _secure_exact = True  # releases add node noises with integer weights (noise="secure")
 
     def __init__(self, horizon: int, dim: int = 1, *, padded: bool = False, **kwargs) -> None:
         if not isinstance(padded, bool):
@@ -121,7 +123,9 @@ class BinaryTreeCounter(Counter):
         return self._depth
 
     def _reset_structure(self) -> None:
-        self._level_noise = np.zeros((self._depth, self.dim))
+        # row k: release noise of the latest step with k trailing zeros (see prefix_noise);
+        # the parent t - lowbit(t) of the next steps is always such a latest step
+        self._level_prefix = np.zeros((self._depth, self.dim))
 
     def _node_counts(self, t: np.ndarray) -> np.ndarray:
         counts = popcount(t).astype(np.float64)
@@ -137,12 +141,13 @@ class BinaryTreeCounter(Counter):
         return scale, "ENV Theorem 2.3 Laplace scale"
 
     def _step_noise(self) -> np.ndarray:
+        # noise_t = noise_p + node_t with p = t - lowbit(t): one addition per step, the
+        # same one prefix_noise makes (summing the popcount(t) nodes anew cost ~5 us)
         t = self.t
-        k = int(trailing_zeros(t))
-        self._level_noise[k] = self._source.draw(1)[0]
-        acc = np.zeros(self.dim)
-        for j in set_bits_high_to_low(t):
-            acc = acc + self._level_noise[j]
+        node = self._source.draw(1)[0]
+        parent = t & (t - 1)
+        acc = node if parent == 0 else self._level_prefix[trailing_zero_count(parent)] + node
+        self._level_prefix[trailing_zero_count(t)] = acc
         if self.padded:
             acc = acc + self._padding(self._pad_to - int(popcount(t)))
         return acc
@@ -157,12 +162,11 @@ class BinaryTreeCounter(Counter):
 
     def _fresh_run_noise(self, n: int) -> np.ndarray:
         start = self.t
-        steps = np.arange(start + 1, start + n + 1, dtype=np.int64)
         if not self.padded:
-            nodes = self._source.draw(n)
-            noise = prefix_noise(nodes, start, self._level_noise)
+            noise = prefix_noise(self._source.draw(n), start, self._level_prefix)
         else:
             # per step: the node draw, then pad_to - popcount(t) padding draws
+            steps = np.arange(start + 1, start + n + 1, dtype=np.int64)
             n_pad = self._pad_to - popcount(steps)
             first = np.concatenate([[0], np.cumsum(1 + n_pad)[:-1]])
             rows = self._source.draw(int(n + n_pad.sum()))
@@ -171,13 +175,17 @@ class BinaryTreeCounter(Counter):
             for k in range(int(n_pad.max(initial=0))):
                 has = np.flatnonzero(n_pad > k)
                 pad[has] = pad[has] + rows[first[has] + 1 + k]
-            noise = prefix_noise(nodes, start, self._level_noise) + pad
-        # leave the state the add loop would: the latest closed node of every level
-        tz = trailing_zeros(steps)
+            noise = prefix_noise(nodes, start, self._level_prefix)
+        # leave the state the add loop would: per level, the release noise (before
+        # padding) of the latest step with k trailing zeros, if this block has one
+        end = start + n
         for k in range(self._depth):
-            closed = np.flatnonzero(tz == k)
-            if closed.size:
-                self._level_noise[k] = nodes[closed[-1]]
+            # the largest t <= end with t = 2^k mod 2^(k+1)
+            last = ((end - (1 << k)) >> (k + 1) << (k + 1)) + (1 << k)
+            if start < last <= end:
+                self._level_prefix[k] = noise[last - start - 1]
+        if self.padded:
+            noise += pad
         return noise
 
     def node_values(self, values: np.ndarray) -> np.ndarray:
@@ -188,10 +196,10 @@ class BinaryTreeCounter(Counter):
         return sums[steps] - sums[steps - lowbit(steps)]
 
     def _state_arrays(self) -> dict:
-        return {"level_noise": self._level_noise}
+        return {"level_prefix": self._level_prefix}
 
     def _set_state_arrays(self, state: dict) -> None:
-        self._level_noise = np.array(state["level_noise"], dtype=np.float64)
+        self._level_prefix = np.array(state["level_prefix"], dtype=np.float64)
 
     def _params(self) -> dict:
         return {**super()._params(), "padded": self.padded}

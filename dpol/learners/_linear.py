@@ -59,10 +59,10 @@ def _solve_margin(data: LinearLoss, w: np.ndarray, g: np.ndarray, y: float, eta:
     gw, gg = float(g @ w), float(g @ g)
     if isinstance(data, SquaredLoss):  # phi'(s) = s - y: closed form
         return (gw + eta * gg * y) / (c + eta * gg)
-    yy = np.array([y])
-
     def dphi(s: float) -> float:
-        return float(data._dphi(np.array([s]), yy)[0])
+        # scalars through the vectorized phi': the same float ops as on a one-element
+        # array, ~0.3 us per call instead of ~2 us (brentq makes ~6 calls per step)
+        return float(data._dphi(s, y))
 
     s0 = gw / c
     d0 = dphi(s0)
@@ -96,8 +96,7 @@ def implicit_step(data: LinearLoss, alpha: float, w: np.ndarray, x: np.ndarray, 
     def solution(nu: float) -> np.ndarray:
         c = 1.0 + eta * alpha + nu
         s = _solve_margin(data, w, x, y, eta, c)
-        yy = np.array([y])
-        return (w - eta * float(data._dphi(np.array([s]), yy)[0]) * x) / c
+        return (w - eta * float(data._dphi(s, y)) * x) / c
 
     v = solution(0.0)
     if radius is None or math.sqrt(float(v @ v)) <= radius:

@@ -1,0 +1,84 @@
+"""Helpers shared by the benchmark scripts: interleaved timing, peak memory, JSON output.
+
+The benchmarks compare two timings measured in the same run (a vectorized path and its
+floor or baseline), so both sides are repeated alternately and summarised by their
+medians: on a busy machine a burst of load then hits both sides alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Median wall time (s) of each function, the functions called in turn ``repeats`` times."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(v)) for name, v in times.items()}
+
+
+def per_call_us(fn: Callable[[int], object], n: int) -> np.ndarray:
+    """Wall time in microseconds of each of ``fn(0)``, ..., ``fn(n - 1)``."""
+    out = np.empty(n)
+    clock = time.perf_counter
+    for i in range(n):
+        start = clock()
+        fn(i)
+        out[i] = clock() - start
+    return out * 1e6
+
+
+def peak_mib(fn: Callable[[], object]) -> float:
+    """Peak of the memory numpy and Python allocate during ``fn()`` (tracemalloc), in MiB.
+
+    Run it apart from the timed calls: tracing slows allocations down.
+    """
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def max_rss_mib() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def meta(**extra: object) -> dict:
+    """Versions, machine and load: the context a reader needs to weigh the numbers."""
+    return {
+        "python": platform.python_version(), "numpy": np.__version__,
+        "machine": platform.machine(), "cpus": os.cpu_count(),
+        "load_average_1min": os.getloadavg()[0], "argv": sys.argv[1:], **extra,
+    }
+
+
+def write_json(path: str | Path, payload: dict) -> Path:
+    """Write ``payload`` as indented JSON (creating the folder) and say where."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2))
+    print(f"\nwrote {out}")
+    return out
+
+
+def verdict(ok: bool) -> str:
+    """PASS or FAIL, for the target lines of the tables."""
+    return "PASS" if ok else "FAIL"
