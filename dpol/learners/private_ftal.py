@@ -38,7 +38,7 @@ class PrivateFTAL(OnlineLearner):
     noise : {"gaussian", "gamma", "secure"}
         Gaussian for (window) (epsilon, delta)-DP (Option II), the l2 Gamma mechanism for
         pure (window) epsilon-DP (Option I); "secure" is exact discrete Gaussian noise on
-        OS randomness (window and binary tree counters; see :class:`dpol.counters.Counter`).
+        OS randomness (every counter; see :class:`dpol.counters.Counter`).
     counter : {"window", "tree", "honaker", ...} or Counter subclass
         The continual-release mechanism of the gradient sums. With a window, only the
         window tree applies.
