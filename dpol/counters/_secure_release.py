@@ -62,6 +62,22 @@ class SecureReleaseMixin:
     ((4, 1), 0.001953125)
     """
 
+    #: secure matrix counters: the encoder rounding's sqrt(T d) (g + 2 e) (setup_encoder_grid)
+    _extra_sensitivity = 0.0
+
+    @property
+    def sensitivity(self) -> float:
+        """l2 sensitivity of the (secure: grid-rounded) encoder (see Privacy)."""
+        return super().sensitivity + self._extra_sensitivity
+
+    def _rounded_encoder(self, coefficients: np.ndarray) -> np.ndarray:
+        """Secure matrix counters: record x_t, return round_g((C x)_t) from the rounded x.
+
+        x_t = S_t - S_{t-1} is exact (both are grid sums below 2^52 g)."""
+        self._x = np.vstack([self._x, self._sum - self._last_sum])
+        self._last_sum = self._sum.copy()
+        return np.rint((coefficients[: self.t][::-1] @ self._x) / self.grid) * self.grid
+
     def add(self, v: object) -> np.ndarray:
         """:meth:`Counter.add`; in secure mode the release from the noisy values alone."""
         out = super().add(v)

@@ -252,7 +252,6 @@ class BltCounter(SecureReleaseMixin, Counter):
     _continues_vectorized = True
     _bit_identical_run = False
     _secure_exact = True  # secure mode rounds the encoder itself (Privacy)
-    _extra_sensitivity = 0.0  # secure: the encoder rounding's sqrt(T d) (g + 2 e)
 
     def __init__(self, horizon: int, dim: int = 1, *, buffers: int | None = None,
                  thetas: object = None, omegas: object = None, **kwargs) -> None:
@@ -288,11 +287,6 @@ class BltCounter(SecureReleaseMixin, Counter):
         setup_encoder_grid(self, float(np.sum(np.abs(self._c))))
 
     @property
-    def sensitivity(self) -> float:
-        """l2 sensitivity of the (secure: grid-rounded) encoder (see Privacy)."""
-        return super().sensitivity + self._extra_sensitivity
-
-    @property
     def _levels(self) -> int:
         return self.horizon  # the first element enters every encoder value
 
@@ -313,11 +307,7 @@ class BltCounter(SecureReleaseMixin, Counter):
     def _step_noise(self) -> np.ndarray:
         z = self._source.draw(1)[0]
         if self.grid is not None:  # z becomes the noisy encoder w_t = round_g(E_t) + z_t
-            # x_t = S_t - S_{t-1}: exact, both are grid sums below 2^52 g
-            self._x = np.vstack([self._x, self._sum - self._last_sum])
-            self._last_sum = self._sum.copy()
-            encoder = self._c[: self.t][::-1] @ self._x
-            z = np.rint(encoder / self.grid) * self.grid + z  # exact grid values
+            z = self._rounded_encoder(self._c) + z  # exact grid values
         y = z + (self.omegas_[:, None] * self._u).sum(axis=0)
         self._u = self.thetas_[:, None] * self._u + z
         self._n = self._n + y

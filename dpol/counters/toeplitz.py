@@ -86,7 +86,6 @@ class ToeplitzCounter(SecureReleaseMixin, Counter):
     _continues_vectorized = True
     _bit_identical_run = False
     _secure_exact = True  # secure mode rounds the encoder itself (Privacy)
-    _extra_sensitivity = 0.0  # secure: the encoder rounding's sqrt(T d) (g + 2 e)
 
     def _setup_structure(self) -> None:
         if self.noise not in ("gaussian", "secure"):
@@ -97,11 +96,6 @@ class ToeplitzCounter(SecureReleaseMixin, Counter):
 
     def _setup_grid(self) -> None:
         setup_encoder_grid(self, float(np.sum(self._f)))
-
-    @property
-    def sensitivity(self) -> float:
-        """l2 sensitivity of the (secure: grid-rounded) encoder (see Privacy)."""
-        return super().sensitivity + self._extra_sensitivity
 
     @property
     def _levels(self) -> int:
@@ -124,13 +118,9 @@ class ToeplitzCounter(SecureReleaseMixin, Counter):
         if self.grid is None:
             self._z = np.vstack([self._z, self._source.draw(1)])
             return self._f[: self.t][::-1] @ self._z
-        # x_t = S_t - S_{t-1}: exact, both are grid sums below 2^52 g
-        self._x = np.vstack([self._x, self._sum - self._last_sum])
-        self._last_sum = self._sum.copy()
-        weights = self._f[: self.t][::-1]
-        encoder = np.rint((weights @ self._x) / self.grid) * self.grid  # round_g(E_t)
+        encoder = self._rounded_encoder(self._f)  # round_g(E_t)
         self._z = np.vstack([self._z, encoder + self._source.draw(1)])  # exact grid values
-        self._release = weights @ self._z  # post-processing of the noisy encoder only
+        self._release = self._f[: self.t][::-1] @ self._z  # post-processing of w only
         return self._release
 
     def _fresh_run_noise(self, n: int) -> np.ndarray:
