@@ -99,3 +99,14 @@ def stream(name: str, horizon: int, seed: int = 0) -> tuple[np.ndarray, np.ndarr
     else:
         y = target + 0.05 * rng.normal(size=horizon)
     return X, y
+
+
+def loop(learner, X, y):
+    """The released weights of a learn_one loop: weights[t] is used at step t + 1."""
+    import numpy as np
+
+    out = []
+    for x, v in zip(X, y, strict=True):
+        out.append(learner.weights)
+        learner.learn_one(x, v)
+    return np.array(out)

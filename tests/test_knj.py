@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from learner_cases import loop
 from scipy import stats
 
 from dpol.accounting import mu_star
@@ -100,14 +101,6 @@ def stream(T, d=4, seed=0, over=True):
 def bounded(X, y):
     """The stream as the learners see it after clipping (||x|| <= 1, |y| <= 1)."""
     return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True)), np.clip(y, -1, 1)
-
-
-def loop(learner, X, y):
-    out = []
-    for x, v in zip(X, y, strict=True):
-        out.append(learner.weights)
-        learner.learn_one(x, v)
-    return np.array(out)
 
 
 # ============================================================== contracts

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from learner_cases import DIM, LEARNERS, make, stream
+from learner_cases import DIM, LEARNERS, loop, make, stream
 
 from dpol.errors import HorizonExceededError, InvalidInputError, NonPrivateWarning
 from dpol.learners import PrivateOnlineFrankWolfe, PrivateQuadraticFTL
@@ -16,14 +16,6 @@ from dpol.sets import ConvexHull, Simplex
 
 ALL = sorted(LEARNERS)
 T = 60
-
-
-def loop(learner, X, y):
-    out = []
-    for x, v in zip(X, y, strict=True):
-        out.append(learner.weights)
-        learner.learn_one(x, v)
-    return np.array(out)
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -70,6 +70,12 @@ class SecureReleaseMixin:
         """l2 sensitivity of the (secure: grid-rounded) encoder (see Privacy)."""
         return super().sensitivity + self._extra_sensitivity
 
+    def _reset_rounded_encoder(self) -> None:
+        """Secure matrix counters keep the grid-rounded elements and S_{t-1} (else None)."""
+        secure = self.grid is not None
+        self._x = np.zeros((0, self.dim)) if secure else None
+        self._last_sum = np.zeros(self.dim) if secure else None
+
     def _rounded_encoder(self, coefficients: np.ndarray) -> np.ndarray:
         """Secure matrix counters: record x_t, return round_g((C x)_t) from the rounded x.
 

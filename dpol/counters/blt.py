@@ -297,9 +297,7 @@ class BltCounter(SecureReleaseMixin, Counter):
     def _reset_structure(self) -> None:
         self._u = np.zeros((self.thetas_.size, self.dim))
         self._n = np.zeros(self.dim)
-        secure = self.grid is not None  # secure only: the grid-rounded elements, S_{t-1}
-        self._x = np.zeros((0, self.dim)) if secure else None
-        self._last_sum = np.zeros(self.dim) if secure else None
+        self._reset_rounded_encoder()
 
     def _node_counts(self, t: np.ndarray) -> np.ndarray:
         return self._cum_sq[t - 1]

@@ -107,9 +107,7 @@ class ToeplitzCounter(SecureReleaseMixin, Counter):
 
     def _reset_structure(self) -> None:
         self._z = np.zeros((0, self.dim))  # float: the noise; secure: the noisy encoder w
-        secure = self.grid is not None  # secure only: the grid-rounded elements, S_{t-1}
-        self._x = np.zeros((0, self.dim)) if secure else None
-        self._last_sum = np.zeros(self.dim) if secure else None
+        self._reset_rounded_encoder()
 
     def _node_counts(self, t: np.ndarray) -> np.ndarray:
         return self._cum_sq[t - 1]
