@@ -16,7 +16,7 @@ from numbers import Real
 
 import numpy as np
 
-from dpol._validation import as_matrix, as_vector, check_real, fail
+from dpol._validation import as_matrix, as_vector, check_choice, check_real, fail
 
 __all__ = ["LinearLoss", "Loss", "domain_radius"]
 
@@ -132,6 +132,24 @@ class LinearLoss(Loss):
 
     @abstractmethod
     def _dphi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray: ...
+
+    def gradient_sensitivity(self, domain: object = None,
+                             neighbouring: str = "replace_one") -> float:
+        """Largest ``‖∇f(w; x, y) − ∇f(w; x', y')‖₂`` at one ``w`` in ``domain``.
+
+        The l2 sensitivity of one data gradient evaluated at a public point (an online
+        learner's released iterate), over bounded data. Replace-one: here the triangle
+        inequality, ``2·lipschitz(domain)``; a loss may prove a smaller one (the logistic
+        loss does). Add/remove (the example replaced by nothing): ``lipschitz(domain)``.
+
+        >>> from dpol.losses import SquaredLoss
+        >>> SquaredLoss().gradient_sensitivity(1.0), SquaredLoss().gradient_sensitivity(
+        ...     1.0, "add_remove")
+        (4.0, 2.0)
+        """
+        check_choice("neighbouring", neighbouring, ("replace_one", "add_remove"))
+        lipschitz = self.lipschitz(domain)
+        return 2.0 * lipschitz if neighbouring == "replace_one" else lipschitz
 
     def _value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return self._phi(X @ w, y)

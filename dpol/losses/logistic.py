@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import numpy as np
 from scipy.special import expit
 
@@ -37,6 +40,10 @@ class LogisticLoss(LinearLoss):
     * ``smoothness = X²·Y²/4``: the Hessian is ``y²·σ(m)σ(−m)·x xᵀ`` and
       ``σ(m)σ(−m) ≤ 1/4`` (equality at ``m = 0``).
     * ``strong_convexity = 0``.
+    * ``gradient_sensitivity(domain)`` (replace-one) ``= X·Y·D(Y·R·X)``, below
+      ``2·lipschitz``: at one ``w`` the two gradients cannot both have the largest norm
+      in opposite directions (:func:`logistic_gradient_diameter`; 1.100 against 1.462 at
+      ``R = X = Y = 1``: 25% less noise in a learner that sums gradients).
 
     Examples
     --------
@@ -63,7 +70,88 @@ class LogisticLoss(LinearLoss):
             return 0.0
         return self.x_bound * self.y_bound * float(expit(self.y_bound * radius * self.x_bound))
 
+    def gradient_sensitivity(self, domain: object = None,
+                             neighbouring: str = "replace_one") -> float:
+        """``X·Y·D(Y·R·X)`` under replace-one (:func:`logistic_gradient_diameter`).
+
+        >>> round(LogisticLoss().gradient_sensitivity(1.0), 3)
+        1.1
+        """
+        if neighbouring != "replace_one" or self.y_bound == 0.0:
+            return super().gradient_sensitivity(domain, neighbouring)
+        scale = self.x_bound * self.y_bound
+        return scale * logistic_gradient_diameter(scale * domain_radius(domain))
+
     @property
     def smoothness(self) -> float:
         """``x_bound²·y_bound²/4``."""
         return (self.x_bound * self.y_bound) ** 2 / 4.0
+
+
+def logistic_gradient_diameter(rho: float, tol: float = 1e-3) -> float:
+    """A certified upper bound (within ``tol``) on the diameter of the unit-data gradient set.
+
+    ``D(rho) = sup ‖h(v) − h(v')‖`` over ``‖v‖, ‖v'‖ ≤ 1`` and ``‖w‖ ≤ rho``, with
+    ``h(v) = σ(−⟨w, v⟩)·v``: the logistic gradient at ``w`` is ``−h(y·x)``, so with
+    ``‖x‖ ≤ X``, ``|y| ≤ Y``, ``‖w‖ ≤ R`` the replace-one gradient sensitivity is
+    ``X·Y·D(Y·R·X)`` (scale ``v`` by ``X·Y``).
+
+    Derivation. Put ``w = r·e₁``. ``h`` commutes with rotations about ``e₁``: for
+    ``v = (a, b)`` (axial ``a``, radial vector ``b``) and ``s = σ(−r·a)``,
+    ``‖h(v) − h(v')‖² ≤ (s·a − s'·a')² + (s·‖b‖ + s'·‖b'‖)²``, attained with ``b``,
+    ``b'`` opposite in one plane, and increasing in ``‖b‖``, ``‖b'‖``; so the supremum is
+    on the unit circle: ``Φ(θ, θ', r) = ‖P_r(θ) − P̄_r(θ')‖`` with
+    ``P_r(θ) = σ(−r·cos θ)·(cos θ, sin θ)``, ``P̄`` its mirror image, ``θ, θ' ∈ [0, π]``,
+    ``r ∈ [0, rho]``. ``|∂P/∂θ| ≤ K = sqrt(σ(rho)² + rho²/16)`` (``σ' ≤ 1/4``) and
+    ``|∂P/∂r| ≤ 1/4``, so over a box with half-widths ``(u, u, q)`` Φ exceeds its value
+    at the centre by at most ``2·K·u + q/2``. Branch and bound with that bound returns
+    the best value found plus ``tol``, or, where a flat ridge of near-maximal pairs (small
+    ``rho``) keeps too many boxes alive, the largest bound of a live box: either is at
+    least the supremum. ``D(0) = 1`` (the gradients are ``−y·x/2``); ``D → 2`` as
+    ``rho → ∞`` (the usual ``2·lipschitz``). Tests compare it with brute force over random
+    data and with an attaining pair.
+
+    Examples
+    --------
+    >>> logistic_gradient_diameter(0.0), round(logistic_gradient_diameter(1.0), 3)
+    (1.0, 1.1)
+    """
+    if not rho < math.inf:
+        return 2.0
+    if rho == 0.0:  # h(v) = v/2 at w = 0: the ball of radius 1/2
+        return 1.0
+    return _diameter(float(rho), float(tol))
+
+
+@lru_cache(maxsize=64)
+def _diameter(rho: float, tol: float) -> float:
+    k = math.sqrt(float(expit(rho)) ** 2 + rho * rho / 16.0)
+    n = 64  # initial boxes per angle; 8 for r
+    u, q = math.pi / (2 * n), rho / 16.0
+    grid = (np.arange(n) + 0.5) * (2 * u)
+    th, tp, r = (a.ravel() for a in np.meshgrid(grid, grid, (np.arange(8) + 0.5) * 2 * q,
+                                                  indexing="ij"))
+    signs = np.array([-1.0, 1.0])
+    best = 0.0
+    for _ in range(60):  # each round halves every half-width
+        val = _phi(th, tp, r)
+        best = max(best, float(val.max()))
+        upper = val + 2.0 * k * u + q / 2.0  # no point of a box exceeds this
+        keep = upper > best + tol
+        if not keep.any():
+            return min(2.0, best + tol)
+        if keep.sum() > 100_000:  # a flat ridge (small rho): stop, still certified
+            return min(2.0, float(upper[keep].max()))
+        u, q = u / 2.0, q / 2.0
+        dt, dp, dr = (a.ravel() for a in np.meshgrid(signs * u, signs * u, signs * q,
+                                                     indexing="ij"))
+        th, tp, r = ((base[keep][:, None] + step[None, :]).ravel()
+                     for base, step in ((th, dt), (tp, dp), (r, dr)))
+    return min(2.0, float(upper.max()))  # pragma: no cover - 60 halvings always settle
+
+
+def _phi(th: np.ndarray, tp: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Φ(θ, θ', r) of :func:`logistic_gradient_diameter`, vectorized."""
+    c, cp = np.cos(th), np.cos(tp)
+    s, sp = expit(-r * c), expit(-r * cp)
+    return np.hypot(s * c - sp * cp, s * np.sin(th) + sp * np.sin(tp))
