@@ -76,6 +76,9 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
         for attr in ("local_linear_oracle", "linear_oracle"):
             if not hasattr(domain, attr):
                 raise fail("domain", f"provide {attr} (a polytope-like set)", domain)
+        if kwargs.get("noise_ridge"):
+            raise fail("noise_ridge", "be False: Frank-Wolfe steps toward an oracle point, "
+                       "it has no leader to regularise", kwargs["noise_ridge"])
         self.failure_prob = check_real("failure_prob", failure_prob, low=0.0, high=1.0,
                                        low_open=True, high_open=True)
         self._hull_weights = None
