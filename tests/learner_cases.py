@@ -57,6 +57,9 @@ LEARNERS = {
         noise="gamma", **kw), "real"),
     "ftal-tree": (lambda T, **kw: PrivateFTAL(DIM, domain=L2Ball(DIM), horizon=T,
                                               counter="tree", **_logistic(**kw)), "sign"),
+    "ftal-blt-ridge": (lambda T, **kw: PrivateFTAL(DIM, domain=L2Ball(DIM), horizon=T,
+                                                   counter="blt", noise_ridge=True,
+                                                   **_logistic(**kw)), "sign"),
     "frank-wolfe": (lambda T, **kw: PrivateOnlineFrankWolfe(
         DIM, domain=Simplex(DIM), horizon=T, loss=Regularized(SquaredLoss(), 1.0), window=8,
         **kw), "real"),
