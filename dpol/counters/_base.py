@@ -240,8 +240,9 @@ class Counter(ABC):
 
         2*bound under replace-one and bound under add/remove (clipping guarantees both),
         or ``element_sensitivity`` when the caller proves a smaller one: for instance
-        PQFTL's elements (vec(v v^T), y v) with ||v||, |y| <= R differ by at most
-        sqrt(6) R^2 though their norm reaches sqrt(2) R^2 (JKT spec 5.4). Secure noise
+        PQFTL's V elements svec(v v^T) with ||v|| <= R differ by at most sqrt(2) R^2, not
+        2 R^2, and a logistic gradient at a public iterate by 1.100, not 2 L = 1.462, on the
+        unit ball (``LogisticLoss.gradient_sensitivity``). Secure noise
         adds the grid rounding, g sqrt(d) (replace-one) or g sqrt(d)/2 (add/remove).
         """
         return self._node_sensitivity

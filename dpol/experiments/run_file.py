@@ -110,7 +110,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     >>> import tempfile
     >>> res = run_learner("pqftl", "synthetic-regression", tempfile.mkdtemp(), horizon=500)
     >>> res.rows[0]["model"], round(res.rows[0]["average_regret"], 4)
-    ('pqftl', 0.2484)
+    ('pqftl', 0.242)
     """
     if not isinstance(learner, str) or learner not in LEARNERS:
         raise fail("learner", f"be one of {', '.join(LEARNERS)}", learner)

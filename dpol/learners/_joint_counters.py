@@ -27,6 +27,10 @@ JOINT_NOISES = ("gaussian", "secure")
 def outer_product_sensitivity(x_bound: float, y_bound: float, neighbouring: str) -> float:
     """Largest l2 change of the stacked element (vec(x x^T), y x) when one element changes.
 
+    The same for (svec(x x^T), y x) (PQFTL with ``fixes``): svec, the upper triangle with
+    off-diagonals times sqrt(2), is an isometry from symmetric matrices with the Frobenius
+    norm, so ||svec(x x^T) - svec(x' x'^T)|| = ||x x^T - x' x'^T||_F.
+
     Replace-one, ||x||, ||x'|| <= X, |y|, |y'| <= Y, a = ||x||^2, b = ||x'||^2, c = <x, x'>:
     ||x x^T - x' x'^T||_F^2 + ||y x - y' x'||^2 <= (a^2 + b^2 - 2 c^2) + Y^2 (a + b + 2|c|),
     increasing in a and b (which also relaxes |c| <= sqrt(ab)), so a = b = X^2; in c the

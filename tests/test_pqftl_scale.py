@@ -1,0 +1,346 @@
+"""PQFTL at scale (issue 8): svec release of V, the PSD solver, threaded replay.
+
+The V counter of PQFTL with ``fixes`` receives svec(x x^T) (the upper triangle, off-diagonals
+times sqrt(2)) instead of vec(x x^T): half the noise draws, the same sensitivity (svec is an
+isometry), and after unscaling the law of the symmetrised full-matrix noise (independent
+review item 4). The solve w = (P(S) + ridge I)^-1 u goes through Cholesky, a tridiagonal
+route, or the eigendecomposition; every route must give the eigendecomposition's w.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+
+import numpy as np
+import pytest
+from learner_cases import loop
+
+from dpol.datasets import linear_regression_stream
+from dpol.learners import PrivateQuadraticFTL
+from dpol.learners import private_quadratic_ftl as pq
+from dpol.learners._joint_counters import outer_product_sensitivity
+
+
+def svec(A: np.ndarray) -> np.ndarray:
+    """Independent svec of a symmetric matrix: upper triangle row by row, off-diagonals
+    times sqrt(2)."""
+    i, j = np.triu_indices(A.shape[0])
+    return A[i, j] * np.where(i == j, 1.0, math.sqrt(2.0))
+
+
+def unpack(v: np.ndarray, d: int) -> np.ndarray:
+    """The symmetric matrix whose lower packed (= row-wise upper) entries are v."""
+    i, j = np.triu_indices(d)
+    out = np.zeros((d, d))
+    out[i, j] = v
+    out[j, i] = v
+    return out
+
+
+def reference(S: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray:
+    """(P(S) + ridge I)^-1 u by numpy's eigendecomposition."""
+    lam, Q = np.linalg.eigh(S)
+    return Q @ ((Q.T @ u) / (np.maximum(lam, 0.0) + ridge))
+
+
+# ---------------------------------------------------------------- svec elements
+@pytest.mark.parametrize("d", [1, 2, 5, 40])
+def test_svec_outer_is_c_ordered_and_the_same_for_one_row_or_a_block(d):
+    # C order: the counters' clipping norms of a block must sum like add()'s single row
+    X = np.random.default_rng(d).normal(size=(7, d))
+    layout = pq._svec_layout(d)
+    block = pq._svec_outer(X, layout)
+    rows = np.vstack([pq._svec_outer(x[None, :], layout) for x in X])
+    assert block.flags.c_contiguous and block.shape == (7, d * (d + 1) // 2)
+    assert np.array_equal(block.view(np.int64), rows.view(np.int64))  # bit for bit
+    expected = np.array([svec(np.outer(x, x)) for x in X])
+    np.testing.assert_allclose(block, expected, rtol=1e-15, atol=0)
+
+
+def test_svec_is_an_isometry_and_keeps_the_joint_sensitivity():
+    # ||svec(A)|| = ||A||_F for every symmetric A (exact up to rounding), so the element
+    # svec(x x^T) has norm ||x||^2 <= R^2 (the counter's bound) and two elements are as far
+    # apart as vec(x x^T) and vec(x' x'^T): sqrt(2) R^2 at most, attained at orthogonal unit
+    # x, x'. Brute force over x, x' in the plane at d = 2 and d = 3 (the difference of two
+    # rank-one matrices only depends on norms and angle) on a grid of norms and angles.
+    rng = np.random.default_rng(0)
+    for d in (2, 3, 6):
+        B = rng.normal(size=(d, d))
+        A = B + B.T
+        assert np.linalg.norm(svec(A)) == pytest.approx(np.linalg.norm(A), rel=1e-14)
+    norms = np.linspace(0.0, 1.0, 21)
+    angles = np.linspace(0.0, np.pi, 361)
+    for d in (2, 3):
+        layout = pq._svec_layout(d)
+        best, best_joint = 0.0, 0.0
+        for a in norms:
+            for b in norms:
+                x = np.zeros((len(angles), d))
+                x[:, 0] = a
+                x2 = np.zeros((len(angles), d))
+                x2[:, 0], x2[:, 1] = b * np.cos(angles), b * np.sin(angles)
+                e, e2 = pq._svec_outer(x, layout), pq._svec_outer(x2, layout)
+                frob = np.linalg.norm(np.einsum("ni,nj->nij", x, x)
+                                      - np.einsum("ni,nj->nij", x2, x2), axis=(1, 2))
+                np.testing.assert_allclose(np.linalg.norm(e - e2, axis=1), frob,
+                                           rtol=1e-12, atol=1e-15)
+                np.testing.assert_allclose(np.linalg.norm(e, axis=1), a * a, rtol=1e-14)
+                best = max(best, float(frob.max()))
+                for y, y2 in ((1.0, 1.0), (1.0, -1.0)):  # the label part is convex in y
+                    joint = np.sqrt(np.sum((e - e2) ** 2, axis=1)
+                                    + np.sum((y * x - y2 * x2) ** 2, axis=1))
+                    best_joint = max(best_joint, float(joint.max()))
+        assert best == pytest.approx(math.sqrt(2.0), rel=1e-12)  # attained: orthogonal units
+        claimed = outer_product_sensitivity(1.0, 1.0, "replace_one")  # 3/sqrt(2)
+        # the grid holds the maximiser <x, x'> = 1/2 (60 degrees) exactly
+        assert claimed * (1 - 1e-12) <= best_joint <= claimed * (1 + 1e-12)
+
+
+def test_v_counter_is_svec_with_fixes_and_the_noise_is_unchanged():
+    d = 6
+    fixed = PrivateQuadraticFTL(d, horizon=64, epsilon=1.0, delta=1e-5, seed=0)
+    printed = PrivateQuadraticFTL(d, horizon=64, epsilon=1.0, delta=1e-5, seed=0, fixes=False)
+    assert fixed._counters[0].dim == d * (d + 1) // 2 and printed._counters[0].dim == d * d
+    # same element sensitivity, same joint calibration: the same sigma on every counter
+    for a, b in zip(fixed._counters, printed._counters, strict=True):
+        assert a.noise_scale == pytest.approx(b.noise_scale, rel=1e-15)
+        assert a.node_sensitivity == b.node_sensitivity
+    assert fixed.privacy == printed.privacy
+
+
+# ---------------------------------------------------------------- noise law
+def released_matrices(monkeypatch, d: int, horizon: int, learners: int) -> tuple:
+    """The symmetric V_T the learner hands its solver at the last step, on a zero stream
+    (pure noise), for independent learners; and the per-coordinate variance at T."""
+    seen = []
+    original = pq._PsdSolver.solve
+
+    def record(self, ap, u, ridge):
+        seen.append(ap.copy())
+        return original(self, ap, u, ridge)
+
+    monkeypatch.setattr(pq._PsdSolver, "solve", record)
+    out = []
+    for seed in range(learners):
+        m = PrivateQuadraticFTL(d, horizon=horizon, n_jobs=2, epsilon=1.0, delta=1e-5, seed=seed)
+        seen.clear()
+        m.run(np.zeros((horizon, d)), np.zeros(horizon))
+        out.append(unpack(seen[-1], d))
+    return np.array(out), m._counters[0].variance(horizon)
+
+
+def test_released_v_has_the_law_of_symmetrised_full_matrix_noise(monkeypatch):
+    # Claimed: the V_T the solver sees is V_T plus noise with variance var on the diagonal
+    # and var/2 off it (var = the counter's per-coordinate variance at T), entries of the
+    # upper triangle independent: the law of (A + A^T)/2 for i.i.d. N(0, var) entries A,
+    # not the upper triangle mirrored (var off the diagonal). Test: with z the diagonal
+    # (or off-diagonal) entries of 300 independent learners' V_T (one step each, so
+    # independent), Q = sum z^2 / claimed variance is chi-square with N degrees of freedom
+    # (N = 1800 diagonal, 4500 off-diagonal entries): Q/N has mean 1 and sd sqrt(2/N)
+    # (0.033 and 0.021). Accepting |Q/N - 1| <= 6 sd rejects the right law with
+    # probability < 1e-8, and rejects 2/3x the scale (Q/N = 4/9), 3/2x (Q/N = 9/4) and the
+    # mirrored upper triangle (off-diagonal Q/N = 2), all more than 26 sd away.
+    d, horizon, learners = 6, 12, 300
+    V, var = released_matrices(monkeypatch, d, horizon, learners)
+    assert np.array_equal(V, np.swapaxes(V, 1, 2))
+    i, j = np.triu_indices(d, 1)
+    parts = {"diagonal": (V[:, np.arange(d), np.arange(d)].ravel(), var),
+             "off-diagonal": (V[:, i, j].ravel(), var / 2.0)}
+    for name, (z, claimed) in parts.items():
+        n = z.size
+        tol = 6.0 * math.sqrt(2.0 / n)
+
+        def accepted(samples, claimed=claimed, n=n, tol=tol):
+            return abs(np.sum(samples**2) / claimed / n - 1.0) <= tol
+
+        assert accepted(z), name
+        assert not accepted(z * 2.0 / 3.0), name
+        assert not accepted(z * 1.5), name
+    assert not accepted(parts["off-diagonal"][0], claimed=var)  # the mirrored upper triangle
+
+
+# ---------------------------------------------------------------- the solver
+def matrices(d: int, rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
+    """PD, indefinite, singular PSD and barely indefinite (one eigenvalue -1e-3) matrices."""
+    G = rng.normal(size=(4 * d, d))
+    gram = G.T @ G
+    E = rng.normal(size=(d, d))
+    noise = (E + E.T) * math.sqrt(d)
+    low = rng.normal(size=(d, max(1, d // 2)))
+    barely = gram - (np.linalg.eigvalsh(gram)[0] + 1e-3) * np.eye(d)
+    return [("pd", gram + np.eye(d)), ("indefinite", gram / 20 + noise),
+            ("singular psd", low @ low.T), ("barely indefinite", barely)]
+
+
+@pytest.mark.parametrize("d", [1, 3, 10, 40, 90])
+@pytest.mark.parametrize("ridge", [1e-3, 1.0, 50.0, 1e4])
+def test_psd_solver_gives_the_eigendecomposition_w(d, ridge):
+    # every route (Cholesky, tridiagonal, eigendecomposition) against numpy's eigh: equal
+    # up to rounding, i.e. within 1e-14 times the condition number of P(S) + ridge I
+    # relative to the largest entry of w (a wrong route is off by O(1))
+    rng = np.random.default_rng(d)
+    solver = pq._psd_solver(d)
+    layout = pq._svec_layout(d)
+    for name, S in matrices(d, rng):
+        u = rng.normal(size=d)
+        got = solver.solve(np.ascontiguousarray(S[layout.rows, layout.cols]), u, ridge)
+        want = reference(S, u, ridge)
+        scale = np.abs(want).max()
+        cond = (max(np.linalg.eigvalsh(S)[-1], 0.0) + ridge) / ridge
+        assert np.abs(got - want).max() <= 1e-14 * cond * scale + 1e-300, name
+
+
+def test_tridiagonal_route_applies_from_lam_min_above_minus_half_the_ridge():
+    # the tridiagonal route is taken (not None) exactly where its solve is well conditioned
+    d = 40
+    rng = np.random.default_rng(3)
+    solver = pq._psd_solver(d)
+    assert solver.tridiagonal
+    E = rng.normal(size=(d, d))
+    S = E + E.T
+    lam = np.linalg.eigvalsh(S)
+    layout = pq._svec_layout(d)
+    ap = np.ascontiguousarray(S[layout.rows, layout.cols])
+    u = rng.normal(size=d)
+    for ridge, applies in ((-2.2 * lam[0], True), (-1.8 * lam[0], False)):
+        w = solver._tridiagonal(solver._unpack(ap), u, ridge)
+        assert (w is not None) == applies
+        if applies:
+            want = reference(S, u, ridge)
+            np.testing.assert_allclose(w, want, rtol=0, atol=1e-14 * np.abs(want).max())
+    assert not pq._psd_solver(pq._TRIDIAGONAL_DIM - 1).tridiagonal  # small d: dsyevd
+
+
+# ---------------------------------------------------------------- run and learn_one
+@pytest.fixture
+def helpers(monkeypatch):
+    """Start the helper process from 64 rows (not 4096), and record the helpers made."""
+    made = []
+    original = pq._Helper.__init__
+
+    def init(self, *args):
+        original(self, *args)
+        made.append(self)
+
+    monkeypatch.setattr(pq, "_HELPER_ROWS", 64)
+    monkeypatch.setattr(pq._Helper, "__init__", init)
+    return made
+
+
+def helper_ended_cleanly(helper) -> None:
+    assert helper.dead is False and not helper.busy and len(helper.free) == pq._SLOTS
+    with pytest.raises(ChildProcessError):  # reaped: no zombie left
+        os.waitpid(helper.pid, os.WNOHANG)
+
+
+@pytest.mark.skipif(not pq._helper_possible(), reason="needs Linux and two cores")
+@pytest.mark.parametrize("epsilon, noise_ridge", [(1.0, False), (1000.0, True)])
+def test_run_with_a_helper_process_reproduces_the_learn_one_loop(helpers, monkeypatch,
+                                                                 epsilon, noise_ridge):
+    # d = 40: the tridiagonal route (from d = 24) and the helper process; epsilon = 1 keeps
+    # the released V indefinite, at epsilon = 1000 it is positive definite at about half
+    # the steps (Cholesky route). The released iterates are bit for bit the learn_one
+    # loop's, and the eigendecomposition's w of the same releases.
+    d, horizon = 40, 300
+    assert d >= pq._HELPER_DIM
+    sent = []
+    submit = pq._Helper.submit
+    monkeypatch.setattr(pq._Helper, "submit", lambda self, *a: sent.append(submit(self, *a))
+                        or sent[-1])
+    s = linear_regression_stream(horizon, d, seed=1)
+    a = PrivateQuadraticFTL(d, horizon=horizon, n_jobs=2, epsilon=epsilon, delta=1e-5, seed=5,
+                            noise_ridge=noise_ridge)
+    b, c = copy.deepcopy(a), copy.deepcopy(a)
+    trace = a.run(s.X, s.y)
+    assert len(helpers) == 1 and any(sent)  # the child solved some chunks
+    helper_ended_cleanly(helpers[0])
+    looped = loop(b, s.X, s.y)
+    assert np.array_equal(trace.weights, looped)
+    assert np.array_equal(trace.final_weights, b.weights)
+    # the reference: the same counters' releases, unscaled, through numpy's eigh
+    layout = pq._svec_layout(d)
+    cv, cu = c._counters
+    V = cv.run(np.array([svec(np.outer(x, x)) for x in s.X])) / layout.scale
+    U = cu.run(s.y[:, None] * s.X)
+    ridges = c._ridges(np.arange(1, horizon + 1, dtype=float))
+    released = np.vstack([trace.weights[1:], trace.final_weights])
+    indefinite = 0
+    for t in range(0, horizon, 3):
+        S = unpack(V[t], d)
+        indefinite += np.linalg.eigvalsh(S)[0] < 0
+        w = reference(S, U[t], ridges[t])
+        w *= min(1.0, c.radius / np.linalg.norm(w))
+        np.testing.assert_allclose(released[t], w, rtol=0, atol=1e-12 * np.abs(w).max())
+    assert indefinite > 90 if epsilon < 10 else 20 < indefinite < 80  # of 100
+
+
+@pytest.mark.skipif(not pq._helper_possible(), reason="needs Linux and two cores")
+def test_run_continues_a_started_stream_and_survives_a_dead_helper(helpers, monkeypatch):
+    # two runs (the second from a non-fresh state) give the one-run releases; a helper
+    # whose child dies at once (it leaves without solving) costs nothing but time: the
+    # parent solves the chunks it had queued
+    d, horizon = 33, 400
+    s = linear_regression_stream(horizon, d, seed=2)
+    a = PrivateQuadraticFTL(d, horizon=horizon, n_jobs=2, epsilon=1.0, delta=1e-5, seed=7)
+    b, c = copy.deepcopy(a), copy.deepcopy(a)
+    whole = a.run(s.X, s.y).weights
+    first = b.run(s.X[:77], s.y[:77]).weights
+    second = b.run(s.X[77:], s.y[77:]).weights
+    assert np.array_equal(whole, np.vstack([first, second]))
+    assert np.array_equal(a.weights, b.weights)
+    monkeypatch.setattr(pq._Helper, "_serve", lambda self, task_r, done_w: None)
+    assert np.array_equal(c.run(s.X, s.y).weights, whole)
+    assert helpers[-1].dead
+
+
+@pytest.mark.skipif(not pq._helper_possible(), reason="needs Linux and two cores")
+def test_a_failing_run_ends_its_helper(helpers, monkeypatch):
+    d, horizon = 40, 600
+    s = linear_regression_stream(horizon, d, seed=3)
+    m = PrivateQuadraticFTL(d, horizon=horizon, n_jobs=2, epsilon=1.0, delta=1e-5, seed=1)
+    calls = []
+
+    def ridges(steps):
+        calls.append(1)
+        if len(calls) == 2:  # the second block (576 rows each at d = 40)
+            raise KeyboardInterrupt
+        return steps * m.alpha
+
+    monkeypatch.setattr(m, "_ridges", ridges)
+    with pytest.raises(KeyboardInterrupt):
+        m.run(s.X, s.y)
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(helpers[0].pid, os.WNOHANG)
+
+
+@pytest.mark.skipif(not pq._helper_possible(), reason="needs Linux and two cores")
+@pytest.mark.parametrize("counter", ["tree", "honaker"])
+def test_small_d_run_with_a_helper_is_the_learn_one_loop(helpers, counter):
+    # d = 8 (dsyevd route), both processes solving: the learn_one loop's bits
+    d, horizon = 8, 700
+    s = linear_regression_stream(horizon, d, seed=4)
+    a = PrivateQuadraticFTL(d, horizon=horizon, n_jobs=2, epsilon=0.5, delta=1e-5, seed=2,
+                            counter=counter)
+    b = copy.deepcopy(a)
+    trace = a.run(s.X, s.y)
+    assert len(helpers) == 1
+    helper_ended_cleanly(helpers[0])
+    assert np.array_equal(trace.weights, loop(b, s.X, s.y))
+    assert np.array_equal(a.weights, b.weights)
+
+
+def test_no_helper_process_unless_asked(helpers):
+    # n_jobs=1 (the default) never forks, and gives the same releases as n_jobs=2
+    d, horizon = 12, 200
+    s = linear_regression_stream(horizon, d, seed=6)
+    a = PrivateQuadraticFTL(d, horizon=horizon, epsilon=1.0, delta=1e-5, seed=3)
+    b = PrivateQuadraticFTL(d, horizon=horizon, epsilon=1.0, delta=1e-5, seed=3, n_jobs=2)
+    wa = a.run(s.X, s.y).weights
+    assert helpers == []
+    wb = b.run(s.X, s.y).weights
+    assert len(helpers) == (1 if pq._helper_possible() else 0)
+    assert np.array_equal(wa, wb)
+    with pytest.raises(ValueError, match="n_jobs"):
+        PrivateQuadraticFTL(d, horizon=horizon, epsilon=1.0, n_jobs=3)
