@@ -19,6 +19,7 @@ from learner_cases import loop
 
 from dpol.datasets import linear_regression_stream
 from dpol.learners import PrivateQuadraticFTL
+from dpol.learners import _psd_solve as ps
 from dpol.learners import private_quadratic_ftl as pq
 from dpol.learners._joint_counters import outer_product_sensitivity
 
@@ -50,9 +51,9 @@ def reference(S: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray:
 def test_svec_outer_is_c_ordered_and_the_same_for_one_row_or_a_block(d):
     # C order: the counters' clipping norms of a block must sum like add()'s single row
     X = np.random.default_rng(d).normal(size=(7, d))
-    layout = pq._svec_layout(d)
-    block = pq._svec_outer(X, layout)
-    rows = np.vstack([pq._svec_outer(x[None, :], layout) for x in X])
+    layout = ps._svec_layout(d)
+    block = ps._svec_outer(X, layout)
+    rows = np.vstack([ps._svec_outer(x[None, :], layout) for x in X])
     assert block.flags.c_contiguous and block.shape == (7, d * (d + 1) // 2)
     assert np.array_equal(block.view(np.int64), rows.view(np.int64))  # bit for bit
     expected = np.array([svec(np.outer(x, x)) for x in X])
@@ -73,7 +74,7 @@ def test_svec_is_an_isometry_and_keeps_the_joint_sensitivity():
     norms = np.linspace(0.0, 1.0, 21)
     angles = np.linspace(0.0, np.pi, 361)
     for d in (2, 3):
-        layout = pq._svec_layout(d)
+        layout = ps._svec_layout(d)
         best, best_joint = 0.0, 0.0
         for a in norms:
             for b in norms:
@@ -81,7 +82,7 @@ def test_svec_is_an_isometry_and_keeps_the_joint_sensitivity():
                 x[:, 0] = a
                 x2 = np.zeros((len(angles), d))
                 x2[:, 0], x2[:, 1] = b * np.cos(angles), b * np.sin(angles)
-                e, e2 = pq._svec_outer(x, layout), pq._svec_outer(x2, layout)
+                e, e2 = ps._svec_outer(x, layout), ps._svec_outer(x2, layout)
                 frob = np.linalg.norm(np.einsum("ni,nj->nij", x, x)
                                       - np.einsum("ni,nj->nij", x2, x2), axis=(1, 2))
                 np.testing.assert_allclose(np.linalg.norm(e - e2, axis=1), frob,
@@ -115,13 +116,13 @@ def released_matrices(monkeypatch, d: int, horizon: int, learners: int) -> tuple
     """The symmetric V_T the learner hands its solver at the last step, on a zero stream
     (pure noise), for independent learners; and the per-coordinate variance at T."""
     seen = []
-    original = pq._PsdSolver.solve
+    original = ps._PsdSolver.solve
 
     def record(self, ap, u, ridge):
         seen.append(ap.copy())
         return original(self, ap, u, ridge)
 
-    monkeypatch.setattr(pq._PsdSolver, "solve", record)
+    monkeypatch.setattr(ps._PsdSolver, "solve", record)
     out = []
     for seed in range(learners):
         m = PrivateQuadraticFTL(d, horizon=horizon, n_jobs=2, epsilon=1.0, delta=1e-5, seed=seed)
@@ -181,8 +182,8 @@ def test_psd_solver_gives_the_eigendecomposition_w(d, ridge):
     # up to rounding, i.e. within 1e-14 times the condition number of P(S) + ridge I
     # relative to the largest entry of w (a wrong route is off by O(1))
     rng = np.random.default_rng(d)
-    solver = pq._psd_solver(d)
-    layout = pq._svec_layout(d)
+    solver = ps._psd_solver(d)
+    layout = ps._svec_layout(d)
     for name, S in matrices(d, rng):
         u = rng.normal(size=d)
         got = solver.solve(np.ascontiguousarray(S[layout.rows, layout.cols]), u, ridge)
@@ -196,12 +197,12 @@ def test_tridiagonal_route_applies_from_lam_min_above_minus_half_the_ridge():
     # the tridiagonal route is taken (not None) exactly where its solve is well conditioned
     d = 40
     rng = np.random.default_rng(3)
-    solver = pq._psd_solver(d)
+    solver = ps._psd_solver(d)
     assert solver.tridiagonal
     E = rng.normal(size=(d, d))
     S = E + E.T
     lam = np.linalg.eigvalsh(S)
-    layout = pq._svec_layout(d)
+    layout = ps._svec_layout(d)
     ap = np.ascontiguousarray(S[layout.rows, layout.cols])
     u = rng.normal(size=d)
     for ridge, applies in ((-2.2 * lam[0], True), (-1.8 * lam[0], False)):
@@ -210,7 +211,7 @@ def test_tridiagonal_route_applies_from_lam_min_above_minus_half_the_ridge():
         if applies:
             want = reference(S, u, ridge)
             np.testing.assert_allclose(w, want, rtol=0, atol=1e-14 * np.abs(want).max())
-    assert not pq._psd_solver(pq._TRIDIAGONAL_DIM - 1).tridiagonal  # small d: dsyevd
+    assert not ps._psd_solver(ps._TRIDIAGONAL_DIM - 1).tridiagonal  # small d: dsyevd
 
 
 # ---------------------------------------------------------------- run and learn_one
@@ -218,24 +219,24 @@ def test_tridiagonal_route_applies_from_lam_min_above_minus_half_the_ridge():
 def helpers(monkeypatch):
     """Start the helper process from 64 rows (not 4096), and record the helpers made."""
     made = []
-    original = pq._Helper.__init__
+    original = ps._Helper.__init__
 
     def init(self, *args):
         original(self, *args)
         made.append(self)
 
     monkeypatch.setattr(pq, "_HELPER_ROWS", 64)
-    monkeypatch.setattr(pq._Helper, "__init__", init)
+    monkeypatch.setattr(ps._Helper, "__init__", init)
     return made
 
 
 def helper_ended_cleanly(helper) -> None:
-    assert helper.dead is False and not helper.busy and len(helper.free) == pq._SLOTS
+    assert helper.dead is False and not helper.busy and len(helper.free) == ps._SLOTS
     with pytest.raises(ChildProcessError):  # reaped: no zombie left
         os.waitpid(helper.pid, os.WNOHANG)
 
 
-@pytest.mark.skipif(not pq._helper_possible(), reason="needs Linux and two cores")
+@pytest.mark.skipif(not ps._helper_possible(), reason="needs Linux and two cores")
 @pytest.mark.parametrize("epsilon, noise_ridge", [(1.0, False), (1000.0, True)])
 def test_run_with_a_helper_process_reproduces_the_learn_one_loop(helpers, monkeypatch,
                                                                  epsilon, noise_ridge):
@@ -246,8 +247,8 @@ def test_run_with_a_helper_process_reproduces_the_learn_one_loop(helpers, monkey
     d, horizon = 40, 300
     assert d >= pq._HELPER_DIM
     sent = []
-    submit = pq._Helper.submit
-    monkeypatch.setattr(pq._Helper, "submit", lambda self, *a: sent.append(submit(self, *a))
+    submit = ps._Helper.submit
+    monkeypatch.setattr(ps._Helper, "submit", lambda self, *a: sent.append(submit(self, *a))
                         or sent[-1])
     s = linear_regression_stream(horizon, d, seed=1)
     a = PrivateQuadraticFTL(d, horizon=horizon, n_jobs=2, epsilon=epsilon, delta=1e-5, seed=5,
@@ -260,7 +261,7 @@ def test_run_with_a_helper_process_reproduces_the_learn_one_loop(helpers, monkey
     assert np.array_equal(trace.weights, looped)
     assert np.array_equal(trace.final_weights, b.weights)
     # the reference: the same counters' releases, unscaled, through numpy's eigh
-    layout = pq._svec_layout(d)
+    layout = ps._svec_layout(d)
     cv, cu = c._counters
     V = cv.run(np.array([svec(np.outer(x, x)) for x in s.X])) / layout.scale
     U = cu.run(s.y[:, None] * s.X)
@@ -276,7 +277,7 @@ def test_run_with_a_helper_process_reproduces_the_learn_one_loop(helpers, monkey
     assert indefinite > 90 if epsilon < 10 else 20 < indefinite < 80  # of 100
 
 
-@pytest.mark.skipif(not pq._helper_possible(), reason="needs Linux and two cores")
+@pytest.mark.skipif(not ps._helper_possible(), reason="needs Linux and two cores")
 def test_run_continues_a_started_stream_and_survives_a_dead_helper(helpers, monkeypatch):
     # two runs (the second from a non-fresh state) give the one-run releases; a helper
     # whose child dies at once (it leaves without solving) costs nothing but time: the
@@ -290,12 +291,12 @@ def test_run_continues_a_started_stream_and_survives_a_dead_helper(helpers, monk
     second = b.run(s.X[77:], s.y[77:]).weights
     assert np.array_equal(whole, np.vstack([first, second]))
     assert np.array_equal(a.weights, b.weights)
-    monkeypatch.setattr(pq._Helper, "_serve", lambda self, task_r, done_w: None)
+    monkeypatch.setattr(ps._Helper, "_serve", lambda self, task_r, done_w: None)
     assert np.array_equal(c.run(s.X, s.y).weights, whole)
     assert helpers[-1].dead
 
 
-@pytest.mark.skipif(not pq._helper_possible(), reason="needs Linux and two cores")
+@pytest.mark.skipif(not ps._helper_possible(), reason="needs Linux and two cores")
 def test_a_failing_run_ends_its_helper(helpers, monkeypatch):
     d, horizon = 40, 600
     s = linear_regression_stream(horizon, d, seed=3)
@@ -315,7 +316,7 @@ def test_a_failing_run_ends_its_helper(helpers, monkeypatch):
         os.waitpid(helpers[0].pid, os.WNOHANG)
 
 
-@pytest.mark.skipif(not pq._helper_possible(), reason="needs Linux and two cores")
+@pytest.mark.skipif(not ps._helper_possible(), reason="needs Linux and two cores")
 @pytest.mark.parametrize("counter", ["tree", "honaker"])
 def test_small_d_run_with_a_helper_is_the_learn_one_loop(helpers, counter):
     # d = 8 (dsyevd route), both processes solving: the learn_one loop's bits
@@ -340,7 +341,7 @@ def test_no_helper_process_unless_asked(helpers):
     wa = a.run(s.X, s.y).weights
     assert helpers == []
     wb = b.run(s.X, s.y).weights
-    assert len(helpers) == (1 if pq._helper_possible() else 0)
+    assert len(helpers) == (1 if ps._helper_possible() else 0)
     assert np.array_equal(wa, wb)
     with pytest.raises(ValueError, match="n_jobs"):
         PrivateQuadraticFTL(d, horizon=horizon, epsilon=1.0, n_jobs=3)

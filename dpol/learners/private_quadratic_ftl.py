@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import math
-import mmap
-import os
-import select
-import signal
-import struct
-import sys
 import warnings
-from typing import NamedTuple
 
 import numpy as np
-from scipy.linalg import lapack
 from threadpoolctl import ThreadpoolController
 
 from dpol._validation import check_choice, check_int, check_real, fail
@@ -24,6 +15,14 @@ from dpol.counters import resolve_counter
 from dpol.errors import NumericalWarning
 from dpol.learners._base import OnlineLearner
 from dpol.learners._joint_counters import joint_counters, outer_product_sensitivity
+from dpol.learners._psd_solve import (
+    _CHUNK,
+    _Helper,
+    _helper_possible,
+    _psd_solver,
+    _svec_layout,
+    _svec_outer,
+)
 
 __all__ = ["PrivateQuadraticFTL"]
 
@@ -33,298 +32,18 @@ _BLOCK_FLOATS = 1 << 22
 #: rows at d = 90, where elements and counters took 95-110 us a row against 110-130 us
 #: with blocks of 32 or 512 rows (measured)
 _SVEC_BLOCK_FLOATS = 1 << 19
-#: from this dimension the PSD solver's tridiagonal route beats dsyevd (measured, one
-#: core, per indefinite step: 99 against 114 us at d = 24, 60 against 28 us at d = 8)
-_TRIDIAGONAL_DIM = 24
 #: a forked helper process solves steps too (_Helper) from this dimension and this many
 #: rows (measured at d = 10: T = 40,000 in 0.53 s against 0.90 s, T = 4096 0.11 against
 #: 0.17 s; at d = 90, T = 20,000 9.7 s against 18.8 s)
 _HELPER_DIM = 8
 _HELPER_ROWS = 4096
-#: rows per helper task, and tasks in flight (the shared buffers: ~8 MB at d = 90)
-_CHUNK = 64
-_SLOTS = 4
 _THREADPOOLS: list[ThreadpoolController] = []  # built on first use (inspecting costs ~1 ms)
-_SQRT2 = math.sqrt(2.0)
 
 
 def _blas_controller() -> ThreadpoolController:
     if not _THREADPOOLS:
         _THREADPOOLS.append(ThreadpoolController())
     return _THREADPOOLS[0]
-
-
-class _Svec(NamedTuple):
-    rows: np.ndarray  # i of entry (i, j), i <= j, in np.triu_indices order
-    cols: np.ndarray
-    scale: np.ndarray  # 1 on the diagonal, sqrt(2) off it
-
-
-@functools.lru_cache(maxsize=16)
-def _svec_layout(d: int) -> _Svec:
-    """svec order: the upper triangle row by row, which is LAPACK's lower packed storage."""
-    rows, cols = np.triu_indices(d)
-    return _Svec(rows, cols, np.where(rows == cols, 1.0, _SQRT2))
-
-
-def _svec_outer(X: np.ndarray, layout: _Svec) -> np.ndarray:
-    """svec(x x^T) of every row, C-ordered: (x_i scale_ij) x_j, the same floats either way.
-
-    C order matters: the counters clip rows by their norms, and a column-ordered block
-    (what X[:, index] gives) sums them in another order than ``add``'s single row. One row
-    (``learn_one``): a gather, 2.8 us at d = 10; a block: one slice product per i, 7.5 us a
-    row at d = 90 and 256 rows against 28-45 us for the gather (measured).
-    """
-    n, d = X.shape
-    if n == 1:
-        x = X[0]
-        out = x[layout.rows]
-        out *= layout.scale
-        out *= x[layout.cols]
-        return out[None, :]
-    out = np.empty((n, len(layout.rows)))
-    scaled = X * _SQRT2  # the gather's off-diagonal scale
-    pos = 0
-    for i in range(d):
-        np.multiply(X[:, i], X[:, i], out=out[:, pos])  # scale 1 on the diagonal
-        np.multiply(scaled[:, i, None], X[:, i + 1:], out=out[:, pos + 1:pos + d - i])
-        pos += d - i
-    return out
-
-
-class _PsdSolver:
-    """w = (P(S) + ridge I)^-1 u, S symmetric given by its lower packed entries (svec order,
-    unscaled), P the projection on the PSD cone (negative eigenvalues set to 0).
-
-    Where Cholesky of S succeeds, S is positive definite, P(S) = S, and a Cholesky solve
-    of S + ridge I gives w. Elsewhere S = Q T Q^T (Householder tridiagonalisation) and
-    P(S) + ridge I = Q (T + ridge I + Z diag(-lam) Z^T) Q^T over the k negative
-    eigenpairs (lam, Z) of T; as Z spans an invariant subspace,
-        w = Q [(T + ridge I)^-1 (c - Z Z^T c) + Z Z^T c / ridge],  c = Q^T u,
-    exact, with a tridiagonal solve that is well conditioned (eigenvalues >= ridge/2)
-    when lam_min >= -ridge/2; below that (the first, noise-dominated steps) the
-    eigendecomposition of S. Measured at d = 90 over the issue-8 stream (one core): the
-    Cholesky route 55-90 us a step (two factorizations: S's tells whether P(S) = S), the
-    tridiagonal one 480-620 us (dsytrd ~35%, dsterf ~30%, dstein on the ~19 negative pairs
-    ~30%) where dsyevd took 700-1000 us: it forms all 90 eigenvectors. Below d = 24
-    dsyevd is faster. Every step runs the same LAPACK calls on the same numbers whatever
-    the block or process, so ``run`` reproduces ``learn_one`` bit for bit.
-    """
-
-    def __init__(self, d: int) -> None:
-        self.d = d
-        self.tridiagonal = d >= _TRIDIAGONAL_DIM
-        if self.tridiagonal:
-            self.lwork = int(lapack.dsytrd_lwork(d, lower=1)[0])
-            self.iblock = np.ones(d, dtype=np.int32)  # T as one block for dstein
-            self.isplit = np.zeros(d, dtype=np.int32)
-            self.isplit[0] = d
-
-    def _unpack(self, ap: np.ndarray) -> np.ndarray:
-        return lapack.dtpttr(self.d, ap, uplo="L")[0]  # lower triangle, Fortran order
-
-    def solve(self, ap: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray:
-        """(P(S) + ridge I)^-1 u."""
-        a = self._unpack(ap)
-        if lapack.dpotrf(a, lower=1, clean=0)[1] == 0:  # a copy: a itself is kept
-            a.reshape(-1, order="F")[:: self.d + 1] += ridge  # a view: a is Fortran-ordered
-            _, w, info = lapack.dposv(a, u, lower=1, overwrite_a=1)
-            if info == 0:  # else a ridge below the round-off of S: the routes below
-                return w
-            a = self._unpack(ap)
-        if self.tridiagonal:
-            w = self._tridiagonal(a, u, ridge)
-            if w is not None:
-                return w
-            a = self._unpack(ap)
-        lam, vec, info = lapack.dsyevd(a, lower=1, overwrite_a=1)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"LAPACK dsyevd did not converge (info={info})")
-        return vec @ ((u @ vec) / (np.maximum(lam, 0.0) + ridge))
-
-    def _tridiagonal(self, a: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray | None:
-        """The tridiagonal route (class docstring); None where it does not apply."""
-        t, diag, off, tau, info = lapack.dsytrd(a, lower=1, lwork=self.lwork, overwrite_a=1)
-        lam, info = lapack.dsterf(diag, off)  # ascending eigenvalues (copies: diag, off are kept)
-        if info != 0 or lam[0] < -0.5 * ridge:
-            return None
-        k = int(np.searchsorted(lam, 0.0))  # eigenvalues < 0
-        # Q = diag(1, Q1), Q1 the product of the reflectors below the subdiagonal; the
-        # unblocked dormqr (lwork=1) suits one vector, a contiguous copy spares f2py two
-        refl = np.asfortranarray(t[1:, :-1])
-        c = np.empty(self.d)
-        c[0] = u[0]
-        c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:, None], 1)[0][:, 0]
-        if k:
-            z, info = lapack.dstein(diag, off, lam[:k], self.iblock, self.isplit)
-            if info != 0:
-                return None
-            p = c @ z
-            c -= z @ p
-        _, _, x, info = lapack.dptsv(diag + ridge, off, c[:, None])
-        if info != 0:
-            return None
-        x = x[:, 0]
-        if k:
-            x += z @ (p / ridge)
-        w = np.empty(self.d)
-        w[0] = x[0]
-        w[1:] = lapack.dormqr("L", "N", refl, tau, x[1:, None], 1)[0][:, 0]
-        return w
-
-    def solve_clipped(self, ap: np.ndarray, u: np.ndarray, ridge: float, radius: float
-                      ) -> np.ndarray:
-        """``solve`` clipped to the ball of radius ``radius``, which holds every FTL iterate."""
-        w = self.solve(ap, u, ridge)
-        norm = math.sqrt(float(w @ w))
-        return w if norm <= radius else w * (radius / norm)
-
-    def solve_rows(self, V: np.ndarray, U: np.ndarray, ridge: np.ndarray, radius: float,
-                   out: np.ndarray) -> None:
-        """``solve_clipped`` of every row, into ``out``."""
-        for i in range(len(U)):
-            out[i] = self.solve_clipped(V[i], U[i], float(ridge[i]), radius)
-
-
-@functools.lru_cache(maxsize=16)
-def _psd_solver(d: int) -> _PsdSolver:
-    return _PsdSolver(d)
-
-
-def _helper_possible() -> bool:
-    """Whether a helper process can use a second core: Linux (fork), two usable cores."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-        return False
-    return len(os.sched_getaffinity(0)) >= 2
-
-
-def _read(fd: int, size: int) -> bytes | None:
-    """Exactly ``size`` bytes from a pipe, or None at its end."""
-    data = b""
-    while len(data) < size:
-        more = os.read(fd, size - len(data))
-        if not more:
-            return None
-        data += more
-    return data
-
-
-class _Helper:
-    """A forked child process solving chunks of steps from shared memory: the second core.
-
-    Threads cannot share the solves: a step makes ~5 LAPACK calls of 5-200 us, each
-    releasing and retaking the GIL, and two threads doing so hand the GIL to and fro
-    (measured at d = 90: two threads of scipy's dpotrf ran 1.3-1.7x slower than one after
-    the other, and a replay with two solver threads no faster than with none). The child
-    has its own interpreter; the parent keeps drawing the noise (one generator, in order)
-    and solves a chunk itself whenever the child has ``_SLOTS`` queued. A step is a pure
-    function of (S, u, ridge) computed by the same code in either process, so who solves
-    it does not change its bits. The child only runs LAPACK and numpy on the shared
-    buffers and leaves by ``os._exit``; should it die, the parent solves its chunks.
-    """
-
-    _MSG = struct.Struct("ii")  # (slot, rows)
-
-    def __init__(self, solver: _PsdSolver, radius: float, out: np.ndarray) -> None:
-        d = self.d = solver.d
-        self.p = d * (d + 1) // 2
-        self.solver, self.radius, self.out = solver, radius, out
-        width = self.p + 2 * d + 1  # a row: S packed, u, ridge, then w
-        self._mem = mmap.mmap(-1, _SLOTS * _CHUNK * width * 8)  # anonymous: shared by fork
-        self.slots = np.frombuffer(self._mem, dtype=np.float64).reshape(_SLOTS, _CHUNK, width)
-        task_r, self._task_w = os.pipe()
-        self._done_r, done_w = os.pipe()
-        with warnings.catch_warnings():
-            # Python >= 3.12 warns when forking a process with other threads (here BLAS's
-            # idle pools); the child only runs numpy and LAPACK on the shared buffers
-            warnings.simplefilter("ignore", DeprecationWarning)
-            self.pid = os.fork()
-        if self.pid == 0:  # the child
-            code = 1
-            try:
-                os.close(self._task_w)
-                os.close(self._done_r)
-                self._serve(task_r, done_w)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(task_r)
-        os.close(done_w)
-        self.free, self.busy = list(range(_SLOTS)), {}  # busy: slot -> (first row, rows)
-        self.dead = False
-
-    def _columns(self, rows: np.ndarray) -> tuple:
-        p, d = self.p, self.d
-        return rows[:, :p], rows[:, p:p + d], rows[:, p + d], rows[:, p + d + 1:]
-
-    def _serve(self, task_r: int, done_w: int) -> None:
-        while (msg := _read(task_r, self._MSG.size)) is not None:
-            slot, n = self._MSG.unpack(msg)
-            V, U, ridge, W = self._columns(self.slots[slot, :n])
-            self.solver.solve_rows(V, U, ridge, self.radius, W)
-            os.write(done_w, msg)
-
-    def submit(self, V: np.ndarray, scale: np.ndarray, U: np.ndarray, ridge: np.ndarray,
-               start: int) -> bool:
-        """Queue rows start.. (V still scaled) if a slot is free; False if none is."""
-        self.collect(wait=False)
-        if self.dead or not self.free:
-            return False
-        slot = self.free.pop()
-        Vs, Us, ridges, _ = self._columns(self.slots[slot, :len(U)])
-        np.divide(V, scale, out=Vs)  # the unscaling, straight into the shared buffer
-        Us[:] = U
-        ridges[:] = ridge
-        try:
-            os.write(self._task_w, self._MSG.pack(slot, len(U)))
-        except BrokenPipeError:  # the child died: collect() solves what it had queued
-            self.dead = True
-            self.free.append(slot)
-            return False
-        self.busy[slot] = (start, len(U))
-        return True
-
-    def collect(self, wait: bool) -> None:
-        """Copy finished chunks into ``out``; with ``wait``, until none is left."""
-        while self.busy:
-            if not wait and not select.select([self._done_r], [], [], 0)[0]:
-                return
-            msg = _read(self._done_r, self._MSG.size)
-            if msg is None:  # the child died: its chunks' inputs are still here
-                self.dead = True
-                for slot in list(self.busy):
-                    self._finish_slot(slot, solve=True)
-                return
-            self._finish_slot(self._MSG.unpack(msg)[0], solve=False)
-
-    def _finish_slot(self, slot: int, solve: bool) -> None:
-        start, n = self.busy.pop(slot)
-        V, U, ridge, W = self._columns(self.slots[slot, :n])
-        if solve:
-            self.solver.solve_rows(V, U, ridge, self.radius, W)
-        self.out[start:start + n] = W
-        self.free.append(slot)
-
-    def close(self) -> None:
-        """Collect what is left, end the child, wait for it."""
-        try:
-            self.collect(wait=True)
-        finally:
-            os.close(self._task_w)  # the child sees the end of its task pipe and exits
-            os.close(self._done_r)
-            try:
-                os.waitpid(self.pid, 0)
-            except ChildProcessError:  # pragma: no cover - already reaped
-                pass
-
-    def kill(self) -> None:
-        """End the child at once (the parent is failing)."""
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:  # pragma: no cover - already gone
-            pass
-        self.busy.clear()
-        self.close()
 
 
 class PrivateQuadraticFTL(OnlineLearner):
