@@ -113,3 +113,25 @@ def loop(learner, X, y):
         out.append(learner.weights)
         learner.learn_one(x, v)
     return np.array(out)
+
+
+# -------------------------------------------------- an independent svec (PQFTL's V element)
+def svec(A: np.ndarray) -> np.ndarray:
+    """svec of a symmetric matrix: the upper triangle row by row, off-diagonals times
+    sqrt(2); written apart from the library's ``_psd_solve`` so that tests check it."""
+    i, j = np.triu_indices(A.shape[0])
+    return A[i, j] * np.where(i == j, 1.0, np.sqrt(2.0))
+
+
+def svec_rows(Z: np.ndarray) -> np.ndarray:
+    """svec(z z^T) of every row z of Z."""
+    return np.array([svec(np.outer(z, z)) for z in Z])
+
+
+def svec_unpack(v: np.ndarray, d: int) -> np.ndarray:
+    """The symmetric matrix whose svec is v."""
+    i, j = np.triu_indices(d)
+    out = np.zeros((d, d))
+    out[i, j] = v / np.where(i == j, 1.0, np.sqrt(2.0))
+    out[j, i] = out[i, j]
+    return out

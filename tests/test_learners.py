@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from learner_cases import DIM, LEARNERS, loop, make, stream
+from learner_cases import DIM, LEARNERS, loop, make, stream, svec_rows, svec_unpack
 
 from dpol.errors import HorizonExceededError, InvalidInputError, NonPrivateWarning
 from dpol.learners import PrivateOnlineFrankWolfe, PrivateQuadraticFTL
@@ -140,21 +140,6 @@ def test_pqftl_without_noise_is_ridge_ftl_exactly():
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
 
 
-def svec_outer(Z: np.ndarray) -> np.ndarray:
-    """svec(z z^T) of every row: z_i z_j, i <= j row by row, off-diagonals times sqrt(2)."""
-    i, j = np.triu_indices(Z.shape[1])
-    return Z[:, i] * Z[:, j] * np.where(i == j, 1.0, np.sqrt(2.0))
-
-
-def svec_unpack(v: np.ndarray, d: int) -> np.ndarray:
-    """The symmetric matrix whose svec is v."""
-    i, j = np.triu_indices(d)
-    out = np.zeros((d, d))
-    out[i, j] = v / np.where(i == j, 1.0, np.sqrt(2.0))
-    out[j, i] = out[i, j]
-    return out
-
-
 @pytest.mark.parametrize("counter", ["tree", "toeplitz"])
 def test_pqftl_joint_sensitivity_is_attained_and_calibrated_exactly(counter):
     # Replace-one worst case of the stacked element (svec(x x^T), y x) with R = 1: unit x,
@@ -175,7 +160,7 @@ def test_pqftl_joint_sensitivity_is_attained_and_calibrated_exactly(counter):
     y[0], y2[0] = 1.0, -1.0
     cv, cu = m._counters
     moved_sq = 0.0
-    for counter_, f in ((cv, lambda Z, w: svec_outer(Z)), (cu, lambda Z, w: w[:, None] * Z)):
+    for counter_, f in ((cv, lambda Z, w: svec_rows(Z)), (cu, lambda Z, w: w[:, None] * Z)):
         moved_sq += np.sum((counter_.node_values(f(X, y)) - counter_.node_values(f(X2, y2)))**2)
     column = cv.sensitivity / cv.node_sensitivity
     assert np.sqrt(moved_sq) == pytest.approx(np.sqrt(4.5) * column, rel=1e-12)

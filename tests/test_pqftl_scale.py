@@ -15,20 +15,13 @@ import os
 
 import numpy as np
 import pytest
-from learner_cases import loop
+from learner_cases import loop, svec
 
 from dpol.datasets import linear_regression_stream
 from dpol.learners import PrivateQuadraticFTL
 from dpol.learners import _psd_solve as ps
 from dpol.learners import private_quadratic_ftl as pq
 from dpol.learners._joint_counters import outer_product_sensitivity
-
-
-def svec(A: np.ndarray) -> np.ndarray:
-    """Independent svec of a symmetric matrix: upper triangle row by row, off-diagonals
-    times sqrt(2)."""
-    i, j = np.triu_indices(A.shape[0])
-    return A[i, j] * np.where(i == j, 1.0, math.sqrt(2.0))
 
 
 def unpack(v: np.ndarray, d: int) -> np.ndarray:

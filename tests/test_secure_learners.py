@@ -30,6 +30,7 @@ import random
 import dp_accounting
 import numpy as np
 import pytest
+from learner_cases import svec_rows
 from scipy import stats
 
 from dpol.accounting.calibration import gaussian_noise_multiplier, zcdp_gaussian_noise_multiplier
@@ -153,14 +154,9 @@ def test_pqftl_secure_rounding_bound_and_releases_on_the_grid(seeded_os_rng):
     assert cv.dim == 6  # svec(x x^T): the d(d+1)/2 = 6 entries of the upper triangle
     bound = s + math.sqrt(cv.grid**2 * 6 + cu.grid**2 * 3)  # the derivation's bound
     rng = np.random.default_rng(0)
-    i, j = np.triu_indices(3)
-    svec_scale = np.where(i == j, 1.0, math.sqrt(2.0))
-
-    def svec_outer(x):
-        return (x[i] * x[j] * svec_scale)[None, :]
 
     def stacked(x, y):
-        return np.concatenate([cv._to_grid(svec_outer(x))[0],
+        return np.concatenate([cv._to_grid(svec_rows(x[None, :]))[0],
                                cu._to_grid((y * x)[None, :])[0]])
 
     # the worst pair of outer_product_sensitivity (unit x, x' at <x, x'> = 1/2, y = -y' = 1)
@@ -174,7 +170,7 @@ def test_pqftl_secure_rounding_bound_and_releases_on_the_grid(seeded_os_rng):
         assert np.linalg.norm(stacked(x, y) - stacked(x2, y2)) <= bound
     # the counters' releases (V_t, u_t) are exact grid values
     X = rng.normal(size=(8, 3)) / 3
-    assert np.all(cv.run(np.vstack([svec_outer(x) for x in X])) / cv.grid % 1 == 0)
+    assert np.all(cv.run(svec_rows(X)) / cv.grid % 1 == 0)
 
 
 def test_pqftl_secure_window_add_remove_and_refusals():
