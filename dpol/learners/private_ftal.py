@@ -101,7 +101,8 @@ class PrivateFTAL(OnlineLearner):
         self.noise, self.counter = noise, counter
         self._data, self.mu = data, mu
         self.noise_ridge = bool(noise_ridge)
-        if self.noise_ridge and not 0.0 < domain_radius(domain) < math.inf:
+        self._ridge_radius = domain_radius(domain) if self.noise_ridge else math.nan
+        if self.noise_ridge and not 0.0 < self._ridge_radius < math.inf:
             raise fail("noise_ridge", "be False unless the domain has a finite radius > 0",
                        noise_ridge)
         self.lipschitz = data.lipschitz(domain)
@@ -171,7 +172,7 @@ class PrivateFTAL(OnlineLearner):
         """lambda_t of ``noise_ridge``: a (1 - beta)-bound on the noise norm over R."""
         sd = math.sqrt(self._counter.variance(t))
         return sd * (math.sqrt(self.dim) + math.sqrt(2.0 * math.log(1.0 / self._RIDGE_BETA))) \
-            / domain_radius(self.domain)
+            / self._ridge_radius
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return pointwise_loss(self._data, self.mu, np.broadcast_to(w, X.shape), X, y)
