@@ -94,11 +94,12 @@ def test_readme_commands_in_a_fresh_virtual_environment(tmp_path):
     installed = _run(" && ".join(setup), repo, env)
     _skip_if_offline(installed)
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
-    collected = _run(f"{pytest_call} --collect-only -q -p no:cacheprovider", repo, env)
+    # -n 0: in this process, not pyproject's xdist workers (a stable output to read)
+    collected = _run(f"{pytest_call} --collect-only -q -n 0 -p no:cacheprovider", repo, env)
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     count = re.search(r"(\d+) tests? collected", collected.stdout)
     assert count and int(count.group(1)) > 500, collected.stdout[-500:]
-    quick = _run(f"{pytest_call} -q -p no:cacheprovider tests/test_project.py::"
+    quick = _run(f"{pytest_call} -q -n 0 -p no:cacheprovider tests/test_project.py::"
                  "test_readme_has_exactly_two_setup_commands tests/test_cli.py::"
                  "test_help_of_the_command_and_every_subcommand", repo, env)
     assert quick.returncode == 0, quick.stdout[-3000:] + quick.stderr[-3000:]
