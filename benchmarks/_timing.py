@@ -61,11 +61,35 @@ def max_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def machine_speed() -> dict[str, float]:
+    """Two fixed workloads timed on this machine (medians of 7): the yardstick for absolute
+    targets across sessions, whose machines differ (seen: 1.5-2x between two sessions).
+
+    ``python_us``: pure-Python work, ``sum(range(1000))``, what per-step overhead scales
+    with; ``normal_ns``: nanoseconds per standard normal drawn by numpy (1e6 at once).
+    """
+    rng, out = np.random.default_rng(0), np.empty(1_000_000)
+
+    def python_work() -> None:
+        for _ in range(100):
+            sum(range(1000))
+
+    t = interleaved({"python": python_work, "normal": lambda: rng.standard_normal(out=out)}, 7)
+    return {"python_us": t["python"] * 1e4, "normal_ns": t["normal"] * 1e3}
+
+
+def speed_line(speed: dict[str, float]) -> str:
+    """The yardstick as one printed line."""
+    return (f"machine speed: sum(range(1000)) {speed['python_us']:.1f} us, "
+            f"one numpy normal {speed['normal_ns']:.1f} ns")
+
+
 def meta(**extra: object) -> dict:
-    """Versions, machine and load: the context a reader needs to weigh the numbers."""
+    """Versions, machine, its speed and load: the context a reader needs to weigh the numbers."""
     return {
         "python": platform.python_version(), "numpy": np.__version__,
         "machine": platform.machine(), "cpus": os.cpu_count(),
+        "machine_speed": machine_speed(),
         "load_average_1min": os.getloadavg()[0], "argv": sys.argv[1:], **extra,
     }
 

@@ -19,7 +19,7 @@ import argparse
 import time
 
 import numpy as np
-from _timing import meta, per_call_us, verdict, write_json
+from _timing import meta, per_call_us, speed_line, verdict, write_json
 
 from dpol.learners import (
     PrivateFTAL,
@@ -102,6 +102,8 @@ def main(argv=None):
     parser.add_argument("--out", default="benchmarks/results/learners.json")
     args = parser.parse_args(argv)
     horizon, steps, repeats = (2000, 500, 3) if args.quick else (20_000, 2000, 5)
+    context = meta()  # first: the yardstick on a machine not yet warmed by the runs
+    print(speed_line(context["machine_speed"]))
     heads = targets(horizon, steps, repeats)
     print(f"learn_one targets (median us per step over {steps} steps, median of {repeats})")
     for h in heads:
@@ -117,7 +119,7 @@ def main(argv=None):
     for r in rows:
         print(f"{r['learner']:26s} {r['d']:3d} {r['run_steps_per_s']:12.0f} "
               f"{r['learn_one_us_median']:22.1f} {r['learn_one_us_mean']:8.1f}")
-    write_json(args.out, {"meta": meta(), "targets": heads, "rows": rows})
+    write_json(args.out, {"meta": context, "targets": heads, "rows": rows})
     return rows
 
 

@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from _timing import max_rss_mib, meta, verdict, write_json
+from _timing import max_rss_mib, meta, speed_line, verdict, write_json
 
 #: issue 8: job -> (rows, dim, seconds, GiB of peak memory or None)
 TARGETS = {"pqftl": (515_345, 90, 60.0, 4.0), "igd": (581_012, 54, 60.0, None)}
@@ -117,6 +117,8 @@ def main(argv=None):
         return None
     runs = [(job, eps) for job in args.jobs
             for eps in (args.epsilons if job == "pqftl" else [1.0])]
+    context = meta(quick=args.quick, targets=TARGETS)
+    print(speed_line(context["machine_speed"]))
     rows = []
     for job, eps in runs:
         n = TARGETS[job][0] // (20 if args.quick else 1)
@@ -140,7 +142,7 @@ def main(argv=None):
         print(f"{r['job']:6s} {r['rows']:8d} {r['d']:3d} {r['epsilon']:5g} {r['run_s']:8.1f} "
               f"{r['cpu_s']:7.1f} {r['data_s']:7.1f} {r['peak_rss_mib']:9.0f} {share:>10s}  "
               f"{judged}")
-    write_json(args.out, {"meta": meta(quick=args.quick, targets=TARGETS), "rows": rows})
+    write_json(args.out, {"meta": context, "rows": rows})
     return rows
 
 
