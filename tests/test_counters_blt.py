@@ -15,7 +15,13 @@ import pytest
 from scipy.linalg import toeplitz
 
 from dpol.counters import BltCounter, ToeplitzCounter, make_counter
-from dpol.counters.blt import _inverse_coefficients, _optimized, blt_loss, optimal_blt_parameters
+from dpol.counters.blt import (
+    _ROW_LOOP_DIM,
+    _inverse_coefficients,
+    _optimized,
+    blt_loss,
+    optimal_blt_parameters,
+)
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.noise.source import NoiseSource
 
@@ -86,12 +92,13 @@ def test_dense_factorization_sensitivity_variance_and_encoder(horizon):
         np.testing.assert_allclose(counter.node_values(x), c @ x, rtol=0, atol=1e-10)
 
 
+@pytest.mark.parametrize("dim", [3, _ROW_LOOP_DIM])  # run: lfilter, then whole rows
 @pytest.mark.parametrize("mode", ["add", "run", "pieces"])
-def test_streaming_buffers_reproduce_dense_noise(mode):
+def test_streaming_buffers_reproduce_dense_noise(mode, dim):
     # zero data: the release is A G z for the counter's own draws z (NoiseSource with the
     # same seed and scale gives the same rows). Noise of std ~ 2 ||C e_1|| ~ 4 summed over
     # <= 60 steps: 1e-11 absolute is ~1e4 ulps of the largest entry.
-    horizon, dim = 60, 3
+    horizon = 60
     for thetas, omegas in cases(horizon):
         counter = BltCounter(horizon, dim, noise_multiplier=1.0, thetas=thetas,
                              omegas=omegas, seed=5)
@@ -107,6 +114,18 @@ def test_streaming_buffers_reproduce_dense_noise(mode):
                              counter.run(zeros[8:])])
         np.testing.assert_allclose(got, a @ big_g @ z, rtol=0, atol=1e-11)
         np.testing.assert_allclose(np.diff(got, axis=0), (big_g @ z)[1:], rtol=0, atol=1e-11)
+
+
+def test_wide_run_is_the_add_loop_bit_for_bit():
+    # from _ROW_LOOP_DIM on, run performs add's operations in add's order on whole rows
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=(40, _ROW_LOOP_DIM)) / math.sqrt(_ROW_LOOP_DIM)
+    loop, pieces = (BltCounter(64, _ROW_LOOP_DIM, epsilon=1.0, delta=1e-6, seed=9)
+                    for _ in range(2))
+    expected = np.stack([loop.add(v) for v in values])
+    got = np.vstack([pieces.run(values[:13]), pieces.add(values[13]), pieces.run(values[14:])])
+    assert np.array_equal(got, expected)
+    assert np.array_equal(pieces.add(values[0]), loop.add(values[0]))  # same state after
 
 
 def test_zero_noise_is_exact_cumsum_with_given_parameters():
