@@ -15,6 +15,7 @@ Prints a table and writes JSON (default benchmarks/results/scale.json).
     python benchmarks/scale.py --quick           # 1/20 of the streams
     python benchmarks/scale.py --jobs pqftl      # one job only
     python benchmarks/scale.py --epsilons 1 10   # PQFTL at several privacy levels
+    python benchmarks/scale.py --jobs pqftl --counters tree blt   # PQFTL's counter
 
 PQFTL's cost depends on epsilon: a step whose noisy V_t is positive definite needs two
 Cholesky factorizations, a step where noise makes it indefinite needs the PSD projection
@@ -40,7 +41,7 @@ from _timing import max_rss_mib, meta, speed_line, verdict, write_json
 TARGETS = {"pqftl": (515_345, 90, 60.0, 4.0), "igd": (581_012, 54, 60.0, None)}
 
 
-def child(job: str, rows: int, epsilon: float) -> dict:
+def child(job: str, rows: int, epsilon: float, counter: str) -> dict:
     """Run one job in this process; return its measurements."""
     import numpy as np
 
@@ -55,7 +56,7 @@ def child(job: str, rows: int, epsilon: float) -> dict:
         stream = linear_regression_stream(rows, dim, seed=0)
         # n_jobs=2: the forked solver process on the second core (PrivateQuadraticFTL)
         learner = PrivateQuadraticFTL(dim, horizon=rows, epsilon=epsilon, delta=1e-5, seed=0,
-                                      n_jobs=2)
+                                      counter=counter, n_jobs=2)
     else:
         alpha = 1e-3  # the smaller of JKT G.2's two (dpol.experiments.jkt_appendix_g)
         stream = logistic_stream(rows, dim, seed=0)
@@ -67,7 +68,8 @@ def child(job: str, rows: int, epsilon: float) -> dict:
     start, cpu = time.perf_counter(), cpu_seconds()
     trace = learner.run(stream.X, stream.y)
     run_s, cpu_s = time.perf_counter() - start, cpu_seconds() - cpu
-    out = {"job": job, "rows": rows, "d": dim, "epsilon": epsilon, "data_s": data_s,
+    out = {"job": job, "counter": counter if job == "pqftl" else "-", "rows": rows,
+           "d": dim, "epsilon": epsilon, "data_s": data_s,
            "run_s": run_s, "cpu_s": cpu_s, "peak_rss_mib": max_rss_mib(),
            "mean_loss": float(np.mean(trace.losses))}
     if job == "pqftl":
@@ -108,30 +110,34 @@ def main(argv=None):
                         help="privacy levels of the PQFTL job (default: 1)")
     parser.add_argument("--jobs", nargs="+", default=list(TARGETS), choices=list(TARGETS))
     parser.add_argument("--out", default="benchmarks/results/scale.json")
-    parser.add_argument("--child", nargs=3, metavar=("JOB", "ROWS", "EPSILON"),
+    parser.add_argument("--counters", nargs="+", default=["tree"],
+                        help="PQFTL's counters (default: tree, JKT's; blt has less noise)")
+    parser.add_argument("--child", nargs=4, metavar=("JOB", "ROWS", "EPSILON", "COUNTER"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        job, rows, eps = args.child
-        print(json.dumps(child(job, int(rows), float(eps))))
+        job, rows, eps, counter = args.child
+        print(json.dumps(child(job, int(rows), float(eps), counter)))
         return None
-    runs = [(job, eps) for job in args.jobs
-            for eps in (args.epsilons if job == "pqftl" else [1.0])]
+    runs = [(job, eps, counter) for job in args.jobs
+            for eps in (args.epsilons if job == "pqftl" else [1.0])
+            for counter in (args.counters if job == "pqftl" else ["-"])]
     context = meta(quick=args.quick, targets=TARGETS)
     print(speed_line(context["machine_speed"]))
     rows = []
-    for job, eps in runs:
+    for job, eps, counter in runs:
         n = TARGETS[job][0] // (20 if args.quick else 1)
-        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", job,
-                               str(n), str(eps)], check=True, capture_output=True, text=True)
+        command = [sys.executable, str(Path(__file__).resolve()), "--child", job, str(n),
+                   str(eps), counter]
+        done = subprocess.run(command, check=True, capture_output=True, text=True)
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
         seconds, gib = TARGETS[job][2], TARGETS[job][3]
         full = not args.quick  # the targets are for the full streams only
         rows[-1]["pass_time"] = rows[-1]["run_s"] <= seconds if full else None
         rows[-1]["pass_memory"] = (rows[-1]["peak_rss_mib"] <= gib * 1024
                                    if full and gib is not None else None)
-    header = (f"{'job':6s} {'rows':>8s} {'d':>3s} {'eps':>5s} {'run s':>8s} {'cpu s':>7s} "
-              f"{'data s':>7s} {'peak MiB':>9s} {'indefinite':>10s}  verdict")
+    header = (f"{'job':6s} {'counter':8s} {'rows':>8s} {'d':>3s} {'eps':>5s} {'run s':>8s} "
+              f"{'cpu s':>7s} {'data s':>7s} {'peak MiB':>9s} {'indefinite':>10s}  verdict")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -139,9 +145,9 @@ def main(argv=None):
         mem = "" if r["pass_memory"] is None else f", memory {verdict(r['pass_memory'])}"
         judged = ("(quick: no target)" if r["pass_time"] is None
                   else f"time {verdict(r['pass_time'])}{mem}")
-        print(f"{r['job']:6s} {r['rows']:8d} {r['d']:3d} {r['epsilon']:5g} {r['run_s']:8.1f} "
-              f"{r['cpu_s']:7.1f} {r['data_s']:7.1f} {r['peak_rss_mib']:9.0f} {share:>10s}  "
-              f"{judged}")
+        print(f"{r['job']:6s} {r['counter']:8s} {r['rows']:8d} {r['d']:3d} {r['epsilon']:5g} "
+              f"{r['run_s']:8.1f} {r['cpu_s']:7.1f} {r['data_s']:7.1f} {r['peak_rss_mib']:9.0f} "
+              f"{share:>10s}  {judged}")
     write_json(args.out, {"meta": context, "rows": rows})
     return rows
 
