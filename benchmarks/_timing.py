@@ -63,7 +63,7 @@ def max_rss_mib() -> float:
 
 def machine_speed() -> dict[str, float]:
     """Two fixed workloads timed on this machine (medians of 7): the yardstick for absolute
-    targets across sessions, whose machines differ (seen: 1.5-3x between two sessions).
+    targets across sessions, whose machines differ (seen: 1.2-3x between two sessions).
 
     ``python_us``: pure-Python work, ``sum(range(1000))``, what per-step overhead scales
     with; ``normal_ns``: nanoseconds per standard normal drawn by numpy (1e6 at once).
