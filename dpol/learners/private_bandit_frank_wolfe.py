@@ -124,7 +124,10 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     for an oblivious adversary; A21 extended-mode points leave D by up to zeta, the centres
     never do (shrink mode keeps every point in D); A22 (non-full-dimensional sets such as
     the simplex) is not implemented: the sphere is full-dimensional, which extended mode
-    tolerates; A27 the u_t of a batch never enter its own FW solve.
+    tolerates; A27 the u_t of a batch never enter its own FW solve. A19 (doubling trick
+    for an unknown T) is not offered: the horizon sizes every calibration, and epochs with
+    full restarts would be separate learners on disjoint losses (parallel composition:
+    epsilon overall), which a caller builds by running one learner per epoch.
 
     Examples
     --------

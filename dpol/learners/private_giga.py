@@ -37,7 +37,11 @@ class PrivateGIGA(OutputPerturbation):
     constant of the data loss on C: the shared regulariser cancels in the difference, so
     the bound is 4L/alpha <= 4G/alpha (the review's witness attains 4L/alpha = 8 at
     alpha = 0.5). add/remove: 2L/alpha. Only the releases after steps t >= t_q depend on
-    the data, so tight calibration spreads mu* over those n = T - t_q + 1 releases.
+    the data, so tight calibration spreads mu* over those n = T - t_q + 1 releases:
+    s_t = z lam / t with z = sqrt(n) / mu*(epsilon, delta) (as :class:`OutputPerturbation`).
+    ``calibration="paper"``: JKT Alg. 3's beta (Theorem 9, claimed (3 eps, 2 delta)) with
+    this corrected lam, not the printed 2G/alpha, which bounds no sensitivity (so the
+    verbatim preset would not be private); ``privacy`` reports its exact epsilon.
 
     Examples
     --------

@@ -124,6 +124,10 @@ class PrivateKernelRegression(OnlineLearner):
       refuse it (NW publishes no such mechanism).
     * 4.4 per-release vs transcript: the budget covers all T releases.
     * 4.5 a change at any position, not just the last, is covered (derivation above).
+    * 4.6-4.7 utility: the RKHS norm of f + b is undefined, and Theorem 2's proof has gaps
+      (a regularisation bias, non-adapted products); dpol claims no utility bound, only
+      privacy, and checks the rate empirically (``tests/test_kernel_regression.py``: the
+      held-out squared error falls with t and with epsilon).
     * 4.8 f_0 = 0 is released without noise (data-independent).
     * Random features come from a public seed, separate from the noise seed: publishing
       the feature map must not reveal the noise.

@@ -135,6 +135,13 @@ def jkt_private_sum_exact_epsilon(
     Node sensitivity 2R under ``"replace_one"`` (the paper's Definition 2) or R under
     ``"add_remove"`` (Lemma 6's own value); ``floor(log2 N) + 1`` levels with N = ``n_items``
     (default ``horizon``; PQFTL inserts only T-1 items).
+
+    Where we differ from the review (item 3): it says the printed sigma holds its claim
+    from T >= 26 (log2 reading, epsilon = 1, replace-one). This exact accounting gives
+    T >= 33: T = 25..31 pass, but at T = 32 the level count jumps to 6 while log2 T = 5
+    and the exact epsilon is 1.0099. No count we tried (N = T or T - 1 items, ceil or floor
+    levels, ln or log2 outer log) gives 26; checked independently with scipy's Balle-Wang
+    formula (``tests/test_presets.py``).
     """
     check_choice("neighbouring", neighbouring, ("replace_one", "add_remove"))
     bound = _pos("bound", bound)
