@@ -22,8 +22,8 @@ from dpol._validation import (
     check_choice,
     check_int,
     check_real,
+    clip_examples,
     fail,
-    scale_rows_l2,
 )
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import HorizonExceededError, NonPrivateWarning
@@ -162,15 +162,7 @@ class OnlineLearner(Checkpointable, ABC):
     # ------------------------------------------------------------------ validation
     def _clip(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """Clip rows of X to l2 norm x_bound and y to [-y_bound, y_bound]; count the rows."""
-        with np.errstate(over="ignore"):  # a huge finite row: its norm overflows to inf
-            norms = np.sqrt(np.einsum("ij,ij->i", X, X))  # learn_one's test uses the same
-        over_x = norms > self.x_bound
-        over_y = np.abs(y) > self.y_bound
-        if np.any(over_x):
-            X = X.copy()
-            scale_rows_l2(X, norms, over_x, self.x_bound)
-        y = np.clip(y, -self.y_bound, self.y_bound)
-        return X, y, int(np.count_nonzero(over_x | over_y))
+        return clip_examples(X, y, self.x_bound, self.y_bound)
 
     def _check_label(self, y: object, name: str = "y") -> float:
         return check_real(name, y)

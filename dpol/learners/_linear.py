@@ -7,7 +7,7 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
-from dpol._validation import fail
+from dpol._validation import as_matrix, as_vector, check_real, clip_examples, fail
 from dpol.losses import LinearLoss, Regularized, SquaredLoss
 
 __all__ = ["ball_radius", "implicit_step", "pointwise_loss", "split_loss"]
@@ -109,3 +109,19 @@ def implicit_step(data: LinearLoss, alpha: float, w: np.ndarray, x: np.ndarray, 
     v = solution(nu)
     norm = math.sqrt(float(v @ v))
     return v * (radius / norm) if norm > radius else v  # round-off only
+
+
+def fit_arguments(solver: object, X: object, y: object, scale: object, name: str = "sigma"
+                  ) -> tuple[np.ndarray, np.ndarray, float]:
+    """A batch solver's ``fit`` inputs checked, and its examples clipped to the loss's bounds.
+
+    The solvers' sensitivities hold for data within the loss's bounds, so a public ``fit``
+    clips like the learners (counted in ``solver.n_clipped_``); the noise scale must be a
+    finite number >= 0. Nothing changes when an argument is refused.
+    """
+    X = as_matrix("X", X, solver.domain.dim)
+    y = as_vector("y", y, X.shape[0])
+    scale = check_real(name, scale, low=0.0)
+    X, y, clipped = clip_examples(X, y, solver._data.x_bound, solver._data.y_bound or 1.0)
+    solver.n_clipped_ += clipped
+    return X, y, scale

@@ -27,6 +27,7 @@ from dpol.accounting.calibration import (
     zcdp_epsilon,
     zcdp_gaussian_noise_multiplier,
 )
+from dpol.learners._linear import fit_arguments
 from dpol.noise.discrete import grid_release, grid_spacing
 
 __all__ = [
@@ -238,7 +239,9 @@ class PrivateProjectedSGD:
                        "Gaussian's amplification that dp-accounting certifies holds for the "
                        "continuous law, not for the discrete Gaussian)", noise)
         self.lipschitz = float(loss.lipschitz(domain))
-        self.smoothness = float(loss.smoothness)
+        self.smoothness = float(loss.smoothness)  # Regularized: alpha included
+        #: examples ``fit`` clipped to the loss's bounds (all calls)
+        self.n_clipped_ = 0
 
     @property
     def has_paper(self) -> bool:
@@ -360,7 +363,9 @@ class PrivateProjectedSGD:
 
     def fit(self, X: np.ndarray, y: np.ndarray, sigma: float, rng: np.random.Generator,
             start: np.ndarray | None = None) -> np.ndarray:
-        """One private call on (X, y) (already clipped to the loss's bounds)."""
+        """One private call on (X, y); rows beyond the loss's bounds are clipped (counted in
+        ``n_clipped_``), as the sensitivity assumes."""
+        X, y, sigma = fit_arguments(self, X, y, sigma)
         n, p = X.shape
         theta = self.domain.project(np.zeros(p) if start is None else start)
         k = self.n_steps(n)
@@ -373,7 +378,7 @@ class PrivateProjectedSGD:
                 step = R / math.sqrt((j + 1) * ((n * self.lipschitz) ** 2 + p * sigma**2))
                 theta = self.domain.project(theta - step * (g + sigma * rng.standard_normal(p)))
             return theta
-        beta = max(n * (self.smoothness + self._alpha), 1e-300)
+        beta = max(n * self.smoothness, 1e-300)  # the sum's smoothness
         step = min(1.0 / beta, D / (sigma * math.sqrt(p * k))) if sigma > 0 else 1.0 / beta
         total = np.zeros(p)
         for _ in range(k):

@@ -102,6 +102,8 @@ class PrivateFrankWolfe:
         #: l2 sensitivity bound of one score to one example (replace-one)
         self.score_sensitivity = 2.0 * self.lipschitz * float(norms.max())
         self._l1_radius = float(np.abs(self.vertices).sum(axis=1).max())
+        #: examples ``fit`` clipped to the loss's bounds (all calls)
+        self.n_clipped_ = 0
 
     @property
     def has_paper(self) -> bool:
@@ -156,7 +158,11 @@ class PrivateFrankWolfe:
     # ------------------------------------------------------------------ solver
     def fit(self, X: np.ndarray, y: np.ndarray, scale: float, rng: np.random.Generator,
             start: np.ndarray | None = None) -> np.ndarray:
-        """One private call on (X, y) (already clipped to the loss's bounds)."""
+        """One private call on (X, y); rows beyond the loss's bounds are clipped (counted in
+        ``n_clipped_``), as ``score_sensitivity`` assumes."""
+        from dpol.learners._linear import fit_arguments
+
+        X, y, scale = fit_arguments(self, X, y, scale, name="scale")
         n = X.shape[0]
         theta = self.vertices[0].copy() if start is None else np.array(start, dtype=float)
         for j in range(self.iterations):
