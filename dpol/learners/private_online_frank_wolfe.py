@@ -18,7 +18,8 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
 
     Follows the parameterisation the WDP spec derives and checks (section 5.2; the
     published constants are illegible): rho from the set's LLOO, step a = 1/(2 rho^2),
-    C0 = 16 rho^2, E a public high-probability bound on the counter error, G_u = L + 2E,
+    C0 = 16 rho^2, E a public high-probability bound on the counter error, G_u = L + 2E
+    (L bounds the whole loss's gradient, regulariser included: ``gradient_bound``),
     K = 74 rho^4 G_u^2 and, with sigma_t = mu (t + C0),
 
         c_t = g_hat_t + mu ((t + C0) w_t - S_t - C0 w_1)      (grad of J_t at w_t, erratum 8.6)
@@ -88,7 +89,10 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
         self.step_size = 1.0 / (2.0 * self.rho**2)
         self.c0 = 16.0 * self.rho**2
         self.noise_bound = self._noise_bound()
-        self.k_const = 74.0 * self.rho**4 * (self.lipschitz + 2.0 * self.noise_bound) ** 2
+        # G_u bounds the whole gradient u of spec 5.2 step 3, regulariser included (mu ||w||
+        # <= mu R); self.lipschitz is the data part only, what the counter's sensitivity needs
+        self.gradient_bound = float(loss.lipschitz(domain))
+        self.k_const = 74.0 * self.rho**4 * (self.gradient_bound + 2.0 * self.noise_bound) ** 2
         self._w1 = self._w.copy()
 
     def _initial_point(self) -> np.ndarray:
