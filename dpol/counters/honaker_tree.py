@@ -53,8 +53,12 @@ class HonakerTreeCounter(SecureReleaseMixin, Counter):
     Δ = 2*bound (replace-one), so its l2 sensitivity is Δ sqrt(m), as for
     :class:`BinaryTreeCounter`; the same calibration (Gaussian: z = 1/mu*(epsilon, delta),
     dp-accounting analytic Gaussian; Laplace and Gamma: basic composition over m nodes)
-    applies. The re-estimation is post-processing of the noisy nodes. No paper of ours
-    publishes a calibration for it, so ``calibration="paper"`` is refused.
+    applies. The re-estimation is post-processing of the noisy nodes. Sources: the tree
+    mechanism's node structure (Dwork, Naor, Pitassi, Rothblum 2010; Chan, Shi, Song 2011,
+    the binary mechanism; JKT Alg. 5 here), Honaker 2015 ("Efficient use of differentially
+    private binary trees") for the estimator, the analytic Gaussian mechanism (Balle and
+    Wang 2018) for z. None of our five papers publishes a calibration for it, so
+    ``calibration="paper"`` is refused.
 
     Secure noise (``noise="secure"`` or ``"secure_laplace"``, see :class:`Counter`):
     elements are rounded to the grid g Z^d, so every node value is an exact grid sum
