@@ -201,6 +201,9 @@ class Counter(ABC):
         """Secure noise: pick the grid, inflate the sensitivity, re-certify (class Privacy)."""
         delta_node = self._node_sensitivity
         g = grid_spacing(min(self.noise_scale, delta_node / math.sqrt(self.dim)))
+        # add/remove: the neighbour's element is 0, on the grid, so only one side is rounded.
+        # A caller whose neighbours differ in two nonzero elements (the bandit's batch sums
+        # with and without one loss) must say replace_one here, with its element_sensitivity
         half = 1.0 if self.neighbouring == "replace_one" else 0.5
         inflated = delta_node + half * g * math.sqrt(self.dim)
         scale = self.noise_scale * inflated / delta_node
@@ -243,7 +246,8 @@ class Counter(ABC):
         PQFTL's V elements svec(v v^T) with ||v|| <= R differ by at most sqrt(2) R^2, not
         2 R^2, and a logistic gradient at a public iterate by 1.100, not 2 L = 1.462, on the
         unit ball (``LogisticLoss.gradient_sensitivity``). Secure noise
-        adds the grid rounding, g sqrt(d) (replace-one) or g sqrt(d)/2 (add/remove).
+        adds the grid rounding, g sqrt(d) (replace-one) or g sqrt(d)/2 (add/remove: the
+        neighbour of an element is 0, already on the grid).
         """
         return self._node_sensitivity
 

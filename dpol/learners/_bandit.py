@@ -277,7 +277,11 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
             return make_counter(cls, self.n_releases, self.dim,
                                 bound=self.batch_size * self.estimate_bound * (1.0 + 1e-6),
                                 element_sensitivity=self.element_sensitivity,
-                                neighbouring=self.neighbouring,
+                                # removing a loss leaves the batch's other summands: the
+                                # counter sees one element replaced by another, never by 0
+                                # (secure noise then rounds both; the learner reports its
+                                # own relation)
+                                neighbouring="replace_one",
                                 seed=None if probe else self._tree_seed, **kwargs)
 
     @property

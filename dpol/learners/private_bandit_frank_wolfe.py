@@ -89,7 +89,10 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     that differ by exactly (n/zeta)(F - F') u_t0, with values clipped to [-B, B]: l2 norm
     Delta_2 = 2 (n/zeta) B (``element_sensitivity``; (n/zeta) B under add/remove) and l1
     norm Delta_1 = sqrt(n) Delta_2. That is the adaptive continual-release setting the
-    counters are calibrated for; mixing over the u_t keeps the guarantee.
+    counters are calibrated for; mixing over the u_t keeps the guarantee. Under either
+    relation the two batch sums are nonzero (a removed loss leaves the other summands), so
+    the counter is told replace-one with that element sensitivity: secure noise then
+    charges the rounding of both sums, Delta_2 + g sqrt(n), not the add/remove half.
 
     ``calibration="tight"`` (default): the counter over the m - 1 used batch sums (the last
     one is never used, A9) is calibrated for the learner's whole (epsilon, delta) with that
