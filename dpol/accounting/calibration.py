@@ -75,7 +75,13 @@ def mu_star(epsilon: float, delta: float) -> float:
 
 
 def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
-    """Exact epsilon at ``delta`` of one Gaussian mechanism with noise multiplier z."""
+    """Exact epsilon at ``delta`` of one Gaussian mechanism with noise multiplier z.
+
+    Examples
+    --------
+    >>> round(gaussian_epsilon(gaussian_noise_multiplier(1.0, 1e-5), 1e-5), 4)  # inverse of z
+    1.0
+    """
     z = check_real("noise_multiplier", noise_multiplier, low=0.0, allow_inf=True)
     delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     if z == 0.0 or delta == 0.0:
@@ -86,7 +92,13 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
 
 
 def gaussian_delta(noise_multiplier: float, epsilon: float) -> float:
-    """Exact delta(epsilon) of one Gaussian mechanism with noise multiplier z (Balle & Wang)."""
+    """Exact delta(epsilon) of one Gaussian mechanism with noise multiplier z (Balle & Wang).
+
+    Examples
+    --------
+    >>> f"{gaussian_delta(gaussian_noise_multiplier(1.0, 1e-5), 1.0):.4g}"  # Balle-Wang at eps = 1
+    '1e-05'
+    """
     z = check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
     epsilon = check_real("epsilon", epsilon, low=0.0)
     mu = 1.0 / z
@@ -150,7 +162,13 @@ def zcdp_gaussian_noise_multiplier(epsilon: float, delta: float, *, xi: float = 
 
 
 def pure_noise_multiplier(epsilon: float) -> float:
-    """z = 1/epsilon for Laplace and Gamma noise (pure DP, see the module docstring)."""
+    """z = 1/epsilon for Laplace and Gamma noise (pure DP, see the module docstring).
+
+    Examples
+    --------
+    >>> pure_noise_multiplier(0.5)  # Laplace scale = 2 x (l1 sensitivity) at epsilon = 0.5
+    2.0
+    """
     epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
     return 1.0 / epsilon
 

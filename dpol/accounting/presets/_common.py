@@ -93,6 +93,11 @@ def pure_epsilon_of_tree_scale(scale: float, sensitivity: float, levels: int) ->
     For coordinate-wise Laplace(scale) with l1 ``sensitivity``, or l2-Gamma noise (density
     proportional to ``exp(-||n||_2 / scale)``) with l2 ``sensitivity``, per node; basic
     composition over the ``levels`` nodes one element touches is tight for pure DP.
+
+    Examples
+    --------
+    >>> pure_epsilon_of_tree_scale(10.0, 2.0, 5), pure_epsilon_of_tree_scale(0.0, 2.0, 5)
+    (1.0, inf)
     """
     scale = check_real("scale", scale, low=0.0)
     sensitivity = check_real("sensitivity", sensitivity, low=0.0)

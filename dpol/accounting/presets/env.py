@@ -40,6 +40,11 @@ def env_tree_laplace_scale(
 
     Erratum (spec A11): a norm promise Y is not the replace-one sensitivity (2Y), and an input
     lies in d+1 nodes, not log T. T = 1 gives lambda = 0: refused.
+
+    Examples
+    --------
+    >>> env_tree_laplace_scale(1.0, 1024, 1.0)  # Y_1 log2 T / eps
+    10.0
     """
     epsilon, l1_bound = _eps(epsilon), _pos("l1_bound", l1_bound)
     lg = _tree_log(check_int("horizon", horizon, low=1), log)
@@ -53,6 +58,11 @@ def env_tree_gaussian_sigma(
 
     ``log`` reads both "log T" (default ``"log2"``); the outer log of the delta term is ``ln``
     (spec A10). Same caveats as :func:`env_tree_laplace_scale` (spec A11, A18).
+
+    Examples
+    --------
+    >>> round(env_tree_gaussian_sigma(1.0, 1e-5, 1024, 1.0), 4)  # 10 * ln(10 / 1e-5)
+    138.1551
     """
     epsilon, delta, l2_bound = _eps(epsilon), _delta(delta), _pos("l2_bound", l2_bound)
     lg = _tree_log(check_int("horizon", horizon, low=1), log)
@@ -68,6 +78,11 @@ def env_bandit_laplace_scale(
     6.4 worked example (T = 1e4, n = 4, L = 1, eps = 1): 3684.1 with ``log="ln"``, 5315.1 with
     ``"log2"``. Erratum (A12): the printed l1 bound is T^(1/4) too small; under the per-summand
     argument the preset fails for small T; see :func:`env_bandit_laplace_exact_epsilon`.
+
+    Examples
+    --------
+    >>> round(env_bandit_laplace_scale(1.0, 10**4, 4, 1.0, log="ln"), 1)  # spec 6.4
+    3684.1
     """
     dim, lipschitz = check_int("dim", dim, low=1), _pos("lipschitz", lipschitz)
     horizon = check_int("horizon", horizon, low=1)
@@ -85,6 +100,11 @@ def env_bandit_gaussian_sigma(
     (T = 1e4, n = 4, L = 1, eps = 1, delta = 1e-6): about 2.01e5 with ``log="ln"``.
     Erratum (A13, review item 9): a proof gap; hugely over-noised under the per-summand
     argument; see :func:`env_bandit_gaussian_exact_epsilon`. T = 1 gives sigma = 0: refused.
+
+    Examples
+    --------
+    >>> f"{env_bandit_gaussian_sigma(1.0, 1e-6, 10**4, 4, 1.0, log='ln'):.3g}"  # spec 6.4
+    '2.01e+05'
     """
     epsilon, delta = _eps(epsilon), _delta(delta)
     dim, lipschitz = check_int("dim", dim, low=1), _pos("lipschitz", lipschitz)
@@ -99,7 +119,13 @@ def env_bandit_gaussian_sigma(
 
 
 def env_bandit_tree_levels(horizon: int) -> int:
-    """Levels h = ceil(log2 m) + 1 of PrivateBandit's tree, K = ceil(sqrt T), m = ceil(T/K)."""
+    """Levels h = ceil(log2 m) + 1 of PrivateBandit's tree, K = ceil(sqrt T), m = ceil(T/K).
+
+    Examples
+    --------
+    >>> [env_bandit_tree_levels(t) for t in (1, 4, 10, 10**4)]  # T = 1e4: K = m = 100, h = 8
+    [1, 2, 3, 8]
+    """
     horizon = check_int("horizon", horizon, low=1)
     k = math.isqrt(horizon - 1) + 1  # ceil(sqrt T)
     m = -(-horizon // k)
@@ -114,6 +140,11 @@ def env_per_summand_sensitivity(
     With zeta = D sqrt(n) / T^(1/4) (Alg. 1) and loss values clipped to B (default
     L (D + zeta), extended mode): ``Delta_2 = 2 (n/zeta) B`` and ``Delta_1 = sqrt(n) Delta_2``.
     This is the spec's [derived] sound argument (the paper's own argument has gaps, A12-A13).
+
+    Examples
+    --------
+    >>> tuple(round(x, 4) for x in env_per_summand_sensitivity(10**4, 4, 1.0, 2.0))  # zeta = 0.4
+    (96.0, 48.0)
     """
     horizon, dim = check_int("horizon", horizon, low=1), check_int("dim", dim, low=1)
     lipschitz, diameter = _pos("lipschitz", lipschitz), _pos("diameter", diameter)
@@ -127,7 +158,14 @@ def env_bandit_laplace_exact_epsilon(
     scale: float, horizon: int, dim: int, lipschitz: float, diameter: float, *,
     loss_bound: float | None = None,
 ) -> float:
-    """Epsilon of coordinate-wise Laplace(``scale``) tree noise: ``h Delta_1 / scale`` (2.7)."""
+    """Epsilon of coordinate-wise Laplace(``scale``) tree noise: ``h Delta_1 / scale`` (2.7).
+
+    Examples
+    --------
+    >>> scale = env_bandit_laplace_scale(1.0, 16, 2, 1.0, log="ln")  # Lemma 5.1, claimed epsilon 1
+    >>> round(env_bandit_laplace_exact_epsilon(scale, 16, 2, 1.0, 1.0), 2)  # too little noise
+    1.85
+    """
     l1, _ = env_per_summand_sensitivity(horizon, dim, lipschitz, diameter, loss_bound=loss_bound)
     return pure_epsilon_of_tree_scale(scale, l1, env_bandit_tree_levels(horizon))
 
@@ -136,6 +174,13 @@ def env_bandit_gaussian_exact_epsilon(
     sigma: float, delta: float, horizon: int, dim: int, lipschitz: float, diameter: float, *,
     loss_bound: float | None = None,
 ) -> float:
-    """Exact epsilon at ``delta`` of Gaussian(``sigma``) tree noise, per-summand ``Delta_2``."""
+    """Exact epsilon at ``delta`` of Gaussian(``sigma``) tree noise, per-summand ``Delta_2``.
+
+    Examples
+    --------
+    >>> sigma = env_bandit_gaussian_sigma(1.0, 1e-6, 10**4, 10, 1.0, log="ln")  # claimed epsilon 1
+    >>> f"{env_bandit_gaussian_exact_epsilon(sigma, 1e-6, 10**4, 10, 1.0, 1.0):.2g}"  # over-noised
+    '0.0024'
+    """
     _, l2 = env_per_summand_sensitivity(horizon, dim, lipschitz, diameter, loss_bound=loss_bound)
     return exact_epsilon_of_tree_sigma(sigma, l2, env_bandit_tree_levels(horizon), delta)

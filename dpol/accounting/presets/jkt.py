@@ -35,7 +35,13 @@ __all__ = [
 
 
 def jkt_pocp_c(epsilon: float, delta: float, horizon: int) -> float:
-    """JKT's ``c = ln(ln(2/delta) / (2 eps)) / (2 ln T)`` (Alg. 1-3); < 0 if eps > ln(2/delta)/2."""
+    """JKT's ``c = ln(ln(2/delta) / (2 eps)) / (2 ln T)`` (Alg. 1-3); < 0 if eps > ln(2/delta)/2.
+
+    Examples
+    --------
+    >>> round(jkt_pocp_c(1.0, 1e-5, 1000), 4), jkt_pocp_c(6.2, 1e-5, 1000) < 0  # eps > 6.1
+    (0.1309, True)
+    """
     epsilon, delta = _eps(epsilon), _delta(delta)
     horizon = check_int("horizon", horizon, low=1)
     if horizon < 2:
@@ -56,6 +62,11 @@ def jkt_pocp_beta(epsilon: float, delta: float, horizon: int, lam: float) -> flo
 
     Claimed (3 eps, 2 delta)-DP; sound but about 10x over-noised (spec 5.1, review item 5): see
     :func:`jkt_pocp_exact_epsilon`.
+
+    Examples
+    --------
+    >>> round(jkt_pocp_beta(1.0, 1e-5, 10**5, lam=1.0))  # review item 5
+    5302
     """
     lam = _pos("lam", lam)
     c = jkt_pocp_c(epsilon, delta, horizon)
@@ -69,6 +80,12 @@ def jkt_pocp_exact_epsilon(beta: float, lam: float, horizon: int, delta: float) 
     Joint view (review item 5): scaling output t by t, the T-1 releases form one Gaussian
     mechanism with noise beta and sensitivity ``lam * sqrt(T - 1)``, so
     ``mu = lam * sqrt(T-1) / beta``; exact for adaptively chosen losses too (spec 5.9).
+
+    Examples
+    --------
+    >>> beta = jkt_pocp_beta(1.0, 1e-5, 10**5, lam=1.0)  # claimed (3, 2e-5)-DP
+    >>> round(jkt_pocp_exact_epsilon(beta, 1.0, 10**5, 2e-5), 2)  # spec 5.1
+    0.18
     """
     beta, lam = _pos("beta", beta), _pos("lam", lam)
     horizon = check_int("horizon", horizon, low=1)
@@ -82,6 +99,13 @@ def jkt_doubling_beta(epsilon: float, delta: float, t: int, lam: float) -> float
     ``beta_t = lam * sqrt((2^(k+1)/eps) * (ln(2^k/delta) + sqrt(eps/2^k)))``, k = floor(log2 t);
     noise N(0, (beta_t/t)^2 I). Claimed (3 eps log2 T, delta log2 T + 2/T^(2 eps))-DP (Theorem
     13), whose delta term is vacuous in practice (spec 5.2); see :func:`jkt_doubling_exact_epsilon`.
+
+    Examples
+    --------
+    >>> jkt_doubling_beta(0.1, 1e-5, 4, 3.0) == jkt_doubling_beta(0.1, 1e-5, 7, 3.0)  # one epoch
+    True
+    >>> round(jkt_doubling_beta(0.1, 1e-5, 4, 3.0), 4)
+    96.9602
     """
     epsilon, delta, lam = _eps(epsilon), _delta(delta), _pos("lam", lam)
     k = check_int("t", t, low=1).bit_length() - 1
@@ -97,6 +121,11 @@ def jkt_doubling_exact_epsilon(
     Step t has sensitivity lam/t and noise beta_t/t, so ``mu^2 = sum_{t<T} (lam/beta_t)^2``
     (lam cancels). Spec 5.2: at eps = 0.1, delta = 1e-5, T = 1e5 this is 0.65 at
     ``at_delta = delta log2 T`` against the claimed 4.98.
+
+    Examples
+    --------
+    >>> round(jkt_doubling_exact_epsilon(0.1, 1e-5, 10**5, 1e-5 * math.log2(10**5)), 2)  # not 4.98
+    0.65
     """
     horizon = check_int("horizon", horizon, low=1)
     mu2 = 0.0
@@ -119,6 +148,11 @@ def jkt_private_sum_sigma(
     Erratum (spec 5.4, review item 3): Lemma 6 uses sensitivity R where replace-one needs 2R,
     an item lies in ``floor(log2 T) + 1`` nodes, not log T, and the printed sigma fails its
     claim for small T; see :func:`jkt_private_sum_exact_epsilon`. T = 1 gives sigma = 0: refused.
+
+    Examples
+    --------
+    >>> round(jkt_private_sum_sigma(1.0, 1e-5, 10**5, 1.0), 1)  # sigma / R, spec 5.4
+    62.9
     """
     epsilon, delta, bound = _eps(epsilon), _delta(delta), _pos("bound", bound)
     lg = _tree_log(check_int("horizon", horizon, low=1), log)
@@ -142,6 +176,12 @@ def jkt_private_sum_exact_epsilon(
     and the exact epsilon is 1.0099. No count we tried (N = T or T - 1 items, ceil or floor
     levels, ln or log2 outer log) gives 26; checked independently with scipy's Balle-Wang
     formula (``tests/test_presets.py``).
+
+    Examples
+    --------
+    >>> sigma = jkt_private_sum_sigma(1.0, 1e-5, 32, 1.0)  # claimed epsilon 1
+    >>> round(jkt_private_sum_exact_epsilon(sigma, 1.0, 32, 1e-5), 4)  # 6 levels, log2 T = 5
+    1.0099
     """
     check_choice("neighbouring", neighbouring, ("replace_one", "add_remove"))
     bound = _pos("bound", bound)
@@ -162,6 +202,13 @@ def jkt_pol_beta(
     ``2 L' (H_T - 1) / (alpha T)`` (Lemma 4), so the printed beta misses a factor 1/alpha and
     is **not private** for small alpha (real epsilon about 79 at a claimed 1 for alpha = 0.01,
     T = 5000); see :func:`jkt_pol_exact_epsilon`. T = 1 gives beta = 0: refused.
+
+    Examples
+    --------
+    >>> beta = jkt_pol_beta(1.0, 1e-5, 5000, 1.0, 0.01, 1.0)  # claimed epsilon 1
+    >>> eps = jkt_pol_exact_epsilon(beta, 1e-5, 5000, 1.0, 0.01, 1.0, sensitivity=0.157)  # measured
+    >>> round(beta, 5), round(eps, 1)
+    (0.01721, 79.7)
     """
     epsilon, delta = _eps(epsilon), _delta(delta)
     lipschitz, alpha = _pos("lipschitz", lipschitz), _pos("alpha", alpha)
@@ -179,6 +226,11 @@ def jkt_pol_sensitivity(horizon: int, lipschitz: float, alpha: float, x_star_nor
     """Corrected l2 sensitivity of POL's average: ``2 L' (H_T - 1) / (alpha T)`` (spec 5.6).
 
     ``L' = L + alpha ||x*||`` and H_T the T-th harmonic number (replace-one, Lemma 4).
+
+    Examples
+    --------
+    >>> round(jkt_pol_sensitivity(5000, 1.0, 0.01, 1.0), 3)  # printed 2 L' ln T / T: 0.00344
+    0.327
     """
     horizon = check_int("horizon", horizon, low=1)
     lipschitz, alpha = _pos("lipschitz", lipschitz), _pos("alpha", alpha)
@@ -194,6 +246,12 @@ def jkt_pol_exact_epsilon(
     """Exact epsilon at ``delta`` of POL's single Gaussian release with noise ``beta``.
 
     Against :func:`jkt_pol_sensitivity` by default, or a given (e.g. measured) ``sensitivity``.
+
+    Examples
+    --------
+    >>> beta = jkt_pol_beta(1.0, 1e-5, 5000, 1.0, 0.01, 1.0)  # printed beta, claimed epsilon 1
+    >>> round(jkt_pol_exact_epsilon(beta, 1e-5, 5000, 1.0, 0.01, 1.0), 1)  # corrected sensitivity
+    260.6
     """
     if sensitivity is None:
         sensitivity = jkt_pol_sensitivity(horizon, lipschitz, alpha, x_star_norm)

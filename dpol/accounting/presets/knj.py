@@ -40,6 +40,12 @@ def knj_tree_mech_sigma(
     K = floor(log2 T) + 1, and log T < sqrt(K) for small T: exact epsilon 1.07 (log2) / 1.61
     (ln) at T = 2 for a claimed 1; T = 1 gives sigma = 0 and is refused. See
     :func:`knj_tree_mech_exact_epsilon` and :func:`knj_tree_mech_sigma_patched`.
+
+    Examples
+    --------
+    >>> sigma = knj_tree_mech_sigma(1.0, 1e-5, 2, 1.0)  # claimed epsilon 1 at T = 2
+    >>> round(knj_tree_mech_exact_epsilon(sigma, 1.0, 2, 1e-5), 2)  # review item 10
+    1.07
     """
     epsilon, delta, sensitivity = _eps(epsilon), _delta(delta), _pos("sensitivity", sensitivity)
     lg = _tree_log(check_int("horizon", horizon, low=1), log)
@@ -54,6 +60,12 @@ def knj_tree_mech_sigma_patched(
     ``sigma^2 = 2 * max(log^2 T, K) * Delta_2^2 * ln(2/delta) / eps^2`` with K = floor(log2 T)+1
     (the spec's "paper mode", which the review says to name as a patch). Never zero; equals
     the verbatim formula once log^2 T >= K (T >= 3 with log2).
+
+    Examples
+    --------
+    >>> sigma = knj_tree_mech_sigma_patched(1.0, 1e-5, 2, 1.0)  # max(log2^2 T, K) = K = 2
+    >>> round(knj_tree_mech_exact_epsilon(sigma, 1.0, 2, 1e-5), 4)
+    0.735
     """
     epsilon, delta, sensitivity = _eps(epsilon), _delta(delta), _pos("sensitivity", sensitivity)
     horizon = check_int("horizon", horizon, low=1)
@@ -66,7 +78,14 @@ def knj_tree_mech_sigma_patched(
 def knj_tree_mech_exact_epsilon(
     sigma: float, sensitivity: float, horizon: int, delta: float
 ) -> float:
-    """Exact epsilon at ``delta`` of TreeMech with node noise ``sigma`` (K = floor(log2 T)+1)."""
+    """Exact epsilon at ``delta`` of TreeMech with node noise ``sigma`` (K = floor(log2 T)+1).
+
+    Examples
+    --------
+    >>> sigma = knj_tree_mech_sigma(1.0, 1e-5, 2, 1.0, log="ln")  # claimed epsilon 1
+    >>> round(knj_tree_mech_exact_epsilon(sigma, 1.0, 2, 1e-5), 2)  # K = 2 levels, ln 2 < sqrt(2)
+    1.61
+    """
     return exact_epsilon_of_tree_sigma(sigma, sensitivity, tree_levels(horizon), delta)
 
 
@@ -74,7 +93,15 @@ def knj_advanced_composition(
     epsilon: float, delta: float, k: float, delta_star: float
 ) -> tuple[float, float]:
     """KNJ Theorem A.4: k adaptive (eps, delta) mechanisms are
-    ``(eps sqrt(2 k ln(1/delta*)) + 2 k eps^2, k delta + delta*)``-DP; needs eps <= 1."""
+    ``(eps sqrt(2 k ln(1/delta*)) + 2 k eps^2, k delta + delta*)``-DP; needs eps <= 1.
+
+    Examples
+    --------
+    >>> eps_p, delta_p = knj_mechanism1_split(1.0, 1e-5, 1000, 10)  # 100 calls
+    >>> eps, delta = knj_advanced_composition(eps_p, delta_p, 100, 5e-6)  # delta* = delta / 2
+    >>> round(eps, 4), f"{delta:.4g}"
+    (0.5205, '1e-05')
+    """
     epsilon = check_real("epsilon", epsilon, low=0.0, high=1.0, low_open=True)
     delta, k = check_real("delta", delta, low=0.0, high=1.0), _pos("k", k)
     delta_star = _delta(delta_star)
@@ -94,6 +121,12 @@ def knj_mechanism1_split(
     Raises :class:`~dpol.errors.InvalidInputError` where the paper's proof does not apply:
     eps' > 1 (Theorem A.4 needs eps' <= 1) or eps > 2 ln(2/delta) (then the second-order term
     ``eps^2/(4 ln(2/delta))`` exceeds eps/2 and the total exceeds eps).
+
+    Examples
+    --------
+    >>> eps_p, delta_p = knj_mechanism1_split(1.0, 1e-5, 1000, 10)  # T / tau = 100 calls
+    >>> round(eps_p, 6), f"{delta_p:.4g}"
+    (0.01012, '5e-08')
     """
     epsilon, delta = _eps(epsilon), _delta(delta)
     horizon = check_int("horizon", horizon, low=1)

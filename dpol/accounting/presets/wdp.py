@@ -38,6 +38,11 @@ def wdp_gamma_theta(epsilon: float, sensitivity: float, window: int, c1: float =
     reading of the OCR ("4 Delta_2 ...", legible enough); Theorem 1's constant is illegible.
     The paper's Delta_2 is L + mu D; the true node sensitivity is 2L under replace-one (spec
     8.1); see :func:`wdp_gamma_exact_epsilon`.
+
+    Examples
+    --------
+    >>> wdp_gamma_theta(2.0, 1.5, 16)  # 4 * 1.5 * (ceil(log2 16) + 1) / 2
+    15.0
     """
     epsilon, sensitivity, c1 = _eps(epsilon), _pos("sensitivity", sensitivity), _pos("c1", c1)
     return c1 * sensitivity * _wdp_m(window) / epsilon
@@ -55,6 +60,11 @@ def wdp_gaussian_sigma(
     possible reading and the one the spec's soundness table (8.2) uses, since it is the least
     noise either reading allows. ``c2 = 8`` is legible in Lemma 3 (Theorem 2's is illegible).
     Sound but 5-20x over-noised (spec 8.2); see :func:`wdp_gaussian_exact_epsilon`.
+
+    Examples
+    --------
+    >>> round(wdp_gaussian_sigma(1.0, 1e-5, 1.0, 1024, p=1))  # tight: sqrt(11) / mu* = 12.4
+    109
     """
     epsilon, delta = _eps(epsilon), _delta(delta)
     sensitivity, c2 = _pos("sensitivity", sensitivity), _pos("c2", c2)
@@ -66,7 +76,14 @@ def wdp_gaussian_sigma(
 def wdp_gamma_exact_epsilon(
     theta: float, node_sensitivity: float, window: int, *, horizon: int | None = None
 ) -> float:
-    """Window epsilon of Gamma node noise ``theta``: ``m Delta_node / theta``, m = window_levels."""
+    """Window epsilon of Gamma node noise ``theta``: ``m Delta_node / theta``, m = window_levels.
+
+    Examples
+    --------
+    >>> theta = wdp_gamma_theta(2.0, 1.5, 16)  # claimed epsilon 2
+    >>> round(wdp_gamma_exact_epsilon(theta, 3.0, 16), 4)  # node sensitivity 2 Delta_2 = 3
+    1.0
+    """
     return pure_epsilon_of_tree_scale(theta, node_sensitivity, window_levels(window, horizon))
 
 
@@ -77,6 +94,12 @@ def wdp_gaussian_exact_epsilon(
 
     ``mu = Delta_node * sqrt(m) / sigma`` with m = :func:`~dpol.accounting.window.window_levels`;
     this is exact for the joint release of an element's protected window (review item 7).
+
+    Examples
+    --------
+    >>> sigma = wdp_gaussian_sigma(1.0, 1e-5, 1.0, 1024, p=1)  # claimed epsilon 1
+    >>> round(wdp_gaussian_exact_epsilon(sigma, 2.0, 1024, 1e-5), 2)  # node sensitivity 2 Delta_2
+    0.2
     """
     levels = window_levels(window, horizon)
     return exact_epsilon_of_tree_sigma(sigma, node_sensitivity, levels, delta)
