@@ -23,7 +23,13 @@ COUNTER_NAMES = tuple(_BY_NAME)
 
 
 def resolve_counter(counter: str | type[Counter]) -> type[Counter]:
-    """The counter class for a name in COUNTER_NAMES or a Counter subclass."""
+    """The counter class for a name in COUNTER_NAMES or a Counter subclass.
+
+    Examples
+    --------
+    >>> resolve_counter("tree").__name__, resolve_counter(BltCounter) is BltCounter
+    ('BinaryTreeCounter', True)
+    """
     if isinstance(counter, type) and issubclass(counter, Counter):
         return counter
     if isinstance(counter, str) and counter in _BY_NAME:

@@ -29,7 +29,14 @@ __all__ = ["load_covertype", "load_fallback_classification", "load_fallback_regr
 
 
 def normalize_rows(X: np.ndarray) -> tuple[np.ndarray, str]:
-    """Standardise columns, then divide by the largest row norm: every ||x|| <= 1."""
+    """Standardise columns, then divide by the largest row norm: every ||x|| <= 1.
+
+    Examples
+    --------
+    >>> Z, how = normalize_rows(np.random.default_rng(0).normal(size=(5, 3)))
+    >>> Z.shape, round(float(np.linalg.norm(Z, axis=1).max()), 4)
+    ((5, 3), 1.0)
+    """
     mean, std = X.mean(axis=0), X.std(axis=0)
     std[std == 0] = 1.0
     Z = (X - mean) / std
@@ -38,7 +45,15 @@ def normalize_rows(X: np.ndarray) -> tuple[np.ndarray, str]:
 
 
 def normalize_regression(X: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
-    """Rows as :func:`normalize_rows`; the target mapped affinely onto [-1, 1] (JKT spec 6.3)."""
+    """Rows as :func:`normalize_rows`; the target mapped affinely onto [-1, 1] (JKT spec 6.3).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(5, 3))
+    >>> Z, y, how = normalize_regression(X, np.arange(5.0))
+    >>> y
+    array([-1. , -0.5,  0. ,  0.5,  1. ])
+    """
     Z, how = normalize_rows(X)
     lo, hi = float(target.min()), float(target.max())
     y = 2.0 * (target - lo) / (hi - lo) - 1.0 if hi > lo else np.zeros_like(target)
@@ -105,7 +120,14 @@ def _sklearn():
 
 
 def load_fallback_regression(seed: object = 0) -> Stream:
-    """scikit-learn's diabetes data (442 x 10, shipped with the package), shuffled by seed."""
+    """scikit-learn's diabetes data (442 x 10, shipped with the package), shuffled by seed.
+
+    Examples
+    --------
+    >>> s = load_fallback_regression(seed=0)
+    >>> s.X.shape, float(s.y.min()), float(s.y.max())
+    ((442, 10), -1.0, 1.0)
+    """
     bunch = _sklearn().load_diabetes()
     order = np.random.default_rng(seed).permutation(len(bunch.target))
     X, y, how = normalize_regression(bunch.data[order], bunch.target[order])
@@ -113,7 +135,14 @@ def load_fallback_regression(seed: object = 0) -> Stream:
 
 
 def load_fallback_classification(seed: object = 0) -> Stream:
-    """scikit-learn's breast cancer data (569 x 30, shipped with the package) as +-1."""
+    """scikit-learn's breast cancer data (569 x 30, shipped with the package) as +-1.
+
+    Examples
+    --------
+    >>> s = load_fallback_classification(seed=0)
+    >>> s.X.shape, sorted(set(s.y.tolist()))
+    ((569, 30), [-1.0, 1.0])
+    """
     bunch = _sklearn().load_breast_cancer()
     order = np.random.default_rng(seed).permutation(len(bunch.target))
     X, how = normalize_rows(bunch.data[order])

@@ -28,6 +28,13 @@ class Stream:
         The generating parameter of a synthetic stream.
     n_clipped : int
         Rows that clipping to the declared bounds changed while the stream was built.
+
+    Examples
+    --------
+    >>> s = Stream(np.eye(4, 2), np.array([1.0, -1.0, 1.0, -1.0]), "toy", "none")
+    >>> train, test = s.split(0.5, seed=0)
+    >>> train.X.shape, test.name
+    ((2, 2), 'toy (held out)')
     """
 
     X: np.ndarray

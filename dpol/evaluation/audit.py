@@ -73,6 +73,12 @@ class AuditResult:
     training and held-out together. ``event``: the held-out test, ``"score > t"`` or
     ``"score <= t"`` with t = ``threshold``; ``counts`` of the ``n_test`` held-out runs of
     a and of b fell in it. ``name``: what was audited.
+
+    Examples
+    --------
+    >>> r = AuditResult(0.2, 1.0, 1e-5, 0.95, (100, 100), 0.0, "score > t", (10, 12), (50, 50))
+    >>> r.passed
+    True
     """
 
     epsilon_lower: float
@@ -338,6 +344,13 @@ def counter_releases(counter: object, stream: object, n_runs: int, *, rows: int 
     counter that cannot be rebuilt so, are run one fresh copy per run.
 
     Returns an array (n_runs, rows * dim): releases 1..rows (default: all) of each run.
+
+    Examples
+    --------
+    >>> from dpol.counters import BinaryTreeCounter
+    >>> c = BinaryTreeCounter(8, epsilon=1.0, delta=1e-5)
+    >>> counter_releases(c, np.ones((8, 1)), 100, rows=3, seed=0).shape
+    (100, 3)
     """
     n_runs = check_int("n_runs", n_runs, low=1)
     batch_size = check_int("batch_size", batch_size, low=1)

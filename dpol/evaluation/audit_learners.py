@@ -132,6 +132,13 @@ def learner_releases(factory: Callable, X: object, y: object, n_runs: int, *,
     a guarantee valid for every such draw allows. Without any Generator to reseed, the
     factory is called for every run. Generators are searched in attributes, dicts, lists,
     tuples and sets; a learner keeping randomness elsewhere needs ``fresh=True``.
+
+    Examples
+    --------
+    >>> from dpol.learners import PrivateQuadraticFTL
+    >>> make = lambda s: PrivateQuadraticFTL(2, horizon=4, epsilon=1.0, delta=1e-5, seed=s)
+    >>> learner_releases(make, np.eye(4, 2), np.ones(4), 50, seed=0).shape  # 5 iterates of 2
+    (50, 10)
     """
     n_runs = check_int("n_runs", n_runs, low=1)
     out = []

@@ -54,6 +54,12 @@ class ExcessRisk:
         solve, rounding aside).
     minimizers : array (k, d)
         The points achieving ``optimum``.
+
+    Examples
+    --------
+    >>> r = excess_empirical_risk(np.zeros((3, 2)), np.eye(3, 2), np.ones(3))
+    >>> r.steps, r.excess, r.gap
+    (array([1, 2, 3]), array([1., 2., 2.]), array([0., 0., 0.]))
     """
 
     steps: np.ndarray
@@ -69,6 +75,15 @@ def released_models(trace: Trace) -> np.ndarray:
 
     ``Trace.weights[t]`` is the iterate used *before* step t+1 (online convention); KNJ's
     theta_t is the one released after step t: ``weights[1:]`` followed by ``final_weights``.
+
+    Examples
+    --------
+    >>> from dpol.learners import PrivateQuadraticFTL
+    >>> trace = PrivateQuadraticFTL(2, horizon=4, epsilon=1.0, delta=1e-5, seed=0).run(
+    ...     np.eye(4, 2), np.ones(4))
+    >>> M = released_models(trace)
+    >>> M.shape, bool(np.all(M[-1] == trace.final_weights))
+    ((4, 2), True)
     """
     if not isinstance(trace, Trace):
         raise fail("trace", "be a dpol.learners.Trace", trace)
@@ -78,7 +93,14 @@ def released_models(trace: Trace) -> np.ndarray:
 # ------------------------------------------------------------------ batched set oracles
 def project_rows(domain: ConvexSet, V: np.ndarray) -> np.ndarray:
     """Euclidean projection of every row of V onto ``domain`` (vectorized for the balls,
-    the simplex and boxes; a loop over ``domain.project`` otherwise)."""
+    the simplex and boxes; a loop over ``domain.project`` otherwise).
+
+    Examples
+    --------
+    >>> project_rows(L2Ball(2), np.array([[3.0, 4.0], [0.1, 0.2]]))
+    array([[0.6, 0.8],
+           [0.1, 0.2]])
+    """
     if type(domain) is L2Ball:
         norms = np.linalg.norm(V, axis=1)
         scale = np.minimum(1.0, domain.radius / np.maximum(norms, 1e-300))

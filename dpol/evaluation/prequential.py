@@ -24,6 +24,11 @@ class RunningScore(NamedTuple):
     """A score over the first t elements for t = 1..T, and its value over all T.
 
     Unpacks as ``curve, final = prequential_accuracy(trace, y)``.
+
+    Examples
+    --------
+    >>> prequential_accuracy([0.5, -0.2], [1, 1])
+    RunningScore(curve=array([1. , 0.5]), final=0.5)
     """
 
     curve: np.ndarray

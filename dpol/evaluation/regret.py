@@ -60,6 +60,13 @@ class FixedPointResult:
         Iterations of the iterative solver (0 for closed forms).
     converged : bool
         Whether ``grad_mapping_norm <= tol`` (always True for closed forms).
+
+    Examples
+    --------
+    >>> from dpol.losses import SquaredLoss
+    >>> info = best_fixed_point(SquaredLoss(), np.eye(2), [1.0, -1.0], return_info=True)
+    >>> info.method, info.w, info.objective, info.converged
+    ('lstsq', array([ 1., -1.]), 0.0, True)
     """
 
     w: np.ndarray

@@ -57,7 +57,13 @@ _THETA = {"box": np.array([0.3, -0.2, 0.25, -0.1, 0.15]),  # spec section 4
 
 
 def unit_box_oracle(c: np.ndarray) -> np.ndarray:
-    """argmin over [0, 1]^n of <c, x>: 1 where c < 0, else 0."""
+    """argmin over [0, 1]^n of <c, x>: 1 where c < 0, else 0.
+
+    Examples
+    --------
+    >>> unit_box_oracle(np.array([0.5, -1.0, 0.0]))
+    array([0., 1., 0.])
+    """
     return np.where(c < 0, 1.0, 0.0)
 
 
@@ -81,7 +87,14 @@ class UniformMatroidOracle:
 
 
 def make_polytope(name: str) -> tuple[LinearOracleDomain, np.ndarray]:
-    """(domain known only by its oracle, loss centre c in it) for ``"box"`` or ``"matroid"``."""
+    """(domain known only by its oracle, loss centre c in it) for ``"box"`` or ``"matroid"``.
+
+    Examples
+    --------
+    >>> domain, center = make_polytope("matroid")
+    >>> domain.dim, center
+    (6, array([0.25, 0.25, 0.25, 0.25, 0.25, 0.25]))
+    """
     if name == "box":
         return LinearOracleDomain(unit_box_oracle, 5, math.sqrt(5)), np.full(5, 0.5)
     if name == "matroid":  # vertices 1_I, |I| <= 2: diameter ||1_{12} - 1_{34}|| = 2
@@ -95,6 +108,12 @@ def linear_instance(name: str, horizon: int, seed: int) -> tuple[np.ndarray, np.
     Each f_t has a zero at c in D and is 1-Lipschitz, the paper's convention, so the default
     loss bound L (D + zeta) never clips. The environment's stream is independent of the
     learner's (spec section 4 pitfall).
+
+    Examples
+    --------
+    >>> C, b = linear_instance("box", 10, seed=0)
+    >>> C.shape, bool(np.all(np.linalg.norm(C, axis=1) <= 1)), bool(np.allclose(b, -C.sum(1) / 2))
+    ((10, 5), True, True)
     """
     _, center = make_polytope(name)
     theta = _THETA[name]
@@ -105,12 +124,25 @@ def linear_instance(name: str, horizon: int, seed: int) -> tuple[np.ndarray, np.
 
 
 def box_leading_constant(dim: int = 5, lipschitz: float = 1.0) -> float:
-    """a = n^(3/2) L / (8 D) = n L / 8 for [0, 1]^n (module docstring derivation)."""
+    """a = n^(3/2) L / (8 D) = n L / 8 for [0, 1]^n (module docstring derivation).
+
+    Examples
+    --------
+    >>> box_leading_constant(), box_leading_constant(4, 2.0)
+    (0.625, 1.0)
+    """
     return dim ** 1.5 * lipschitz / (8.0 * math.sqrt(dim))
 
 
 def slope_bounds(horizons: np.ndarray, regret: np.ndarray, a: float | None) -> tuple[float, float]:
-    """[3/4 - s/4, 3/4] with s the largest share of lower-order terms (1/2 without a)."""
+    """[3/4 - s/4, 3/4] with s the largest share of lower-order terms (1/2 without a).
+
+    Examples
+    --------
+    >>> low, high = slope_bounds(np.array([16.0]), np.array([10.0]), 0.5)  # s = 1 - 4/10
+    >>> round(low, 4), high, slope_bounds(np.array([16.0]), np.array([10.0]), None)
+    (0.6, 0.75, (0.5, 0.75))
+    """
     if a is None:
         return 0.5, 0.75
     share = float(np.max(1.0 - a * np.asarray(horizons, float) ** 0.75 / regret))

@@ -39,7 +39,14 @@ __all__ = ["incremental_regression", "isotropic_stream", "sparse_stream"]
 
 
 def isotropic_stream(horizon: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Unit rows uniform on the sphere, y = <x, w*>, ||w*|| = 1/2 (inside the unit ball)."""
+    """Unit rows uniform on the sphere, y = <x, w*>, ||w*|| = 1/2 (inside the unit ball).
+
+    Examples
+    --------
+    >>> X, y = isotropic_stream(100, 4, seed=0)
+    >>> X.shape, bool(np.allclose(np.linalg.norm(X, axis=1), 1)), bool(np.all(np.abs(y) <= 0.5))
+    ((100, 4), True, True)
+    """
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(horizon, dim))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
@@ -48,7 +55,14 @@ def isotropic_stream(horizon: int, dim: int, seed: int) -> tuple[np.ndarray, np.
 
 
 def sparse_stream(horizon: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """2-sparse unit rows 0.9 s e_1 + sqrt(1 - 0.81) s' e_j, y = 0.9 x_1 (w* = 0.9 e_1)."""
+    """2-sparse unit rows 0.9 s e_1 + sqrt(1 - 0.81) s' e_j, y = 0.9 x_1 (w* = 0.9 e_1).
+
+    Examples
+    --------
+    >>> X, y = sparse_stream(100, 20, seed=0)
+    >>> X.shape, set(np.count_nonzero(X, axis=1).tolist()), bool(np.allclose(y, 0.9 * X[:, 0]))
+    ((100, 20), {2}, True)
+    """
     rng = np.random.default_rng(seed)
     X = np.zeros((horizon, dim))
     X[:, 0] = 0.9 * rng.choice([-1.0, 1.0], horizon)

@@ -11,7 +11,14 @@ __all__ = ["ExperimentResult", "markdown_table", "write_csv"]
 
 @dataclass
 class ExperimentResult:
-    """Where an experiment wrote its outputs, and its summary rows."""
+    """Where an experiment wrote its outputs, and its summary rows.
+
+    Examples
+    --------
+    >>> r = ExperimentResult("demo", [{"a": 1}], Path("demo.md"), Path("demo.csv"))
+    >>> r.csv.name, r.figures
+    ('demo.csv', [])
+    """
 
     name: str
     rows: list[dict]
@@ -21,7 +28,16 @@ class ExperimentResult:
 
 
 def write_csv(rows: list[dict], path: str | Path) -> Path:
-    """Write dict rows (same keys) as CSV."""
+    """Write dict rows (same keys) as CSV.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     p = write_csv([{"a": 1, "b": 2.5}], os.path.join(tmp, "out", "t.csv"))
+    ...     print(p.name, p.read_text().splitlines())
+    t.csv ['a,b', '1,2.5']
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as fh:

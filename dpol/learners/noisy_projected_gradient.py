@@ -93,6 +93,11 @@ def npg_step_size(radius: float, iterations: int, lipschitz: float, alpha: float
 
     ``constant="paper"`` is KNJ's c = 1; ``"corrected"`` (default) is c = 2, which gives
     the bound of :func:`npg_bound` from *any* start in C (KNJ spec A6), as warm starts need.
+
+    Examples
+    --------
+    >>> npg_step_size(1.0, 100, 1.0, 0.0), npg_step_size(1.0, 100, 1.0, 0.0, constant="paper")
+    (0.2, 0.1)
     """
     check_choice("constant", constant, ("corrected", "paper"))
     radius = check_real("radius", radius, low=0.0, low_open=True)
@@ -142,6 +147,11 @@ def npg_iterations(lipschitz: float, alpha: float) -> float:
     """KNJ Corollary B.2: ``r = (1 + L/alpha)^2`` makes the (corrected) bound O(alpha ||C||).
 
     Returns ``inf`` for alpha = 0 (exact gradients: any budget). Callers cap it (spec A8).
+
+    Examples
+    --------
+    >>> npg_iterations(1.0, 0.1), npg_iterations(1.0, 0.0)
+    (121, inf)
     """
     L, a = check_real("lipschitz", lipschitz, low=0.0), check_real("alpha", alpha, low=0.0)
     return math.inf if a == 0.0 else math.ceil((1.0 + L / a) ** 2)

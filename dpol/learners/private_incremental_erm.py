@@ -21,7 +21,13 @@ __all__ = ["PrivateIncrementalERM", "default_tau"]
 
 def default_tau(horizon: int, dim: int, epsilon: float) -> int:
     """KNJ Theorem 3.1(1) (convex, BST14 solver): ``tau = ceil((T d)^(1/3) / eps^(2/3))``,
-    at most T (spec A14: T not divisible by tau is allowed)."""
+    at most T (spec A14: T not divisible by tau is allowed).
+
+    Examples
+    --------
+    >>> default_tau(1000, 10, 1.0), default_tau(1000, 10, float("inf"))
+    (22, 1)
+    """
     if math.isinf(epsilon):
         return 1
     return max(1, min(horizon, math.ceil((horizon * dim) ** (1 / 3) / epsilon ** (2 / 3))))

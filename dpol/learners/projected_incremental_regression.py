@@ -45,7 +45,13 @@ def gaussian_width(domain: object, draws: int = 4000) -> float:
 def projection_dimension(width: float, horizon: int, beta: float = 0.05,
                          constant: float = 1.0) -> int:
     """KNJ Alg. 3 line 1 with the spec's A5 closed form: gamma = (W/T)^(1/3),
-    ``m = ceil(c_G gamma^-2 max(W^2, ln(T/beta)))`` (about T^(2/3) W^(4/3))."""
+    ``m = ceil(c_G gamma^-2 max(W^2, ln(T/beta)))`` (about T^(2/3) W^(4/3)).
+
+    Examples
+    --------
+    >>> projection_dimension(2.0, 1000)
+    624
+    """
     width = check_real("width", width, low=0.0, low_open=True)
     horizon = check_int("horizon", horizon, low=1)
     gamma = (width / horizon) ** (1.0 / 3.0)
