@@ -23,6 +23,7 @@ import pytest
 from scipy import stats
 from scipy.optimize import brentq
 from scipy.special import expit
+from test_learner_sensitivity import _chi2_accepts
 
 from dpol.learners import PrivateProjectedSGD
 from dpol.losses import HingeLoss, LogisticLoss, Regularized, SquaredLoss
@@ -172,12 +173,6 @@ def _eps_one(sigma: float, n: int, k: int, L: float) -> float:
     return float(acc.get_epsilon(DELTA))
 
 
-def _accepts(E: np.ndarray, sigma: float, level: float = 1e-4) -> bool:
-    """Two-sided chi-square test of 'E has i.i.d. N(0, sigma^2) entries' (size 2 level)."""
-    q = float(np.sum(E**2)) / sigma**2
-    return min(stats.chi2.cdf(q, E.size), stats.chi2.sf(q, E.size)) > level
-
-
 @pytest.mark.parametrize("sampling", ["full", "one"])
 def test_fit_adds_gaussian_noise_of_the_calibrated_std(sampling):
     # Design: N = p k seeds = 25 * 40 * 4 = 4000 draws, level 1e-4 per tail. Under the null
@@ -214,9 +209,9 @@ def test_fit_adds_gaussian_noise_of_the_calibrated_std(sampling):
             draws.append((ball.outs[j] - ball.args[j + 1]) / eta)
         assert len(ball.args) == k + 1
     E = np.concatenate(draws)
-    assert _accepts(E, ref, level), (float(E.std()) / ref, sampling)
-    assert not _accepts(E, 1.5 * ref, level)
-    assert not _accepts(E, ref / 1.5, level)
+    assert _chi2_accepts(E, ref, level), (float(E.std()) / ref, sampling)
+    assert not _chi2_accepts(E, 1.5 * ref, level)
+    assert not _chi2_accepts(E, ref / 1.5, level)
     assert abs(float(E.mean())) < 4 * ref / math.sqrt(N)
     steps = np.array(draws).reshape(seeds, k, p)  # fresh noise each step: no correlation
     assert abs(np.corrcoef(steps[:, :-1].ravel(), steps[:, 1:].ravel())[0, 1]) < 4 / math.sqrt(N)

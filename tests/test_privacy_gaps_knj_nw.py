@@ -25,6 +25,8 @@ import pytest
 from scipy import stats
 from scipy.optimize import brentq
 from scipy.special import expit
+from test_learner_sensitivity import _chi2_accepts
+from test_noisy_projected_gradient import _SpyBall
 
 from dpol.accounting import mu_star
 from dpol.errors import NonPrivateWarning
@@ -185,26 +187,6 @@ def test_query_points_release_sensitivity_brute_force(case):
 
 
 # ====================================================== 3. M1: the scale of every solver call
-def _chi2_accepts(E, sigma, level=1e-4):
-    """Two-sided chi-square test of 'E has i.i.d. N(0, sigma^2) entries'."""
-    q = float(np.sum(E**2)) / sigma**2
-    return min(stats.chi2.cdf(q, E.size), stats.chi2.sf(q, E.size)) > level
-
-
-class _SpyBall(L2Ball):
-    """An L2 ball recording every argument of ``project`` and the point it returns."""
-
-    def __init__(self, dim):
-        super().__init__(dim)
-        self.args, self.outs = [], []
-
-    def project(self, x):
-        out = super().project(x)
-        self.args.append(np.array(x, dtype=float))
-        self.outs.append(out.copy())
-        return out
-
-
 def _bst_epsilon(sigma, sizes, k, L):
     """Own-orders RDP epsilon of M1 with BST: per call on n examples, k replace-one
     subsampled Gaussians (1 of n, sensitivity 2 n L, multiplier sigma / (2 n L))."""

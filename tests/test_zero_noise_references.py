@@ -12,7 +12,8 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import special
+from test_learner_sensitivity import _chi2_accepts
 
 from dpol.errors import NonPrivateWarning
 from dpol.learners.output_perturbation import OutputPerturbation
@@ -125,12 +126,6 @@ def test_output_perturbation_zero_noise_is_the_clean_loop():
     # same float operations up to ordering, so agreement to rounding (rtol 1e-12)
     np.testing.assert_allclose(trace.weights, np.array(ref), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(trace.final_weights, w, rtol=1e-12, atol=1e-15)
-
-
-def _chi2_accepts(Z: np.ndarray, scale: float, level: float = 1e-4) -> bool:
-    """Two-sided chi-square test of 'Z has i.i.d. N(0, scale^2) entries' (Q ~ chi^2_n)."""
-    q = float(np.sum(Z**2)) / scale**2
-    return min(stats.chi2.cdf(q, Z.size), stats.chi2.sf(q, Z.size)) > level
 
 
 def test_output_perturbation_noise_is_the_stated_gaussian():
