@@ -8,6 +8,7 @@ import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
+from dpol.learners._linear import fit_arguments
 
 __all__ = ["PrivateFrankWolfe", "polytope_vertices"]
 
@@ -160,8 +161,6 @@ class PrivateFrankWolfe:
             start: np.ndarray | None = None) -> np.ndarray:
         """One private call on (X, y); rows beyond the loss's bounds are clipped (counted in
         ``n_clipped_``), as ``score_sensitivity`` assumes."""
-        from dpol.learners._linear import fit_arguments
-
         X, y, scale = fit_arguments(self, X, y, scale, name="scale")
         n = X.shape[0]
         theta = self.vertices[0].copy() if start is None else np.array(start, dtype=float)
