@@ -109,9 +109,12 @@ def _as_float_array(name: str, value: object) -> np.ndarray:
 def as_vector(name: str, value: object, dim: int) -> np.ndarray:
     """A fresh finite float64 vector of length ``dim`` (a scalar is accepted when dim == 1)."""
     if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (dim,):
-        # the per-step case (learn_one, add): one copy and one check, ~1.5 us not ~6.5 us
+        # the per-step case (learn_one, add): one copy and one check. A finite x . x means
+        # every entry is finite (squares cannot cancel; NaN and inf propagate); vdot costs
+        # 1.2 us where isfinite().all() costs 3 us (measured, d = 10) and, unlike dot, does
+        # not warn when finite entries overflow it: those take the full path below
         arr = value.copy()
-        if np.isfinite(arr).all():
+        if math.isfinite(np.vdot(arr, arr)):
             return arr
     arr = _as_float_array(name, value)  # every other input, and the error messages
     if arr.ndim == 0 and dim == 1:
@@ -131,6 +134,21 @@ def as_matrix(name: str, value: object, dim: int, *, allow_empty: bool = False) 
     if arr.shape[0] == 0 and not allow_empty:
         raise fail(name, "contain at least one row", arr)
     return arr
+
+
+def exceeds_l2(vec: np.ndarray, bound: float) -> bool:
+    """Whether :func:`clip_rows_l2` would clip ``vec`` (finite, 1-d) as a row: the same test.
+
+    The per-step paths (``Counter.add``, ``learn_one``) must decide as the vectorized ones
+    do, bit for bit, so the deciding norm is clip_rows_l2's own einsum. (A cheaper BLAS
+    vdot pre-test was measured and dropped: unit-norm data, the usual case, sits at the
+    bound to within ulps, where only the einsum can decide.)
+
+    >>> exceeds_l2(np.array([3.0, 4.0]), 5.0), exceeds_l2(np.array([3.0, 4.0]), 4.9)
+    (False, True)
+    """
+    rows = vec[None, :]  # einsum overflows to inf without a warning (no errstate: 1.5 us)
+    return math.sqrt(np.einsum("ij,ij->i", rows, rows)[0]) > bound
 
 
 def clip_rows_l2(rows: np.ndarray, bound: float) -> tuple[np.ndarray, int]:

@@ -23,6 +23,7 @@ from dpol._validation import (
     check_int,
     check_real,
     clip_examples,
+    exceeds_l2,
     fail,
 )
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
@@ -182,11 +183,10 @@ class OnlineLearner(Checkpointable, ABC):
         if self.t >= self.horizon:
             raise HorizonExceededError(f"{type(self).__name__} was calibrated for horizon="
                                        f"{self.horizon} elements; all were seen")
-        X = xv[None, :]
-        # _clip's own norm (the same einsum, so run() clips identically): the usual in-bound
-        # element skips _clip's array calls, ~10 us per step
-        if math.sqrt(np.einsum("ij,ij->i", X, X)[0]) > self.x_bound or abs(yv) > self.y_bound:
-            X, Y, clipped = self._clip(X, np.array([yv]))
+        # _clip's own test (so run() clips identically): the usual in-bound element skips
+        # _clip's array calls, ~10 us per step
+        if exceeds_l2(xv, self.x_bound) or abs(yv) > self.y_bound:
+            X, Y, clipped = self._clip(xv[None, :], np.array([yv]))
             xv, yv = X[0], float(Y[0])
             self.n_clipped_ += clipped
         self.t += 1
