@@ -60,8 +60,10 @@ class PrivateFrankWolfe:
     Privacy
     -------
     Replace-one, n public (KNJ spec 1.4). Changing one example moves the gradient of the
-    sum by ``g - g'``, so a score moves by ``|<v, g - g'>| <= 2 max_v |<v, grad loss>|
-    <= Delta = 2 L max_v ||v||_2`` (L = ``loss.lipschitz(domain)``, Cauchy-Schwarz).
+    sum by ``g - g'``, the difference of two data gradients (a regulariser's
+    ``n alpha theta`` is the same on both sides and cancels), so a score moves by
+    ``|<v, g - g'>| <= Delta = 2 L max_v ||v||_2`` (L the data loss's Lipschitz constant
+    on the domain, Cauchy-Schwarz).
     Report-noisy-min with noise of scale b (either law) is then pure eps0-DP with
     ``eps0 = 2 Delta / b`` per iteration (the factor 2: scores may move in both
     directions). Composition over all iterations of all calls, k of them: the exponential
@@ -98,10 +100,11 @@ class PrivateFrankWolfe:
         self.loss, self.domain = loss, domain
         self.iterations = check_int("iterations", iterations, low=1)
         self.noise = check_choice("noise", noise, ("gumbel", "laplace"))
+        #: Lipschitz constant of the whole loss on the domain (TTZ's L, ``paper_sigma``)
         self.lipschitz = float(loss.lipschitz(domain))
         norms = np.linalg.norm(self.vertices, axis=1)
-        #: l2 sensitivity bound of one score to one example (replace-one)
-        self.score_sensitivity = 2.0 * self.lipschitz * float(norms.max())
+        #: sensitivity of one score to one example (replace-one), from the data loss alone
+        self.score_sensitivity = 2.0 * float(self._data.lipschitz(domain)) * float(norms.max())
         self._l1_radius = float(np.abs(self.vertices).sum(axis=1).max())
         #: examples ``fit`` clipped to the loss's bounds (all calls)
         self.n_clipped_ = 0
