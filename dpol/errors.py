@@ -20,7 +20,22 @@ __all__ = [
 
 
 class DpolError(Exception):
-    """Base class of every error raised by dpol on purpose."""
+    """Base class of every error raised by dpol on purpose.
+
+    Examples
+    --------
+    >>> [issubclass(cls, DpolError) for cls in (InvalidInputError, HorizonExceededError,
+    ...                                         BudgetExceededError, GaugeUndefinedError)]
+    [True, True, True, True]
+    >>> issubclass(NonPrivateWarning, DpolError)  # warnings are not errors
+    False
+    >>> from dpol.counters import BinaryTreeCounter
+    >>> try:
+    ...     BinaryTreeCounter(8, epsilon=-1.0)
+    ... except DpolError as exc:  # one handler for every refusal of dpol
+    ...     print(f"{type(exc).__name__}: {exc}")
+    InvalidInputError: epsilon must be > 0.0; got -1.0
+    """
 
 
 class InvalidInputError(DpolError, ValueError):
@@ -28,31 +43,132 @@ class InvalidInputError(DpolError, ValueError):
 
     The message names the argument, the rule and the offending value; the object
     that raised it is left exactly as it was.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpol.counters import BinaryTreeCounter
+    >>> c = BinaryTreeCounter(4, epsilon=1.0, delta=1e-5, seed=0)
+    >>> c.add(np.nan)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: v must contain only finite values (no NaN or inf);
+    got array(nan, dtype=float64)
+    >>> c.t, issubclass(InvalidInputError, ValueError)  # nothing was added
+    (0, True)
     """
 
 
 class HorizonExceededError(DpolError, RuntimeError):
-    """More elements were added than the horizon the noise was calibrated for."""
+    """More elements were added than the horizon the noise was calibrated for.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpol.counters import BinaryTreeCounter
+    >>> c = BinaryTreeCounter(2, epsilon=1.0, delta=1e-5, seed=0)
+    >>> c.run(np.ones(2)).shape
+    (2, 1)
+    >>> c.add(1.0)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.HorizonExceededError: BinaryTreeCounter was calibrated for horizon=2
+    elements; all were added
+    """
 
 
 class BudgetExceededError(DpolError, RuntimeError):
-    """A release would spend more privacy than the budget allows."""
+    """A release would spend more privacy than the budget allows.
+
+    Examples
+    --------
+    >>> from dpol.accounting import PrivacyBudget, PrivacyGuarantee
+    >>> budget = PrivacyBudget(1.0, 1e-5)
+    >>> round(budget.spend(PrivacyGuarantee(0.25, 0.0)), 3)
+    0.25
+    >>> try:
+    ...     budget.spend(PrivacyGuarantee(0.8, 0.0))
+    ... except BudgetExceededError as exc:  # the message starts with both reprs
+    ...     print(str(exc).split(": ", 1)[1])  # doctest: +NORMALIZE_WHITESPACE
+    it alone costs epsilon 0.8 and would bring the spent epsilon from 0.25 to 1.05 > 1
+    (at delta=1e-05) after 1 release; nothing was spent
+    >>> budget.n_releases, round(budget.remaining(), 3)  # the refused release cost nothing
+    (1, 0.75)
+    """
 
 
 class GaugeUndefinedError(DpolError, NotImplementedError):
-    """The Minkowski gauge is asked of a set that does not contain 0."""
+    """The Minkowski gauge is asked of a set that does not contain 0.
+
+    Examples
+    --------
+    >>> from dpol.sets import Box
+    >>> Box(-1.0, 2.0, dim=2).gauge([1.0, -0.5])  # 0 inside: max(1/2, 0.5/1)
+    0.5
+    >>> Box(1.0, 2.0, dim=2).gauge([1.5, 1.5])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpol.errors.GaugeUndefinedError: Box(...) does not contain 0, so its gauge is undefined
+    """
 
 
 class NonPrivateWarning(UserWarning):
-    """The object releases without noise (``epsilon=inf`` or ``noise_multiplier=0``)."""
+    """The object releases without noise (``epsilon=inf`` or ``noise_multiplier=0``).
+
+    Examples
+    --------
+    >>> import math, warnings
+    >>> import numpy as np
+    >>> from dpol.counters import BinaryTreeCounter
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     c = BinaryTreeCounter(4, epsilon=math.inf, seed=0)
+    >>> caught[0].category.__name__
+    'NonPrivateWarning'
+    >>> print(caught[0].message)
+    BinaryTreeCounter with epsilon=inf adds no noise: its releases are not private
+    >>> c.run(np.ones(4)).ravel(), str(c.privacy)  # exact prefix sums
+    (array([1., 2., 3., 4.]), '(inf, 0)-DP, replace_one, unit: one stream element')
+    """
 
 
 class PaperCalibrationWarning(UserWarning):
     """A published calibration (``calibration="paper"``) is used where a spec lists an erratum.
 
     The message states the exact guarantee the published noise really gives.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from dpol.counters import BinaryTreeCounter
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     c = BinaryTreeCounter(4, epsilon=1.0, delta=1e-5, calibration="paper", seed=0)
+    >>> caught[0].category.__name__
+    'PaperCalibrationWarning'
+    >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    JKT Alg. 5 / Lemma 6 sigma gives only (1.974, 1e-05)-DP under replace_one at horizon=4,
+    not the requested epsilon=1; privacy reports the real guarantee
+    >>> round(c.privacy.epsilon, 3)
+    1.974
     """
 
 
 class NumericalWarning(UserWarning):
-    """A computation met a numerically unsafe situation (e.g. an indefinite system)."""
+    """A computation met a numerically unsafe situation (e.g. an indefinite system).
+
+    Examples
+    --------
+    PQFTL without the fixes of JKT spec 5.5 solves noisy systems that can be indefinite:
+
+    >>> import warnings
+    >>> import numpy as np
+    >>> from dpol.learners import PrivateQuadraticFTL
+    >>> X = np.full((16, 3), 0.5)
+    >>> m = PrivateQuadraticFTL(3, horizon=16, epsilon=1.0, fixes=False, seed=0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     trace = m.run(X, X[:, 0])
+    >>> caught[0].category.__name__, "indefinite; use fixes=True" in str(caught[0].message)
+    ('NumericalWarning', True)
+    """

@@ -248,7 +248,8 @@ class PrivacyBudget:
                 f"{self!r} refuses {_describe(release)}: it alone costs epsilon "
                 f"{alone:.6g} and would bring the spent epsilon from {self._spent:.6g} to "
                 f"{total:.6g} > {self.epsilon:g} (at delta={self.delta:g}) after "
-                f"{self.n_releases} releases; nothing was spent")
+                f"{self.n_releases} release{'' if self.n_releases == 1 else 's'}; nothing "
+                "was spent")
         self._accountant, self._n_events, self._pure, self._basic = state
         self._spent = total
         self._history.append((_describe(release), total))

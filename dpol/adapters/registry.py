@@ -55,6 +55,19 @@ class LearnerSpec:
         the learner adds its noise without a counter.
     defaults : callable (dim, x_bound, y_bound) -> dict
         Constructor keywords for a generic stream.
+
+    Examples
+    --------
+    >>> spec = LEARNERS["ftal"]
+    >>> spec.cls.__name__, spec.task, spec.counter
+    ('PrivateFTAL', 'regression', 'window')
+    >>> kw = spec.defaults(3, 1.0, 1.0)  # d = 3, ||x|| <= 1, |y| <= 1
+    >>> kw["loss"], kw["domain"]
+    (Regularized(SquaredLoss(x_bound=1.0, y_bound=1.0), alpha=0.5), L2Ball(dim=3, radius=1.0))
+    >>> type(make_learner("ftal", 3, horizon=8, epsilon=1.0, seed=0)) is spec.cls
+    True
+    >>> sorted(name for name, s in LEARNERS.items() if s.counter is None)  # no counter
+    ['giga', 'igd', 'incremental-erm', 'kernel', 'pol']
     """
 
     name: str

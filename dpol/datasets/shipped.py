@@ -60,6 +60,20 @@ def load_randhie(seed: object = 0) -> Stream:
 
     The label is ``log1p(mdvis)`` (outpatient visits, a heavy-tailed count) mapped onto
     [-1, 1].
+
+    Examples
+    --------
+    Needs statsmodels (the ``statsmodels`` extra); without it, one line says what to install:
+
+    >>> try:
+    ...     s = load_randhie(seed=0)
+    ... except ImportError as exc:
+    ...     ok = "pip install 'dpol[statsmodels]'" in str(exc)
+    ... else:
+    ...     ok = bool(s.X.shape == (20190, 9) and np.abs(s.y).max() <= 1
+    ...               and np.linalg.norm(s.X, axis=1).max() <= 1 + 1e-12)
+    >>> ok
+    True
     """
     sm_data = _need("statsmodels.datasets.randhie", "statsmodels")
     frame = sm_data.load_pandas().data

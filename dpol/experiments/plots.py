@@ -71,6 +71,18 @@ def plot_versus_epsilon(series: dict[str, tuple[np.ndarray, np.ndarray, np.ndarr
     """Privacy-utility curves: mean +- std against epsilon (log x); writes a PNG.
 
     ``series`` maps a label to (epsilons, means, stds).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> eps = np.array([0.1, 1.0, 10.0])
+    >>> series = {"PQFTL": (eps, np.array([0.5, 0.1, 0.02]), np.array([0.05, 0.01, 0.004]))}
+    >>> with tempfile.TemporaryDirectory() as tmp:  # the missing folder "figs" is created
+    ...     p = plot_versus_epsilon(series, os.path.join(tmp, "figs", "eps.png"),
+    ...                             title="regret vs epsilon", ylabel="regret / T",
+    ...                             baselines={"FTL": 0.01})
+    ...     print(p.parent.name, p.name, p.stat().st_size > 1000)
+    figs eps.png True
     """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
