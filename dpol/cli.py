@@ -15,7 +15,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from dpol._validation import fail
+from dpol._validation import check_choice, fail
 
 EXPERIMENTS = ("jkt-synthetic", "jkt-year", "jkt-logistic", "wdp-regret", "nw-kernel",
                "env-bandit", "knj-incremental")
@@ -23,7 +23,23 @@ EXPERIMENTS = ("jkt-synthetic", "jkt-year", "jkt-logistic", "wdp-regret", "nw-ke
 
 def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
               data: Path | None, workers: int, progress=None):
-    """Run one experiment; ``quick`` shrinks it to about a minute."""
+    """Run one experiment; ``quick`` shrinks it to about a minute.
+
+    Examples
+    --------
+    The quick JKT logistic experiment, one seed, on scikit-learn's breast cancer data (the
+    fallback when no ``data`` file is given):
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     res = reproduce("jkt-logistic", Path(tmp), quick=True, seeds=1, data=None,
+    ...                     workers=1)
+    ...     print(res.name, res.report.name, res.csv.name, [f.name for f in res.figures])
+    jkt_logistic jkt_logistic.md jkt_logistic.csv ['jkt_logistic_accuracy.png']
+    >>> sorted({r["epsilon"] for r in res.rows}), len(res.rows)  # 2 alphas x 4 epsilons
+    ([0.1, 1.0, 10.0, inf], 8)
+    """
+    check_choice("experiment", experiment, EXPERIMENTS)  # before any work: no fall-through
     from dpol.experiments import jkt_appendix_g as jkt
     from dpol.experiments.env_bandit import env_bandit_regret
     from dpol.experiments.knj_incremental import incremental_regression
@@ -359,5 +375,30 @@ def _app():
 
 
 def main() -> None:
-    """Entry point of the ``dpol`` console script."""
+    """Entry point of the ``dpol`` console script.
+
+    Examples
+    --------
+    ``main`` reads ``sys.argv`` and always ends with ``SystemExit``; refused input is one
+    line on standard error and exit code 1.
+
+    >>> import contextlib, io, json
+    >>> from unittest import mock
+    >>> def dpol(*args):
+    ...     out, err = io.StringIO(), io.StringIO()
+    ...     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    ...         with mock.patch.object(sys, "argv", ["dpol", *args]):
+    ...             try:
+    ...                 main()
+    ...             except SystemExit as stop:
+    ...                 return stop.code, out.getvalue(), err.getvalue()
+    >>> code, out, _ = dpol("--help")
+    >>> code, all(c in out for c in ("demo", "run", "reproduce", "account", "audit", "counters"))
+    (0, True)
+    >>> dpol("account", "--epsilon", "nan")
+    (1, '', 'dpol account: error: epsilon must be finite; got nan\\n')
+    >>> code, out, _ = dpol("account", "-T", "8", "--json")
+    >>> code, [(r["calibration"], round(r["real_epsilon"], 3)) for r in json.loads(out)]
+    (0, [('tight', 1.0), ('paper', 1.45)])
+    """
     _app()()

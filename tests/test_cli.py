@@ -247,6 +247,18 @@ def test_reproduce_small_and_refused(app, tmp_path):
     assert set(EXPERIMENTS) >= {"jkt-synthetic", "wdp-regret"}
 
 
+def test_reproduce_function_refuses_an_unknown_name_before_any_work(tmp_path):
+    # the Python function, not only the command, checks the name: an unknown one used to
+    # fall through to the last branch and run wdp-regret for minutes
+    from dpol.cli import reproduce
+    from dpol.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=r"^experiment must be one of .*; got "
+                                                r"'no-such-experiment'"):
+        reproduce("no-such-experiment", tmp_path, quick=True, seeds=1, data=None, workers=1)
+    assert not any(tmp_path.iterdir())
+
+
 def test_committed_example_reports_show_real_plots():
     import re
     from pathlib import Path
