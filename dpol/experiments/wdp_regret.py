@@ -73,7 +73,25 @@ def wdp_regret_growth(out_dir: str | Path, *, exponents=range(10, 17), dim: int 
                       window: int = 64, epsilons=(1.0, math.inf), delta: float = 1e-5,
                       mu: float = 1.0, seeds: int = 3, workers: int = 1,
                       progress: Callable | None = None) -> ExperimentResult:
-    """Regret of WDP-COCOP (L2 ball) and WDP-COCOL (simplex) against T, with fits."""
+    """Regret of WDP-COCOP (L2 ball) and WDP-COCOL (simplex) against T, with fits.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     res = wdp_regret_growth(tmp, exponents=(4, 6), dim=2, window=4, seeds=1)
+    ...     print(res.report.name, res.csv.name, res.figures[0].name)
+    wdp_regret_growth.md wdp_regret_growth.csv wdp_regret_growth.png
+    >>> for r in res.rows:  # regret at T = 2^4 and 2^6
+    ...     print(r["algorithm"], r["epsilon"], r["window"], f"{r['R(2^4)']:.3g}",
+    ...           f"{r['R(2^6)']:.3g}")
+    WDP-COCOP 1.0 4 11 48.9
+    WDP-COCOP inf none 0.113 0.203
+    WDP-COCOL 1.0 4 0.888 2.19
+    WDP-COCOL inf none 2.38 4.45
+    >>> list(res.rows[0])[-5:]  # the fits of fit_growth
+    ['ratio_last_first', 'log_intercept', 'log_coef', 'log_r2', 'loglog_slope']
+    """
     out_dir = Path(out_dir)
     horizons = [2**k for k in exponents]
     tasks = [dict(algorithm=a, horizon=T, dim=dim, window=window, epsilon=e, delta=delta,
@@ -105,7 +123,16 @@ def wdp_regret_growth(out_dir: str | Path, *, exponents=range(10, 17), dim: int 
         "Regret is against the best fixed point of the whole stream in the set.", "",
         markdown_table(rows), "",
         "log_coef and log_r2 fit R(T) = a + b ln T; loglog_slope fits ln R against ln T "
-        "(0 for log growth, 0.5 for sqrt(T)).", "", f"![growth]({fig.name})", ""]
+        "(0 for log growth, 0.5 for sqrt(T)).", "",
+        "COCOL's private runs can show less regret than the non-private one at small T. "
+        "This is not the noise helping. With mu = 1 the comparator sits at the simplex's "
+        "barycentre, and noise-dominated oracle calls pick near-uniform random vertices, "
+        "whose running average lands there. The noise-free run starts at a vertex (WDP "
+        "erratum 8.10) and needs its first few thousand steps to reach the barycentre. "
+        "Measured at d = 10, W = 64, seed 0, regret at epsilon = 1 and inf: 32.6 and 58.6 "
+        "at T = 2^10, 71.6 and 66.2 at T = 2^14. At T = 2^14 the distance ||w_T - u|| is "
+        "0.047 and 0.008. A larger oracle radius does not change the noise-free regret.",
+        "", f"![growth]({fig.name})", ""]
     report = out_dir / "wdp_regret_growth.md"
     report.write_text("\n".join(lines))
     return ExperimentResult("wdp_regret_growth", rows, report, csv_path, [fig])
