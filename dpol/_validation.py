@@ -39,7 +39,18 @@ def _show(value: object) -> str:
 
 
 def fail(name: str, rule: str, value: object) -> InvalidInputError:
-    """Build the uniform error ``"<name> must <rule>; got <value>"``."""
+    """Build the uniform error ``"<name> must <rule>; got <value>"``.
+
+    The error is returned, not raised, so callers write ``raise fail(...)``. Long values
+    are shortened: arrays above 6 entries by their shape and dtype, reprs to 80 characters.
+
+    Examples
+    --------
+    >>> fail("horizon", "be an integer >= 1", 0)
+    InvalidInputError('horizon must be an integer >= 1; got 0')
+    >>> print(fail("x", "have shape (2,)", np.zeros(30)))
+    x must have shape (2,); got array of shape (30,) and dtype float64
+    """
     return InvalidInputError(f"{name} must {rule}; got {_show(value)}")
 
 
@@ -53,7 +64,24 @@ def check_real(
     high_open: bool = False,
     allow_inf: bool = False,
 ) -> float:
-    """Return ``value`` as a float after checking type, finiteness and range."""
+    """Return ``value`` as a float after checking type, finiteness and range.
+
+    ``low`` and ``high`` are inclusive unless ``low_open`` / ``high_open``; ``inf`` is
+    refused unless ``allow_inf`` (NaN always is). Booleans are not real numbers here.
+
+    Examples
+    --------
+    >>> check_real("epsilon", 1, low=0.0, low_open=True)
+    1.0
+    >>> check_real("epsilon", 0.0, low=0.0, low_open=True)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: epsilon must be > 0.0; got 0.0
+    >>> check_real("delta", 1.0, low=0.0, high=1.0, high_open=True)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: delta must be < 1.0; got 1.0
+    """
     if isinstance(value, bool) or not isinstance(value, Real):
         raise fail(name, "be a real number", value)
     try:
@@ -70,7 +98,24 @@ def check_real(
 
 
 def check_int(name: str, value: object, *, low: int | None = None) -> int:
-    """Return ``value`` as an int after checking it is integral and ``>= low``."""
+    """Return ``value`` as an int after checking it is integral and ``>= low``.
+
+    Any ``numbers.Integral`` (numpy integers included) is accepted, booleans and
+    integral floats are not.
+
+    Examples
+    --------
+    >>> check_int("horizon", np.int64(8), low=1)
+    8
+    >>> check_int("horizon", 8.0, low=1)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: horizon must be an integer; got 8.0
+    >>> check_int("horizon", 0, low=1)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: horizon must be an integer >= 1; got 0
+    """
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise fail(name, "be an integer", value)
     x = int(value)
@@ -80,7 +125,17 @@ def check_int(name: str, value: object, *, low: int | None = None) -> int:
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
-    """Return ``value`` if it is one of ``choices``."""
+    """Return ``value`` if it is one of ``choices`` (exact, case-sensitive match).
+
+    Examples
+    --------
+    >>> check_choice("noise", "laplace", ("gaussian", "laplace"))
+    'laplace'
+    >>> check_choice("noise", "Gaussian", ("gaussian", "laplace"))
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: noise must be one of 'gaussian', 'laplace'; got 'Gaussian'
+    """
     if not isinstance(value, str) or value not in choices:
         raise fail(name, f"be one of {', '.join(map(repr, choices))}", value)
     return value
@@ -107,7 +162,25 @@ def _as_float_array(name: str, value: object) -> np.ndarray:
 
 
 def as_vector(name: str, value: object, dim: int) -> np.ndarray:
-    """A fresh finite float64 vector of length ``dim`` (a scalar is accepted when dim == 1)."""
+    """A fresh finite float64 vector of length ``dim`` (a scalar is accepted when dim == 1).
+
+    Integers are converted; booleans, complex numbers, NaN and inf are refused. The
+    result is always a copy, so callers may modify it.
+
+    Examples
+    --------
+    >>> as_vector("x", [1, 2], 2), as_vector("x", 3, 1)
+    (array([1., 2.]), array([3.]))
+    >>> as_vector("x", [1.0, 2.0, 3.0], 2)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: x must have shape (2,); got array([1. 2. 3.], dtype=float64)
+    >>> as_vector("x", [1.0, np.nan], 2)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: x must contain only finite values (no NaN or inf);
+    got array([ 1. nan], dtype=float64)
+    """
     if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (dim,):
         # the per-step case (learn_one, add): one copy and one check. A finite x . x means
         # every entry is finite (squares cannot cancel; NaN and inf propagate); vdot costs
@@ -125,7 +198,21 @@ def as_vector(name: str, value: object, dim: int) -> np.ndarray:
 
 
 def as_matrix(name: str, value: object, dim: int, *, allow_empty: bool = False) -> np.ndarray:
-    """A fresh finite float64 array of shape (n, dim); a 1-d array is accepted when dim == 1."""
+    """A fresh finite float64 array of shape (n, dim); a 1-d array is accepted when dim == 1.
+
+    ``n = 0`` is refused unless ``allow_empty``. Dtype and finiteness rules as
+    :func:`as_vector`.
+
+    Examples
+    --------
+    >>> as_matrix("X", [1.0, 2.0], 1).shape, as_matrix("X", np.zeros((0, 2)), 2,
+    ...                                                 allow_empty=True).shape
+    ((2, 1), (0, 2))
+    >>> as_matrix("X", np.ones((1, 2)), 3)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: X must have shape (n, 3); got array([[1. 1.]], dtype=float64)
+    """
     arr = _as_float_array(name, value)
     if arr.ndim == 1 and dim == 1:
         arr = arr.reshape(-1, 1)
@@ -156,6 +243,14 @@ def clip_rows_l2(rows: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
 
     Returns the array and the number of rows that were clipped. Clipping is part of
     the privacy proof (it bounds the sensitivity), so callers count it, never skip it.
+    A row within a relative 1e-12 above the bound (rounding) is scaled but not counted.
+
+    Examples
+    --------
+    >>> rows = np.array([[3.0, 4.0], [0.3, 0.4]])
+    >>> out, n = clip_rows_l2(rows, 1.0)
+    >>> out is rows, rows.round(4).tolist(), n  # in place; one row was above the bound
+    (True, [[0.6, 0.8], [0.3, 0.4]], 1)
     """
     with np.errstate(over="ignore"):  # a huge finite row: its norm overflows to inf
         norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
@@ -217,7 +312,21 @@ def scale_rows_l2(rows: np.ndarray, norms: np.ndarray, over: np.ndarray, bound: 
 
 
 def resolve_rng(seed: object) -> np.random.Generator:
-    """An ``np.random.Generator`` from ``None``, an int, a SeedSequence or a Generator."""
+    """An ``np.random.Generator`` from ``None``, an int, a SeedSequence or a Generator.
+
+    A Generator is returned as it is (shared, not copied); an int must be >= 0.
+
+    Examples
+    --------
+    >>> rng = resolve_rng(0)
+    >>> resolve_rng(rng) is rng, int(rng.integers(100)) == int(resolve_rng(0).integers(100))
+    (True, True)
+    >>> resolve_rng(-1)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: seed must be None, a non-negative int, a SeedSequence
+    or a Generator; got -1
+    """
     if isinstance(seed, np.random.Generator):
         return seed
     if seed is None or isinstance(seed, (Integral, np.random.SeedSequence)):
@@ -231,7 +340,24 @@ def spawn_seeds(seed: object, n: int) -> list[np.random.SeedSequence]:
     """``n`` independent child seed sequences of ``seed`` (None, int, SeedSequence, Generator).
 
     Sub-components (two counters, a projection and a noise stream) get their own
-    streams, so adding draws to one never shifts another's.
+    streams, so adding draws to one never shifts another's. An int gives the same
+    children on every call; a SeedSequence or Generator spawns from its own seed
+    sequence, which advances (as ``SeedSequence.spawn`` does), so a second call gives
+    new children.
+
+    Examples
+    --------
+    >>> a, b = spawn_seeds(0, 2)
+    >>> a.spawn_key, b.spawn_key, a.entropy
+    ((0,), (1,), 0)
+    >>> c = spawn_seeds(0, 2)[0]  # an int seed: reproducible
+    >>> int(np.random.default_rng(a).integers(1000)) == int(np.random.default_rng(c).integers(1000))
+    True
+    >>> spawn_seeds(-1, 2)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: seed must be None, a non-negative int, a SeedSequence
+    or a Generator; got -1
     """
     if isinstance(seed, np.random.Generator):
         seq = seed.bit_generator.seed_seq

@@ -60,6 +60,15 @@ def sample_sphere(rng: np.random.Generator, k: int, dim: int) -> np.ndarray:
 
     Normalised Gaussians. ``sample_sphere(rng, a, n)`` then ``(rng, b, n)`` gives the rows
     of ``(rng, a + b, n)``, so a vectorized run repeats the ask/tell loop's draws exactly.
+
+    Examples
+    --------
+    >>> u = sample_sphere(np.random.default_rng(0), 5, 3)
+    >>> u.shape, bool(np.allclose(np.linalg.norm(u, axis=1), 1.0))
+    ((5, 3), True)
+    >>> rng = np.random.default_rng(0)  # 2 then 3 rows: the same 5 rows
+    >>> bool(np.array_equal(np.vstack([sample_sphere(rng, 2, 3), sample_sphere(rng, 3, 3)]), u))
+    True
     """
     z = rng.standard_normal((k, dim))
     return z / np.sqrt(np.einsum("ij,ij->i", z, z))[:, None]
@@ -92,6 +101,19 @@ def frank_wolfe_step(oracle: Callable, x: np.ndarray, center: np.ndarray, y: np.
     quadratic, gamma = min(1, gap / ||v - x||^2) (spec A6); the new point is a convex
     combination of x and the oracle's vertex v, so it stays in the set. Returns the new
     point and the Frank-Wolfe gap <grad q(x), x - v> >= q(x) - min q >= 1/2 ||x - x*||^2.
+
+    Examples
+    --------
+    With ``y = 0`` the minimiser is the projection of ``center`` on the set, here (1, 0.5):
+
+    >>> from dpol.sets import Box
+    >>> box, x = Box(0.0, 1.0, dim=2), np.zeros(2)
+    >>> for _ in range(3):
+    ...     x, gap = frank_wolfe_step(box.linear_oracle, x, np.array([2.0, 0.5]), np.zeros(2))
+    ...     print(x.tolist(), gap)
+    [1.0, 1.0] 2.5
+    [1.0, 0.5] 0.5
+    [1.0, 0.5] 0.0
     """
     g = x - center + y
     v = np.asarray(oracle(g), dtype=np.float64)
@@ -164,6 +186,20 @@ class BanditTrace:
     regret : array (k,) or None
         Cumulative regret against ``comparator`` when one is known.
     comparator : array (n,) or None
+
+    Examples
+    --------
+    >>> from dpol.learners import PrivateBanditFrankWolfe
+    >>> from dpol.sets import Box
+    >>> m = PrivateBanditFrankWolfe(Box(0.0, 1.0, dim=2), horizon=100, epsilon=1.0,
+    ...                             delta=1e-5, seed=0)  # 10 batches of 10 rounds
+    >>> trace = m.run_linear(np.tile([0.5, -0.5], (100, 1)))
+    >>> trace.points.shape, trace.iterates.shape, trace.losses.shape, trace.regret.shape
+    ((100, 2), (100, 2), (100,), (100,))
+    >>> trace.noisy_sums.shape, trace.comparator, trace.n_clipped  # the last batch unused
+    ((9, 2), array([0., 1.]), 0)
+    >>> str(trace.privacy)
+    '(1, 1e-05)-DP, replace_one, unit: one loss function f_t (one round)'
     """
 
     points: np.ndarray
@@ -180,6 +216,27 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
     """ENV Algorithm 1 (PrivateBandit) with ask/tell; subclasses build the counter.
 
     See :class:`~dpol.learners.PrivateBanditFrankWolfe` for the parameters.
+
+    Examples
+    --------
+    Any subclass, here :class:`~dpol.learners.PrivateBanditFrankWolfe`, through ask/tell:
+
+    >>> from dpol.learners import PrivateBanditFrankWolfe
+    >>> from dpol.sets import Box
+    >>> box = Box(0.0, 1.0, dim=2)
+    >>> m = PrivateBanditFrankWolfe(box, horizon=100, epsilon=1.0, delta=1e-5, seed=0)
+    >>> x = m.ask()  # one oracle call, one sphere sample
+    >>> m.tell(float(x @ [0.5, -0.5]))  # only the loss value is observed
+    >>> m.t, m.n_oracle_calls_, box.contains(m.iterate), m.privacy.epsilon
+    (1, 1, True, 1.0)
+    >>> restored = PrivateBanditFrankWolfe.from_state(m.get_state())
+    >>> bool(np.array_equal(restored.ask(), m.ask()))  # a checkpoint continues identically
+    True
+    >>> m.ask()  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: ask must be followed by tell(loss_value) before the next
+    ask(); got 'a second ask() while x_t is pending'
     """
 
     def __init__(self, domain: object, *, horizon: int, lipschitz: float = 1.0,

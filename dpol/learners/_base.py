@@ -34,7 +34,28 @@ __all__ = ["Checkpointable", "OnlineLearner", "Trace"]
 
 class Checkpointable:
     """``get_state`` / ``from_state`` by deep copy: generators, counters and pending
-    state included, so a restored object continues exactly like the original."""
+    state included, so a restored object continues exactly like the original.
+
+    A subclass keeps all its state in instance attributes; ``from_state`` restores them
+    without calling ``__init__``.
+
+    Examples
+    --------
+    >>> class Walk(Checkpointable):
+    ...     def __init__(self, seed):
+    ...         self.rng, self.x = np.random.default_rng(seed), 0.0
+    ...     def step(self):
+    ...         self.x += self.rng.normal()
+    ...         return self.x
+    >>> walk = Walk(0); _ = walk.step()
+    >>> restored = Walk.from_state(walk.get_state())
+    >>> restored.step() == walk.step(), restored.rng is walk.rng
+    (True, False)
+    >>> Walk.from_state({"class": "Other"})
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: state must come from Walk.get_state(); got 'Other'
+    """
 
     def get_state(self) -> dict:
         """A deep copy of the object's whole state."""
@@ -69,6 +90,25 @@ class Trace:
         The iterate released after the last step.
     privacy : PrivacyGuarantee
     n_clipped : int
+
+    Examples
+    --------
+    >>> from dpol.learners import PrivateIGD
+    >>> from dpol.losses import Regularized, SquaredLoss
+    >>> from dpol.sets import L2Ball
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 2)) / 4; y = X @ np.array([0.5, -0.5])
+    >>> m = PrivateIGD(2, loss=Regularized(SquaredLoss(), 0.1), domain=L2Ball(2, 1.0),
+    ...                horizon=50, epsilon=1.0, delta=1e-5, seed=0)
+    >>> trace = m.run(X, y, comparator=np.zeros(2))
+    >>> trace.weights.shape, trace.losses.shape, trace.predictions.shape, trace.regret.shape
+    ((50, 2), (50,), (50,), (50,))
+    >>> trace.final_weights.shape, trace.n_clipped, trace.privacy.epsilon
+    ((2,), 0, 1.0)
+    >>> bool(np.allclose(trace.predictions, np.einsum("ij,ij->i", X, trace.weights)))
+    True
+    >>> trace.average_regret.shape  # needs the comparator
+    (50,)
     """
 
     weights: np.ndarray
@@ -93,6 +133,31 @@ class OnlineLearner(Checkpointable, ABC):
     Subclasses implement ``_learn(x, y)`` (one clean step and one release on a validated,
     clipped element), ``_loss_value(w, X, y)`` and, where the algorithm allows,
     ``_run(X, y)`` returning the released iterates of a whole stream.
+
+    Examples
+    --------
+    Any subclass, here :class:`~dpol.learners.PrivateIGD`, through the base interface:
+
+    >>> from dpol.learners import PrivateIGD
+    >>> from dpol.losses import Regularized, SquaredLoss
+    >>> from dpol.sets import L2Ball
+    >>> m = PrivateIGD(2, loss=Regularized(SquaredLoss(), 0.1), domain=L2Ball(2, 1.0),
+    ...                horizon=3, epsilon=1.0, delta=1e-5, seed=0)
+    >>> m.learn_one([0.6, 0.8], 1.0)
+    >>> m.learn_one([3.0, 4.0], 1.0)  # norm 5 > x_bound 1: clipped and counted
+    >>> m.t, m.n_clipped_, m.weights.shape, str(m.privacy)
+    (2, 1, (2,), '(1, 1e-05)-DP, replace_one, unit: one stream element')
+    >>> m.learn_one([1.0, np.nan], 1.0)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: x must contain only finite values (no NaN or inf);
+    got array([ 1. nan], dtype=float64)
+    >>> m.t  # a refused element changes nothing
+    2
+    >>> restored = PrivateIGD.from_state(m.get_state())  # continues identically
+    >>> restored.learn_one([0.0, 1.0], 0.5); m.learn_one([0.0, 1.0], 0.5)
+    >>> bool(np.array_equal(restored.weights, m.weights)), m.t
+    (True, 3)
     """
 
     def __init__(

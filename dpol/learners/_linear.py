@@ -21,7 +21,24 @@ SENSITIVITY_SLACK = 1e-12
 
 
 def split_loss(loss: object, *, need_alpha: bool = True) -> tuple[LinearLoss, float]:
-    """(data loss, alpha) of ``Regularized(LinearLoss, alpha)`` or a bare ``LinearLoss``."""
+    """(data loss, alpha) of ``Regularized(LinearLoss, alpha)`` or a bare ``LinearLoss``.
+
+    ``need_alpha`` (learners whose step sizes or sensitivities use strong convexity)
+    refuses alpha = 0.
+
+    Examples
+    --------
+    >>> from dpol.losses import Regularized, SquaredLoss
+    >>> split_loss(Regularized(SquaredLoss(), 0.5))
+    (SquaredLoss(x_bound=1.0, y_bound=1.0), 0.5)
+    >>> split_loss(SquaredLoss(), need_alpha=False)[1]
+    0.0
+    >>> split_loss(SquaredLoss())  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: loss must be strongly convex: wrap it as
+    Regularized(loss, alpha) with alpha > 0; got SquaredLoss(x_bound=1.0, y_bound=1.0)
+    """
     if isinstance(loss, Regularized) and isinstance(loss.loss, LinearLoss):
         data, alpha = loss.loss, float(loss.alpha)
     elif isinstance(loss, LinearLoss):
@@ -37,13 +54,33 @@ def split_loss(loss: object, *, need_alpha: bool = True) -> tuple[LinearLoss, fl
 
 def pointwise_loss(data: LinearLoss, alpha: float, W: np.ndarray, X: np.ndarray,
                    y: np.ndarray) -> np.ndarray:
-    """f_t(W[t]) for every row: phi(<W[t], X[t]>, y[t]) + alpha/2 ||W[t]||^2."""
+    """f_t(W[t]) for every row: phi(<W[t], X[t]>, y[t]) + alpha/2 ||W[t]||^2.
+
+    Examples
+    --------
+    >>> from dpol.losses import SquaredLoss  # phi(z, y) = (y - z)^2 / 2
+    >>> W, X = np.array([[0.0, 0.0], [1.0, 0.0]]), np.array([[1.0, 0.0], [1.0, 0.0]])
+    >>> pointwise_loss(SquaredLoss(), 0.5, W, X, np.array([1.0, 1.0])).tolist()
+    [0.5, 0.25]
+    """
     margins = np.einsum("ij,ij->i", W, X)
     return data._phi(margins, y) + 0.5 * alpha * np.einsum("ij,ij->i", W, W)
 
 
 def ball_radius(domain: object) -> float | None:
-    """Radius of an origin-centred L2 ball domain, or None for R^d."""
+    """Radius of an origin-centred L2 ball domain, or None for R^d.
+
+    Examples
+    --------
+    >>> from dpol.sets import Box, L2Ball
+    >>> ball_radius(L2Ball(2, 3.0)), ball_radius(None)
+    (3.0, None)
+    >>> ball_radius(Box(0.0, 1.0, dim=2))  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: domain must be an L2Ball or None for this learner's
+    implicit step; got Box(low=array([0., 0.]), high=array([1., 1.]))
+    """
     if domain is None:
         return None
     from dpol.sets import L2Ball
@@ -92,6 +129,25 @@ def implicit_step(data: LinearLoss, alpha: float, w: np.ndarray, x: np.ndarray, 
     nu >= 0 the multiplier of the ball (JKT spec 3.1, cost). For each nu the margin s is
     the root of an increasing scalar function; ||v(nu)|| decreases in nu, so the active
     constraint is met by a root find on nu.
+
+    Examples
+    --------
+    Squared loss from w = 0 on x = e_1, y = 1, eta = 1: argmin 1/2 v^2 + 1/2 (v - 1)^2
+    is 1/2; with alpha = 1 it is 1/3; a ball of radius 1/4 stops it at its boundary.
+
+    >>> from dpol.losses import LogisticLoss, SquaredLoss
+    >>> w, e1 = np.zeros(2), np.array([1.0, 0.0])
+    >>> implicit_step(SquaredLoss(), 0.0, w, e1, 1.0, 1.0, None).tolist()
+    [0.5, 0.0]
+    >>> implicit_step(SquaredLoss(), 1.0, w, e1, 1.0, 1.0, None).round(4).tolist()
+    [0.3333, 0.0]
+    >>> implicit_step(SquaredLoss(), 0.0, w, e1, 1.0, 1.0, 0.25).tolist()
+    [0.25, 0.0]
+    >>> x = np.array([0.6, 0.8])  # logistic: a root find; v meets the stationarity equation
+    >>> v = implicit_step(LogisticLoss(), 0.1, w, x, 1.0, 2.0, None)
+    >>> dphi = LogisticLoss()._dphi(np.array([x @ v]), np.array([1.0]))[0]
+    >>> bool(np.allclose(v, (w - 2.0 * dphi * x) / (1.0 + 2.0 * 0.1)))
+    True
     """
     def solution(nu: float) -> np.ndarray:
         c = 1.0 + eta * alpha + nu
@@ -118,6 +174,20 @@ def fit_arguments(solver: object, X: object, y: object, scale: object, name: str
     The solvers' sensitivities hold for data within the loss's bounds, so a public ``fit``
     clips like the learners (counted in ``solver.n_clipped_``); the noise scale must be a
     finite number >= 0. Nothing changes when an argument is refused.
+
+    Examples
+    --------
+    >>> from dpol.learners import PrivateProjectedSGD
+    >>> from dpol.losses import SquaredLoss
+    >>> from dpol.sets import L2Ball
+    >>> solver = PrivateProjectedSGD(SquaredLoss(), L2Ball(2, 1.0))
+    >>> X, y, sigma = fit_arguments(solver, [[3.0, 4.0], [0.1, 0.0]], [0.5, -2.0], 1)
+    >>> X.round(2).tolist(), y.tolist(), sigma, solver.n_clipped_
+    ([[0.6, 0.8], [0.1, 0.0]], [0.5, -1.0], 1.0, 2)
+    >>> fit_arguments(solver, X, y, -1.0)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: sigma must be >= 0.0; got -1.0
     """
     X = as_matrix("X", X, solver.domain.dim)
     y = as_vector("y", y, X.shape[0])

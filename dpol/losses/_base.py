@@ -56,6 +56,24 @@ class Loss(ABC):
     (``x`` of shape ``(n, d)``, ``y`` of shape ``(n,)``) and return arrays ``(n,)`` and
     ``(n, d)``, computed in one vectorized pass. Wrong shapes, NaN or inf raise
     :class:`~dpol.errors.InvalidInputError` naming the argument.
+
+    Examples
+    --------
+    Any subclass, here :class:`~dpol.losses.SquaredLoss`, through the base interface:
+
+    >>> from dpol.losses import SquaredLoss
+    >>> loss, w = SquaredLoss(), np.array([1.0, 0.0])
+    >>> loss.value(w, [0.5, 0.5], 1.0), loss.grad(w, [0.5, 0.5], 1.0).tolist()
+    (0.125, [-0.25, -0.25])
+    >>> loss.value(w, np.ones((3, 2)), np.zeros(3)).shape, loss.grad(w, np.ones((3, 2)),
+    ...                                                              np.zeros(3)).shape
+    ((3,), (3, 2))
+    >>> loss.lipschitz(1.0), loss.smoothness, loss.strong_convexity  # on the unit ball
+    (2.0, 1.0, 0.0)
+    >>> loss.value(w, [0.5, 0.5, 0.5], 1.0)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: x must have shape (2,); got array([0.5 0.5 0.5], dtype=float64)
     """
 
     x_bound: float
@@ -120,7 +138,25 @@ class LinearLoss(Loss):
     """A loss ``f(w; x, y) = φ(⟨w, x⟩, y)``, so that ``∇_w f = φ'(⟨w, x⟩, y)·x``.
 
     Subclasses define ``_phi(z, y)`` and ``_dphi(z, y)`` (derivative in ``z``), both
-    vectorized over arrays ``z, y`` of shape ``(n,)``.
+    vectorized over arrays ``z, y`` of shape ``(n,)``, and the constants ``lipschitz``
+    and ``smoothness``.
+
+    Examples
+    --------
+    A toy linear loss ``f(w; x, y) = −y·⟨w, x⟩``, whose gradient ``−y·x`` has norm at
+    most ``x_bound·y_bound``:
+
+    >>> class Linear(LinearLoss):
+    ...     def _phi(self, z, y): return -y * z
+    ...     def _dphi(self, z, y): return -y
+    ...     def lipschitz(self, domain=None): return self.x_bound * self.y_bound
+    ...     @property
+    ...     def smoothness(self): return 0.0
+    >>> loss = Linear()
+    >>> loss.value([1.0, 2.0], [0.5, 0.5], 1.0), loss.grad([1.0, 2.0], [0.5, 0.5], 1.0)
+    (-1.5, array([-0.5, -0.5]))
+    >>> loss.value([1.0, 2.0], np.eye(2), [1.0, -1.0]).tolist(), loss.gradient_sensitivity()
+    ([-1.0, 2.0], 2.0)
     """
 
     def __init__(self, *, x_bound: float = 1.0, y_bound: float = 1.0) -> None:

@@ -29,7 +29,18 @@ MAX_ENTRY = 1e150
 
 
 def point_argument(name: str, value: object, dim: int) -> np.ndarray:
-    """``as_vector`` with entries of magnitude at most :data:`MAX_ENTRY`."""
+    """``as_vector`` with entries of magnitude at most :data:`MAX_ENTRY`.
+
+    Examples
+    --------
+    >>> point_argument("x", [1.0, -2.0], 2)
+    array([ 1., -2.])
+    >>> point_argument("x", [1e200, 0.0], 2)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: x must have entries of magnitude <= 1e+150;
+    got array([1.e+200 0.e+000], dtype=float64)
+    """
     arr = as_vector(name, value, dim)
     # the ufunc's own reduce: 1.6 us where np.max costs 4.3 us (measured, d = 10; learners
     # project every step)
@@ -67,6 +78,28 @@ class ConvexSet(ABC):
     rho : float or None
         Parameter ``ρ`` of :meth:`local_linear_oracle`: its output ``p`` satisfies
         ``‖x − p‖₂ ≤ ρ·r``. ``None`` when the set has no LLOO.
+
+    Examples
+    --------
+    The smallest working set, the interval [1, 2] of R^1 (a set containing 0 would also
+    override ``_gauge``):
+
+    >>> class Interval(ConvexSet):
+    ...     dim, rho, diameter, radius = 1, 2.0, 1.0, 2.0
+    ...     def _project(self, x): return np.clip(x, 1.0, 2.0)
+    ...     def _linear_oracle(self, c): return np.where(c > 0, 1.0, 2.0)
+    ...     def _lloo(self, x, r, c): return self._lloo_by_projection(x, r, c)
+    ...     def _contains(self, x, tol): return bool(np.all((x >= 1 - tol) & (x <= 2 + tol)))
+    >>> s = Interval()
+    >>> s.project([2.5]), s.linear_oracle([-1.0]), s.contains([1.5]), s.contains(0.5)
+    (array([2.]), array([2.]), True, False)
+    >>> s.local_linear_oracle([1.0], 0.25, [-1.0])  # the best point within 0.25 of x
+    array([1.25])
+    >>> s.gauge([1.5])  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.GaugeUndefinedError: Interval does not contain 0, so its Minkowski gauge
+    is undefined
     """
 
     dim: int
