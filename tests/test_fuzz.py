@@ -132,7 +132,8 @@ def huge_vectors(draw, dim):
     direction = draw(hnp.arrays(np.float64, dim, elements=unit_entries())
                      .filter(lambda v: np.max(np.abs(v)) > 0.1))
     scale = draw(st.one_of(st.floats(10.0, 1e300), st.sampled_from([1e154, 1e200, 1.7e308])))
-    with np.errstate(over="ignore"):
+    direction /= np.linalg.norm(direction)  # a unit direction: the norm is the scale, >= 10
+    with np.errstate(over="ignore"):  # (not merely >= 1: [0.25, 0] x 10 passed a bound of 3)
         v = direction * scale
     v[~np.isfinite(v)] = np.sign(direction[~np.isfinite(v)]) * 1.7e308
     return v
