@@ -151,7 +151,6 @@ def test_lipschitz_of_unbounded_domain():
     assert SquaredLoss().lipschitz(None) == math.inf
     assert LogisticLoss(x_bound=2.0).lipschitz(None) == 2.0
     assert HingeLoss(h=5.0).lipschitz() == 1.0
-    assert LogisticLoss(y_bound=0.0).lipschitz() == 0.0
     assert Regularized(LogisticLoss(), 0.0).lipschitz() == 1.0
     assert Regularized(LogisticLoss(), 0.1).lipschitz() == math.inf
 
@@ -264,7 +263,13 @@ def test_bad_input_names_the_argument(loss, call, match):
     [
         (lambda: SquaredLoss(x_bound=0.0), "x_bound must be > 0"),
         (lambda: LogisticLoss(x_bound=np.inf), "x_bound must be finite"),
-        (lambda: LogisticLoss(y_bound=-1.0), "y_bound must be >= 0"),
+        (lambda: LogisticLoss(y_bound=-1.0), "y_bound must be > 0"),
+        # y_bound = 0 made the constants vanish (logistic: L = 0) while the learners, which
+        # need y_bound > 0, read it as unset and clipped labels to +-1: no noise for
+        # gradients that were not 0. Refused at the loss, like the learners refuse it.
+        (lambda: LogisticLoss(y_bound=0.0), "y_bound must be > 0.0; got 0.0"),
+        (lambda: SquaredLoss(y_bound=0.0), "y_bound must be > 0.0; got 0.0"),
+        (lambda: HingeLoss(y_bound=0.0), "y_bound must be > 0.0; got 0.0"),
         (lambda: HingeLoss(h=0.0), "h must be > 0"),
         (lambda: HingeLoss(h="1"), "h must be a real number"),
         (lambda: Regularized(SquaredLoss(), -0.5), "alpha must be >= 0"),

@@ -192,6 +192,6 @@ def fit_arguments(solver: object, X: object, y: object, scale: object, name: str
     X = as_matrix("X", X, solver.domain.dim)
     y = as_vector("y", y, X.shape[0])
     scale = check_real(name, scale, low=0.0)
-    X, y, clipped = clip_examples(X, y, solver._data.x_bound, solver._data.y_bound or 1.0)
+    X, y, clipped = clip_examples(X, y, solver._data.x_bound, solver._data.y_bound)
     solver.n_clipped_ += clipped
     return X, y, scale

@@ -94,7 +94,7 @@ class PrivateFTAL(OnlineLearner):
                  **kwargs) -> None:
         data, mu = split_loss(loss)
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         x_bound=data.x_bound, y_bound=data.y_bound or 1.0, **kwargs)
+                         x_bound=data.x_bound, y_bound=data.y_bound, **kwargs)
         if domain is None or not hasattr(domain, "project"):
             raise fail("domain", "be a convex set with a projection", domain)
         self.loss, self.domain, self.window = loss, domain, window

@@ -68,7 +68,7 @@ class PrivateGIGA(OutputPerturbation):
         lam = 2.0 * factor * lipschitz / self._alpha + SENSITIVITY_SLACK
         super().__init__(dim, lam=lam, horizon=horizon, epsilon=epsilon, delta=delta,
                          project=domain.project, x_bound=self._data.x_bound,
-                         y_bound=self._data.y_bound or 1.0, **kwargs)
+                         y_bound=self._data.y_bound, **kwargs)
 
     def _noised_steps(self) -> np.ndarray:
         return np.arange(min(self.warmup, self.horizon + 1), self.horizon + 1)

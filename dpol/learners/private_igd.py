@@ -66,7 +66,7 @@ class PrivateIGD(OutputPerturbation):
         project = None if domain is None else domain.project
         super().__init__(dim, lam=lam, horizon=horizon, epsilon=epsilon, delta=delta,
                          project=project, x_bound=self._data.x_bound,
-                         y_bound=self._data.y_bound or 1.0, **kwargs)
+                         y_bound=self._data.y_bound, **kwargs)
 
     def _clean_step(self, x: np.ndarray, y: float) -> None:
         eta = 1.0 / (self._alpha * self.t)

@@ -115,7 +115,7 @@ class PrivateIncrementalERM(OnlineLearner):
         data, _ = split_loss(loss, need_alpha=False)
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
                          calibration=calibration, x_bound=data.x_bound,
-                         y_bound=data.y_bound or 1.0, seed=seed)
+                         y_bound=data.y_bound, seed=seed)
         if domain is None or not hasattr(domain, "project") or domain.dim != dim:
             raise fail("domain", f"be a convex set of dim {dim} with a projection", domain)
         if self.is_private and self.delta == 0.0:

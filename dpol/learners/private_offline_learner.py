@@ -86,7 +86,7 @@ class PrivateOfflineLearner(OnlineLearner):
                        "continuous noise)", "paper")
         data, _ = split_loss(loss, need_alpha=False)
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         x_bound=data.x_bound, y_bound=data.y_bound or 1.0, **kwargs)
+                         x_bound=data.x_bound, y_bound=data.y_bound, **kwargs)
         from dpol.sets import L2Ball
 
         self.loss = loss

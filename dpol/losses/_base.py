@@ -161,7 +161,9 @@ class LinearLoss(Loss):
 
     def __init__(self, *, x_bound: float = 1.0, y_bound: float = 1.0) -> None:
         self.x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
-        self.y_bound = check_real("y_bound", y_bound, low=0.0)
+        # > 0, as the learners require: a bound of 0 would zero the constants while labels
+        # pass through, and "0 means unset" is the reading that once cost the noise
+        self.y_bound = check_real("y_bound", y_bound, low=0.0, low_open=True)
 
     @abstractmethod
     def _phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray: ...

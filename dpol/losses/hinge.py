@@ -30,7 +30,7 @@ class HingeLoss(LinearLoss):
     x_bound : float, default 1.0
         Declared bound on ``‖x‖₂``.
     y_bound : float, default 1.0
-        Declared bound on ``|y|``; labels are meant to be ±1 (real ``y`` is accepted,
+        Declared bound on ``|y|``, > 0; labels are meant to be ±1 (real ``y`` is accepted,
         ``φ_h(y·z)`` stays convex in ``w``).
 
     Notes

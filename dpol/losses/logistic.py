@@ -25,7 +25,7 @@ class LogisticLoss(LinearLoss):
     x_bound : float, default 1.0
         Declared bound on ``‖x‖₂``.
     y_bound : float, default 1.0
-        Declared bound on ``|y|``. Labels are meant to be ±1 (map 0/1 labels to ±1
+        Declared bound on ``|y|``, > 0. Labels are meant to be ±1 (map 0/1 labels to ±1
         first: a label 0 makes the example constant). Any real ``y`` is accepted,
         since ``φ(y·z)`` stays convex in ``w``; the constants then use ``y_bound``.
 
@@ -66,8 +66,6 @@ class LogisticLoss(LinearLoss):
     def lipschitz(self, domain: object = None) -> float:
         """``x_bound·y_bound·σ(y_bound·R·x_bound)`` with ``R`` the radius of ``domain``."""
         radius = domain_radius(domain)
-        if self.y_bound == 0.0:
-            return 0.0
         return self.x_bound * self.y_bound * float(expit(self.y_bound * radius * self.x_bound))
 
     def gradient_sensitivity(self, domain: object = None,
@@ -77,7 +75,7 @@ class LogisticLoss(LinearLoss):
         >>> round(LogisticLoss().gradient_sensitivity(1.0), 3)
         1.1
         """
-        if neighbouring != "replace_one" or self.y_bound == 0.0:
+        if neighbouring != "replace_one":
             return super().gradient_sensitivity(domain, neighbouring)
         scale = self.x_bound * self.y_bound
         return scale * logistic_gradient_diameter(scale * domain_radius(domain))

@@ -17,7 +17,7 @@ class SquaredLoss(LinearLoss):
     x_bound : float, default 1.0
         Declared bound on ``‖x‖₂`` (features); the constants below hold under it.
     y_bound : float, default 1.0
-        Declared bound on ``|y|`` (real-valued responses).
+        Declared bound on ``|y|`` (real-valued responses), > 0.
 
     Notes
     -----
