@@ -31,6 +31,8 @@ __all__ = [
 def _show(value: object) -> str:
     """Short repr of a value for an error message (arrays are summarised)."""
     if isinstance(value, np.ndarray):
+        if value.size == 0:  # no values to show: the shape is the whole story
+            return f"array([], shape={value.shape}, dtype={value.dtype})"
         if value.size <= 6:
             return f"array({np.array2string(value, precision=4)}, dtype={value.dtype})"
         return f"array of shape {value.shape} and dtype {value.dtype}"
@@ -50,6 +52,8 @@ def fail(name: str, rule: str, value: object) -> InvalidInputError:
     InvalidInputError('horizon must be an integer >= 1; got 0')
     >>> print(fail("x", "have shape (2,)", np.zeros(30)))
     x must have shape (2,); got array of shape (30,) and dtype float64
+    >>> print(fail("X", "contain at least one row", np.zeros((0, 2))))
+    X must contain at least one row; got array([], shape=(0, 2), dtype=float64)
     """
     return InvalidInputError(f"{name} must {rule}; got {_show(value)}")
 

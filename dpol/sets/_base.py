@@ -82,7 +82,7 @@ class ConvexSet(ABC):
     Examples
     --------
     The smallest working set, the interval [1, 2] of R^1 (a set containing 0 would also
-    override ``_gauge``):
+    override ``_gauge``; without it, ``gauge`` refuses):
 
     >>> class Interval(ConvexSet):
     ...     dim, rho, diameter, radius = 1, 2.0, 1.0, 2.0
@@ -98,8 +98,7 @@ class ConvexSet(ABC):
     >>> s.gauge([1.5])  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    dpol.errors.GaugeUndefinedError: Interval does not contain 0, so its Minkowski gauge
-    is undefined
+    dpol.errors.GaugeUndefinedError: Interval implements no Minkowski gauge
     """
 
     dim: int
@@ -162,9 +161,8 @@ class ConvexSet(ABC):
     def _contains(self, x: np.ndarray, tol: float) -> bool: ...
 
     def _gauge(self, x: np.ndarray) -> float:
-        raise GaugeUndefinedError(
-            f"{type(self).__name__} does not contain 0, so its Minkowski gauge is undefined"
-        )
+        # a subclass whose set contains 0 overrides this; one that does not, says so
+        raise GaugeUndefinedError(f"{type(self).__name__} implements no Minkowski gauge")
 
     # ------------------------------------------------------------------- helpers
     def _lloo_inputs(self, x: object, r: object, c: object) -> tuple[np.ndarray, float, np.ndarray]:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from dpol._validation import check_int
+from dpol.errors import GaugeUndefinedError
 from dpol.sets._base import ConvexSet, simplex_projection
 
 __all__ = ["Simplex"]
@@ -71,6 +72,9 @@ class Simplex(ConvexSet):
 
     def _contains(self, x: np.ndarray, tol: float) -> bool:
         return bool(np.all(x >= -tol)) and abs(float(x.sum()) - 1.0) <= tol
+
+    def _gauge(self, x: np.ndarray) -> float:
+        raise GaugeUndefinedError(f"{self!r} does not contain 0, so its gauge is undefined")
 
     def _lloo(self, x: np.ndarray, r: float, c: np.ndarray) -> np.ndarray:
         delta = min(math.sqrt(self.dim) * r / 2.0, 1.0)
