@@ -20,7 +20,10 @@ __all__ = [
     "check_choice",
     "check_int",
     "check_real",
+    "clip_examples",
+    "clip_norms",
     "clip_rows_l2",
+    "exceeds_l2",
     "fail",
     "resolve_rng",
     "scale_rows_l2",
@@ -227,18 +230,31 @@ def as_matrix(name: str, value: object, dim: int, *, allow_empty: bool = False) 
     return arr
 
 
+def clip_norms(rows: np.ndarray) -> np.ndarray:
+    """The l2 norm of every row of a 2-d array, as every clip of the library decides it.
+
+    One formula for the per-step paths (``Counter.add``, ``learn_one``) and the vectorized
+    ones (``run``), so both clip the same rows, bit for bit. A huge finite row's norm
+    overflows to inf; einsum and sqrt do so without a warning (no errstate: 1.5 us a step).
+
+    >>> clip_norms(np.array([[3.0, 4.0], [1e200, 1e200]])).tolist()
+    [5.0, inf]
+    """
+    return np.sqrt(np.einsum("ij,ij->i", rows, rows))
+
+
 def exceeds_l2(vec: np.ndarray, bound: float) -> bool:
     """Whether :func:`clip_rows_l2` would clip ``vec`` (finite, 1-d) as a row: the same test.
 
-    The per-step paths (``Counter.add``, ``learn_one``) must decide as the vectorized ones
-    do, bit for bit, so the deciding norm is clip_rows_l2's own einsum. (A cheaper BLAS
-    vdot pre-test was measured and dropped: unit-norm data, the usual case, sits at the
-    bound to within ulps, where only the einsum can decide.)
+    (A cheaper BLAS vdot pre-test was measured and dropped: unit-norm data, the usual
+    case, sits at the bound to within ulps, where only :func:`clip_norms` can decide.)
 
     >>> exceeds_l2(np.array([3.0, 4.0]), 5.0), exceeds_l2(np.array([3.0, 4.0]), 4.9)
     (False, True)
     """
-    rows = vec[None, :]  # einsum overflows to inf without a warning (no errstate: 1.5 us)
+    # clip_norms of the one row, with math.sqrt: the same correctly rounded float, and
+    # the ufunc on a 1-element array cost 2-4k instructions a step more (valgrind)
+    rows = vec[None, :]
     return math.sqrt(np.einsum("ij,ij->i", rows, rows)[0]) > bound
 
 
@@ -256,8 +272,7 @@ def clip_rows_l2(rows: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
     >>> out is rows, rows.round(4).tolist(), n  # in place; one row was above the bound
     (True, [[0.6, 0.8], [0.3, 0.4]], 1)
     """
-    with np.errstate(over="ignore"):  # a huge finite row: its norm overflows to inf
-        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    norms = clip_norms(rows)
     over = norms > bound
     if np.any(over):
         scale_rows_l2(rows, norms, over, bound)
@@ -280,8 +295,7 @@ def clip_examples(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float
     >>> X.round(2).tolist(), y.tolist(), n
     ([[0.6, 0.8], [0.1, 0.0]], [0.5, -1.0], 2)
     """
-    with np.errstate(over="ignore"):  # a huge finite row: its norm overflows to inf
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X))  # learn_one's test uses the same
+    norms = clip_norms(X)
     over_x = norms > x_bound
     over_y = np.abs(y) > y_bound
     if np.any(over_x):
@@ -300,8 +314,7 @@ def scale_rows_l2(rows: np.ndarray, norms: np.ndarray, over: np.ndarray, bound: 
     Examples
     --------
     >>> rows = np.array([[3.0, 4.0], [1e300, -1e300]])
-    >>> with np.errstate(over="ignore"):
-    ...     norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    >>> norms = clip_norms(rows)
     >>> scale_rows_l2(rows, norms, norms > 1.0, 1.0); rows.round(4)
     array([[ 0.6   ,  0.8   ],
            [ 0.7071, -0.7071]])
@@ -312,7 +325,7 @@ def scale_rows_l2(rows: np.ndarray, norms: np.ndarray, over: np.ndarray, bound: 
     huge = over & ~np.isfinite(norms)
     if np.any(huge):
         unit = rows[huge] / np.max(np.abs(rows[huge]), axis=1)[:, None]
-        rows[huge] = unit * (bound / np.sqrt(np.einsum("ij,ij->i", unit, unit)))[:, None]
+        rows[huge] = unit * (bound / clip_norms(unit))[:, None]
 
 
 def resolve_rng(seed: object) -> np.random.Generator:
