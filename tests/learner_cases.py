@@ -115,6 +115,14 @@ def loop(learner, X, y):
     return np.array(out)
 
 
+# ------------------------------------------------- an independent Euclidean ball projection
+def ball_projection(v: np.ndarray, radius: float = 1.0) -> np.ndarray:
+    """Projection onto the centred l2 ball, written apart from ``L2Ball`` for the tests'
+    reference learners (the same float formula: v scaled by radius / ||v||)."""
+    norm = float(np.sqrt(v @ v))
+    return v if norm <= radius else v * (radius / norm)
+
+
 # -------------------------------------------------- an independent svec (PQFTL's V element)
 def svec(A: np.ndarray) -> np.ndarray:
     """svec of a symmetric matrix: the upper triangle row by row, off-diagonals times

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from learner_cases import ball_projection
 
 from dpol.errors import NonPrivateWarning
 from dpol.learners import PrivateOnlineFrankWolfe, PrivateQuadraticFTL
@@ -100,14 +101,10 @@ def _simplex_projection(v):
     return np.maximum(v - css[k] / (k + 1), 0.0)
 
 
-def _ball_projection(v):
-    return v / max(1.0, float(np.linalg.norm(v)))
-
-
 INVARIANT_CASES = {
     # name: (domain, rho of its LLOO (spec 6.1; the L2 ball's oracle is exact), projection)
     "simplex": (Simplex(5), math.sqrt(5), _simplex_projection),
-    "l2ball": (L2Ball(3), 1.0, _ball_projection),
+    "l2ball": (L2Ball(3), 1.0, ball_projection),
 }
 
 

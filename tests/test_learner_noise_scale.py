@@ -15,6 +15,7 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
+from learner_cases import ball_projection
 from scipy import stats
 from test_learner_sensitivity import _chi2_accepts, _ref_giga
 
@@ -191,11 +192,6 @@ def test_frank_wolfe_first_step_direction_has_the_counter_noise_scale():
 
 
 # ====================================================================== 3. zero noise
-def _proj_ball(v, R):
-    n = math.sqrt(float(v @ v))
-    return v if n <= R else v * (R / n)
-
-
 def _grad(kind, w, x, y):
     """Data gradient of phi(<w, x>, y) x: squared 0.5 (z - y)^2, logistic log(1 + e^(-y z))."""
     z = float(w @ x)
@@ -221,7 +217,7 @@ def test_giga_without_noise_is_projected_ogd(kind):
         for t in range(1, T + 1):
             if t >= tq:
                 g = _grad("logistic", w, X[t - 1], y[t - 1]) + alpha * w
-                w = _proj_ball(w - 2.0 / (alpha * t) * g, R)
+                w = ball_projection(w - 2.0 / (alpha * t) * g, R)
             expected[t] = w
     got = _path(_twin(PrivateGIGA, d, loss=loss, domain=L2Ball(d, R), horizon=T), X, y)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-14)
@@ -238,7 +234,7 @@ def _ref_ftal(kind, X, y, mu, R):
     for t in range(1, T + 1):
         G += _grad(kind, w, X[t - 1], y[t - 1]) + mu * w
         S += w
-        w = _proj_ball(S / t - G / (mu * t), R)
+        w = ball_projection(S / t - G / (mu * t), R)
         out[t] = w
     return out
 

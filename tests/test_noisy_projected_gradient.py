@@ -20,6 +20,7 @@ import zlib
 import dp_accounting
 import numpy as np
 import pytest
+from learner_cases import ball_projection
 from scipy import stats
 from scipy.optimize import brentq
 from scipy.special import expit
@@ -227,11 +228,6 @@ def _grad(loss, theta, x, y):
     return d * x + alpha * theta
 
 
-def _proj(theta, R):
-    norm = np.linalg.norm(theta)
-    return theta * (R / norm) if norm > R else theta
-
-
 @pytest.mark.parametrize("sampling, loss", [
     ("full", SquaredLoss()), ("full", LogisticLoss()),
     # Regularized: the step is 1/(n beta) with beta = smoothness, alpha included once
@@ -251,16 +247,16 @@ def test_zero_noise_is_plain_projected_sgd(sampling, loss):
     assert solver.epsilon([n], 0.0, DELTA) == math.inf
     draw = _Rng(3)
     got = solver.fit(X, y, 0.0, draw, start)
-    theta, total = _proj(start, R), np.zeros(p)
+    theta, total = ball_projection(start, R), np.zeros(p)
     L = loss.lipschitz(R)
     for j in range(k):
         if sampling == "full":
             total += theta
             g = sum(_grad(loss, theta, X[i], y[i]) for i in range(n))
-            theta = _proj(theta - g / (n * loss.smoothness), R)
+            theta = ball_projection(theta - g / (n * loss.smoothness), R)
         else:
             g = n * _grad(loss, theta, X[draw.indices[j]], y[draw.indices[j]])
-            theta = _proj(theta - R / math.sqrt((j + 1) * (n * L) ** 2) * g, R)
+            theta = ball_projection(theta - R / math.sqrt((j + 1) * (n * L) ** 2) * g, R)
     want = total / k if sampling == "full" else theta
     assert len(draw.indices) == (k if sampling == "one" else 0)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)

@@ -12,6 +12,7 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
+from learner_cases import ball_projection
 from scipy import special
 from test_learner_sensitivity import _chi2_accepts
 
@@ -37,11 +38,6 @@ def _grad_logistic(w: np.ndarray, x: np.ndarray, y: float) -> np.ndarray:
     return -y * special.expit(-y * float(x @ w)) * x
 
 
-def _ball(v: np.ndarray, r: float) -> np.ndarray:
-    n = float(np.linalg.norm(v))
-    return v if n <= r else v * (r / n)
-
-
 def _ref_implicit_step(w, x, y, eta, alpha, r):
     """argmin_{|v| <= r} 1/2 |v - w|^2 + eta (logistic(<x, v>, y) + alpha/2 |v|^2).
 
@@ -55,7 +51,7 @@ def _ref_implicit_step(w, x, y, eta, alpha, r):
     v = w.copy()
     for _ in range(100_000):
         g = (v - w) + eta * (_grad_logistic(v, x, y) + alpha * v)
-        nxt = _ball(v - g / L, r)
+        nxt = ball_projection(v - g / L, r)
         if float(np.linalg.norm(nxt - v)) < 1e-15:
             return nxt
         v = nxt
@@ -87,7 +83,7 @@ def test_pol_zero_noise_is_averaged_implicit_gd(radius, excess):
     # Each step is a 1-contraction of w (prox of a convex function), so per-step solver
     # errors (reference ~1e-15, library's root find ROOT_TOL = 1e-14 on the margin, i.e.
     # ~1e-14 on v) add up to < T * 1e-13 at most; 1e-11 leaves a safety factor of ~3.
-    np.testing.assert_allclose(trace.final_weights, _ball(path.mean(axis=0), radius),
+    np.testing.assert_allclose(trace.final_weights, ball_projection(path.mean(axis=0), radius),
                                rtol=0, atol=1e-11)
     assert pol.privacy.epsilon == math.inf
 
@@ -99,7 +95,7 @@ LAM = 2.0 * (1.0 + ALPHA * R) / ALPHA  # 2 G / alpha, G = Lipschitz of loss + re
 
 def _ogd_step(w: np.ndarray, t: int, x: np.ndarray, y: float) -> np.ndarray:
     """Projected OGD on logistic + alpha/2 |w|^2 with eta_t = 1/(alpha t) (JKT PIGD's GD)."""
-    return _ball(w - (_grad_logistic(w, x, y) + ALPHA * w) / (ALPHA * t), R)
+    return ball_projection(w - (_grad_logistic(w, x, y) + ALPHA * w) / (ALPHA * t), R)
 
 
 def _loss(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
