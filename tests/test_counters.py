@@ -44,6 +44,28 @@ def test_run_equals_add_loop_bit_for_bit(name, noise, horizon):
 
 
 @pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("noise", ["gaussian", "secure"])
+def test_run_owned_is_run_on_a_validated_copy(name, noise):
+    # _run_owned (a learner's own element rows, no second validation) gives run's
+    # releases, state and clip count; it may overwrite the rows it is given
+    if noise == "secure" and COUNTERS[name][0] is BinaryTreeCounter and COUNTERS[name][1]:
+        pytest.skip("the padded tree has no secure mode")
+    values = in_bound_stream(40, 3, seed=5)
+    values[[3, 17]] *= 4.0  # two rows above the bound: clipped and counted
+    a = make(name, 45, 3, noise=noise, seed=2)
+    b = make(name, 45, 3, noise=noise, seed=2)
+    owned = a._run_owned(values.copy())
+    released = b.run(values)
+    after_a, after_b = a.add(values[0] / 2), b.add(values[0] / 2)
+    if noise == "secure":  # OS randomness: the same path and clipping, not the same draws
+        assert owned.shape == released.shape and np.all(np.isfinite(owned))
+    else:
+        assert_same_release(name, owned, released)
+        assert_same_release(name, after_a, after_b)
+    assert a.t == b.t == 41 and a.n_clipped_ == b.n_clipped_ == 2
+
+
+@pytest.mark.parametrize("name", ALL)
 def test_run_in_pieces_equals_one_run(name):
     values = in_bound_stream(50, 2)
     a = make(name, 50, 2, seed=3)

@@ -338,3 +338,20 @@ def test_no_helper_process_unless_asked(helpers):
     assert np.array_equal(wa, wb)
     with pytest.raises(ValueError, match="n_jobs"):
         PrivateQuadraticFTL(d, horizon=horizon, epsilon=1.0, n_jobs=3)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_blocks_share_one_elements_array_and_keep_the_learn_one_bits(helpers, n_jobs):
+    # d = 40: blocks of 576 rows, so 1250 rows are three blocks, the last a short one,
+    # all written into the one elements array (_run). Overwriting it before a block's
+    # releases were consumed (unscaled, or copied to the helper) would change them.
+    d, horizon = 40, 1250
+    block = max(ps._CHUNK, pq._SVEC_BLOCK_FLOATS // (d * (d + 1) // 2) // ps._CHUNK * ps._CHUNK)
+    assert horizon > 2 * block and horizon % block
+    s = linear_regression_stream(horizon, d, seed=6)
+    a = PrivateQuadraticFTL(d, horizon=horizon, n_jobs=n_jobs, epsilon=2.0, delta=1e-5, seed=8)
+    b = copy.deepcopy(a)
+    trace = a.run(s.X, s.y)
+    assert len(helpers) == (1 if n_jobs == 2 and ps._helper_possible() else 0)
+    assert np.array_equal(trace.weights, loop(b, s.X, s.y))
+    assert np.array_equal(a.weights, b.weights)

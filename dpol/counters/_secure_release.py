@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from dpol._validation import as_matrix, fail
+from dpol._validation import fail
 from dpol.accounting.calibration import zcdp_epsilon
 from dpol.errors import HorizonExceededError
 from dpol.noise.discrete import discrete_gaussian_tau, grid_spacing
@@ -89,11 +89,11 @@ class SecureReleaseMixin:
         out = super().add(v)
         return out if self.grid is None else self._release.copy()  # never a view of state
 
-    def run(self, values: object) -> np.ndarray:
-        """:meth:`Counter.run`; in secure mode the ``add`` loop (checked before any step)."""
+    def _run_owned(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`Counter._run_owned`; in secure mode the ``add`` loop (checked before any
+        step)."""
         if self.grid is None:
-            return super().run(values)
-        rows = as_matrix("values", values, self.dim)
+            return super()._run_owned(rows)
         if self.t + rows.shape[0] > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: adding {rows.shape[0]} "
                                        f"elements after {self.t} exceeds horizon="

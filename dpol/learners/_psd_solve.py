@@ -43,22 +43,24 @@ def _svec_layout(d: int) -> _Svec:
     return _Svec(rows, cols, np.where(rows == cols, 1.0, _SQRT2))
 
 
-def _svec_outer(X: np.ndarray, layout: _Svec) -> np.ndarray:
+def _svec_outer(X: np.ndarray, layout: _Svec, out: np.ndarray | None = None) -> np.ndarray:
     """svec(x x^T) of every row, C-ordered: (x_i scale_ij) x_j, the same floats either way.
 
     C order matters: the counters clip rows by their norms, and a column-ordered block
     (what X[:, index] gives) sums them in another order than ``add``'s single row. One row
     (``learn_one``): a gather, 2.8 us at d = 10; a block: one slice product per i, 7.5 us a
-    row at d = 90 and 256 rows against 28-45 us for the gather (measured).
+    row at d = 90 and 256 rows against 28-45 us for the gather (measured). ``out``: a
+    C-contiguous (n, d(d+1)/2) array to fill (blocks only), see ``_run``.
     """
     n, d = X.shape
-    if n == 1:
+    if n == 1 and out is None:
         x = X[0]
         out = x[layout.rows]
         out *= layout.scale
         out *= x[layout.cols]
         return out[None, :]
-    out = np.empty((n, len(layout.rows)))
+    if out is None:
+        out = np.empty((n, len(layout.rows)))
     scaled = X * _SQRT2  # the gather's off-diagonal scale
     pos = 0
     for i in range(d):
@@ -201,11 +203,12 @@ class _Helper:
 
     _MSG = struct.Struct("ii")  # (slot, rows)
 
-    def __init__(self, solver: _PsdSolver, radius: float, out: np.ndarray) -> None:
+    def __init__(self, solver: _PsdSolver, radius: float, out: np.ndarray,
+                 scale: np.ndarray) -> None:
         d = self.d = solver.d
         self.p = d * (d + 1) // 2
-        self.solver, self.radius, self.out = solver, radius, out
-        width = self.p + 2 * d + 1  # a row: S packed, u, ridge, then w
+        self.solver, self.radius, self.out, self.scale = solver, radius, out, scale
+        width = self.p + 2 * d + 1  # a row: svec(S) as released (scaled), u, ridge, then w
         self._mem = mmap.mmap(-1, _SLOTS * _CHUNK * width * 8)  # anonymous: shared by fork
         self.slots = np.frombuffer(self._mem, dtype=np.float64).reshape(_SLOTS, _CHUNK, width)
         task_r, self._task_w = os.pipe()
@@ -236,19 +239,25 @@ class _Helper:
     def _serve(self, task_r: int, done_w: int) -> None:
         while (msg := _read(task_r, self._MSG.size)) is not None:
             slot, n = self._MSG.unpack(msg)
-            V, U, ridge, W = self._columns(self.slots[slot, :n])
-            self.solver.solve_rows(V, U, ridge, self.radius, W)
+            self._solve_slot(slot, n)
             os.write(done_w, msg)
 
-    def submit(self, V: np.ndarray, scale: np.ndarray, U: np.ndarray, ridge: np.ndarray,
-               start: int) -> bool:
-        """Queue rows start.. (V still scaled) if a slot is free; False if none is."""
+    def _solve_slot(self, slot: int, n: int) -> None:
+        """Unscale (into a private array: a chunk the child dies on is solved again from
+        the shared one) and solve; the same division ``run`` makes in the parent."""
+        V, U, ridge, W = self._columns(self.slots[slot, :n])
+        self.solver.solve_rows(V / self.scale, U, ridge, self.radius, W)
+
+    def submit(self, V: np.ndarray, U: np.ndarray, ridge: np.ndarray, start: int) -> bool:
+        """Queue rows start.. (V as the counter released it) if a slot is free; False if
+        none is. The child unscales: in the late, positive definite steps this process
+        (noise and counters) is the slower one, and the division costs ~2 us a row."""
         self.collect(wait=False)
         if self.dead or not self.free:
             return False
         slot = self.free.pop()
         Vs, Us, ridges, _ = self._columns(self.slots[slot, :len(U)])
-        np.divide(V, scale, out=Vs)  # the unscaling, straight into the shared buffer
+        Vs[:] = V
         Us[:] = U
         ridges[:] = ridge
         try:
@@ -275,10 +284,9 @@ class _Helper:
 
     def _finish_slot(self, slot: int, solve: bool) -> None:
         start, n = self.busy.pop(slot)
-        V, U, ridge, W = self._columns(self.slots[slot, :n])
         if solve:
-            self.solver.solve_rows(V, U, ridge, self.radius, W)
-        self.out[start:start + n] = W
+            self._solve_slot(slot, n)
+        self.out[start:start + n] = self._columns(self.slots[slot, :n])[3]
         self.free.append(slot)
 
     def close(self) -> None:
