@@ -211,6 +211,7 @@ class _Helper:
         width = self.p + 2 * d + 1  # a row: svec(S) as released (scaled), u, ridge, then w
         self._mem = mmap.mmap(-1, _SLOTS * _CHUNK * width * 8)  # anonymous: shared by fork
         self.slots = np.frombuffer(self._mem, dtype=np.float64).reshape(_SLOTS, _CHUNK, width)
+        self._unscaled = np.empty((_CHUNK, self.p))
         task_r, self._task_w = os.pipe()
         self._done_r, done_w = os.pipe()
         with warnings.catch_warnings():
@@ -246,7 +247,9 @@ class _Helper:
         """Unscale (into a private array: a chunk the child dies on is solved again from
         the shared one) and solve; the same division ``run`` makes in the parent."""
         V, U, ridge, W = self._columns(self.slots[slot, :n])
-        self.solver.solve_rows(V / self.scale, U, ridge, self.radius, W)
+        unscaled = self._unscaled[:n]  # one array for every chunk, as ``_run``'s elements
+        np.divide(V, self.scale, out=unscaled)
+        self.solver.solve_rows(unscaled, U, ridge, self.radius, W)
 
     def submit(self, V: np.ndarray, U: np.ndarray, ridge: np.ndarray, start: int) -> bool:
         """Queue rows start.. (V as the counter released it) if a slot is free; False if
