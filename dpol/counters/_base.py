@@ -472,6 +472,7 @@ class Counter(ABC):
     def _run_owned(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`run` on elements the caller built: a fresh, finite float64 (n, dim) array,
         which the counter overwrites (PQFTL's svec rows; the learner validated its data).
+        The releases come back in ``rows`` itself on the vectorized path.
 
         Skips ``as_matrix``'s finiteness pass and copy: 4.9 us of PQFTL's ~76 us a row in
         the process that draws the noise, at d(d+1)/2 = 4095 (profiled, issue 8).
