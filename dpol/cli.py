@@ -15,7 +15,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from dpol._validation import check_choice, fail
+from dpol._validation import check_choice, check_int, fail
 
 EXPERIMENTS = ("jkt-synthetic", "jkt-year", "jkt-logistic", "wdp-regret", "nw-kernel",
                "env-bandit", "knj-incremental")
@@ -40,6 +40,8 @@ def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
     ([0.1, 1.0, 10.0, inf], 8)
     """
     check_choice("experiment", experiment, EXPERIMENTS)  # before any work: no fall-through
+    if seeds is not None:  # 0 seeds ran the sweep on nothing and failed in the plots
+        seeds = check_int("seeds", seeds, low=1)
     from dpol.experiments import jkt_appendix_g as jkt
     from dpol.experiments.env_bandit import env_bandit_regret
     from dpol.experiments.knj_incremental import incremental_regression
@@ -66,11 +68,12 @@ def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
     if experiment == "knj-incremental":
         if quick:
             return incremental_regression(out, horizon=512, dims=(2, 4, 8),
-                                          epsilons=(4.0, 8.0, 16.0), seeds=seeds or 2,
+                                          epsilons=(4.0, 8.0, 16.0),
+                                          seeds=seeds if seeds is not None else 2,
                                           sparse_dims=(16, 32), sparse_horizon=200,
                                           projection_dim=8, workers=workers, progress=progress)
-        return incremental_regression(out, seeds=seeds or 3, workers=workers,
-                                      progress=progress)
+        return incremental_regression(out, seeds=seeds if seeds is not None else 3,
+                                      workers=workers, progress=progress)
     if experiment == "env-bandit":
         return env_bandit_regret(out, exponents=(10, 12) if quick else (10, 12, 14, 16),
                                  seeds=seeds if seeds is not None else (1 if quick else 3),

@@ -259,6 +259,19 @@ def test_reproduce_function_refuses_an_unknown_name_before_any_work(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("seeds", [0, -1, 1.5])
+def test_reproduce_function_refuses_a_bad_seed_count_before_any_work(tmp_path, seeds):
+    # seeds=0 used to run wdp-regret on no seed and fail in the plot's log scale, and the
+    # KNJ branch read it as "default" (seeds or 3)
+    from dpol.cli import reproduce
+    from dpol.errors import InvalidInputError
+
+    for name in ("wdp-regret", "knj-incremental"):
+        with pytest.raises(InvalidInputError, match=r"^seeds must "):
+            reproduce(name, tmp_path, quick=True, seeds=seeds, data=None, workers=1)
+    assert not any(tmp_path.iterdir())
+
+
 def test_committed_example_reports_show_real_plots():
     import re
     from pathlib import Path
