@@ -163,6 +163,15 @@ class _PsdSolver:
         for i in range(len(U)):
             out[i] = self.solve_clipped(V[i], U[i], float(ridge[i]), radius)
 
+    def solve_released(self, V: np.ndarray, scale: np.ndarray, U: np.ndarray,
+                       ridge: np.ndarray, radius: float, out: np.ndarray,
+                       work: np.ndarray) -> None:
+        """``solve_rows`` of the V counter's releases (svec, off-diagonals times sqrt(2)),
+        unscaled into ``work`` (``V`` itself is allowed): one division wherever a chunk is
+        solved, so either process gives the same bits."""
+        np.divide(V, scale, out=work)
+        self.solve_rows(work, U, ridge, radius, out)
+
 
 @functools.lru_cache(maxsize=16)
 def _psd_solver(d: int) -> _PsdSolver:
@@ -244,12 +253,12 @@ class _Helper:
             os.write(done_w, msg)
 
     def _solve_slot(self, slot: int, n: int) -> None:
-        """Unscale (into a private array: a chunk the child dies on is solved again from
-        the shared one) and solve; the same division ``run`` makes in the parent."""
+        """Solve a slot's chunk, unscaled into a private array (a chunk the child dies on
+        is solved again from the shared one); one array for every chunk, as ``_run``'s
+        elements."""
         V, U, ridge, W = self._columns(self.slots[slot, :n])
-        unscaled = self._unscaled[:n]  # one array for every chunk, as ``_run``'s elements
-        np.divide(V, self.scale, out=unscaled)
-        self.solver.solve_rows(unscaled, U, ridge, self.radius, W)
+        self.solver.solve_released(V, self.scale, U, ridge, self.radius, W,
+                                   self._unscaled[:n])
 
     def submit(self, V: np.ndarray, U: np.ndarray, ridge: np.ndarray, start: int) -> bool:
         """Queue rows start.. (V as the counter released it) if a slot is free; False if

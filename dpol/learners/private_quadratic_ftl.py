@@ -274,9 +274,9 @@ class PrivateQuadraticFTL(OnlineLearner):
                         if helper is not None and helper.submit(
                                 v_hat[part], u_hat[part], ridge[part], lo + c):
                             continue
-                        v_hat[part] /= layout.scale  # run returned our own array
-                        solver.solve_rows(v_hat[part], u_hat[part], ridge[part], self.radius,
-                                          after[lo + c:min(hi, lo + c + _CHUNK)])
+                        solver.solve_released(  # in place: run returned our own array
+                            v_hat[part], layout.scale, u_hat[part], ridge[part], self.radius,
+                            after[lo + c:min(hi, lo + c + _CHUNK)], v_hat[part])
             except BaseException:
                 if helper is not None:
                     helper.kill()
