@@ -48,8 +48,6 @@ def test_run_equals_add_loop_bit_for_bit(name, noise, horizon):
 def test_run_owned_is_run_on_a_validated_copy(name, noise):
     # _run_owned (a learner's own element rows, no second validation) gives run's
     # releases, state and clip count; it may overwrite the rows it is given
-    if noise == "secure" and COUNTERS[name][0] is BinaryTreeCounter and COUNTERS[name][1]:
-        pytest.skip("the padded tree has no secure mode")
     values = in_bound_stream(40, 3, seed=5)
     values[[3, 17]] *= 4.0  # two rows above the bound: clipped and counted
     a = make(name, 45, 3, noise=noise, seed=2)
