@@ -198,13 +198,77 @@ def test_tridiagonal_route_applies_from_lam_min_above_minus_half_the_ridge():
     layout = ps._svec_layout(d)
     ap = np.ascontiguousarray(S[layout.rows, layout.cols])
     u = rng.normal(size=d)
-    for ridge, applies in ((-2.2 * lam[0], True), (-1.8 * lam[0], False)):
-        w = solver._tridiagonal(solver._unpack(ap), u, ridge)
-        assert (w is not None) == applies
-        if applies:
-            want = reference(S, u, ridge)
-            np.testing.assert_allclose(w, want, rtol=0, atol=1e-14 * np.abs(want).max())
+    for bisect in (False, True):  # all eigenvalues (dsterf) or the negative ones (dstebz)
+        for ridge, applies in ((-2.2 * lam[0], True), (-1.8 * lam[0], False)):
+            w = solver._tridiagonal(solver._unpack(ap), u, ridge, bisect=bisect)
+            assert (w is not None) == applies
+            if applies:
+                want = reference(S, u, ridge)
+                np.testing.assert_allclose(w, want, rtol=0, atol=1e-14 * np.abs(want).max())
     assert not ps._psd_solver(ps._TRIDIAGONAL_DIM - 1).tridiagonal  # small d: dsyevd
+
+
+@pytest.mark.parametrize("negative", [1, 2, 5, 20, 45])
+def test_bisection_route_finds_every_negative_eigenpair(negative):
+    # S with exactly `negative` eigenvalues below 0, some clustered (a double one, tiny
+    # ones), solved through bisection and dstein: the eigendecomposition's w to rounding
+    # (the bound of test_psd_solver_gives_the_eigendecomposition_w)
+    d = 60
+    rng = np.random.default_rng(negative)
+    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    lam = rng.uniform(1.0, 50.0, size=d)
+    lam[:negative] = -rng.uniform(1e-9, 0.4, size=negative)
+    if negative >= 2:
+        lam[1] = lam[0]  # a double eigenvalue: dstein must orthogonalise the pair
+    S = (Q * lam) @ Q.T
+    S = 0.5 * (S + S.T)
+    solver = ps._psd_solver(d)
+    layout = ps._svec_layout(d)
+    ap = np.ascontiguousarray(S[layout.rows, layout.cols])
+    u = rng.normal(size=d)
+    for ridge in (1.0, 10.0):
+        want = reference(S, u, ridge)
+        cond = (lam.max() + ridge) / ridge
+        for bisect in (False, True):
+            w = solver._tridiagonal(solver._unpack(ap), u, ridge, bisect=bisect)
+            assert np.abs(w - want).max() <= 1e-14 * cond * np.abs(want).max()
+
+
+def test_cholesky_failure_bounds_the_negative_eigenvalues_and_picks_bisection(monkeypatch):
+    # the route's rule: Cholesky failing at column j (LAPACK's info) leaves at most d - j + 1
+    # negative eigenvalues (interlacing), and bisection is chosen where that is <= d/3
+    from scipy.linalg import lapack
+
+    d = 30
+    rng = np.random.default_rng(5)
+    solver = ps._psd_solver(d)
+    layout = ps._svec_layout(d)
+    chosen = []
+    original = ps._PsdSolver._tridiagonal
+
+    def spy(self, a, u, ridge, bisect=False):
+        chosen.append(bisect)
+        return original(self, a, u, ridge, bisect)
+
+    monkeypatch.setattr(ps._PsdSolver, "_tridiagonal", spy)
+    seen = set()
+    for _ in range(200):
+        G = rng.normal(size=(2 * d, d))
+        E = rng.normal(size=(d, d))
+        S = G.T @ G + (E + E.T) * rng.uniform(0.5, 6.0)
+        failed = lapack.dpotrf(S, lower=1)[1]
+        if failed == 0:
+            continue
+        negative = int(np.sum(np.linalg.eigvalsh(S) < 0))
+        assert negative <= d - failed + 1
+        u = rng.normal(size=d)
+        ridge = 4.0 * max(1.0, -np.linalg.eigvalsh(S)[0])  # the tridiagonal route applies
+        w = solver.solve(np.ascontiguousarray(S[layout.rows, layout.cols]), u, ridge)
+        assert chosen.pop() == (d - failed + 1 <= d / 3)
+        want = reference(S, u, ridge)
+        np.testing.assert_allclose(w, want, rtol=0, atol=1e-13 * np.abs(want).max())
+        seen.add(d - failed + 1 <= d / 3)
+    assert seen == {False, True}  # both routes were taken
 
 
 # ---------------------------------------------------------------- run and learn_one

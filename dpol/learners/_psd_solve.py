@@ -24,6 +24,12 @@ from scipy.linalg import lapack
 #: from this dimension the PSD solver's tridiagonal route beats dsyevd (measured, one
 #: core, per indefinite step: 99 against 114 us at d = 24, 60 against 28 us at d = 8)
 _TRIDIAGONAL_DIM = 24
+#: the tridiagonal route finds the negative eigenvalues by bisection where Cholesky proved
+#: at most this share of d of them (failing in the last third of the columns). Measured
+#: at d = 90 over the issue-8 stream: bisection costs ~3 + 20 k us against dsterf's ~120
+#: for all 90, and the steps so chosen (23% of the indefinite ones) have k <= 9, mean 3:
+#: ~14 us saved per indefinite step on average (shares from 20% to 40% of d save 10-14)
+_BISECT_SHARE = 1 / 3
 #: rows per helper task, and tasks in flight (the shared buffers: ~8 MB at d = 90)
 _CHUNK = 64
 _SLOTS = 4
@@ -105,14 +111,18 @@ class _PsdSolver:
     def solve(self, ap: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray:
         """(P(S) + ridge I)^-1 u."""
         a = self._unpack(ap)
-        if lapack.dpotrf(a, lower=1, clean=0)[1] == 0:  # a copy: a itself is kept
+        failed = lapack.dpotrf(a, lower=1, clean=0)[1]  # a copy: a itself is kept
+        if failed == 0:
             a.reshape(-1, order="F")[:: self.d + 1] += ridge  # a view: a is Fortran-ordered
             _, w, info = lapack.dposv(a, u, lower=1, overwrite_a=1)
             if info == 0:  # else a ridge below the round-off of S: the routes below
                 return w
             a = self._unpack(ap)
         if self.tridiagonal:
-            w = self._tridiagonal(a, u, ridge)
+            # Cholesky failing at column j proves S's leading (j-1)-block positive
+            # definite, so by interlacing S has at most d - j + 1 negative eigenvalues
+            w = self._tridiagonal(a, u, ridge, bisect=failed > 0 and
+                                  self.d - failed + 1 <= self.d * _BISECT_SHARE)
             if w is not None:
                 return w
             a = self._unpack(ap)
@@ -121,13 +131,24 @@ class _PsdSolver:
             raise np.linalg.LinAlgError(f"LAPACK dsyevd did not converge (info={info})")
         return vec @ ((u @ vec) / (np.maximum(lam, 0.0) + ridge))
 
-    def _tridiagonal(self, a: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray | None:
-        """The tridiagonal route (class docstring); None where it does not apply."""
+    def _tridiagonal(self, a: np.ndarray, u: np.ndarray, ridge: float, bisect: bool = False
+                     ) -> np.ndarray | None:
+        """The tridiagonal route (class docstring); None where it does not apply.
+
+        ``bisect``: find the eigenvalues <= 0 alone by bisection (dstebz, ~3 + 20 k us at
+        d = 90) rather than all of them (dsterf, ~120 us); a choice of speed, either finds
+        the negative eigenpairs to working accuracy.
+        """
         t, diag, off, tau, info = lapack.dsytrd(a, lower=1, lwork=self.lwork, overwrite_a=1)
-        lam, info = lapack.dsterf(diag, off)  # ascending eigenvalues (copies: diag, off are kept)
-        if info != 0 or lam[0] < -0.5 * ridge:
+        if bisect:  # the eigenvalues in (-inf, 0], ascending, and T's blocks for dstein
+            k, lam, iblock, isplit, info = lapack.dstebz(diag, off, 1, -np.inf, 0.0, 0, 0,
+                                                         0.0, b"E")
+        else:  # all eigenvalues, ascending (copies: diag, off are kept)
+            lam, info = lapack.dsterf(diag, off)
+            k = int(np.searchsorted(lam, 0.0))  # eigenvalues < 0
+            iblock, isplit = self.iblock, self.isplit
+        if info != 0 or (k and lam[0] < -0.5 * ridge):
             return None
-        k = int(np.searchsorted(lam, 0.0))  # eigenvalues < 0
         # Q = diag(1, Q1), Q1 the product of the reflectors below the subdiagonal; the
         # unblocked dormqr (lwork=1) suits one vector, a contiguous copy spares f2py two
         refl = np.asfortranarray(t[1:, :-1])
@@ -135,7 +156,7 @@ class _PsdSolver:
         c[0] = u[0]
         c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:, None], 1)[0][:, 0]
         if k:
-            z, info = lapack.dstein(diag, off, lam[:k], self.iblock, self.isplit)
+            z, info = lapack.dstein(diag, off, lam[:k], iblock, isplit)
             if info != 0:
                 return None
             p = c @ z
