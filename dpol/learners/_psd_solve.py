@@ -207,6 +207,14 @@ def _helper_possible() -> bool:
     return len(os.sched_getaffinity(0)) >= 2
 
 
+def _shared_empty(shape: tuple[int, ...]) -> np.ndarray:
+    """An uninitialised float64 array in anonymous shared memory: a child forked after
+    this sees the parent's writes and the parent the child's. Freed with the array."""
+    count = math.prod(shape)
+    return np.frombuffer(mmap.mmap(-1, max(1, count) * 8), dtype=np.float64,
+                         count=count).reshape(shape)
+
+
 def _read(fd: int, size: int) -> bytes | None:
     """Exactly ``size`` bytes from a pipe, or None at its end."""
     data = b""
@@ -230,16 +238,21 @@ class _Helper:
     function of (S, u, ridge) computed by the same code in either process, so who solves
     it does not change its bits. The child only runs LAPACK and numpy on the shared
     buffers and leaves by ``os._exit``; should it die, the parent solves its chunks.
+
+    ``out`` (the iterates) must be shared memory (``_shared_empty``): the child writes its
+    chunks' w there itself. Copying them back cost the parent ~1.7 us a row at d = 90
+    (profiled; 111 us a 64-row chunk, the lines coming from the other core's cache), in
+    the late steps where the parent, drawing the noise, is the slower process.
     """
 
-    _MSG = struct.Struct("ii")  # (slot, rows)
+    _MSG = struct.Struct("iii")  # (slot, rows, first row of out)
 
     def __init__(self, solver: _PsdSolver, radius: float, out: np.ndarray,
                  scale: np.ndarray) -> None:
         d = self.d = solver.d
         self.p = d * (d + 1) // 2
         self.solver, self.radius, self.out, self.scale = solver, radius, out, scale
-        width = self.p + 2 * d + 1  # a row: svec(S) as released (scaled), u, ridge, then w
+        width = self.p + d + 1  # a row: svec(S) as released (scaled), u, ridge
         self._mem = mmap.mmap(-1, _SLOTS * _CHUNK * width * 8)  # anonymous: shared by fork
         self.slots = np.frombuffer(self._mem, dtype=np.float64).reshape(_SLOTS, _CHUNK, width)
         self._unscaled = np.empty((_CHUNK, self.p))
@@ -261,26 +274,25 @@ class _Helper:
                 os._exit(code)
         os.close(task_r)
         os.close(done_w)
-        self.free, self.busy = list(range(_SLOTS)), {}  # busy: slot -> (first row, rows)
+        self.free, self.busy = list(range(_SLOTS)), {}  # busy: slot -> (rows, first row)
         self.dead = False
 
     def _columns(self, rows: np.ndarray) -> tuple:
         p, d = self.p, self.d
-        return rows[:, :p], rows[:, p:p + d], rows[:, p + d], rows[:, p + d + 1:]
+        return rows[:, :p], rows[:, p:p + d], rows[:, p + d]
 
     def _serve(self, task_r: int, done_w: int) -> None:
         while (msg := _read(task_r, self._MSG.size)) is not None:
-            slot, n = self._MSG.unpack(msg)
-            self._solve_slot(slot, n)
+            self._solve_slot(*self._MSG.unpack(msg))
             os.write(done_w, msg)
 
-    def _solve_slot(self, slot: int, n: int) -> None:
-        """Solve a slot's chunk, unscaled into a private array (a chunk the child dies on
-        is solved again from the shared one); one array for every chunk, as ``_run``'s
-        elements."""
-        V, U, ridge, W = self._columns(self.slots[slot, :n])
-        self.solver.solve_released(V, self.scale, U, ridge, self.radius, W,
-                                   self._unscaled[:n])
+    def _solve_slot(self, slot: int, n: int, start: int) -> None:
+        """Solve a slot's chunk into rows start.. of ``out`` (shared: no copy back),
+        unscaled into a private array (a chunk the child dies on is solved again from the
+        shared one); one array for every chunk, as ``_run``'s elements."""
+        V, U, ridge = self._columns(self.slots[slot, :n])
+        self.solver.solve_released(V, self.scale, U, ridge, self.radius,
+                                   self.out[start:start + n], self._unscaled[:n])
 
     def submit(self, V: np.ndarray, U: np.ndarray, ridge: np.ndarray, start: int) -> bool:
         """Queue rows start.. (V as the counter released it) if a slot is free; False if
@@ -290,21 +302,21 @@ class _Helper:
         if self.dead or not self.free:
             return False
         slot = self.free.pop()
-        Vs, Us, ridges, _ = self._columns(self.slots[slot, :len(U)])
+        Vs, Us, ridges = self._columns(self.slots[slot, :len(U)])
         Vs[:] = V
         Us[:] = U
         ridges[:] = ridge
         try:
-            os.write(self._task_w, self._MSG.pack(slot, len(U)))
+            os.write(self._task_w, self._MSG.pack(slot, len(U), start))
         except BrokenPipeError:  # the child died: collect() solves what it had queued
             self.dead = True
             self.free.append(slot)
             return False
-        self.busy[slot] = (start, len(U))
+        self.busy[slot] = (len(U), start)
         return True
 
     def collect(self, wait: bool) -> None:
-        """Copy finished chunks into ``out``; with ``wait``, until none is left."""
+        """Free the slots of finished chunks; with ``wait``, until none is left."""
         while self.busy:
             if not wait and not select.select([self._done_r], [], [], 0)[0]:
                 return
@@ -317,10 +329,9 @@ class _Helper:
             self._finish_slot(self._MSG.unpack(msg)[0], solve=False)
 
     def _finish_slot(self, slot: int, solve: bool) -> None:
-        start, n = self.busy.pop(slot)
+        n, start = self.busy.pop(slot)
         if solve:
-            self._solve_slot(slot, n)
-        self.out[start:start + n] = self._columns(self.slots[slot, :n])[3]
+            self._solve_slot(slot, n, start)
         self.free.append(slot)
 
     def close(self) -> None:

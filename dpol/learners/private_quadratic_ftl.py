@@ -20,6 +20,7 @@ from dpol.learners._psd_solve import (
     _Helper,
     _helper_possible,
     _psd_solver,
+    _shared_empty,
     _svec_layout,
     _svec_outer,
 )
@@ -239,7 +240,16 @@ class PrivateQuadraticFTL(OnlineLearner):
         n, d = X.shape
         start = self.t
         layout, solver = _svec_layout(d), _psd_solver(d)
-        weights = np.empty((n + 1, d))  # w_t before step t, then the final one
+        helped = self.n_jobs > 1 and d >= _HELPER_DIM and n >= _HELPER_ROWS \
+            and _helper_possible()
+        weights = None  # w_t before step t, then the final one
+        if helped:  # in memory shared with the helper, which writes its chunks' w there
+            try:
+                weights = _shared_empty((n + 1, d))
+            except OSError:  # no shared memory to spare: one core it is
+                helped = False
+        if weights is None:
+            weights = np.empty((n + 1, d))
         weights[0] = self._w
         after = weights[1:]  # where step t's solve lands (no second (n, d) array)
         block = max(_CHUNK, _SVEC_BLOCK_FLOATS // len(layout.scale) // _CHUNK * _CHUNK)
@@ -252,8 +262,7 @@ class PrivateQuadraticFTL(OnlineLearner):
         elements = np.empty((min(n, block), len(layout.scale)))
         helper = None
         with _blas_controller().limit(limits=1, user_api="blas"):  # the child inherits it
-            if self.n_jobs > 1 and d >= _HELPER_DIM and n >= _HELPER_ROWS \
-                    and _helper_possible():
+            if helped:
                 try:
                     helper = _Helper(solver, self.radius, after, layout.scale)
                 except OSError:  # no process or memory to spare: one core it is
