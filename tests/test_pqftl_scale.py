@@ -186,8 +186,11 @@ def test_psd_solver_gives_the_eigendecomposition_w(d, ridge):
         assert np.abs(got - want).max() <= 1e-14 * cond * scale + 1e-300, name
 
 
-def test_tridiagonal_route_applies_from_lam_min_above_minus_half_the_ridge():
-    # the tridiagonal route is taken (not None) exactly where its solve is well conditioned
+def test_tridiagonal_route_takes_every_eigenpair_below_minus_half_the_ridge(monkeypatch):
+    # the tridiagonal solve is used where it is well conditioned (lam_min >= -ridge/2);
+    # below, all eigenpairs of T (dstevd) give w. Either way the eigendecomposition's w.
+    from scipy.linalg import lapack
+
     d = 40
     rng = np.random.default_rng(3)
     solver = ps._psd_solver(d)
@@ -198,13 +201,15 @@ def test_tridiagonal_route_applies_from_lam_min_above_minus_half_the_ridge():
     layout = ps._svec_layout(d)
     ap = np.ascontiguousarray(S[layout.rows, layout.cols])
     u = rng.normal(size=d)
+    calls, dstevd = [], lapack.dstevd
+    monkeypatch.setattr(ps.lapack, "dstevd", lambda *a: calls.append(1) or dstevd(*a))
     for bisect in (False, True):  # all eigenvalues (dsterf) or the negative ones (dstebz)
-        for ridge, applies in ((-2.2 * lam[0], True), (-1.8 * lam[0], False)):
+        for ridge, every in ((-2.2 * lam[0], False), (-1.8 * lam[0], True)):
             w = solver._tridiagonal(solver._unpack(ap), u, ridge, bisect=bisect)
-            assert (w is not None) == applies
-            if applies:
-                want = reference(S, u, ridge)
-                np.testing.assert_allclose(w, want, rtol=0, atol=1e-14 * np.abs(want).max())
+            assert calls == ([1] if every else [])
+            calls.clear()
+            want = reference(S, u, ridge)
+            np.testing.assert_allclose(w, want, rtol=0, atol=1e-14 * np.abs(want).max())
     assert not ps._psd_solver(ps._TRIDIAGONAL_DIM - 1).tridiagonal  # small d: dsyevd
 
 

@@ -87,13 +87,15 @@ class _PsdSolver:
     eigenpairs (lam, Z) of T; as Z spans an invariant subspace,
         w = Q [(T + ridge I)^-1 (c - Z Z^T c) + Z Z^T c / ridge],  c = Q^T u,
     exact, with a tridiagonal solve that is well conditioned (eigenvalues >= ridge/2)
-    when lam_min >= -ridge/2; below that (the first, noise-dominated steps) the
-    eigendecomposition of S. Measured at d = 90 over the issue-8 stream (one core): the
-    Cholesky route 55-90 us a step (two factorizations: S's tells whether P(S) = S), the
-    tridiagonal one 480-620 us (dsytrd ~35%, dsterf ~30%, dstein on the ~19 negative pairs
-    ~30%) where dsyevd took 700-1000 us: it forms all 90 eigenvectors. Below d = 24
-    dsyevd is faster. Every step runs the same LAPACK calls on the same numbers whatever
-    the block or process, so ``run`` reproduces ``learn_one`` bit for bit.
+    when lam_min >= -ridge/2; below that (the first, noise-dominated steps) through all
+    eigenpairs of T (dstevd): w = Q Z (Z^T c / (max(lam, 0) + ridge)). Measured at d = 90
+    over the issue-8 stream (one core): the Cholesky route 55-90 us a step (two
+    factorizations: S's tells whether P(S) = S), the tridiagonal one 480-620 us (dsytrd
+    ~35%, dsterf ~30%, dstein on the ~19 negative pairs ~30%) where dsyevd took 700-1000
+    us: it forms all 90 eigenvectors of S (602 against 810 us where all of T's are
+    needed). Below d = 24 dsyevd is faster. Every step runs the same LAPACK calls on the
+    same numbers whatever the block or process, so ``run`` reproduces ``learn_one`` bit
+    for bit.
     """
 
     def __init__(self, d: int) -> None:
@@ -133,7 +135,7 @@ class _PsdSolver:
 
     def _tridiagonal(self, a: np.ndarray, u: np.ndarray, ridge: float, bisect: bool = False
                      ) -> np.ndarray | None:
-        """The tridiagonal route (class docstring); None where it does not apply.
+        """The tridiagonal route (class docstring); None if LAPACK fails.
 
         ``bisect``: find the eigenvalues <= 0 alone by bisection (dstebz, ~3 + 20 k us at
         d = 90) rather than all of them (dsterf, ~120 us); a choice of speed, either finds
@@ -147,7 +149,14 @@ class _PsdSolver:
             lam, info = lapack.dsterf(diag, off)
             k = int(np.searchsorted(lam, 0.0))  # eigenvalues < 0
             iblock, isplit = self.iblock, self.isplit
-        if info != 0 or (k and lam[0] < -0.5 * ridge):
+        if info != 0:
+            return None
+        every = k > 0 and lam[0] < -0.5 * ridge  # T + ridge I too ill-conditioned to solve
+        if every:  # all eigenpairs of T
+            lam, z, info = lapack.dstevd(diag, off)
+        elif k:
+            z, info = lapack.dstein(diag, off, lam[:k], iblock, isplit)
+        if info != 0:
             return None
         # Q = diag(1, Q1), Q1 the product of the reflectors below the subdiagonal; the
         # unblocked dormqr (lwork=1) suits one vector, a contiguous copy spares f2py two
@@ -155,18 +164,18 @@ class _PsdSolver:
         c = np.empty(self.d)
         c[0] = u[0]
         c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:, None], 1)[0][:, 0]
-        if k:
-            z, info = lapack.dstein(diag, off, lam[:k], iblock, isplit)
+        if every:
+            x = z @ ((c @ z) / (np.maximum(lam, 0.0) + ridge))
+        else:
+            if k:
+                p = c @ z
+                c -= z @ p
+            _, _, x, info = lapack.dptsv(diag + ridge, off, c[:, None])
             if info != 0:
                 return None
-            p = c @ z
-            c -= z @ p
-        _, _, x, info = lapack.dptsv(diag + ridge, off, c[:, None])
-        if info != 0:
-            return None
-        x = x[:, 0]
-        if k:
-            x += z @ (p / ridge)
+            x = x[:, 0]
+            if k:
+                x += z @ (p / ridge)
         w = np.empty(self.d)
         w[0] = x[0]
         w[1:] = lapack.dormqr("L", "N", refl, tau, x[1:, None], 1)[0][:, 0]
