@@ -85,3 +85,20 @@ def test_benchmark_script_writes_json(tmp_path):
     bench.ADD_STEPS = 50
     rows = bench.main(["--quick", "--out", str(out)])
     assert out.exists() and len(rows) == 2 * 2 * len(bench.COUNTERS)
+
+
+def test_scale_benchmark_repeats_each_job_and_summarises(tmp_path, capsys):
+    # --repeat N runs every job N times (the machine's speed moves between runs) and
+    # prints one summary line per job; a count below 1 is refused before any run
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import scale as bench
+    finally:
+        sys.path.pop(0)
+    with pytest.raises(SystemExit):
+        bench.main(["--quick", "--jobs", "igd", "--repeat", "0"])
+    assert "--repeat must be at least 1, got 0" in capsys.readouterr().err
+    out = tmp_path / "s.json"
+    rows = bench.main(["--quick", "--jobs", "igd", "--repeat", "2", "--out", str(out)])
+    assert out.exists() and [r["job"] for r in rows] == ["igd", "igd"]
+    assert "igd - eps=1: 2 runs, median" in capsys.readouterr().out
