@@ -281,12 +281,14 @@ def clip_rows_l2(rows: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
     return rows, int(np.count_nonzero(norms > bound * (1.0 + 1e-12)))
 
 
-def clip_examples(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float
-                  ) -> tuple[np.ndarray, np.ndarray, int]:
+def clip_examples(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float, *,
+                  copy: bool = True) -> tuple[np.ndarray, np.ndarray, int]:
     """Clip rows of X to l2 norm ``x_bound`` and y to [-y_bound, y_bound]; count the examples.
 
     The data bounds of a loss are what its privacy constants assume, so every learner and
-    batch solver passes its examples through here (the caller's arrays are not modified).
+    batch solver passes its examples through here (the caller's arrays are not modified;
+    ``copy=False``: X is the caller's own copy, and its rows above the bound are scaled in
+    place, sparing a second copy of a whole stream).
 
     Examples
     --------
@@ -299,7 +301,8 @@ def clip_examples(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float
     over_x = norms > x_bound
     over_y = np.abs(y) > y_bound
     if np.any(over_x):
-        X = X.copy()
+        if copy:
+            X = X.copy()
         scale_rows_l2(X, norms, over_x, x_bound)
     y = np.clip(y, -y_bound, y_bound)
     return X, y, int(np.count_nonzero(over_x | over_y))

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpol._validation import as_vector, exceeds_l2
+from dpol._validation import as_vector, clip_examples, exceeds_l2
 from dpol.counters import BinaryTreeCounter
 from dpol.errors import InvalidInputError
 from dpol.learners import PrivateFTAL
@@ -113,3 +113,14 @@ def test_point_argument_refuses_entries_above_max_entry_only():
     over = np.array([0.0, -np.nextafter(MAX_ENTRY, np.inf)])
     with pytest.raises(InvalidInputError, match=r"^x must have entries of magnitude"):
         point_argument("x", over, 2)
+
+
+def test_clip_examples_copies_unless_told_the_rows_are_its_own():
+    # copy=True (default): the caller's X is kept; copy=False: the same array, clipped in
+    # place (run's own copy); both give the same clipped rows and count
+    X = np.array([[3.0, 4.0], [0.1, 0.0]])
+    y = np.array([0.5, -2.0])
+    kept, _, n_kept = clip_examples(X, y, 1.0, 1.0)
+    assert kept is not X and X[0].tolist() == [3.0, 4.0]
+    own, _, n_own = clip_examples(X, y, 1.0, 1.0, copy=False)
+    assert own is X and np.array_equal(own, kept) and n_own == n_kept == 2

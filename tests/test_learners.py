@@ -23,7 +23,10 @@ def test_run_equals_learn_one_loop(name):
     # same seed, same stream: identical released iterates and final model
     X, y = stream(name, T)
     a, b = make(name, T, seed=4), make(name, T, seed=4)
+    given = X.copy(), y.copy()
     trace = a.run(X, y)
+    # run clips its own copy in place: the caller's rows over the bound stay as given
+    assert np.array_equal(X, given[0]) and np.array_equal(y, given[1])
     looped = loop(b, X, y)
     np.testing.assert_allclose(trace.weights, looped, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(trace.final_weights, b.weights, rtol=1e-12, atol=1e-14)
