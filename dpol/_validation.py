@@ -286,9 +286,9 @@ def clip_examples(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float, 
     """Clip rows of X to l2 norm ``x_bound`` and y to [-y_bound, y_bound]; count the examples.
 
     The data bounds of a loss are what its privacy constants assume, so every learner and
-    batch solver passes its examples through here (the caller's arrays are not modified;
-    ``copy=False``: X is the caller's own copy, and its rows above the bound are scaled in
-    place, sparing a second copy of a whole stream).
+    batch solver passes its examples through here (the caller's arrays are not modified).
+    ``copy=False``: X is an array the caller made for this (``run``'s validated copy),
+    and its rows above the bound are scaled in place, sparing a second copy of a stream.
 
     Examples
     --------
