@@ -17,6 +17,7 @@ Prints a table and writes JSON (default benchmarks/results/scale.json).
     python benchmarks/scale.py --epsilons 1 10   # PQFTL at several privacy levels
     python benchmarks/scale.py --jobs pqftl --counters tree blt   # PQFTL's counter
     python benchmarks/scale.py --jobs pqftl --repeat 5   # five runs, then median and max
+    python benchmarks/scale.py --jobs pqftl --generators pcg64 sfc64   # seed's bit generator
 
 PQFTL's cost depends on epsilon: a step whose noisy V_t is positive definite needs two
 Cholesky factorizations, a step where noise makes it indefinite needs the PSD projection
@@ -43,7 +44,13 @@ from _timing import max_rss_mib, meta, speed_line, verdict, write_json
 TARGETS = {"pqftl": (515_345, 90, 60.0, 4.0), "igd": (581_012, 54, 60.0, None)}
 
 
-def child(job: str, rows: int, epsilon: float, counter: str) -> dict:
+#: --generators: the learner's seed. "pcg64" is the int 0 (every target is met with
+#: it); "sfc64" a Generator(SFC64(0)), whose children are SFC64 too (spawn_seeds)
+GENERATORS = ("pcg64", "sfc64")
+
+
+def child(job: str, rows: int, epsilon: float, counter: str, generator: str = "pcg64"
+          ) -> dict:
     """Run one job in this process; return its measurements."""
     import numpy as np
 
@@ -53,24 +60,26 @@ def child(job: str, rows: int, epsilon: float, counter: str) -> dict:
     from dpol.sets import L2Ball
 
     dim = TARGETS[job][1]
+    seed = 0 if generator == "pcg64" else np.random.Generator(np.random.SFC64(0))
     start = time.perf_counter()
     if job == "pqftl":
         stream = linear_regression_stream(rows, dim, seed=0)
         # n_jobs=2: the forked solver process on the second core (PrivateQuadraticFTL)
-        learner = PrivateQuadraticFTL(dim, horizon=rows, epsilon=epsilon, delta=1e-5, seed=0,
-                                      counter=counter, n_jobs=2)
+        learner = PrivateQuadraticFTL(dim, horizon=rows, epsilon=epsilon, delta=1e-5,
+                                      seed=seed, counter=counter, n_jobs=2)
     else:
         alpha = 1e-3  # the smaller of JKT G.2's two (dpol.experiments.jkt_appendix_g)
         stream = logistic_stream(rows, dim, seed=0)
         radius = math.sqrt(2.0 * math.log(2.0) / alpha)  # holds the regularised optimum
         learner = PrivateIGD(dim, loss=Regularized(LogisticLoss(), alpha),
                              domain=L2Ball(dim, radius), horizon=rows, epsilon=epsilon,
-                             delta=1e-5, seed=0)
+                             delta=1e-5, seed=seed)
     data_s = time.perf_counter() - start
     start, cpu = time.perf_counter(), cpu_seconds()
     trace = learner.run(stream.X, stream.y)
     run_s, cpu_s = time.perf_counter() - start, cpu_seconds() - cpu
-    out = {"job": job, "counter": counter if job == "pqftl" else "-", "rows": rows,
+    out = {"job": job, "counter": counter if job == "pqftl" else "-", "generator": generator,
+           "rows": rows,
            "d": dim, "epsilon": epsilon, "data_s": data_s,
            "run_s": run_s, "cpu_s": cpu_s, "peak_rss_mib": max_rss_mib(),
            "mean_loss": float(np.mean(trace.losses))}
@@ -116,25 +125,29 @@ def main(argv=None):
                         help="PQFTL's counters (default: tree, JKT's; blt has less noise)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of each job (the machine's speed moves: see the summary)")
-    parser.add_argument("--child", nargs=4, metavar=("JOB", "ROWS", "EPSILON", "COUNTER"),
+    parser.add_argument("--generators", nargs="+", default=["pcg64"], choices=GENERATORS,
+                        help="the seed's bit generator (default: pcg64, an int seed)")
+    parser.add_argument("--child", nargs=5,
+                        metavar=("JOB", "ROWS", "EPSILON", "COUNTER", "GENERATOR"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        job, rows, eps, counter = args.child
-        print(json.dumps(child(job, int(rows), float(eps), counter)))
+        job, rows, eps, counter, generator = args.child
+        print(json.dumps(child(job, int(rows), float(eps), counter, generator)))
         return None
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
-    runs = [(job, eps, counter) for _ in range(args.repeat) for job in args.jobs
+    runs = [(job, eps, counter, generator) for _ in range(args.repeat) for job in args.jobs
             for eps in (args.epsilons if job == "pqftl" else [1.0])
-            for counter in (args.counters if job == "pqftl" else ["-"])]
+            for counter in (args.counters if job == "pqftl" else ["-"])
+            for generator in args.generators]
     context = meta(quick=args.quick, targets=TARGETS)
     print(speed_line(context["machine_speed"]))
     rows = []
-    for job, eps, counter in runs:
+    for job, eps, counter, generator in runs:
         n = TARGETS[job][0] // (20 if args.quick else 1)
         command = [sys.executable, str(Path(__file__).resolve()), "--child", job, str(n),
-                   str(eps), counter]
+                   str(eps), counter, generator]
         done = subprocess.run(command, check=True, capture_output=True, text=True)
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
         seconds, gib = TARGETS[job][2], TARGETS[job][3]
@@ -142,8 +155,9 @@ def main(argv=None):
         rows[-1]["pass_time"] = rows[-1]["run_s"] <= seconds if full else None
         rows[-1]["pass_memory"] = (rows[-1]["peak_rss_mib"] <= gib * 1024
                                    if full and gib is not None else None)
-    header = (f"{'job':6s} {'counter':8s} {'rows':>8s} {'d':>3s} {'eps':>5s} {'run s':>8s} "
-              f"{'cpu s':>7s} {'data s':>7s} {'peak MiB':>9s} {'indefinite':>10s}  verdict")
+    header = (f"{'job':6s} {'counter':8s} {'rng':6s} {'rows':>8s} {'d':>3s} {'eps':>5s} "
+              f"{'run s':>8s} {'cpu s':>7s} {'data s':>7s} {'peak MiB':>9s} {'indefinite':>10s}"
+              "  verdict")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -151,19 +165,19 @@ def main(argv=None):
         mem = "" if r["pass_memory"] is None else f", memory {verdict(r['pass_memory'])}"
         judged = ("(quick: no target)" if r["pass_time"] is None
                   else f"time {verdict(r['pass_time'])}{mem}")
-        print(f"{r['job']:6s} {r['counter']:8s} {r['rows']:8d} {r['d']:3d} {r['epsilon']:5g} "
-              f"{r['run_s']:8.1f} {r['cpu_s']:7.1f} {r['data_s']:7.1f} {r['peak_rss_mib']:9.0f} "
-              f"{share:>10s}  {judged}")
+        print(f"{r['job']:6s} {r['counter']:8s} {r['generator']:6s} {r['rows']:8d} {r['d']:3d} "
+              f"{r['epsilon']:5g} {r['run_s']:8.1f} {r['cpu_s']:7.1f} {r['data_s']:7.1f} "
+              f"{r['peak_rss_mib']:9.0f} {share:>10s}  {judged}")
     if args.repeat > 1:  # one job's runs differ with the machine's speed, not the code
         print()
 
         def key(r):
-            return r["job"], r["counter"], r["epsilon"]
+            return r["job"], r["counter"], r["generator"], r["epsilon"]
 
-        for job, counter, eps in dict.fromkeys(map(key, rows)):
-            times = sorted(r["run_s"] for r in rows if key(r) == (job, counter, eps))
+        for job, counter, generator, eps in dict.fromkeys(map(key, rows)):
+            times = sorted(r["run_s"] for r in rows if key(r) == (job, counter, generator, eps))
             over = "-" if args.quick else sum(t > TARGETS[job][2] for t in times)
-            print(f"{job} {counter} eps={eps:g}: {len(times)} runs, median "
+            print(f"{job} {counter} {generator} eps={eps:g}: {len(times)} runs, median "
                   f"{statistics.median(times):.1f} s, min {times[0]:.1f} s, max "
                   f"{times[-1]:.1f} s, over the target: {over}")
     write_json(args.out, {"meta": context, "rows": rows})

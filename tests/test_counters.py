@@ -214,6 +214,25 @@ def test_state_round_trip_continues_identically(name, noise):
     assert_same_release(name, ref.run(values)[13:], rest_a)
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_a_generator_seed_keeps_its_bit_generator(name):
+    # seed=Generator(SFC64(s)): every stream of the counter is SFC64 (spawn_seeds, as
+    # numpy's Generator.spawn), run still equals the add loop, and a checkpoint restores
+    # SFC64 although from_state rebuilds the counter from its parameters (on PCG64)
+    def sfc():
+        return np.random.Generator(np.random.SFC64(4))
+
+    values = in_bound_stream(30, 2, seed=8)
+    a, b = make(name, 30, 2, seed=sfc()), make(name, 30, 2, seed=sfc())
+    pcg = make(name, 30, 2, seed=np.random.Generator(np.random.PCG64(4)))
+    assert type(a._source._rng.bit_generator).__name__ == "SFC64"
+    assert_same_release(name, a.run(values[:11]), np.stack([b.add(v) for v in values[:11]]))
+    assert not np.array_equal(pcg.run(values[:11]), make(name, 30, 2, seed=sfc()).run(
+        values[:11]))  # another generator, other draws
+    restored = type(a).from_state(a.get_state())
+    assert np.array_equal(restored.run(values[11:]), a.run(values[11:]))
+
+
 def test_from_state_refuses_a_foreign_state():
     state = BinaryTreeCounter(4, noise_multiplier=1.0).get_state()
     with pytest.raises(InvalidInputError, match="state must come from HonakerTreeCounter"):

@@ -50,6 +50,22 @@ def test_checkpoint_mid_stream_continues_identically(name):
 
 
 @pytest.mark.parametrize("name", ALL)
+def test_a_generator_seed_keeps_its_bit_generator(name):
+    # seed=Generator(SFC64(s)) (the faster normals of docs/benchmarks/performance.md):
+    # run still equals the learn_one loop, and the draws are SFC64's, not PCG64's
+    X, y = stream(name, T, seed=2)
+
+    def sfc():
+        return np.random.Generator(np.random.SFC64(4))
+
+    a, b = make(name, T, seed=sfc()), make(name, T, seed=sfc())
+    trace = a.run(X, y)
+    np.testing.assert_allclose(trace.weights, loop(b, X, y), rtol=1e-12, atol=1e-14)
+    pcg = make(name, T, seed=np.random.Generator(np.random.PCG64(4))).run(X, y)
+    assert not np.allclose(trace.final_weights, pcg.final_weights)
+
+
+@pytest.mark.parametrize("name", ALL)
 def test_different_seeds_give_different_noise(name):
     if name == "pol":
         pytest.skip("POL releases one noisy point, at the end only")

@@ -39,6 +39,32 @@ def test_seed_forms_agree_and_bad_seed_is_refused():
             NoiseSource("gaussian", 2, 1.0, seed=bad)
 
 
+def test_a_generator_seed_gives_children_of_its_kind():
+    # a PCG64 Generator draws what its seed sequence's default_rng children draw (the
+    # streams of every earlier release); an SFC64 one draws from SFC64 children
+    children = np.random.SeedSequence(9).spawn(2)
+    want = {"PCG64": np.random.default_rng(children[0]).standard_normal((3, 2)),
+            "SFC64": np.random.Generator(np.random.SFC64(children[0])).standard_normal((3, 2))}
+    for kind, draws in want.items():
+        gen = np.random.Generator(getattr(np.random, kind)(9))
+        assert np.array_equal(NoiseSource("gaussian", 2, 1.0, seed=gen).draw(3), draws)
+
+
+def test_state_of_another_generator_kind_is_restored_and_a_bad_one_refused():
+    sfc = NoiseSource("gaussian", 2, 1.0, seed=np.random.Generator(np.random.SFC64(3)))
+    sfc.draw(2)
+    state = sfc.get_state()
+    pcg = NoiseSource("gaussian", 2, 1.0, seed=0)  # a from_state rebuild starts on PCG64
+    pcg.set_state(state)
+    assert np.array_equal(pcg.draw(4), sfc.draw(4))
+    twin = NoiseSource("gaussian", 2, 1.0, seed=1)
+    twin.set_state(pcg.get_state())
+    for bad in ({**state, "radius": {"bit_generator": "os"}}, {**state, "main": 3}):
+        with pytest.raises(InvalidInputError, match="state must hold the state of one of"):
+            pcg.set_state(bad)
+    assert np.array_equal(pcg.draw(3), twin.draw(3))  # nothing was replaced
+
+
 @pytest.mark.parametrize("kind", NOISE_KINDS)
 def test_zero_scale_is_exactly_zero(kind):
     assert not NoiseSource(kind, 4, 0.0, seed=0).draw(3).any()

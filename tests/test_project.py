@@ -101,4 +101,4 @@ def test_scale_benchmark_repeats_each_job_and_summarises(tmp_path, capsys):
     out = tmp_path / "s.json"
     rows = bench.main(["--quick", "--jobs", "igd", "--repeat", "2", "--out", str(out)])
     assert out.exists() and [r["job"] for r in rows] == ["igd", "igd"]
-    assert "igd - eps=1: 2 runs, median" in capsys.readouterr().out
+    assert "igd - pcg64 eps=1: 2 runs, median" in capsys.readouterr().out

@@ -47,8 +47,9 @@ class NoiseSource:
     scale : float
     seed : None, int, SeedSequence or Generator
         Only the seed's entropy is used; two child streams are spawned from it (the Gamma
-        mechanism draws directions and radii from separate streams). Secure kinds
-        validate the seed and ignore it: their noise is never reproducible.
+        mechanism draws directions and radii from separate streams), of a Generator's bit
+        generator kind (PCG64 otherwise; ``spawn_seeds``). Secure kinds validate the seed
+        and ignore it: their noise is never reproducible.
     grid : float, optional
         Secure kinds only: the grid g, a power of two <= scale / 2^10 (default
         :func:`~dpol.noise.discrete.grid_spacing` of ``scale``). A mechanism passes the
@@ -142,5 +143,18 @@ class NoiseSource:
                        sorted(state))
         if self.secure:
             return
-        self._rng.bit_generator.state = copy.deepcopy(state["main"])
-        self._radius_rng.bit_generator.state = copy.deepcopy(state["radius"])
+        # both built before either is replaced: a bad state leaves this source as it was
+        self._rng, self._radius_rng = _restored(state["main"]), _restored(state["radius"])
+
+
+def _restored(state: object) -> np.random.Generator:
+    """A Generator in a ``bit_generator.state`` dict's state, of the dict's kind: a counter
+    rebuilt from its parameters starts on PCG64, while the saved one may have drawn from
+    a Generator of another kind (``spawn_seeds``)."""
+    name = state.get("bit_generator") if isinstance(state, dict) else None
+    kind = getattr(np.random, str(name), None)
+    if not (isinstance(kind, type) and issubclass(kind, np.random.BitGenerator)):
+        raise fail("state", "hold the state of one of numpy's bit generators", name)
+    rng = np.random.Generator(kind(0))  # the seed is overwritten at once
+    rng.bit_generator.state = copy.deepcopy(state)
+    return rng
