@@ -77,6 +77,13 @@ def _svec_outer(X: np.ndarray, layout: _Svec, out: np.ndarray | None = None) -> 
     return out
 
 
+def _tridiagonal_eigh(diag: np.ndarray, off: np.ndarray) -> tuple:
+    """All eigenpairs of a symmetric tridiagonal matrix, (lam, z, info): dstevd (divide
+    and conquer, wrapped from scipy 1.16 on), else dstev (implicit QL, same call, slower:
+    only ~0.4% of the steps of the issue-8 stream come here)."""
+    return (getattr(lapack, "dstevd", None) or lapack.dstev)(diag, off)
+
+
 class _PsdSolver:
     """w = (P(S) + ridge I)^-1 u, S symmetric given by its lower packed entries (svec order,
     unscaled), P the projection on the PSD cone (negative eigenvalues set to 0).
@@ -88,12 +95,12 @@ class _PsdSolver:
         w = Q [(T + ridge I)^-1 (c - Z Z^T c) + Z Z^T c / ridge],  c = Q^T u,
     exact, with a tridiagonal solve that is well conditioned (eigenvalues >= ridge/2)
     when lam_min >= -ridge/2; below that (the first, noise-dominated steps) through all
-    eigenpairs of T (dstevd): w = Q Z (Z^T c / (max(lam, 0) + ridge)). Measured at d = 90
-    over the issue-8 stream (one core): the Cholesky route 55-90 us a step (two
-    factorizations: S's tells whether P(S) = S), the tridiagonal one 480-620 us (dsytrd
-    ~35%, dsterf ~30%, dstein on the ~19 negative pairs ~30%) where dsyevd took 700-1000
-    us: it forms all 90 eigenvectors of S (602 against 810 us where all of T's are
-    needed). Below d = 24 dsyevd is faster. Every step runs the same LAPACK calls on the
+    eigenpairs of T (``_tridiagonal_eigh``): w = Q Z (Z^T c / (max(lam, 0) + ridge)).
+    Measured at d = 90 over the issue-8 stream (one core): the Cholesky route 55-90 us a
+    step (two factorizations: S's tells whether P(S) = S), the tridiagonal one 480-620 us
+    (dsytrd ~35%, dsterf ~30%, dstein on the ~19 negative pairs ~30%) where dsyevd took
+    700-1000 us: it forms all 90 eigenvectors of S (602 against 810 us where all of T's
+    are needed). Below d = 24 dsyevd is faster. Every step runs the same LAPACK calls on the
     same numbers whatever the block or process, so ``run`` reproduces ``learn_one`` bit
     for bit.
     """
@@ -153,7 +160,7 @@ class _PsdSolver:
             return None
         every = k > 0 and lam[0] < -0.5 * ridge  # T + ridge I too ill-conditioned to solve
         if every:  # all eigenpairs of T
-            lam, z, info = lapack.dstevd(diag, off)
+            lam, z, info = _tridiagonal_eigh(diag, off)
         elif k:
             z, info = lapack.dstein(diag, off, lam[:k], iblock, isplit)
         if info != 0:
