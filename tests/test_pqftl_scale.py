@@ -212,6 +212,23 @@ def test_tridiagonal_route_takes_every_eigenpair_below_minus_half_the_ridge(monk
     assert not ps._psd_solver(ps._TRIDIAGONAL_DIM - 1).tridiagonal  # small d: dsyevd
 
 
+def test_every_eigenpair_route_without_dstevd_falls_back_to_dstev(monkeypatch):
+    # scipy < 1.16 wraps no dstevd: implicit QL (dstev) gives the same w to rounding (the
+    # tolerance of the test above, where the eigendecomposition's w is the reference)
+    d = 40
+    rng = np.random.default_rng(5)
+    E = rng.normal(size=(d, d))
+    S, u = E + E.T, rng.normal(size=d)
+    ridge = -1.8 * np.linalg.eigvalsh(S)[0]  # below -ridge/2: every eigenpair
+    ap = np.ascontiguousarray(S[ps._svec_layout(d).rows, ps._svec_layout(d).cols])
+    monkeypatch.delattr(ps.lapack, "dstevd", raising=False)
+    assert ps._tridiagonal_eigh(np.ones(3), np.zeros(2))[2] == 0
+    solver = ps._psd_solver(d)
+    w = solver._tridiagonal(solver._unpack(ap), u, ridge)
+    want = reference(S, u, ridge)
+    np.testing.assert_allclose(w, want, rtol=0, atol=1e-14 * np.abs(want).max())
+
+
 @pytest.mark.parametrize("negative", [1, 2, 5, 20, 45])
 def test_bisection_route_finds_every_negative_eigenpair(negative):
     # S with exactly `negative` eigenvalues below 0, some clustered (a double one, tiny
