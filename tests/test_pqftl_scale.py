@@ -220,7 +220,8 @@ def test_every_eigenpair_route_without_dstevd_falls_back_to_dstev(monkeypatch):
     E = rng.normal(size=(d, d))
     S, u = E + E.T, rng.normal(size=d)
     ridge = -1.8 * np.linalg.eigvalsh(S)[0]  # below -ridge/2: every eigenpair
-    ap = np.ascontiguousarray(S[ps._svec_layout(d).rows, ps._svec_layout(d).cols])
+    layout = ps._svec_layout(d)
+    ap = np.ascontiguousarray(S[layout.rows, layout.cols])
     monkeypatch.delattr(ps.lapack, "dstevd", raising=False)
     assert ps._tridiagonal_eigh(np.ones(3), np.zeros(2))[2] == 0
     solver = ps._psd_solver(d)

@@ -195,20 +195,15 @@ class _PsdSolver:
         norm = math.sqrt(float(w @ w))
         return w if norm <= radius else w * (radius / norm)
 
-    def solve_rows(self, V: np.ndarray, U: np.ndarray, ridge: np.ndarray, radius: float,
-                   out: np.ndarray) -> None:
-        """``solve_clipped`` of every row, into ``out``."""
-        for i in range(len(U)):
-            out[i] = self.solve_clipped(V[i], U[i], float(ridge[i]), radius)
-
     def solve_released(self, V: np.ndarray, scale: np.ndarray, U: np.ndarray,
                        ridge: np.ndarray, radius: float, out: np.ndarray,
                        work: np.ndarray) -> None:
-        """``solve_rows`` of the V counter's releases (svec, off-diagonals times sqrt(2)),
-        unscaled into ``work`` (``V`` itself is allowed): one division wherever a chunk is
-        solved, so either process gives the same bits."""
+        """``solve_clipped`` of every row of the V counter's releases (svec, off-diagonals
+        times sqrt(2)) into ``out``, unscaled into ``work`` (``V`` itself is allowed): one
+        division wherever a chunk is solved, so either process gives the same bits."""
         np.divide(V, scale, out=work)
-        self.solve_rows(work, U, ridge, radius, out)
+        for i in range(len(U)):
+            out[i] = self.solve_clipped(work[i], U[i], float(ridge[i]), radius)
 
 
 @functools.lru_cache(maxsize=16)
