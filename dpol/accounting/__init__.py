@@ -11,6 +11,12 @@ from dpol.accounting.calibration import (
     mu_star,
     pure_noise_multiplier,
 )
+from dpol.accounting.events import (
+    MechanismEvent,
+    compose_dp_event,
+    compose_guarantee,
+    derived_guarantee,
+)
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.accounting.window import (
     effective_window,
@@ -21,9 +27,13 @@ from dpol.accounting.window import (
 
 __all__ = [
     "NEIGHBOURING_RELATIONS",
+    "MechanismEvent",
     "PrivacyBudget",
     "PrivacyGuarantee",
     "certified_epsilon",
+    "compose_dp_event",
+    "compose_guarantee",
+    "derived_guarantee",
     "effective_window",
     "gaussian_delta",
     "gaussian_epsilon",

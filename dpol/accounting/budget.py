@@ -10,10 +10,14 @@ What a release can be (:meth:`PrivacyBudget.spend`):
 
 * a ``dp_accounting.DpEvent``, taken in the budget's neighbouring relation with sensitivity
   one (dpol's convention, see :func:`dpol.accounting.certified_epsilon`);
-* an object with a ``dp_event()`` method or ``dp_event`` attribute (every counter, the
-  bandit learners, the kernel regression) -- its ``privacy`` is checked as well;
-* a :class:`~dpol.accounting.PrivacyGuarantee`, or an object whose ``privacy`` is one
-  (most learners), when no event the accountant supports exists (e.g. Gamma noise).
+* an object with ``privacy_events()`` (every counter and learner): charged by the events
+  of the mechanisms it ran (:class:`~dpol.accounting.MechanismEvent`), each checked for
+  its window and neighbouring relation; a pure mechanism the accountant cannot read
+  (Gamma noise) by its exact pure epsilon;
+* any other object with a ``dp_event()`` method or ``dp_event`` attribute -- its
+  ``privacy`` is checked as well;
+* a :class:`~dpol.accounting.PrivacyGuarantee`, or an object whose ``privacy`` is one,
+  when no event the accountant supports exists.
 
 **Composition rule (sound).** Events are composed by the accountant. Guarantees without an
 event are composed by *basic composition* (Dwork, Roth, Thm. 3.16, adaptive too): k
@@ -52,6 +56,7 @@ import math
 import dp_accounting
 
 from dpol._validation import check_choice, check_real, fail
+from dpol.accounting.events import MechanismEvent
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import BudgetExceededError
 
@@ -164,21 +169,49 @@ class PrivacyBudget:
         if g.window is not None and not (isinstance(horizon, int) and g.window >= horizon):
             raise fail("release", "carry an ordinary DP guarantee (window DP with a window "
                        "shorter than the horizon leaves expired elements unprotected)", g)
-        if self.neighbouring == "replace_one" and g.neighbouring == "add_remove":
-            raise fail("release", "be private under replace_one to be charged to a "
-                       "replace_one budget", g)
+        self._check_relation(g.neighbouring, g)
 
-    def _resolve(self, release: object) -> tuple[dp_accounting.DpEvent | None,
-                                                 PrivacyGuarantee | None]:
-        """The event to compose, or else the guarantee to compose by basic composition."""
+    def _check_relation(self, neighbouring: str, release: object) -> None:
+        if self.neighbouring == "replace_one" and neighbouring == "add_remove":
+            raise fail("release", "be private under replace_one to be charged to a "
+                       "replace_one budget", release)
+
+    def _check_mechanism(self, mech: MechanismEvent, release: object) -> None:
+        if not mech.is_full_dp:
+            name = mech.name or "a mechanism"
+            raise fail("release", f"carry an ordinary DP guarantee in every mechanism ({name} "
+                       f"gives window DP with window W={mech.window} over {mech.horizon} "
+                       "releases: expired elements are unprotected)", release)
+        self._check_relation(mech.neighbouring, release)
+
+    def _resolve(self, release: object) -> tuple[list[dp_accounting.DpEvent],
+                                                 list[tuple[float, float]]]:
+        """The events to compose, and the (epsilon, delta) to compose by basic composition.
+
+        An object with ``privacy_events()`` (every counter and learner) is charged by the
+        events of the mechanisms it ran, each checked for its window and relation.
+        """
         if isinstance(release, dp_accounting.DpEvent):
             if not self._accountant.supports(release):
                 raise fail("release", f"be a DpEvent the {self.accountant} accountant "
                            "supports", release)
-            return release, None
+            return [release], []
         if isinstance(release, PrivacyGuarantee):
             self._check_guarantee(release, None)
-            return None, release
+            return [], [(release.epsilon, release.delta)]
+        mechanisms = getattr(release, "privacy_events", None)
+        if callable(mechanisms):
+            events, basic = [], []
+            for mech in mechanisms():
+                self._check_mechanism(mech, release)
+                if mech.pure_epsilon is not None:  # pure DP: basic composition is exact
+                    basic.append((mech.pure_epsilon, 0.0))
+                elif self._accountant.supports(mech.event):
+                    events.append(mech.event)
+                else:
+                    raise fail("release", f"run mechanisms the {self.accountant} accountant "
+                               f"supports ({mech.name}: {mech.event!r})", release)
+            return events, basic
         guarantee = getattr(release, "privacy", None)
         if isinstance(guarantee, PrivacyGuarantee):
             self._check_guarantee(guarantee, getattr(release, "horizon", None))
@@ -190,25 +223,24 @@ class PrivacyBudget:
         if event is not None and not isinstance(event, dp_accounting.DpEvent):
             raise fail("release.dp_event", "be a dp_accounting DpEvent", event)
         if event is not None and self._accountant.supports(event):
-            return event, None
+            return [event], []
         if guarantee is not None:
-            return None, guarantee
-        raise fail("release", "be a DpEvent, a PrivacyGuarantee, or an object with a "
-                   f"dp_event() the {self.accountant} accountant supports or a privacy "
-                   "guarantee", release)
+            return [], [(guarantee.epsilon, guarantee.delta)]
+        raise fail("release", "be a DpEvent, a PrivacyGuarantee, or an object with "
+                   f"privacy_events(), a dp_event() the {self.accountant} accountant "
+                   "supports or a privacy guarantee", release)
 
     def _trial(self, release: object) -> tuple[float, tuple]:
         """Total epsilon after ``release`` and the new state (nothing is changed)."""
-        event, guarantee = self._resolve(release)
+        events, guarantees = self._resolve(release)
         accountant, n_events, pure = self._accountant, self._n_events, self._pure
-        basic = self._basic
-        if event is not None:
+        if events:
             accountant = copy.deepcopy(self._accountant)
-            accountant.compose(event)
-            n_events += 1
-            pure += _pure_epsilon(event)
-        else:
-            basic = [*basic, (guarantee.epsilon, guarantee.delta)]
+            for event in events:
+                accountant.compose(event)
+                pure += _pure_epsilon(event)
+            n_events += len(events)
+        basic = [*self._basic, *guarantees]
         total = self._total(accountant, n_events, pure, basic)
         return total, (accountant, n_events, pure, basic)
 

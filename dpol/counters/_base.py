@@ -32,9 +32,9 @@ from dpol._validation import (
 from dpol.accounting.calibration import (
     gaussian_epsilon,
     gaussian_noise_multiplier,
-    zcdp_epsilon,
     zcdp_gaussian_noise_multiplier,
 )
+from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import HorizonExceededError, NonPrivateWarning, PaperCalibrationWarning
 from dpol.noise.discrete import discrete_gaussian_tau, grid_spacing
@@ -170,11 +170,15 @@ class Counter(ABC):
         self.epsilon = epsilon
         self.noise_multiplier = noise_multiplier
         self._setup_structure()
-        self._noise_multiplier, self._privacy = self._calibrate(epsilon, noise_multiplier)
+        # the epsilon the noise is calibrated for (None: given as a noise multiplier);
+        # ``privacy`` is derived from the events of the noise actually added
+        self._noise_multiplier, self._target = self._calibrate(epsilon, noise_multiplier)
         self.grid: float | None = None  # the grid of secure noise (None: float noise)
         self._tau = 0.0
         if self.noise in SECURE_NOISE_KINDS and self._noise_multiplier > 0.0:
             self._setup_grid()
+        self._privacy = compose_guarantee(self.privacy_events(), self.delta,
+                                          target=self._target)
         self._source = NoiseSource(self.noise, self.dim, self.noise_scale, seed, grid=self.grid)
         self.t = 0
         self.n_clipped_ = 0
@@ -246,9 +250,6 @@ class Counter(ABC):
         if self.noise == "secure" and self.delta > 0.0:
             coords = self.horizon * self._levels * self.dim  # >= the noised values
             self._tau = discrete_gaussian_tau(self.noise_scale / g, coords)
-            real = zcdp_epsilon(0.5 / self._noise_multiplier**2, self.delta, xi=self._tau)
-            if self.epsilon is None or real > self._privacy.epsilon:
-                self._privacy = self._guarantee(real)
 
     def _to_grid(self, rows: np.ndarray) -> np.ndarray:
         """Secure noise: round clipped elements to the nearest grid point, in place.
@@ -314,7 +315,8 @@ class Counter(ABC):
 
     def _calibrate(
         self, epsilon: float | None, noise_multiplier: float | None
-    ) -> tuple[float, PrivacyGuarantee]:
+    ) -> tuple[float, float | None]:
+        """(noise multiplier, the epsilon it was calibrated for or None)."""
         if (epsilon is None) == (noise_multiplier is None):
             raise fail("epsilon / noise_multiplier", "be given exactly one of the two",
                         (epsilon, noise_multiplier))
@@ -326,17 +328,13 @@ class Counter(ABC):
             if z == 0.0:
                 warnings.warn(f"{type(self).__name__} with noise_multiplier=0 adds no noise: "
                               "its releases are not private", NonPrivateWarning, stacklevel=3)
-                return 0.0, self._guarantee(math.inf)
-            if self.noise == "secure":  # zCDP through the RDP accountant (class Privacy)
-                eps = zcdp_epsilon(0.5 / z**2, self.delta) if self.delta > 0 else math.inf
-                return z, self._guarantee(eps)
-            eps = gaussian_epsilon(z, self.delta) if gaussian else 1.0 / z
-            return z, self._guarantee(eps)
+                return 0.0, None
+            return z, None
         eps = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
         if math.isinf(eps):
             warnings.warn(f"{type(self).__name__} with epsilon=inf adds no noise: its releases "
                           "are not private", NonPrivateWarning, stacklevel=3)
-            return 0.0, self._guarantee(math.inf)
+            return 0.0, None
         if gaussian and self.delta == 0.0:
             raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace', 'gamma' or "
                        "'secure_laplace' for pure epsilon-DP)", self.delta)
@@ -344,10 +342,10 @@ class Counter(ABC):
             to_z = (zcdp_gaussian_noise_multiplier if self.noise == "secure"
                     else gaussian_noise_multiplier)
             z = to_z(eps, self.delta) if gaussian else 1.0 / eps
-            return z, self._guarantee(eps)
+            return z, eps
         return self._calibrate_paper(eps)
 
-    def _calibrate_paper(self, eps: float) -> tuple[float, PrivacyGuarantee]:
+    def _calibrate_paper(self, eps: float) -> tuple[float, float]:
         """The published scale for this counter and noise; the real guarantee is recomputed."""
         if self.noise not in self._paper_noises:
             raise fail("calibration", f"be 'tight': {type(self).__name__} has no published "
@@ -364,23 +362,34 @@ class Counter(ABC):
                 f"{citation} gives only ({real:.4g}, {self.delta:g})-DP under {self.neighbouring}"
                 f" at horizon={self.horizon}, not the requested epsilon={eps:g}; "
                 "privacy reports the real guarantee", PaperCalibrationWarning, stacklevel=4)
-        return z, self._guarantee(real)
+        return z, eps
 
     def _paper_scale(self, eps: float) -> tuple[float, str]:
         """(noise scale, citation) of the published calibration (subclasses with presets)."""
         raise NotImplementedError
-
-    def _guarantee(self, eps: float) -> PrivacyGuarantee:
-        delta = self.delta if self._gaussian_kind and math.isfinite(eps) else 0.0
-        return PrivacyGuarantee(eps, delta, self.neighbouring, window=self._window())
 
     def _window(self) -> int | None:
         return None
 
     @property
     def privacy(self) -> PrivacyGuarantee:
-        """The guarantee of the whole sequence of releases (exact for the noise added)."""
+        """The guarantee of the whole sequence of releases, derived from
+        :meth:`privacy_events` (exact for the noise added)."""
         return self._privacy
+
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
+        """The one mechanism this counter runs, with its relation, window and horizon.
+
+        The l2 Gamma mechanism and the discrete Laplace are pure DP at ``1 /
+        noise_multiplier`` (class Privacy); ``pure_epsilon`` carries it.
+        """
+        z = self._noise_multiplier
+        pure = None
+        if not self._gaussian_kind and z > 0.0:
+            pure = 1.0 / z
+        return (MechanismEvent(self.dp_event(), self.neighbouring, window=self._window(),
+                               horizon=self.horizon, pure_epsilon=pure,
+                               name=type(self).__name__),)
 
     @property
     def noise_scale(self) -> float:

@@ -15,7 +15,6 @@ import math
 import numpy as np
 
 from dpol._validation import fail
-from dpol.accounting.calibration import zcdp_epsilon
 from dpol.errors import HorizonExceededError
 from dpol.noise.discrete import discrete_gaussian_tau, grid_spacing
 
@@ -166,7 +165,3 @@ def setup_encoder_grid(counter: object, abs_column_sum: float) -> None:
     counter._extra_sensitivity = coords * (g + 2.0 * err)
     if counter.delta > 0.0:
         counter._tau = discrete_gaussian_tau(counter.noise_scale / g, counter.horizon * dim)
-        real = zcdp_epsilon(0.5 / counter._noise_multiplier**2, counter.delta,
-                            xi=counter._tau)
-        if counter.epsilon is None or real > counter._privacy.epsilon:
-            counter._privacy = counter._guarantee(real)

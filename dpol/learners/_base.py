@@ -14,6 +14,7 @@ import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+import dp_accounting
 import numpy as np
 
 from dpol._validation import (
@@ -25,6 +26,11 @@ from dpol._validation import (
     clip_examples,
     exceeds_l2,
     fail,
+)
+from dpol.accounting.events import (
+    MechanismEvent,
+    compose_dp_event,
+    derived_guarantee,
 )
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import HorizonExceededError, NonPrivateWarning
@@ -203,10 +209,21 @@ class OnlineLearner(Checkpointable, ABC):
     def weights(self) -> np.ndarray:
         """The released (private) iterate, a fresh array."""
 
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:  # TRANSITION: abstract
+        """The events of every mechanism this learner runs: each counter, the output
+        noise, every noisy statistic (empty when nothing data-dependent is released)."""
+        raise NotImplementedError
+
     @property
-    @abstractmethod
     def privacy(self) -> PrivacyGuarantee:
-        """The guarantee of the whole sequence of released iterates."""
+        """The guarantee of the whole sequence of released iterates, derived from
+        :meth:`privacy_events` (window, relation and unit included) by
+        :func:`dpol.accounting.compose_guarantee`; never typed by hand."""
+        return derived_guarantee(self, self.delta, self.epsilon)
+
+    def dp_event(self) -> dp_accounting.DpEvent:
+        """The dp-accounting event of all the mechanisms this learner runs."""
+        return compose_dp_event(self.privacy_events())
 
     @abstractmethod
     def _learn(self, x: np.ndarray, y: float) -> None:

@@ -1,0 +1,317 @@
+"""Privacy events of the mechanisms that ran, and the one function that turns them into a
+guarantee.
+
+A dp-accounting ``DpEvent`` says how much noise a mechanism added relative to its
+sensitivity, but not *whom* it protects: the neighbouring relation the sensitivity was
+computed under, the window of window DP (WDP, Definition 6), the unit (one stream
+element, one loss function). A :class:`MechanismEvent` carries both. Every noisy object
+of dpol lists the events of the mechanisms it actually ran (``privacy_events()``), and
+its ``privacy`` is :func:`compose_guarantee` of that list, never a guarantee typed by
+hand: a window, a relation or a unit cannot be dropped on the way from the mechanism to
+the reported claim, because the claim is computed from them.
+
+Composition rules (all sound, adaptive composition included):
+
+* Gaussian events compose exactly into one Gaussian of ``mu = sqrt(sum 1/z_i^2)``
+  (Dong, Roth, Su 2019, Corollary 3.3), read off through the analytic Gaussian curve
+  (Balle, Wang 2018);
+* zCDP events add their (xi, rho) (Bun, Steinke 2016, Lemma 2.3); a Gaussian joining
+  them counts as ``1/(2 z^2)``-zCDP; the total is certified through dp-accounting's RDP
+  accountant;
+* pure events (Laplace ``1/b``, the l2 Gamma mechanism's stated epsilon) add up (basic
+  composition, Dwork, Roth Theorem 3.16), and add to the (epsilon, delta) of the rest;
+* anything else is handed whole to dp-accounting's PLD accountant (or RDP where PLD
+  refuses it).
+
+Windows: composing a window-DP mechanism with window W with anything gives at best
+window DP with window W (an element leaves the window of that mechanism after W
+releases, and later releases may reveal it), so the guarantee's window is the smallest
+window among the events. A window at least the number of releases is full DP.
+
+Examples
+--------
+>>> import dp_accounting
+>>> tree = MechanismEvent(dp_accounting.GaussianDpEvent(4.0), "replace_one")
+>>> noise = MechanismEvent(dp_accounting.GaussianDpEvent(3.0), "replace_one")
+>>> g = compose_guarantee([tree, noise], 1e-5)  # one Gaussian of z = 1/sqrt(1/16 + 1/9)
+>>> round(g.epsilon, 4) == round(gaussian_epsilon(2.4, 1e-5), 4), round(g.epsilon, 4)
+(True, 1.627)
+>>> windowed = MechanismEvent(dp_accounting.GaussianDpEvent(4.0), window=8, horizon=100)
+>>> str(compose_guarantee([windowed, noise], 1e-5))
+'(1.627, 1e-05)-DP, replace_one, window W=8, unit: one stream element'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import dp_accounting
+
+from dpol._validation import check_choice, check_int, check_real, fail
+from dpol.accounting.calibration import gaussian_epsilon, zcdp_epsilon
+from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
+
+__all__ = [
+    "ELEMENT",
+    "TARGET_TOLERANCE",
+    "MechanismEvent",
+    "compose_dp_event",
+    "compose_guarantee",
+]
+
+#: the unit of privacy of every full-information learner and counter
+ELEMENT = "one stream element"
+#: a derived epsilon at most this much (relative) below the calibration's target is
+#: stated as the target: calibrators stop within 1e-10 of it, on the safe side
+TARGET_TOLERANCE = 1e-6
+#: relative float rounding of a derived epsilon (e.g. ``1 / (1 / epsilon)``) that still
+#: counts as the target; far below the accountants' own float precision
+FLOAT_ROUNDING = 1e-12
+
+
+@dataclass(frozen=True)
+class MechanismEvent:
+    """One mechanism's privacy: its dp-accounting event and whom the event protects.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        The noise relative to the sensitivity (dpol's convention: noise multipliers are
+        scale over the l2 -- or l1 for Laplace -- sensitivity of the mechanism's encoder
+        under ``neighbouring``; account with sensitivity one).
+    neighbouring : {"replace_one", "add_remove"}
+        The relation the sensitivity was derived under.
+    window : int or None
+        W of window DP: the element is protected in the releases of the W steps from its
+        arrival only. None for ordinary DP.
+    horizon : int or None
+        Number of releases of the mechanism; a window of at least ``horizon`` is full DP.
+    unit : str
+        What one neighbour changes: one stream element, one loss function, ...
+    pure_epsilon : float or None
+        The exact pure-DP epsilon of a pure mechanism whose event does not state it: the
+        l2 Gamma mechanism of WDP (``UnsupportedDpEvent``: dp-accounting cannot account
+        it), the discrete Laplace (its ``ZCDpEvent`` is only what RDP accountants read).
+        Composition then counts the mechanism as pure DP at this epsilon.
+    name : str
+        Which mechanism this is (for messages and reports).
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> e = MechanismEvent(dp_accounting.LaplaceDpEvent(2.0), "add_remove", name="noise")
+    >>> e.window, e.is_full_dp
+    (None, True)
+    """
+
+    event: dp_accounting.DpEvent
+    neighbouring: str = "replace_one"
+    window: int | None = None
+    horizon: int | None = None
+    unit: str = ELEMENT
+    pure_epsilon: float | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.event, dp_accounting.DpEvent):
+            raise fail("event", "be a dp_accounting DpEvent", self.event)
+        check_choice("neighbouring", self.neighbouring, NEIGHBOURING_RELATIONS)
+        if self.window is not None:
+            check_int("window", self.window, low=1)
+        if self.horizon is not None:
+            check_int("horizon", self.horizon, low=0)
+        if self.pure_epsilon is not None:
+            check_real("pure_epsilon", self.pure_epsilon, low=0.0, allow_inf=True)
+        if (isinstance(self.event, dp_accounting.UnsupportedDpEvent)
+                and self.pure_epsilon is None):
+            raise fail("pure_epsilon", "be given for an UnsupportedDpEvent (dp-accounting "
+                       "cannot account it)", None)
+
+    @property
+    def is_full_dp(self) -> bool:
+        """False for window DP with a window shorter than the mechanism's releases."""
+        return self.window is None or (self.horizon is not None
+                                       and self.window >= self.horizon)
+
+
+def _leaves(event: dp_accounting.DpEvent, count: int = 1):
+    """(event, count) of the elementary events inside compositions."""
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        for inner in event.events:
+            yield from _leaves(inner, count)
+    elif isinstance(event, dp_accounting.SelfComposedDpEvent):
+        if event.count:
+            yield from _leaves(event.event, count * event.count)
+    else:
+        yield event, count
+
+
+def compose_dp_event(events: Iterable[MechanismEvent]) -> dp_accounting.DpEvent:
+    """The dp-accounting event of all the mechanisms (their composition).
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> compose_dp_event([]) == dp_accounting.NoOpDpEvent()
+    True
+    """
+    inner = [e.event for e in events
+             if not isinstance(e.event, dp_accounting.NoOpDpEvent)]
+    if not inner:
+        return dp_accounting.NoOpDpEvent()
+    return inner[0] if len(inner) == 1 else dp_accounting.ComposedDpEvent(inner)
+
+
+def _common(events: Sequence[MechanismEvent], attribute: str) -> str:
+    values = {getattr(e, attribute) for e in events}
+    if len(values) > 1:
+        raise fail("events", f"share one {attribute} (a guarantee protects one relation "
+                   "and one unit)", sorted(values))
+    return values.pop()
+
+
+def _window(events: Sequence[MechanismEvent]) -> int | None:
+    windows = [e.window for e in events if not e.is_full_dp]
+    return min(windows) if windows else None
+
+
+def _epsilon(events: Sequence[MechanismEvent], delta: float) -> tuple[float, float]:
+    """(epsilon, delta) of the composition; delta is 0 when every event is pure."""
+    mu2 = rho = xi = pure = 0.0
+    other: list[dp_accounting.DpEvent] = []
+    for mech in events:
+        if mech.pure_epsilon is not None:  # a pure-DP mechanism: its exact epsilon
+            pure += mech.pure_epsilon
+            continue
+        for event, count in _leaves(mech.event):
+            if isinstance(event, dp_accounting.NoOpDpEvent):
+                continue
+            if isinstance(event, dp_accounting.NonPrivateDpEvent):
+                return math.inf, 0.0
+            if isinstance(event, dp_accounting.GaussianDpEvent):
+                z = event.noise_multiplier
+                if z == 0.0:
+                    return math.inf, 0.0
+                mu2 += count / z**2
+            elif isinstance(event, dp_accounting.LaplaceDpEvent):
+                b = event.noise_multiplier
+                if b == 0.0:
+                    return math.inf, 0.0
+                pure += count / b
+            elif isinstance(event, dp_accounting.ZCDpEvent):
+                rho += count * event.rho
+                xi += count * event.xi
+            else:
+                other.append(dp_accounting.SelfComposedDpEvent(event, count))
+    if not math.isfinite(pure):
+        return math.inf, 0.0
+    if not (mu2 or rho or xi or other):
+        return pure, 0.0
+    if delta <= 0.0:  # Gaussian-type noise certifies nothing at delta = 0
+        return math.inf, 0.0
+    if other:
+        eps = _accountant_epsilon(mu2, rho, xi, other, delta)
+    elif rho or xi:
+        eps = zcdp_epsilon(rho + mu2 / 2.0, delta, xi=xi)
+    else:
+        eps = gaussian_epsilon(1.0 / math.sqrt(mu2), delta)
+    return eps + pure, delta
+
+
+def _accountant_epsilon(mu2: float, rho: float, xi: float,
+                        other: list[dp_accounting.DpEvent], delta: float) -> float:
+    parts = list(other)
+    if mu2:
+        parts.append(dp_accounting.GaussianDpEvent(1.0 / math.sqrt(mu2)))
+    if rho or xi:
+        parts.append(dp_accounting.ZCDpEvent(rho, xi))
+    event = dp_accounting.ComposedDpEvent(parts)
+    for accountant in (dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4),
+                       dp_accounting.rdp.RdpAccountant()):
+        if accountant.supports(event):
+            accountant.compose(event)
+            return float(accountant.get_epsilon(delta))
+    raise fail("events", "be accountable by dp-accounting's PLD or RDP accountant", event)
+
+
+def compose_guarantee(events: Iterable[MechanismEvent], delta: float, *,
+                      target: float | None = None) -> PrivacyGuarantee:
+    """The guarantee of the composition of ``events``: the one place a claim is made.
+
+    Parameters
+    ----------
+    events : iterable of MechanismEvent
+        Every mechanism that ran (no events: nothing data-dependent was released, (0, 0)).
+    delta : float
+        The delta at which to state epsilon (unused when every event is pure).
+    target : float, optional
+        The epsilon the noise was calibrated for. A derived epsilon at most
+        ``TARGET_TOLERANCE`` (relative) below it is stated as the target (a valid, weaker
+        claim: the calibrators stop just on the safe side; float rounding of
+        ``FLOAT_ROUNDING`` above it counts too); any other derived figure,
+        above the target (a paper formula's erratum) or well below it, is stated as
+        derived.
+
+    Returns
+    -------
+    PrivacyGuarantee
+        With the events' common neighbouring relation and unit (mixing either is a
+        ``ValueError``) and the smallest window among them (None when all are full DP).
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from dpol.accounting import gaussian_noise_multiplier
+    >>> z = gaussian_noise_multiplier(1.0, 1e-5)
+    >>> g = compose_guarantee([MechanismEvent(dp_accounting.GaussianDpEvent(z))], 1e-5,
+    ...                       target=1.0)
+    >>> g.epsilon, compose_guarantee([], 1e-5).epsilon
+    (1.0, 0.0)
+    >>> lap = MechanismEvent(dp_accounting.LaplaceDpEvent(2.0), "add_remove")
+    >>> str(compose_guarantee([lap, lap], 1e-5))  # pure: delta 0
+    '(1, 0)-DP, add_remove, unit: one stream element'
+    """
+    events = tuple(events)
+    for e in events:
+        if not isinstance(e, MechanismEvent):
+            raise fail("events", "contain MechanismEvent objects", e)
+    delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+    if not events:
+        return PrivacyGuarantee(0.0, 0.0)
+    neighbouring = _common(events, "neighbouring")
+    unit = _common(events, "unit")
+    eps, used_delta = _epsilon(events, delta)
+    if not math.isfinite(eps):
+        used_delta = 0.0
+    elif (target is not None
+          and target * (1.0 - TARGET_TOLERANCE) <= eps <= target * (1.0 + FLOAT_ROUNDING)):
+        eps = float(target)
+    return PrivacyGuarantee(eps, used_delta, neighbouring, window=_window(events), unit=unit)
+
+
+def derived_guarantee(owner: object, delta: float, target: float | None) -> PrivacyGuarantee:
+    """``compose_guarantee(owner.privacy_events(), delta, target=target)``, cached on
+    ``owner`` for as long as its events stay the same (how learners state ``privacy``).
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> class Noisy:
+    ...     def privacy_events(self):
+    ...         return (MechanismEvent(dp_accounting.LaplaceDpEvent(4.0)),)
+    >>> str(derived_guarantee(Noisy(), 1e-5, 0.25))
+    '(0.25, 0)-DP, replace_one, unit: one stream element'
+    """
+    events = tuple(owner.privacy_events())
+    key = (events, delta, target)
+    cached = getattr(owner, "_derived_privacy", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    guarantee = compose_guarantee(events, delta, target=target)
+    try:
+        owner._derived_privacy = (key, guarantee)
+    except AttributeError:  # objects without a __dict__ are not cached
+        pass
+    return guarantee
