@@ -47,8 +47,8 @@ class _Tap:
 
 class _TappedBandit(PrivateBanditFrankWolfe):
     def _build_counter(self):
-        counter, guarantee = super()._build_counter()
-        return (None if counter is None else _Tap(counter)), guarantee
+        counter = super()._build_counter()
+        return None if counter is None else _Tap(counter)
 
 
 # ------------------------------------------------------------- 1. sensitivity search

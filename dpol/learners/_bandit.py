@@ -17,12 +17,14 @@ calibrated private counter). Spec: ``specs/private-projection-free-bandit.md`` (
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import dp_accounting
 import numpy as np
 
 from dpol._validation import (
@@ -34,6 +36,7 @@ from dpol._validation import (
     fail,
     spawn_seeds,
 )
+from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.counters import Counter, make_counter
 from dpol.errors import HorizonExceededError, NonPrivateWarning
@@ -299,7 +302,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         self.estimate_bound = n / self.zeta * self.loss_bound
         self._tree_seed, sphere_seed = spawn_seeds(seed, 2)
         self._rng = np.random.default_rng(sphere_seed)
-        self._counter, self._privacy = self._build_counter()
+        self._counter = self._build_counter()
         self.t = 0
         self.n_clipped_ = 0
         self.n_oracle_calls_ = 0
@@ -314,8 +317,8 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
 
     # ------------------------------------------------------------------ counter
     @abstractmethod
-    def _build_counter(self) -> tuple[Counter | None, PrivacyGuarantee]:
-        """The counter of the n_batches - 1 used batch sums (None if none) and the guarantee."""
+    def _build_counter(self) -> Counter | None:
+        """The counter of the n_batches - 1 used batch sums (None if there are none)."""
 
     @property
     def n_releases(self) -> int:
@@ -341,23 +344,35 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
                                 neighbouring="replace_one",
                                 seed=None if probe else self._tree_seed, **kwargs)
 
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
+        """The counter's event, protecting one loss function under the learner's relation.
+
+        The counter is told replace-one with the learner's per-summand sensitivity (see
+        ``_make_counter``): neighbouring loss sequences under the learner's relation give
+        batch sums within that sensitivity, so its event protects one loss function under
+        the learner's relation. Its window (if any) and horizon are kept.
+        """
+        if self._counter is None:  # one batch: every point is data-independent
+            return ()
+        return tuple(dataclasses.replace(e, neighbouring=self.neighbouring, unit=UNIT)
+                     for e in self._counter.privacy_events())
+
     @property
     def privacy(self) -> PrivacyGuarantee:
-        """The guarantee of the whole sequence of played points."""
-        return self._privacy
+        """The guarantee of the whole sequence of played points, derived from
+        :meth:`privacy_events` (the points are post-processing of the counter's releases
+        and of data-free sphere directions)."""
+        return derived_guarantee(self, getattr(self, "delta", 0.0),
+                                 getattr(self, "epsilon", None))
 
     @property
     def noise_scale(self) -> float:
         """Per-node noise scale of the counter (Gaussian std, Laplace scale, Gamma theta)."""
         return 0.0 if self._counter is None else self._counter.noise_scale
 
-    def dp_event(self) -> object:
+    def dp_event(self) -> dp_accounting.DpEvent:
         """The counter's dp-accounting event (the played points are post-processing)."""
-        import dp_accounting
-
-        if self._counter is None:
-            return dp_accounting.NoOpDpEvent()
-        return self._counter.dp_event()
+        return compose_dp_event(self.privacy_events())
 
     # ------------------------------------------------------------------ one round
     @property

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
-from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.counters import BinaryTreeCounter, Counter
-from dpol.learners._bandit import UNIT, BanditFrankWolfeBase
+from dpol.learners._bandit import BanditFrankWolfeBase
 
 __all__ = ["BanditFrankWolfe"]
 
@@ -45,8 +42,7 @@ class BanditFrankWolfe(BanditFrankWolfeBase):
     (1, 10, 10)
     """
 
-    def _build_counter(self) -> tuple[Counter | None, PrivacyGuarantee]:
+    def _build_counter(self) -> Counter | None:
         if self.n_releases == 0:
-            return None, PrivacyGuarantee(0.0, 0.0, self.neighbouring, unit=UNIT)
-        counter = self._make_counter(BinaryTreeCounter, noise_multiplier=0.0)
-        return counter, PrivacyGuarantee(math.inf, 0.0, self.neighbouring, unit=UNIT)
+            return None
+        return self._make_counter(BinaryTreeCounter, noise_multiplier=0.0)

@@ -6,12 +6,11 @@ import math
 import warnings
 
 from dpol._validation import check_choice, check_real, fail
-from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.accounting.presets import env_bandit_gaussian_sigma, env_bandit_laplace_scale
 from dpol.accounting.presets._common import LOG_READINGS
 from dpol.counters import BinaryTreeCounter, Counter, resolve_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
-from dpol.learners._bandit import UNIT, BanditFrankWolfeBase
+from dpol.learners._bandit import BanditFrankWolfeBase
 from dpol.noise.source import NOISE_KINDS, SECURE_NOISE_KINDS
 
 __all__ = ["PrivateBanditFrankWolfe"]
@@ -93,6 +92,13 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     relation the two batch sums are nonzero (a removed loss leaves the other summands), so
     the counter is told replace-one with that element sensitivity: secure noise then
     charges the rounding of both sums, Delta_2 + g sqrt(n), not the add/remove half.
+
+    The guarantee is derived from the counter's events (``privacy_events``), relabelled
+    with the learner's relation and unit (one loss function). A counter that gives only
+    window DP over the batch sums (``counter="window"`` with a window shorter than the
+    m - 1 sums) is refused: a loss would be protected in W batch sums only, while every
+    later played point depends on it, and ENV's analysis needs full DP of the counter.
+    A window of at least m - 1 is full DP and accepted.
 
     ``calibration="tight"`` (default): the counter over the m - 1 used batch sums (the last
     one is never used, A9) is calibrated for the learner's whole (epsilon, delta) with that
@@ -189,20 +195,15 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     def is_private(self) -> bool:
         return math.isfinite(self.epsilon)
 
-    def _guarantee(self, counter: Counter) -> PrivacyGuarantee:
-        p = counter.privacy
-        return PrivacyGuarantee(p.epsilon, p.delta, self.neighbouring, unit=UNIT)
-
-    def _build_counter(self) -> tuple[Counter | None, PrivacyGuarantee]:
+    def _build_counter(self) -> Counter | None:
         if self.n_releases == 0:  # one batch: every point is data-independent
-            return None, PrivacyGuarantee(0.0, 0.0, self.neighbouring, unit=UNIT)
+            return None
         cls, options = self._counter_cls, {"noise": self.noise, **self.counter_options}
         if not self.is_private:
-            counter = self._make_counter(cls, noise_multiplier=0.0, **options)
-            return counter, PrivacyGuarantee(math.inf, 0.0, self.neighbouring, unit=UNIT)
+            return self._make_counter(cls, noise_multiplier=0.0, **options)
         if self.calibration == "tight":
             counter = self._make_counter(cls, epsilon=self.epsilon, delta=self.delta, **options)
-            return counter, self._guarantee(counter)
+            return self._full_dp(counter)
         options.setdefault("padded", True)
         T, n, L = self.horizon, self.dim, self.lipschitz
         if self.noise == "laplace":
@@ -215,13 +216,25 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         # the counter's noise_multiplier is relative to its own sensitivity; read it off a
         # probe (unseeded: the real counter's seed must not be spawned twice)
         probe = self._make_counter(cls, noise_multiplier=1.0, probe=True, **options)
-        counter = self._make_counter(cls, noise_multiplier=scale / probe.noise_scale,
-                                     delta=self.delta, **options)
-        guarantee = self._guarantee(counter)
+        counter = self._full_dp(self._make_counter(
+            cls, noise_multiplier=scale / probe.noise_scale, delta=self.delta, **options))
+        guarantee = counter.privacy
         if guarantee.epsilon > self.epsilon * (1.0 + 1e-9):
             warnings.warn(f"{cite} gives only ({guarantee.epsilon:.4g}, {guarantee.delta:g})"
                           f"-DP at horizon={T}, dim={n} under the per-summand sensitivity "
                           f"2 (n/zeta) B = {self.element_sensitivity:.4g} (spec 2.7), not the "
                           f"requested epsilon={self.epsilon:g}; privacy reports the real "
                           "guarantee", PaperCalibrationWarning, stacklevel=4)
-        return counter, guarantee
+        return counter
+
+    def _full_dp(self, counter: Counter) -> Counter:
+        """Refuse a counter whose guarantee is window DP over the batch sums (Privacy)."""
+        for event in counter.privacy_events():
+            if not event.is_full_dp:
+                raise fail("counter_options", f"give a window of at least the "
+                           f"{self.n_releases} batch sums (ENV's analysis needs full DP of "
+                           f"the counter: with window W={event.window} a loss is protected "
+                           "in W batch sums only, and every later played point depends on "
+                           "it); use counter='tree' or a larger window",
+                           self.counter_options)
+        return counter

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from dpol._validation import fail, spawn_seeds
-from dpol.accounting.guarantee import PrivacyGuarantee
+from dpol.accounting.events import MechanismEvent
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
 from dpol.learners._base import OnlineLearner
@@ -71,8 +71,9 @@ class PrivateFTAL(OnlineLearner):
     ``element_sensitivity``). The paper calibration keeps WDP's 2L. Add/remove: L. The
     iterates are post-processing of the counter's releases, and the
     inputs' adaptivity is covered by the counter's Gaussian-DP / basic composition
-    argument (WDP spec 3.2(d)), so the learner's guarantee is the counter's: window DP
-    with window W (expired elements are not protected), or DP when window is None.
+    argument (WDP Section III), so the learner's guarantee is derived from the counter's
+    event (``privacy_events``): window DP with window W (expired elements are not
+    protected), or DP when window is None (the window tree then runs with W = T).
     Calibration "tight" / "paper" is passed to the counter (paper: WDP Lemmas 1 and 3).
 
     Examples
@@ -118,9 +119,14 @@ class PrivateFTAL(OnlineLearner):
         if self.window is not None:
             if cls is not WindowTreeCounter:
                 raise fail("counter", "be 'window' when a window is given", counter)
+            if options.get("window", self.window) != self.window:
+                raise fail("counter_options", f"not give a window other than window="
+                           f"{self.window}", options)
             options["window"] = self.window
         elif cls is WindowTreeCounter:
-            options["window"] = self.horizon  # W = T: the full-stream guarantee
+            # W = T: the full-stream guarantee, unless the options ask for a window (then
+            # the counter's events carry it into ``privacy``)
+            options.setdefault("window", self.horizon)
         kwargs = {"epsilon": self.epsilon} if self.is_private else {"noise_multiplier": 0.0}
         if self.calibration == "tight" and "element_sensitivity" not in options:
             # the exact change of one data gradient at the public iterate (Privacy)
@@ -136,11 +142,9 @@ class PrivateFTAL(OnlineLearner):
                                 noise=self.noise, seed=spawn_seeds(self.seed, 1)[0],
                                 **kwargs, **options)
 
-    @property
-    def privacy(self) -> PrivacyGuarantee:
-        g = self._counter.privacy
-        window = None if self.window is None else g.window
-        return PrivacyGuarantee(g.epsilon, g.delta, g.neighbouring, window=window)
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
+        """The gradient-sum counter's event: the only mechanism (Privacy)."""
+        return self._counter.privacy_events()
 
     @property
     def weights(self) -> np.ndarray:
