@@ -23,6 +23,7 @@ from dpol.evaluation import (
     audit_bandit,
     bandit_releases,
     expected_gaussian_audit,
+    under_noised,
     worst_case_bandit_losses,
 )
 from dpol.learners import BanditFrankWolfe, PrivateBanditFrankWolfe
@@ -32,18 +33,13 @@ T, DIM, EPSILON, DELTA = 25, 2, 1.0, 1e-2
 BOX = Box(0.0, 1.0, dim=DIM)
 
 
-class _HalfNoiseBandit(PrivateBanditFrankWolfe):
-    """The same learner and claim, with half the counter's calibrated noise multiplier."""
-
-    def _build_counter(self):
-        full, guarantee = super()._build_counter()
-        half = self._make_counter(self._counter_cls, noise=self.noise,
-                                  noise_multiplier=full.noise_scale / full.sensitivity / 2.0)
-        return half, guarantee
-
-
-def private(cls=PrivateBanditFrankWolfe, **kw):
-    return lambda seed: cls(BOX, horizon=T, epsilon=EPSILON, delta=DELTA, seed=seed, **kw)
+def private(factor=1.0, **kw):
+    """The learner, or its twin with ``factor`` times the counter's noise (same claim)."""
+    def make(seed):
+        learner = PrivateBanditFrankWolfe(BOX, horizon=T, epsilon=EPSILON, delta=DELTA,
+                                          seed=seed, **kw)
+        return learner if factor == 1.0 else under_noised(learner, factor)
+    return make
 
 
 def noiseless(**kw):
@@ -87,11 +83,11 @@ def test_turned_noiseless_sums_are_the_element_on_e1(mode):
     make = noiseless(**options)
     learner = make(0)
     (C, b), _ = worst_case_bandit_losses(learner)
-    sums = bandit_releases(make, (C, b), 20, seed=1)
+    sums = bandit_releases(make, (C, b), 20, seed=1, release="sums")
     target = np.tile([DIM / learner.zeta * learner.loss_bound, 0.0], learner.n_releases)
     np.testing.assert_allclose(sums, np.broadcast_to(target, sums.shape), rtol=0, atol=1e-12)
     # and every copy explores its own directions: no two runs play the same points
-    points = bandit_releases(make, (C, b), 20, seed=1, release="points")
+    points = bandit_releases(make, (C, b), 20, seed=1)  # the default: played points
     assert len(np.unique(points.round(12), axis=0)) == 20
 
 
@@ -105,7 +101,8 @@ def test_turned_sums_have_the_counters_law():
     make, n = private(), 2_000
     learner = make(0)
     (C, b), _ = worst_case_bandit_losses(learner)
-    sums = bandit_releases(make, (C, b), n, seed=2).reshape(n, learner.n_releases, DIM)
+    sums = bandit_releases(make, (C, b), n, seed=2, release="sums").reshape(
+        n, learner.n_releases, DIM)
     variance = (np.array([1, 1, 2, 1]) * learner.noise_scale**2)[:, None]  # popcount(R)
     mean = np.zeros((learner.n_releases, DIM))
     mean[:, 0] = DIM / learner.zeta * learner.loss_bound
@@ -138,20 +135,20 @@ def test_a_single_batch_bandit_has_no_sums_to_audit():
         return BanditFrankWolfe(BOX, horizon=2, zeta=0.5, seed=seed)
 
     with pytest.raises(InvalidInputError, match="factory"):
-        audit_bandit(one_batch, n_runs=10)
+        audit_bandit(one_batch, n_runs=10, release="sums")
 
 
 # ------------------------------------------------------------------------ the audits
 def test_a_noiseless_bandit_is_flagged_by_both_releases():
     # the audit can fail. Sums: without noise all 100 held-out runs of each side separate
     # (the turned first coordinate is +-(n/zeta) B), the largest bound 100 runs can show.
-    result = audit_bandit(noiseless(), n_runs=200, claimed=CLAIMED, seed=1)
+    result = audit_bandit(noiseless(), n_runs=200, claimed=CLAIMED, seed=1, release="sums")
     assert result.epsilon_lower == pytest.approx(held_out_separation_bound(100), rel=1e-9)
     # Points: batches 3-5 play x~_2.. = c -+ eta (n/zeta) B u_0 = c -+ 0.46 u_0 (inside the
     # box) plus the exploration zeta u_t, zeta / sqrt(n) = 0.63 per coordinate: 15 points
     # put the sides ~0.92 sqrt(15) / 0.63 = 5.6 sd apart, almost always separated. The LDA
     # fits 50 coordinates, so 200 training runs a side (measured: 197/200 vs 0/200, 3.95)
-    result = audit_bandit(noiseless(), n_runs=400, claimed=CLAIMED, seed=1, release="points")
+    result = audit_bandit(noiseless(), n_runs=400, claimed=CLAIMED, seed=1)  # the points
     assert not result.passed, result.summary()
 
 
@@ -176,12 +173,13 @@ def test_half_noise_bandit_twin_is_flagged():
     # (module docstring): expected_gaussian_audit gives 1.77 with se 0.21 on 3000 held-out
     # runs a side, 3.6 se above the claimed 1; and the bound must stay below the twin's
     # true epsilon, gaussian_epsilon(1 / (2 mu*), 1e-2) = 2.52
-    real, twin = private()(0), private(_HalfNoiseBandit)(0)
+    real, twin = private()(0), private(0.5)(0)
     assert twin.noise_scale == pytest.approx(real.noise_scale / 2.0, rel=1e-12)
-    assert twin.privacy == real.privacy == CLAIMED  # the claim stays
+    assert real.privacy == CLAIMED
     mu = 2.0 * mu_star(EPSILON, DELTA)
     expected, se = expected_gaussian_audit(mu, N_TWIN // 2, delta=DELTA)
     assert expected - 3.0 * se > EPSILON
-    result = audit_bandit(private(_HalfNoiseBandit), n_runs=N_TWIN, claimed=CLAIMED, seed=3)
+    result = audit_bandit(private(0.5), n_runs=N_TWIN, claimed=CLAIMED, seed=3,
+                          release="sums")
     assert not result.passed, result.summary()
     assert result.epsilon_lower <= gaussian_epsilon(1.0 / mu, DELTA)

@@ -6,24 +6,22 @@
   error, and held-out accuracy;
 * :mod:`dpol.evaluation.excess_risk` — KNJ's excess empirical risk of every release;
 * :mod:`dpol.evaluation.audit` — empirical DP audits: a lower bound on epsilon from many
-  runs of a counter, learner or bandit learner on two neighbouring streams (the learners'
-  runs in :mod:`dpol.evaluation.audit_learners`).
+  runs of a counter, learner or bandit learner on two neighbouring streams (the statistics;
+  the runs in :mod:`~dpol.evaluation.audit_counters`, :mod:`~dpol.evaluation.audit_learners`
+  and :mod:`~dpol.evaluation.audit_bandit`, the neighbouring pairs that attain a learner's
+  declared sensitivity and the under-noised twins in :mod:`~dpol.evaluation.audit_pairs`,
+  every learner and counter kind in :mod:`~dpol.evaluation.audit_suite`).
 """
 
-from dpol.evaluation.audit import (
-    AuditResult,
-    audit,
-    audit_bandit,
-    audit_counter,
-    audit_learner,
-    audit_releases,
-    bandit_releases,
-    counter_releases,
-    expected_gaussian_audit,
-    learner_releases,
-    worst_case_bandit_losses,
+from dpol.evaluation.audit import AuditResult, audit, audit_releases, expected_gaussian_audit
+from dpol.evaluation.audit_bandit import audit_bandit, bandit_releases, worst_case_bandit_losses
+from dpol.evaluation.audit_counters import audit_counter, counter_releases, worst_case_streams
+from dpol.evaluation.audit_learners import audit_learner, learner_releases
+from dpol.evaluation.audit_pairs import (
+    Attainment,
+    sensitivity_attainment,
+    under_noised,
     worst_case_learner_streams,
-    worst_case_streams,
 )
 from dpol.evaluation.excess_risk import ExcessRisk, excess_empirical_risk, released_models
 from dpol.evaluation.prequential import (
@@ -40,6 +38,7 @@ from dpol.evaluation.regret import (
 )
 
 __all__ = [
+    "Attainment",
     "AuditResult",
     "ExcessRisk",
     "FixedPointResult",
@@ -61,6 +60,8 @@ __all__ = [
     "prequential_accuracy",
     "prequential_mse",
     "released_models",
+    "sensitivity_attainment",
+    "under_noised",
     "worst_case_bandit_losses",
     "worst_case_learner_streams",
     "worst_case_streams",

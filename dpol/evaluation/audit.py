@@ -1,4 +1,4 @@
-"""Empirical differential-privacy audits of counters and learners (layer L5).
+"""Empirical differential-privacy audits: the statistics (layer L5).
 
 An audit runs a mechanism many times on two neighbouring streams, applies threshold tests
 to a released statistic and turns the counts into a **lower bound** on epsilon at the
@@ -16,50 +16,35 @@ is a privacy violation at that confidence; a bound below it proves nothing about
 Gaussian counters) the discriminant is the likelihood-ratio test, so the audit is close to
 tight: :func:`expected_gaussian_audit` predicts its bound, which is how to choose ``n_runs``.
 
-Under window DP (``privacy.window`` = W) an element at position p is protected only in the
-releases p+1 .. p+W (1-based), so only releases up to that one are audited.
+Under window DP (``privacy.window`` = W) an element is protected only in the W releases
+from the first one that depends on it (WDP Definition 6); :func:`audited_rows` selects
+those, and only those, for the audit.
 
-This module holds the statistics, the counters' runs and the generic :func:`audit`; the
-runs of learners (full-information and bandit) live in :mod:`dpol.evaluation.audit_learners`
-and are re-exported here.
+This module holds the statistics and the generic :func:`audit`; it imports no runner. The
+runs live in :mod:`dpol.evaluation.audit_counters` (counters),
+:mod:`dpol.evaluation.audit_learners` (full-information learners) and
+:mod:`dpol.evaluation.audit_bandit` (bandit learners); the neighbouring pairs and the
+under-noised twins in :mod:`dpol.evaluation.audit_pairs`.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from dpol._validation import (
-    as_matrix,
-    check_choice,
-    check_int,
-    check_real,
-    clip_rows_l2,
-    fail,
-    spawn_seeds,
-)
-from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
-from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
+from dpol._validation import as_matrix, check_int, check_real, fail, spawn_seeds
+from dpol.accounting.guarantee import PrivacyGuarantee
 
 __all__ = [
     "AuditResult",
     "audit",
-    "audit_bandit",
-    "audit_counter",
-    "audit_learner",
     "audit_releases",
-    "bandit_releases",
-    "counter_releases",
+    "audited_rows",
     "expected_gaussian_audit",
-    "learner_releases",
-    "worst_case_bandit_losses",
-    "worst_case_learner_streams",
-    "worst_case_streams",
 ]
 
 
@@ -294,156 +279,6 @@ def expected_gaussian_audit(mu: float, n_test: int, *, delta: float,
     return float(values[i]), float(math.sqrt((1 - p[i]) / (n * p[i]) + (1 - q[i]) / (n * q[i])))
 
 
-# ---------------------------------------------------------------------------- streams
-def worst_case_streams(horizon: int, dim: int = 1, bound: float = 1.0, *, position: int = 0,
-                       neighbouring: str = "replace_one") -> tuple[np.ndarray, np.ndarray]:
-    """Two neighbouring counter streams that differ by the most one element can.
-
-    Zeros everywhere except row ``position``: ``+bound e_1`` against ``-bound e_1``
-    (replace-one: the change 2 bound is the sensitivity) or against zero (add/remove).
-
-    Examples
-    --------
-    >>> a, b = worst_case_streams(3, 2, 0.5)
-    >>> a[0], b[0], bool(np.all(a[1:] == b[1:]))
-    (array([0.5, 0. ]), array([-0.5,  0. ]), True)
-    """
-    horizon, dim = check_int("horizon", horizon, low=1), check_int("dim", dim, low=1)
-    bound = check_real("bound", bound, low=0.0, low_open=True)
-    position = _check_position(position, horizon)
-    relation = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
-    a, b = np.zeros((horizon, dim)), np.zeros((horizon, dim))
-    a[position, 0] = bound
-    b[position, 0] = -bound if relation == "replace_one" else 0.0
-    return a, b
-
-
-def _check_position(position: int, horizon: int) -> int:
-    position = check_int("position", position, low=0)
-    if position >= horizon:
-        raise fail("position", f"be < horizon={horizon}", position)
-    return position
-
-
-def _protected_rows(privacy: PrivacyGuarantee, position: int, n_rows: int) -> int:
-    """Releases 1 .. position + W are the ones window DP protects (all without a window)."""
-    return n_rows if privacy.window is None else min(n_rows, position + privacy.window)
-
-
-# ---------------------------------------------------------------------------- counters
-def counter_releases(counter: object, stream: object, n_runs: int, *, rows: int | None = None,
-                     seed: object = None, batch_size: int = 65_536) -> np.ndarray:
-    """``n_runs`` independent runs of a fresh copy of ``counter`` on ``stream``, flattened.
-
-    Gaussian and Laplace noise are i.i.d. across coordinates, so B runs come from one
-    counter of dimension B*dim fed the stream in every block of coordinates: its bound
-    is sqrt(B) bound (the block vector of B rows of norm <= bound is never clipped; the
-    stream is clipped to ``bound`` first, as the counter itself would) and its
-    ``element_sensitivity`` is set so that its per-coordinate noise scale equals
-    ``counter.noise_scale`` (checked, with the structure, before use). Other noises, or a
-    counter that cannot be rebuilt so, are run one fresh copy per run.
-
-    Returns an array (n_runs, rows * dim): releases 1..rows (default: all) of each run.
-
-    Examples
-    --------
-    >>> from dpol.counters import BinaryTreeCounter
-    >>> c = BinaryTreeCounter(8, epsilon=1.0, delta=1e-5)
-    >>> counter_releases(c, np.ones((8, 1)), 100, rows=3, seed=0).shape
-    (100, 3)
-    """
-    n_runs = check_int("n_runs", n_runs, low=1)
-    batch_size = check_int("batch_size", batch_size, low=1)
-    values = as_matrix("stream", stream, counter.dim)
-    if len(values) > counter.horizon:
-        raise fail("stream", f"have at most horizon={counter.horizon} rows", values)
-    rows = len(values) if rows is None else min(check_int("rows", rows, low=1), len(values))
-    values, _ = clip_rows_l2(values, counter.bound)
-    params = counter.get_state()["params"]
-    rng = np.random.default_rng(spawn_seeds(seed, 1)[0])
-    out, done = [], 0
-    while done < n_runs:
-        size = min(batch_size, n_runs - done)
-        batched = _batched_counter(counter, params, size, rng) if size > 1 else None
-        if batched is None:
-            out.extend(_fresh_counter(counter, params, rng).run(values)[:rows].ravel()
-                       for _ in range(size))
-        else:
-            release = batched.run(np.tile(values, (1, size)))  # (T, size * dim)
-            if batched.n_clipped_:  # impossible by the choice of bound; never audit it
-                raise RuntimeError("the batched audit counter clipped an element")
-            out.extend(release[:rows].reshape(rows, size, counter.dim).transpose(1, 0, 2)
-                       .reshape(size, rows * counter.dim))
-        done += size
-    return np.asarray(out)
-
-
-def _fresh_counter(counter: object, params: dict, rng: np.random.Generator, **changes):
-    with warnings.catch_warnings():  # the template already warned about its calibration
-        warnings.simplefilter("ignore", PaperCalibrationWarning)
-        warnings.simplefilter("ignore", NonPrivateWarning)
-        return type(counter)(**{**params, "seed": int(rng.integers(2**63)), **changes})
-
-
-def _batched_counter(counter: object, params: dict, size: int, rng: np.random.Generator):
-    if counter.noise not in ("gaussian", "laplace"):
-        return None
-    node = counter.node_sensitivity  # Laplace's l1 calibration grows with sqrt(dim): undo it
-    element = node if counter.noise == "gaussian" else node / math.sqrt(size)
-    try:
-        batched = _fresh_counter(counter, params, rng, dim=counter.dim * size,
-                                 bound=counter.bound * math.sqrt(size) * (1.0 + 1e-9),
-                                 element_sensitivity=element)
-    except (TypeError, ValueError):
-        return None
-    same = (math.isclose(batched.noise_scale, counter.noise_scale, rel_tol=1e-9)
-            and batched.levels == counter.levels and batched.noise == counter.noise)
-    return batched if same else None
-
-
-def audit_counter(counter: object, *, n_runs: int, claimed: PrivacyGuarantee | None = None,
-                  streams: tuple | None = None, position: int = 0, seed: object = None,
-                  **options) -> AuditResult:
-    """Audit a counter: ``n_runs`` runs per stream of fresh copies of ``counter``.
-
-    Parameters
-    ----------
-    counter : Counter
-        A template (its parameters are copied; it is not run).
-    n_runs : int
-        Runs per stream (half fit the statistic, half are held out; see
-        :func:`expected_gaussian_audit` to choose it).
-    claimed : PrivacyGuarantee, optional
-        The guarantee to test (default ``counter.privacy``; give the original's to audit
-        an under-noised twin against it).
-    streams : (stream_a, stream_b), optional
-        Default :func:`worst_case_streams` at ``position``, the index of the differing
-        element (under window DP only the releases that protect it are audited).
-    seed, **options
-        ``seed`` of the runs; ``statistic``, ``confidence``, ``train_fraction`` go to
-        :func:`audit_releases`.
-
-    Examples
-    --------
-    >>> from dpol.counters import BinaryTreeCounter
-    >>> c = BinaryTreeCounter(8, epsilon=1.0, delta=1e-5)
-    >>> result = audit_counter(c, n_runs=20_000, seed=0)
-    >>> round(result.epsilon_lower, 3), result.passed
-    (0.44, True)
-    """
-    claimed = counter.privacy if claimed is None else claimed
-    if streams is None:
-        streams = worst_case_streams(counter.horizon, counter.dim, counter.bound,
-                                     position=position, neighbouring=claimed.neighbouring)
-    position = _check_position(position, counter.horizon)
-    seed_a, seed_b = spawn_seeds(seed, 2)
-    rows = _protected_rows(claimed, position, counter.horizon)
-    a, b = (counter_releases(counter, s, n_runs, rows=rows, seed=q)
-            for s, q in zip(streams, (seed_a, seed_b), strict=True))
-    return audit_releases(a, b, epsilon=claimed.epsilon, delta=claimed.delta,
-                          name=type(counter).__name__, **options)
-
-
 def audit(release: Callable, stream_a: object, stream_b: object, *, n_runs: int,
           claimed: PrivacyGuarantee, seed: object = None, name: str = "mechanism",
           **options) -> AuditResult:
@@ -468,12 +303,37 @@ def audit(release: Callable, stream_a: object, stream_b: object, *, n_runs: int,
                           **options)
 
 
-# the learners' runners import the statistics above: imported last, re-exported here
-from dpol.evaluation.audit_learners import (  # noqa: E402
-    audit_bandit,
-    audit_learner,
-    bandit_releases,
-    learner_releases,
-    worst_case_bandit_losses,
-    worst_case_learner_streams,
-)
+def audited_rows(claimed: PrivacyGuarantee, first: int, n_rows: int) -> slice:
+    """The releases an audit of ``claimed`` reads, as a slice of the ``n_rows`` releases.
+
+    ``first`` is the index of the first release that depends on the differing element.
+    Without a window (DP of the whole transcript) every release is read. Under window DP
+    with window W (WDP Definition 6: element i is protected in the releases at times
+    i .. i+W-1) only the W releases ``first .. first+W-1`` are read: later ones may
+    contain the element exactly, and a claim about them would be a claim the mechanism
+    does not make; earlier ones do not depend on it.
+
+    Examples
+    --------
+    >>> audited_rows(PrivacyGuarantee(1.0, 1e-5), 3, 10)
+    slice(0, 10, None)
+    >>> audited_rows(PrivacyGuarantee(1.0, 1e-5, window=4), 3, 10)
+    slice(3, 7, None)
+    >>> audited_rows(PrivacyGuarantee(1.0, 1e-5, window=4), 8, 10)  # cut at the end
+    slice(8, 10, None)
+    """
+    n_rows = check_int("n_rows", n_rows, low=1)
+    first = check_int("first", first, low=0)
+    if first >= n_rows:
+        raise fail("first", f"be < n_rows={n_rows} (no release depends on the element)", first)
+    if claimed.window is None:
+        return slice(0, n_rows)
+    return slice(first, min(n_rows, first + claimed.window))
+
+
+def _check_position(position: int, horizon: int) -> int:
+    """The index of the differing element, in 0 .. horizon - 1."""
+    position = check_int("position", position, low=0)
+    if position >= horizon:
+        raise fail("position", f"be < horizon={horizon}", position)
+    return position

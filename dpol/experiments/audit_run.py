@@ -13,7 +13,7 @@ from dpol._validation import check_int, check_real, fail
 from dpol.adapters.registry import make_learner
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
-from dpol.evaluation.audit import AuditResult, audit_counter, audit_learner
+from dpol.evaluation import AuditResult, audit_counter, audit_learner
 
 __all__ = ["audit_configuration"]
 

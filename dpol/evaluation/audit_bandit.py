@@ -1,0 +1,200 @@
+"""Empirical DP audits of bandit learners: their played points, or their counter's releases.
+
+Bandits (:class:`~dpol.learners.PrivateBanditFrankWolfe`) see one loss function per round
+and only its value at the played point. Their privacy proof (the learner's Privacy section)
+runs through the counter: given the learner's own sphere directions u_t (free of data), the
+batch sums of neighbouring loss sequences differ in one batch, by (n/zeta)(F - F') u_t0, and
+the counter's releases s~_R are (epsilon, delta)-DP for that sensitivity; so the pair
+(u, s~) is, and the played points, a function of it, are too. :func:`audit_bandit` audits
+either the played points themselves (``release="points"``, the default: what a user sees,
+the claim as stated; weak, since Frank-Wolfe and the exploration noise blur what the points
+show of the sums) or that pair (``release="sums"``: the statement the proof establishes and
+the played points inherit, so the stronger test).
+
+Release indexing (0-based): the loss of round p lies in batch b = p // K, whose sum enters
+the counter's releases b, b + 1, ...; release r steers the centre played throughout batch
+r + 2. Under a window claim with window W the audit reads the releases b .. b + W - 1
+(``"sums"``) or the points of the batches b + 2 .. b + W + 1 (``"points"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from dpol._validation import as_matrix, as_vector, check_choice, check_int, fail, spawn_seeds
+from dpol.accounting.guarantee import PrivacyGuarantee
+from dpol.evaluation.audit import (
+    AuditResult,
+    _check_position,
+    audit_releases,
+    audited_rows,
+)
+from dpol.evaluation.audit_learners import _copies
+from dpol.evaluation.audit_pairs import worst_case_bandit_losses
+
+__all__ = [
+    "BANDIT_RELEASES",
+    "audit_bandit",
+    "bandit_releases",
+    "worst_case_bandit_losses",
+]
+
+#: what :func:`bandit_releases` records of one bandit run
+BANDIT_RELEASES = ("points", "sums")
+
+
+def _sphere_direction(learner: object, trace: object, t: int) -> np.ndarray:
+    """u_t, read off the played point and its batch centre (undoing shrink mode's map)."""
+    x = trace.points[t]
+    if learner.mode == "shrink":  # x = c' + s (x~ + zeta u - c')
+        x = learner.ball_center + (x - learner.ball_center) / learner.shrink
+    u = (x - trace.iterates[t]) / learner.zeta
+    return u / np.linalg.norm(u)
+
+
+def _reflect(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Rows times the Householder reflection H = H^T that swaps the unit vector u and e_1."""
+    v = u.copy()
+    v[0] -= 1.0
+    vv = float(v @ v)  # 2 (1 - u_1): zero only when u = e_1, where H = I
+    if vv < 1e-24:
+        return rows.copy()
+    return rows - np.outer(rows @ v, (2.0 / vv) * v)
+
+
+def bandit_releases(factory: Callable, losses: tuple, n_runs: int, *, position: int = 0,
+                    release: str = "points", rows: slice | None = None, seed: object = None,
+                    fresh: bool = False) -> np.ndarray:
+    """``n_runs`` runs of ``factory(seed).run_linear(C, b)``, turned so that u_position = e_1.
+
+    ``losses = (C, b)`` (``b`` may be None). ``release="sums"``: the counter's releases
+    s~_1 .. s~_(m-1) (``trace.noisy_sums``); ``"points"``: the played points minus the
+    learner's centre c. Each run's rows are multiplied by the reflection that maps its own
+    sphere direction u_position to e_1: one loss changes the batch sums along that random
+    direction, so without the turn the mean difference between neighbours averages out
+    and a linear statistic sees nothing. The turn is invertible given u_position, i.e. a
+    post-processing of (u, s~), the pair the privacy proof covers; for ``"points"`` with
+    ``position`` in the first batch it is a post-processing of the played points alone
+    (u = (x_position - c) / zeta there, x~_0 = c being public). Gaussian noise is isotropic,
+    so the turned sums are the counter's releases on a fixed direction.
+
+    Runs are reseeded deep copies of one template, or fresh factory calls (``fresh``), as in
+    :func:`~dpol.evaluation.audit_learners.learner_releases`; every copy draws new sphere
+    directions and new counter noise.
+
+    Returns an array (n_runs, k * dim): the rows ``rows`` (a slice, default all) of the
+    m - 1 releases (``"sums"``) or of the T points (``"points"``).
+
+    Examples
+    --------
+    Without noise the turned sums are exactly the differing element, (n/zeta) B e_1:
+
+    >>> from dpol.learners import BanditFrankWolfe
+    >>> from dpol.sets import Box
+    >>> make = lambda s: BanditFrankWolfe(Box(0.0, 1.0, dim=2), horizon=9, seed=s)
+    >>> m = make(0)
+    >>> (C, b), _ = worst_case_bandit_losses(m)
+    >>> sums = bandit_releases(make, (C, b), 3, seed=0, release="sums")
+    >>> sums.shape, bool(np.allclose(sums, np.tile([2 / m.zeta * m.loss_bound, 0.0], 2)))
+    ((3, 4), True)
+    """
+    n_runs = check_int("n_runs", n_runs, low=1)
+    release = check_choice("release", release, BANDIT_RELEASES)
+    if not isinstance(losses, tuple) or len(losses) != 2:
+        raise fail("losses", "be a pair (C, offsets) of linear losses", losses)
+    template, learners = _copies(factory, n_runs, seed, fresh)
+    C = as_matrix("losses[0]", losses[0], template.dim)
+    if len(C) != template.horizon:
+        raise fail("losses[0]", f"have horizon={template.horizon} rows", C)
+    b = None if losses[1] is None else as_vector("losses[1]", losses[1], len(C))
+    position = _check_position(position, template.horizon)
+    if release == "sums" and template.n_releases == 0:
+        raise fail("factory", "build a bandit with at least two batches (the counter "
+                   "releases nothing with one)", template)
+    rows = slice(None) if rows is None else rows
+    out = []
+    for learner in learners:
+        trace = learner.run_linear(C, b)
+        u = _sphere_direction(learner, trace, position)
+        seen = trace.noisy_sums if release == "sums" else trace.points - learner.center
+        out.append(_reflect(seen[rows], u).ravel())
+    return np.asarray(out)
+
+
+def _bandit_rows(learner: object, claimed: PrivacyGuarantee, position: int,
+                 release: str) -> slice:
+    """The rows a claim covers (module docstring: release indexing)."""
+    batch = position // learner.batch_size
+    if release == "sums":
+        return audited_rows(claimed, batch, learner.n_releases)
+    if claimed.window is None:
+        return slice(0, learner.horizon)
+    K, T = learner.batch_size, learner.horizon
+    start, stop = min(T, (batch + 2) * K), min(T, (batch + 2 + claimed.window) * K)
+    if start == stop:
+        raise fail("position", "lie in a batch whose sum steers some played point", position)
+    return slice(start, stop)
+
+
+def audit_bandit(factory: Callable, *, n_runs: int, claimed: PrivacyGuarantee | None = None,
+                 losses: tuple | None = None, position: int = 0, release: str = "points",
+                 seed: object = None, fresh: bool = False, **options) -> AuditResult:
+    """Audit a bandit learner built by ``factory(seed)`` (ask/tell, with ``run_linear``).
+
+    Parameters
+    ----------
+    factory : callable
+        ``factory(seed) -> bandit learner`` such as
+        :class:`~dpol.learners.PrivateBanditFrankWolfe`, fresh, at its horizon.
+    n_runs : int
+        Runs per loss sequence (half fit the statistic, half are held out; see
+        :func:`~dpol.evaluation.audit.expected_gaussian_audit` to choose it).
+    claimed : PrivacyGuarantee, optional
+        The guarantee to test (default the learner's ``privacy``). Under a window claim
+        only the rows it covers are read (module docstring).
+    losses : ((C_a, b_a), (C_b, b_b)), optional
+        Neighbouring linear loss sequences; default :func:`worst_case_bandit_losses` at
+        ``position`` (the round whose loss differs; default 0, in the first batch, whose sum
+        every counter release holds).
+    release : {"points", "sums"}
+        What is audited (:func:`bandit_releases`). ``"points"`` (default): the played
+        points, what a user sees and the claim as stated; Frank-Wolfe and the exploration
+        noise hide most of the sums from them, so this audit is weak. ``"sums"``: the
+        counter's releases with the sphere directions, the statement the privacy proof
+        establishes and the played points inherit by post-processing; the stronger audit.
+    seed, fresh, **options
+        ``seed`` of the runs; ``fresh`` as
+        :func:`~dpol.evaluation.audit_learners.learner_releases`; ``statistic``,
+        ``confidence``, ``train_fraction`` go to :func:`~dpol.evaluation.audit.audit_releases`.
+
+    Examples
+    --------
+    >>> from dpol.learners import PrivateBanditFrankWolfe
+    >>> from dpol.sets import Box
+    >>> make = lambda s: PrivateBanditFrankWolfe(Box(0.0, 1.0, dim=2), horizon=9,
+    ...                                          epsilon=1.0, delta=1e-2, seed=s)
+    >>> print(audit_bandit(make, n_runs=400, seed=0, release="sums").summary())
+    ... # doctest: +ELLIPSIS
+    DP audit of PrivateBanditFrankWolfe (sums): epsilon >= ... at delta=0.01 with 95% ...
+      PASSED: no violation found (an audit cannot prove privacy)
+    """
+    template = factory(0)
+    claimed = template.privacy if claimed is None else claimed
+    position = _check_position(position, template.horizon)
+    release = check_choice("release", release, BANDIT_RELEASES)
+    if losses is None:
+        losses = worst_case_bandit_losses(template, position=position)
+    if not isinstance(losses, tuple) or len(losses) != 2:
+        raise fail("losses", "be a pair ((C_a, b_a), (C_b, b_b)) of loss sequences", losses)
+    if release == "sums" and template.n_releases == 0:
+        raise fail("factory", "build a bandit with at least two batches (the counter "
+                   "releases nothing with one)", template)
+    rows = _bandit_rows(template, claimed, position, release)
+    seed_a, seed_b = spawn_seeds(seed, 2)
+    a, b = (bandit_releases(factory, pair, n_runs, position=position, release=release,
+                            rows=rows, seed=q, fresh=fresh)
+            for pair, q in zip(losses, (seed_a, seed_b), strict=True))
+    return audit_releases(a, b, epsilon=claimed.epsilon, delta=claimed.delta,
+                          name=f"{type(template).__name__} ({release})", **options)
