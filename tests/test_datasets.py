@@ -16,6 +16,7 @@ from dpol.datasets import (
     read_table,
     table_stream,
 )
+from dpol.datasets.files import clip_to_bounds
 from dpol.errors import InvalidInputError
 
 
@@ -60,6 +61,52 @@ def test_read_parquet(tmp_path):
 def test_read_table_refuses_non_numeric_and_empty(text, rule):
     with pytest.raises(InvalidInputError, match=rule):
         read_table(io.StringIO(text))
+
+
+@pytest.mark.parametrize("cell", ["x", "", "nan", "inf"])
+def test_a_bad_cell_is_named_by_the_same_data_row_whatever_it_holds(tmp_path, cell):
+    # rows count data rows from 1 (the header is no row) for a NaN and a word alike; the
+    # line adds the header and the blank line; numpy's own message (0-based rows, a
+    # ``usecols`` hint) must not leak through
+    rows = ["1,2,3"] * 12
+    rows[9] = f"1,{cell},3"
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,y\n\n" + "\n".join(rows) + "\n")
+    with pytest.raises(InvalidInputError) as info:
+        read_table(path)
+    message = str(info.value)
+    assert f"in row 10, column 'b' (line 12) of {path}" in message, message
+    assert "usecols" not in message and "numpy" not in message
+    rule = "finite numbers" if cell in ("nan", "inf") else "numbers only, 3 per row"
+    assert rule in message
+    # the same cell in a table (no file lines) is named by the same row
+    if cell in ("nan", "inf"):
+        table = np.ones((12, 3))
+        table[9, 1] = float(cell)
+        with pytest.raises(InvalidInputError, match=r"in row 10, column 'x1'$"):
+            table_stream(table)
+
+
+def test_a_row_with_a_missing_field_is_named():
+    with pytest.raises(InvalidInputError, match=r"per row; got 2 fields in row 2 \(line 3\)"):
+        read_table(io.StringIO("a,b,c\n1,2,3\n4,5\n"))
+
+
+def test_clip_to_bounds_counts_x_and_y_apart_and_suggests_the_95th_percentile():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = 100.0 + 10.0 * rng.normal(size=400)  # every label above 1
+    X0 = X.copy()
+    Xc, yc, clip = clip_to_bounds(X, y, x_bound=2.0, y_bound=1.0)
+    norms = np.linalg.norm(X, axis=1)
+    assert clip.x_over == int(np.sum(norms > 2.0)) and clip.y_over == 400 == clip.clipped
+    assert np.all(np.linalg.norm(Xc, axis=1) <= 2.0 * (1 + 1e-12)) and np.all(yc == 1.0)
+    # two significant digits, rounded up: at most 5% of the rows stay above the suggestion
+    for suggested, raw in ((clip.x_suggested, norms), (clip.y_suggested, np.abs(y))):
+        assert np.mean(raw > suggested) <= 0.05
+        assert suggested == float(f"{suggested:.2g}")
+        assert suggested >= np.quantile(raw, 0.95) > 0.9 * suggested
+    np.testing.assert_array_equal(X, X0)  # the caller's arrays are not modified
 
 
 def test_read_table_refuses_missing_files_and_unknown_suffixes(tmp_path):
@@ -107,7 +154,7 @@ def test_table_stream_refusals():
     table = _table(10, 3)
     bad = table.copy()
     bad[4, 1] = np.nan
-    with pytest.raises(InvalidInputError, match=r"finite numbers; got .nan in row 5, column 'x1'"):
+    with pytest.raises(InvalidInputError, match=r"finite numbers; got nan in row 5, column 'x1'$"):
         table_stream(bad)
     with pytest.raises(InvalidInputError, match="target_col must name a column"):
         table_stream(table, ["a", "b", "c"], target_col="y")

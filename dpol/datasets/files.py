@@ -1,40 +1,48 @@
 """Streams from tables: CSV (a file or standard input), NPY and Parquet files (layer L4).
 
 :func:`read_table` turns a file into a numeric matrix and its column names;
-:func:`table_stream` picks the label column and brings the rows to the declared bounds,
-counting what it changed. Two normalisations:
+:func:`split_label` picks the label column; :func:`clip_to_bounds` brings the rows to the
+declared bounds, counting what it changed (:class:`Clipping`); :func:`table_stream` does
+all three. Two normalisations:
 
 * ``"clip"`` (default): rows of l2 norm above ``x_bound`` are scaled down to it and
   labels outside ``[-y_bound, y_bound]`` are clipped. It reads nothing of the data but
   each row itself, so the privacy guarantee of what is learned covers the whole run.
 * ``"standardize"``: columns standardised, rows divided by the largest row norm, the
-  label mapped affinely onto ``[-y_bound, y_bound]`` (JKT spec 6.3). It reads means,
-  standard deviations, the largest row norm and the label range of the data: treat them
-  as public, since the guarantee does not cover them.
+  label mapped affinely onto ``[-y_bound, y_bound]`` (as dpol's reproductions of JKT's
+  Appendix G, which leaves the normalisation open). It reads means, standard
+  deviations, the largest row norm and the label range of the data: treat them as
+  public, since the guarantee does not cover them.
 
 Classification labels must take exactly two values; the smaller becomes -1 and the
-larger +1.
+larger +1. Errors name a cell by its **row**, counted from 1 over the data rows (a header
+line is not a row), its column, and, for text files, its line in the file.
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import math
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 import numpy as np
 
-from dpol._validation import check_choice, check_real, clip_rows_l2, fail
+from dpol._validation import check_choice, check_real, clip_norms, clip_rows_l2, fail
 from dpol.datasets.real import normalize_regression, normalize_rows
 from dpol.datasets.synthetic import Stream
+from dpol.errors import InvalidInputError
 
-__all__ = ["NORMALIZATIONS", "TASKS", "read_table", "table_stream"]
+__all__ = ["NORMALIZATIONS", "TASKS", "Clipping", "clip_to_bounds", "read_table",
+           "split_label", "table_stream"]
 
 NORMALIZATIONS = ("clip", "standardize")
 TASKS = ("regression", "classification")
 SUFFIXES = (".csv", ".txt", ".data", ".npy", ".parquet")
+#: the quantile of the raw row norms (and |labels|) a suggested bound keeps unclipped
+SUGGEST_QUANTILE = 0.95
 
 
 def _is_number(text: str) -> bool:
@@ -45,20 +53,53 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def _cell(row: int, names: list[str], col: int, line: int | None) -> str:
+    where = f"row {row}, column {names[col]!r}" if col < len(names) else f"row {row}"
+    return where if line is None else f"{where} (line {line})"
+
+
+def _refuse(rule: str, where: str) -> InvalidInputError:
+    """``fail`` without the repr: a cell's place is text, quoted only around the cell."""
+    return InvalidInputError(f"data must {rule}; got {where}")
+
+
+def _first_unreadable(body: list[tuple[int, str]], names: list[str]) -> str:
+    """Where and why np.loadtxt failed: the first row with a wrong field count or a
+    field that is not a number (numpy's own message names body rows from 0 or 1 by
+    version and suggests ``usecols``, which means nothing to a ``dpol`` user)."""
+    for row, (line, text) in enumerate(body, start=1):
+        fields = [f.strip() for f in text.split(",")]
+        if len(fields) != len(names):
+            return f"{len(fields)} fields in row {row} (line {line})"
+        for col, field in enumerate(fields):
+            if not _is_number(field):
+                shown = "an empty field" if not field else repr(field)
+                return f"{shown} in {_cell(row, names, col, line)}"
+    return "a row numpy could not read"  # pragma: no cover - loadtxt and float() agree
+
+
 def _read_csv(handle: TextIO, where: str) -> tuple[np.ndarray, list[str]]:
-    lines = [line for line in handle.read().splitlines() if line.strip()]
+    lines = [(n, line) for n, line in enumerate(handle.read().splitlines(), start=1)
+             if line.strip()]
     if not lines:
         raise fail("data", "hold at least one row", where)
-    first = [f.strip() for f in lines[0].split(",")]
+    first = [f.strip() for f in lines[0][1].split(",")]
     header = not all(_is_number(f) for f in first)
     names = first if header else [f"x{i}" for i in range(len(first))]
     body = lines[1:] if header else lines
     if not body:
         raise fail("data", "hold at least one row below its header", where)
     try:
-        table = np.loadtxt(body, delimiter=",", ndmin=2, dtype=np.float64)
-    except ValueError as exc:
-        raise fail("data", f"hold numbers only, {len(names)} per row ({exc})", where) from None
+        table = np.loadtxt([text for _, text in body], delimiter=",", ndmin=2,
+                           dtype=np.float64)
+    except ValueError:
+        raise _refuse(f"hold numbers only, {len(names)} per row",
+                      f"{_first_unreadable(body, names)} of {where}") from None
+    bad = ~np.isfinite(table)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise _refuse("contain only finite numbers", f"{table[row, col]} in "
+                      f"{_cell(int(row) + 1, names, int(col), body[row][0])} of {where}")
     return table, names
 
 
@@ -83,7 +124,8 @@ def read_table(source: str | Path | TextIO) -> tuple[np.ndarray, list[str]]:
     CSV (``.csv``, ``.txt``, ``.data``, gzipped as ``.gz`` too, or standard input):
     comma-separated numbers, with an optional header line (detected: a first line that is
     not all numbers). NPY: a 2-d array (columns ``x0, x1, ...``). Parquet: numeric
-    columns (the ``parquet`` extra).
+    columns (the ``parquet`` extra). A CSV cell that is not a finite number is refused
+    with its row (data rows counted from 1), column and line.
 
     Examples
     --------
@@ -91,6 +133,11 @@ def read_table(source: str | Path | TextIO) -> tuple[np.ndarray, list[str]]:
     >>> table, names = read_table(io.StringIO("a,b,label\\n1,2,3\\n4,5,6\\n"))
     >>> table.shape, names
     ((2, 3), ['a', 'b', 'label'])
+    >>> read_table(io.StringIO("a,b\\n1,2\\n3,x\\n"))  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: data must hold numbers only, 2 per row; got 'x' in
+    row 2, column 'b' (line 3) of the text stream
     """
     if source == "-":
         return _read_csv(sys.stdin, "standard input")
@@ -138,6 +185,118 @@ def _labels(raw: np.ndarray) -> tuple[np.ndarray, str]:
     return np.where(raw == values[1], 1.0, -1.0), f"label {values[0]:g} -> -1, {values[1]:g} -> +1"
 
 
+def split_label(table: np.ndarray, names: list[str] | None = None, *,
+                target_col: int | str | None = None, task: str = "regression"
+                ) -> tuple[np.ndarray, np.ndarray, str, str]:
+    """Features, labels, a description and the label mapping of a checked table.
+
+    Returns ``(X, y, description, label_note)``: ``y`` is the label column (mapped to
+    +-1 for classification, ``label_note`` says how), ``description`` names the label
+    and counts the features. Non-finite cells are refused with their row (from 1).
+
+    Examples
+    --------
+    >>> X, y, what, note = split_label(np.array([[1.0, 5.0, 0.0], [2.0, 7.0, 1.0]]),
+    ...                                ["a", "b", "c"], target_col="b",
+    ...                                task="classification")
+    >>> X.tolist(), y.tolist(), what, note
+    ([[1.0, 0.0], [2.0, 1.0]], [-1.0, 1.0], "label 'b', 2 features", 'label 5 -> -1, 7 -> +1')
+    """
+    task = check_choice("task", task, TASKS)
+    table = np.asarray(table, dtype=np.float64)
+    if table.ndim != 2 or table.shape[1] < 2 or table.shape[0] < 1:
+        raise fail("data", "have at least one row and two columns (features, label)",
+                   f"shape {table.shape}")
+    names = list(names) if names is not None else [f"x{i}" for i in range(table.shape[1])]
+    if len(names) != table.shape[1]:
+        raise fail("names", f"name all {table.shape[1]} columns", names)
+    bad = ~np.isfinite(table)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise _refuse("contain only finite numbers",
+                      f"{table[row, col]} in {_cell(int(row) + 1, names, int(col), None)}")
+    j = _target_index(target_col, names)
+    X, y, note = np.delete(table, j, axis=1), table[:, j], ""
+    if task == "classification":
+        y, note = _labels(y)
+    return X, y, f"label {names[j]!r}, {X.shape[1]} features", note
+
+
+def _round_up(value: float) -> float:
+    """``value`` rounded up to two significant digits (a bound a person would type)."""
+    if not value > 0.0 or not math.isfinite(value):
+        return value
+    step = 10.0 ** (math.floor(math.log10(value)) - 1)
+    return float(f"{math.ceil(value / step - 1e-9) * step:.3g}")
+
+
+class Clipping(NamedTuple):
+    """What clipping rows to the declared bounds changed, for reports and warnings.
+
+    ``rows`` rows; ``x_over`` had ``||x|| > x_bound``, ``y_over`` had ``|y| > y_bound``,
+    ``clipped`` either. ``x_suggested`` / ``y_suggested``: the 95th percentile of the raw
+    row norms / absolute labels, rounded up to two digits: bounds that would leave at most
+    5% of these rows clipped. They are computed from the raw data, so they are for the data
+    holder to judge and are **not** a private release.
+    """
+
+    rows: int
+    x_over: int
+    y_over: int
+    clipped: int
+    x_bound: float
+    y_bound: float
+    x_suggested: float
+    y_suggested: float
+
+    def summary(self) -> str:
+        """The counts as a report phrase.
+
+        Examples
+        --------
+        >>> _, _, c = clip_to_bounds(np.array([[3.0, 4.0], [0.3, 0.4]]), np.array([2.0, .5]))
+        >>> c.summary()
+        'rows clipped to ||x|| <= 1 (1 of 2), labels to |y| <= 1 (1 of 2)'
+        """
+        return (f"rows clipped to ||x|| <= {self.x_bound:g} ({self.x_over} of {self.rows}), "
+                f"labels to |y| <= {self.y_bound:g} ({self.y_over} of {self.rows})")
+
+
+def clip_to_bounds(X: np.ndarray, y: np.ndarray, x_bound: float = 1.0, y_bound: float = 1.0
+                   ) -> tuple[np.ndarray, np.ndarray, Clipping]:
+    """Rows scaled down to ``||x|| <= x_bound``, labels clipped to ``|y| <= y_bound``.
+
+    Returns copies and the :class:`Clipping` counts; rows within the bounds are untouched.
+
+    Examples
+    --------
+    >>> X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.1]])
+    >>> Xc, yc, c = clip_to_bounds(X, np.array([0.5, -3.0, 0.2]), 1.0, 1.0)
+    >>> Xc.round(3).tolist(), yc.tolist(), c.clipped
+    ([[0.6, 0.8], [0.3, 0.4], [0.0, 0.1]], [0.5, -1.0, 0.2], 2)
+    >>> c.x_suggested, c.y_suggested  # 95th percentiles of 5, 0.5, 0.1 and 0.5, 3, 0.2
+    (4.6, 2.8)
+    """
+    x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
+    y_bound = check_real("y_bound", y_bound, low=0.0, low_open=True)
+    norms = np.linalg.norm(X, axis=1)
+    over_x = norms > x_bound * (1.0 + 1e-12)
+    over_y = np.abs(y) > y_bound
+    Xc, _ = clip_rows_l2(np.array(X, dtype=np.float64), x_bound)
+    for _ in range(8):  # a scaled row's norm can round one ulp above the bound, where a
+        above = clip_norms(Xc) > x_bound  # learner would clip (and count) it again
+        if not above.any():
+            break
+        Xc[above] *= 1.0 - 4.0 * np.finfo(np.float64).eps
+    yc = np.clip(y, -y_bound, y_bound)
+    n = len(y)
+    suggest = [_round_up(float(np.quantile(v, SUGGEST_QUANTILE))) if n else math.nan
+               for v in (norms, np.abs(y))]
+    return Xc, yc, Clipping(n, int(over_x.sum()), int(over_y.sum()),
+                            int(np.count_nonzero(over_x | over_y)), x_bound, y_bound,
+                            *suggest)
+
+
 def table_stream(table: np.ndarray, names: list[str] | None = None, *,
                  target_col: int | str | None = None, task: str = "regression",
                  normalize: str = "clip", x_bound: float = 1.0, y_bound: float = 1.0,
@@ -176,44 +335,21 @@ def table_stream(table: np.ndarray, names: list[str] | None = None, *,
     x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
     y_bound = check_real("y_bound", y_bound, low=0.0, low_open=True)
     table = np.asarray(table, dtype=np.float64)
-    if table.ndim != 2 or table.shape[1] < 2 or table.shape[0] < 1:
-        raise fail("data", "have at least one row and two columns (features, label)",
-                   f"shape {table.shape}")
-    names = list(names) if names is not None else [f"x{i}" for i in range(table.shape[1])]
-    if len(names) != table.shape[1]:
-        raise fail("names", f"name all {table.shape[1]} columns", names)
-    if limit is not None:
+    if limit is not None and table.ndim == 2:
         table = table[:limit]
-    bad = ~np.isfinite(table)
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        raise fail("data", "contain only finite numbers",
-                   f"{table[row, col]} in row {row + 1}, column {names[col]!r}")
-    j = _target_index(target_col, names)
-    X, raw = np.delete(table, j, axis=1), table[:, j]
-    label_note = ""
-    if task == "classification":
-        y, label_note = _labels(raw)
-        raw = y
+    X, raw, what, label_note = split_label(table, names, target_col=target_col, task=task)
     if normalize == "standardize":
         if task == "regression":
             X, y, how = normalize_regression(X, raw)
             y = y * y_bound
         else:
-            X, how = normalize_rows(X)
+            (X, how), y = normalize_rows(X), raw
         X = X * x_bound
         how += "; uses statistics of the data (not covered by the privacy guarantee)"
         clipped = 0
     else:
-        X, over_x = X.copy(), np.linalg.norm(X, axis=1) > x_bound * (1.0 + 1e-12)
-        X, _ = clip_rows_l2(X, x_bound)
-        over_y = np.abs(raw) > y_bound
-        y = np.clip(raw, -y_bound, y_bound)
-        clipped = int(np.count_nonzero(over_x | over_y))
-        how = (f"rows clipped to ||x|| <= {x_bound:g} ({int(over_x.sum())} of {len(y)}), "
-               f"labels to |y| <= {y_bound:g} ({int(over_y.sum())} of {len(y)})")
+        X, y, clip = clip_to_bounds(X, raw, x_bound, y_bound)
+        clipped, how = clip.clipped, clip.summary()
     if label_note:
         how = f"{label_note}; {how}"
-    features = [n for i, n in enumerate(names) if i != j]
-    return Stream(X, y, f"{name} (label {names[j]!r}, {len(features)} features)", how,
-                  n_clipped=clipped)
+    return Stream(X, y, f"{name} ({what})", how, n_clipped=clipped)

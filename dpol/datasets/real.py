@@ -45,7 +45,10 @@ def normalize_rows(X: np.ndarray) -> tuple[np.ndarray, str]:
 
 
 def normalize_regression(X: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
-    """Rows as :func:`normalize_rows`; the target mapped affinely onto [-1, 1] (JKT spec 6.3).
+    """Rows as :func:`normalize_rows`; the target mapped affinely onto [-1, 1].
+
+    JKT's Appendix G leaves the normalisation open (PQFTL needs ||x||, |y| <= R); this is
+    the one dpol's reproductions use, with R = 1.
 
     Examples
     --------
