@@ -89,3 +89,105 @@ def test_wdp_regret_grows_like_log_t(tmp_path):
     assert cocol["R(2^14)"] / cocol["R(2^10)"] < 2.5
     assert cocol["loglog_slope"] < 0.4  # clearly below sqrt(T) growth
     assert_real_png(result.figures[0])
+
+
+def _drawn(monkeypatch):
+    """Keep the figures plots.py closes, to inspect what it drew."""
+    import matplotlib.pyplot as plt
+
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    return figures
+
+
+def test_regret_plot_draws_negative_values_and_a_zero_baseline(tmp_path, monkeypatch):
+    # a log axis masks values <= 0 (the non-private twin beating its comparator drew no
+    # line at all) and a baseline at 0 made tight_layout warn "invalid value encountered
+    # in scalar subtract" (pytest turns that warning into an error here)
+    from dpol.experiments.plots import plot_curves
+
+    figures = _drawn(monkeypatch)
+    t = np.arange(1, 200)
+    curves = {"private": (t, 1.0 / np.sqrt(t)), "twin": (t, -0.03 + 0.0 / t),
+              "twin again": (t, -0.03 + 0.0 / t)}
+    plot_curves(curves, tmp_path / "r.png", title="r", ylabel="R_t / t",
+                baselines={"predict 0": 0.0})
+    ax = figures[0].axes[0]
+    assert ax.get_yscale() == "symlog"
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    for name in curves:  # every point of every curve lands at a finite place on the axes
+        xy = lines[name].get_xydata()
+        assert np.all(np.isfinite(ax.transData.transform(xy))), name
+    # identical curves stay apart: each has its own line style and marker
+    styles = {(lines[n].get_linestyle(), lines[n].get_marker()) for n in curves}
+    assert len(styles) == len(curves)
+    assert lines["predict 0"].get_ydata()[0] == 0.0
+    assert_real_png(tmp_path / "r.png")
+
+
+def test_positive_curves_keep_a_log_axis(tmp_path, monkeypatch):
+    from dpol.experiments.plots import plot_curves, value_scale
+
+    figures = _drawn(monkeypatch)
+    t = np.arange(1, 50)
+    plot_curves({"a": (t, 1.0 / t)}, tmp_path / "a.png", title="a", ylabel="y",
+                baselines={"b": 0.01})
+    assert figures[0].axes[0].get_yscale() == "log"
+    # the linear zone reaches the smallest non-zero tail, at most six decades down
+    assert value_scale([np.array([-1.0, 2.0])], [3e-4, 2.0]) == ("symlog", 1e-4)
+    assert value_scale([np.array([-1.0, 5.0])], [1e-12, 5.0]) == ("symlog", 1e-6)
+
+
+def test_demo_regret_plot_has_no_gaps(tmp_path, monkeypatch):
+    # the demo's FTL curve is negative early on: every thinned point must be drawn
+    from dpol.experiments.jkt_appendix_g import synthetic_regression
+
+    figures = _drawn(monkeypatch)
+    synthetic_regression(tmp_path, horizon=2000, epsilons=(0.01, 1.0), seeds=1)
+    ax = figures[0].axes[0]
+    ftl = next(line for line in ax.get_lines() if line.get_label().startswith("FTL"))
+    assert np.any(ftl.get_ydata() < 0)  # the case a log axis drops
+    assert ax.get_yscale() == "symlog"
+    assert np.all(np.isfinite(ax.transData.transform(ftl.get_xydata())))
+
+
+@pytest.mark.parametrize("name", ["pqftl", "igd", "giga", "ftal", "frank-wolfe",
+                                  "incremental-regression", "incremental-erm", "kernel",
+                                  "pol"])
+def test_run_in_slices_releases_what_one_run_releases(name):
+    # dpol run feeds the learner in slices to show progress: the releases, losses and
+    # regret must be those of one run, bit for bit
+    from dpol.adapters.registry import LEARNERS, comparator, make_learner
+    from dpol.experiments import run_file
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2500, 4)) * 0.3
+    target = X @ np.array([0.5, -0.3, 0.2, 0.1])
+    y = np.sign(target) if LEARNERS[name].task == "classification" else target
+    whole = make_learner(name, 4, horizon=2500, epsilon=1.0, seed=5)
+    u = comparator(whole, X, y)
+    one = whole.run(X, y, comparator=u)
+    sliced = make_learner(name, 4, horizon=2500, epsilon=1.0, seed=5)
+    ticks = []
+    joined = run_file._run(sliced, X, y, u, ticks.append)
+    assert len(ticks) > 1 and ticks[-1] == 2500
+    for field in ("weights", "losses", "predictions", "final_weights"):
+        np.testing.assert_array_equal(getattr(joined, field), getattr(one, field))
+    np.testing.assert_allclose(joined.regret, one.regret, rtol=1e-12, atol=1e-12)
+
+
+def test_run_scores_trivial_baselines_and_split():
+    from dpol.experiments.run_scores import heldout_scores, holdout_split, trivial_rows
+
+    train, test = holdout_split(1000, 0.25)
+    assert len(test) == 250 and np.all(np.diff(train) > 0)  # training rows keep their order
+    assert not set(train) & set(test) and len(train) + len(test) == 1000
+    again = holdout_split(1000, 0.25)
+    np.testing.assert_array_equal(again[1], test)  # fixed, whatever else is seeded
+    y = np.array([3.0, 5.0, 7.0, 9.0])
+    assert heldout_scores(np.full(4, y.mean()), y, False)["heldout_r2"] == 0.0
+    rows = trivial_rows(np.ones(3), np.array([1.0, 2.0, 3.0]), y, False,
+                        {"model": "predict 0 (trivial)"})
+    mean = rows[1]
+    assert mean["heldout_mse"] == pytest.approx(np.mean((y - 2.0) ** 2))  # training mean
+    assert rows[0]["heldout_mse"] == pytest.approx(np.mean(y**2))

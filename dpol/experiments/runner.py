@@ -27,7 +27,8 @@ def run_sweep(func: Callable[..., dict], tasks: Iterable[dict], *, workers: int 
     ``func`` must be a module-level function (picklable) when ``workers > 1``. Warnings a
     task raises (e.g. ``PaperCalibrationWarning``) are recorded in its result's
     ``warnings`` field instead of being lost in worker processes. ``progress(done, total)``
-    is called after every task.
+    is called once before the first task (``done = 0``: the total is known from the start)
+    and after every task.
 
     Examples
     --------
@@ -37,6 +38,8 @@ def run_sweep(func: Callable[..., dict], tasks: Iterable[dict], *, workers: int 
     tasks = list(tasks)
     workers = check_int("workers", workers, low=1)
     results: list[dict] = []
+    if progress:
+        progress(0, len(tasks))
     if workers == 1:
         for task in tasks:
             results.append(_call(func, task))

@@ -1,0 +1,190 @@
+"""What ``dpol run`` scores and says besides regret (layer L5).
+
+* the online (prequential) accuracy of a classifier, and the final released model's
+  held-out score on a fixed split, beside the trivial baselines (majority class, mean
+  label, predict 0);
+* the console notes a user must not miss: more than :data:`CLIP_NOTE_SHARE` of the rows
+  clipped to the declared bounds, and a horizon that differs from the rows the learner saw.
+
+Everything here is computed from the raw data: it is not private (like the regret).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpol._validation import check_real, fail
+from dpol.datasets.files import SUGGEST_QUANTILE, Clipping
+from dpol.evaluation import prequential_accuracy
+
+__all__ = ["CLIP_NOTE_SHARE", "SPLIT_SEED", "clip_note", "heldout_scores", "holdout_split",
+           "horizon_note", "online_accuracy", "trivial_rows"]
+
+#: the held-out split is drawn with this seed, whatever the noise seed: every run of a file
+#: is scored on the same rows
+SPLIT_SEED = 0
+#: clipping of more than this share of the rows is said on the console
+CLIP_NOTE_SHARE = 0.05
+
+
+def holdout_split(n_rows: int, test_fraction: float) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices (train, test): a fixed random ``test_fraction`` of the rows held out.
+
+    The training rows keep their order (the stream's order is part of online learning);
+    the split is drawn with :data:`SPLIT_SEED`.
+
+    Examples
+    --------
+    >>> train, test = holdout_split(10, 0.2)
+    >>> train.tolist(), test.tolist()
+    ([0, 1, 2, 3, 4, 5, 8, 9], [6, 7])
+    >>> holdout_split(10, 0.01)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: test_fraction must leave at least one of the 10 rows on
+    each side of the split; got 0.01
+    """
+    fraction = check_real("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True,
+                          high_open=True)
+    n_test = round(fraction * n_rows)
+    if not 1 <= n_test <= n_rows - 1:
+        raise fail("test_fraction", f"leave at least one of the {n_rows} rows on each side "
+                   "of the split", test_fraction)
+    held = np.zeros(n_rows, dtype=bool)
+    held[np.random.default_rng(SPLIT_SEED).choice(n_rows, n_test, replace=False)] = True
+    return np.flatnonzero(~held), np.flatnonzero(held)
+
+
+def online_accuracy(predictions: np.ndarray, y: np.ndarray) -> float:
+    """Share of the labels whose sign the model released before them predicted.
+
+    A prediction of exactly 0 (the first, ``w = 0``) counts as a mistake.
+
+    Examples
+    --------
+    >>> online_accuracy(np.array([0.0, 0.4, -0.2, 0.9]), np.array([1.0, 1.0, 1.0, -1.0]))
+    0.25
+    """
+    return prequential_accuracy(predictions, y).final
+
+
+def _r2(pred: np.ndarray, y: np.ndarray) -> float:
+    total = float(np.sum((y - y.mean()) ** 2))
+    return 1.0 - float(np.sum((pred - y) ** 2)) / total if total > 0.0 else math.nan
+
+
+def heldout_scores(pred: np.ndarray, y: np.ndarray, classification: bool) -> dict:
+    """Accuracy of ``sign(pred)`` (0 counts as a mistake), or MSE and R^2 of ``pred``.
+
+    R^2 = 1 - SSE / SST with SST about the held-out mean (scikit-learn's ``r2_score``):
+    predicting the held-out mean scores 0, anything worse is negative.
+
+    Examples
+    --------
+    >>> heldout_scores(np.array([0.5, -1.0, 0.0]), np.array([1.0, 1.0, -1.0]), True)
+    {'heldout_accuracy': 0.3333333333333333}
+    >>> heldout_scores(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 4.0]), False)
+    {'heldout_mse': 0.3333333333333333, 'heldout_r2': 0.7857142857142857}
+    """
+    if classification:
+        return {"heldout_accuracy": float(np.mean(np.sign(pred) == y))}
+    return {"heldout_mse": float(np.mean((pred - y) ** 2)), "heldout_r2": _r2(pred, y)}
+
+
+def trivial_rows(y: np.ndarray, raw_train: np.ndarray, test_y: np.ndarray | None,
+                 classification: bool, zero: dict) -> list[dict]:
+    """The trivial baselines' rows: ``zero`` (predict 0, with its losses) first.
+
+    Classification: the majority label of the training rows, online accuracy its share of
+    the stream (in hindsight: no constant classifier does better), held out its share of
+    the test rows. Regression, with a test set: the mean of the raw (unclipped) training
+    labels. Predict 0 scores a held-out MSE and R^2 (regression; for classification its
+    sign is no label).
+
+    Examples
+    --------
+    >>> rows = trivial_rows(np.array([1.0, 1.0, -1.0]), np.array([1.0, 1.0, -1.0]),
+    ...                     np.array([-1.0, 1.0]), True, {"model": "predict 0"})
+    >>> [(r["model"], r.get("accuracy"), r.get("heldout_accuracy")) for r in rows]
+    [('predict 0', nan, nan), ('majority class (trivial)', 0.6666666666666666, 0.5)]
+    """
+    zero = dict(zero)
+    if classification:
+        label = 1.0 if np.mean(raw_train) >= 0.0 else -1.0
+        zero["accuracy"] = math.nan
+        majority = {"model": "majority class (trivial)", "guarantee": "(0, 0)-DP",
+                    "accuracy": float(np.mean(y == label))}
+        if test_y is not None:
+            zero["heldout_accuracy"] = math.nan
+            majority["heldout_accuracy"] = float(np.mean(test_y == label))
+        return [zero, majority]
+    if test_y is None:
+        return [zero]
+    zero.update(heldout_scores(np.zeros_like(test_y), test_y, False))
+    mean = {"model": "mean label (trivial)", "guarantee": "(0, 0)-DP",
+            **heldout_scores(np.full_like(test_y, float(np.mean(raw_train))), test_y, False)}
+    return [zero, mean]
+
+
+def clip_note(clip: Clipping, by_learner: int, classification: bool) -> str | None:
+    """The console line when more than :data:`CLIP_NOTE_SHARE` of the rows were clipped.
+
+    It counts x and y apart (y only for regression: +-1 labels are never clipped) and
+    suggests bounds for the parts over the share (any clipped part if none is).
+
+    Examples
+    --------
+    >>> clip = Clipping(442, 0, 442, 442, 1.0, 1.0, 0.2, 310.0)
+    >>> print(clip_note(clip, 0, False))  # doctest: +NORMALIZE_WHITESPACE
+    442 of 442 rows (100%) were clipped to the declared bounds: ||x|| > 1 in 0 rows,
+    |y| > 1 in 442. Suggested: --y-bound 310 (the 95th percentile of the raw |y|,
+    rounded up). The suggestion is computed from the raw data: it is for the data holder to
+    judge, not a private release.
+    >>> clip_note(Clipping(100, 5, 0, 5, 1.0, 1.0, 1.0, 0.9), 0, False) is None  # 5%: not more
+    True
+    """
+    if clip.rows == 0 or max(clip.clipped, by_learner) <= CLIP_NOTE_SHARE * clip.rows:
+        return None
+    parts = [f"||x|| > {clip.x_bound:g} in {clip.x_over} rows"]
+    if not classification:
+        parts.append(f"|y| > {clip.y_bound:g} in {clip.y_over}")
+    if by_learner:
+        parts.append(f"then {by_learner} by the learner to its own bounds")
+    clipped = clip.clipped
+    share = {"x": clip.x_over / clip.rows, "y": 0.0 if classification else clip.y_over / clip.rows}
+    keys = [k for k, s in share.items() if s > CLIP_NOTE_SHARE] or [k for k, s in share.items()
+                                                                    if s > 0.0]
+    suggest = {"x": (f"--bound {clip.x_suggested:g}", "row norms"),
+               "y": (f"--y-bound {clip.y_suggested:g}", "|y|")}
+    text = (f"{clipped} of {clip.rows} rows ({100.0 * clipped / clip.rows:.0f}%) were clipped "
+            f"to the declared bounds: {', '.join(parts)}.")
+    if keys:
+        text += (f" Suggested: {' and '.join(suggest[k][0] for k in keys)} (the "
+                 f"{100 * SUGGEST_QUANTILE:.0f}th percentile of the raw "
+                 f"{' and of the raw '.join(suggest[k][1] for k in keys)}, rounded up). The "
+                 "suggestion is computed from the raw data: it is for the data holder to "
+                 "judge, not a private release.")
+    return text
+
+
+def horizon_note(horizon: int, used: int, available: int, held_out: int) -> str | None:
+    """The console line when the horizon is not the number of rows the learner saw.
+
+    Examples
+    --------
+    >>> print(horizon_note(150, 150, 200, 0))
+    -T 150: the learner saw the first 150 of the 200 rows; the other 50 were not used.
+    >>> horizon_note(200, 200, 200, 0) is None
+    True
+    """
+    rows = f"{available} training rows ({held_out} more held out)" if held_out else \
+        f"{available} rows"
+    if used < available:
+        return (f"-T {horizon}: the learner saw the first {used} of the {rows}; the other "
+                f"{available - used} were not used.")
+    if horizon > used:
+        return (f"-T {horizon}: the noise is calibrated for {horizon} rows, more than the "
+                f"{used} the learner saw: more noise than these rows need.")
+    return None
