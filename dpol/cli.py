@@ -105,7 +105,9 @@ def parse_options(pairs: list[str] | None) -> dict:
 
 HEADERS = {"noise_multiplier": "z", "noise_scale": "node scale", "max_rms_error": "RMS error",
            "real_epsilon": "real epsilon", "average_regret": "avg regret",
-           "final_regret": "regret", "mean_loss": "mean loss"}
+           "final_regret": "regret", "mean_loss": "mean loss", "mean_avg_regret": "avg regret",
+           "std_avg_regret": "std", "accuracy": "accuracy", "heldout_accuracy": "test acc",
+           "heldout_mse": "test MSE", "heldout_r2": "test R^2"}
 
 
 def _fmt(value: object) -> str:
@@ -114,12 +116,58 @@ def _fmt(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def _header(key: str) -> str:
+    return HEADERS.get(key, key.replace("_", " "))
+
+
+def fit_columns(rows: list[dict], keys: list[str], width: int) -> list[str]:
+    """The longest prefix of ``keys`` whose table fits ``width`` terminal columns.
+
+    A column needs its widest cell or header (neither wraps), plus 3 for its border and
+    padding; the first column is always kept.
+
+    Examples
+    --------
+    >>> rows = [{"model": "pqftl", "average_regret": 0.25, "mean_loss": 0.1}]
+    >>> fit_columns(rows, ["model", "average_regret", "mean_loss"], 80)
+    ['model', 'average_regret', 'mean_loss']
+    >>> fit_columns(rows, ["model", "average_regret", "mean_loss"], 25)
+    ['model', 'average_regret']
+    """
+    kept, used = [], 1
+    for key in keys:
+        need = max([len(_fmt(r[key])) for r in rows] + [len(_header(key))]) + 3
+        if kept and used + need > width:
+            break
+        kept.append(key)
+        used += need
+    return kept
+
+
+def _origin(warning: warnings.WarningMessage) -> str:
+    """`` (from matplotlib/transforms.py:355)`` for a warning another library raised."""
+    if warning.category.__module__.startswith("dpol"):
+        return ""
+    parts = Path(warning.filename).parts
+    start = max((i + 1 for i, p in enumerate(parts) if p == "site-packages"), default=0)
+    where = "/".join(parts[start:]) if start else warning.filename
+    return f" (from {where}:{warning.lineno})"
+
+
 def _app():
     try:
         import typer
         from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-        from rich.table import Table
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.table import Column, Table
+        from rich.text import Text
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         sys.stderr.write(f"dpol: the command line needs the 'cli' extra ({exc.name} is "
                          "missing): pip install 'dpol[cli]'\n")
@@ -145,33 +193,66 @@ def _app():
                 sys.stderr.write(f"dpol {command}: error: {' '.join(str(exc).split())}\n")
                 raise typer.Exit(1) from None
             finally:
-                for text in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught):
+                for text in dict.fromkeys(f"{w.category.__name__}: {w.message}{_origin(w)}"
+                                          for w in caught):
                     sys.stderr.write(f"dpol {command}: warning: {text}\n")
+
+    class Rate(ProgressColumn):
+        """Items per second (rich's own speed estimate), with the unit."""
+
+        def __init__(self, unit: str) -> None:
+            super().__init__()
+            self.unit = unit
+
+        def render(self, task) -> Text:
+            speed = task.finished_speed or task.speed
+            if speed is None:
+                return Text("")
+            big = next(((f, s) for f, s in ((1e6, "M"), (1e3, "k")) if speed >= f), (1, ""))
+            return Text(f"{speed / big[0]:.3g}{big[1]} {self.unit}/s")
 
     @contextmanager
     def progress_bar(label: str, unit: str = "runs"):
-        with Progress(TextColumn("{task.description}"), BarColumn(),
-                      TextColumn(f"{{task.completed}}/{{task.total}} {unit}"),
-                      TimeElapsedColumn(), console=console, transient=False) as bar:
-            task = bar.add_task(label, total=None)
+        """A bar per stage: done/total items, their rate, elapsed time and ETA. A stage's
+        bar appears with its first update (so never "0/None"); ``update(done, total,
+        stage=None)``, ``stage`` naming a further bar (a run's non-private twin)."""
+        with Progress(TextColumn("{task.description}", table_column=Column(
+                          max_width=24, overflow="ellipsis", no_wrap=True)),
+                      BarColumn(bar_width=16),
+                      TextColumn(f"{{task.completed:,.0f}}/{{task.total:,.0f}} {unit}"),
+                      Rate(unit), TimeElapsedColumn(), TextColumn("eta"),
+                      TimeRemainingColumn(), console=console, transient=False) as bar:
+            tasks: dict = {}
+
+            def update(done: int, total: int, stage: str | None = None) -> None:
+                key = stage or label
+                if key not in tasks:
+                    tasks[key] = bar.add_task(key, total=total)
+                bar.update(tasks[key], completed=done, total=total)
+
             try:
-                yield lambda done, total: bar.update(task, completed=done, total=total)
+                yield update
             except BaseException:
-                bar.update(task, visible=False)  # a refused run leaves no half-drawn bar
+                for task in tasks.values():  # a refused run leaves no half-drawn bar
+                    bar.update(task, visible=False)
                 raise
 
     def show_rows(title: str, rows: list[dict], keys: list[str]) -> None:
+        shown = fit_columns(rows, keys, console.width)
         table = Table(title=title)
-        for k in keys:
-            table.add_column(HEADERS.get(k, k),
-                             justify="left" if k in ("model", "calibration") else "right")
+        for k in shown:
+            table.add_column(_header(k), justify="left" if k in ("model", "calibration")
+                             else "right", no_wrap=True)
         for row in rows:
-            table.add_row(*[_fmt(row[k]) for k in keys])
+            table.add_row(*[_fmt(row[k]) for k in shown])
         console.print(table)
+        if len(shown) < len(keys):
+            console.print(f"(not shown at this width: "
+                          f"{', '.join(_header(k) for k in keys[len(shown):])})",
+                          highlight=False)
 
     def show_result(result) -> None:
-        show_rows(result.name, result.rows,
-                  [k for k in result.rows[0] if k not in ("warnings",)][:8])
+        show_rows(result.name, result.rows, [k for k in result.rows[0] if k != "warnings"])
         console.print(f"report: {result.report}\ntable:  {result.csv}")
         for fig in result.figures:
             console.print(f"figure: {fig}")
@@ -215,27 +296,40 @@ def _app():
         calibration: str = typer.Option("tight", help="tight or paper."),
         option: list[str] = typer.Option(None, help="KEY=VALUE constructor keyword (repeat)."),
         baseline: bool = typer.Option(True, help="Also run the non-private twin."),
+        test_fraction: float = typer.Option(None, help="Hold out this share of the rows "
+                                            "(a fixed random split) and score the final "
+                                            "model on them, beside the trivial baseline."),
     ) -> None:
-        """Run a learner on a data file or stdin: iterates, losses, regret, plots, report."""
+        """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
+
+        Classifiers are also scored by their online accuracy. When more than 5% of the
+        rows are clipped to the bounds, or -T is not the number of rows, a warning says so.
+        """
         from dpol.experiments.run_file import run_learner
 
         given = {"--epsilon": epsilon, "--delta": delta, "-T": horizon, "--counter": counter,
                  "--seed": seed, "--target-col": target_col, "--bound": bound,
-                 "--y-bound": y_bound, "--normalize": normalize, "--calibration": calibration}
+                 "--y-bound": y_bound, "--normalize": normalize, "--calibration": calibration,
+                 "--test-fraction": test_fraction}
         command = " ".join(["dpol run", learner, data, *(f"{k} {v:g}" if isinstance(v, float)
                                                           else f"{k} {v}" for k, v in
                                                           given.items() if v is not None),
                             *(f"--option {o}" for o in option or []),
                             *([] if baseline else ["--no-baseline"])])
-        with refusals("run"), progress_bar(f"{learner} on {data}", unit="stages") as update:
+        with refusals("run"), progress_bar(learner, unit="rows") as update:
             result = run_learner(learner, data, out, epsilon=epsilon, delta=delta,
                                  horizon=horizon, counter=counter, seed=seed,
                                  calibration=calibration, target_col=target_col,
                                  normalize=normalize, x_bound=bound, y_bound=y_bound,
                                  options=parse_options(option), baseline=baseline,
-                                 progress=update, command=command)
-        show_rows(f"{learner} on {data}", result.rows,
-                  ["model", "average_regret", "final_regret", "mean_loss"])
+                                 test_fraction=test_fraction, progress=update,
+                                 command=command)
+        for note in result.notes:
+            sys.stderr.write(f"dpol run: warning: {note}\n")
+        keys = [k for k in ("model", "average_regret", "mean_loss", "accuracy",
+                            "heldout_accuracy", "heldout_mse", "heldout_r2")
+                if k in result.rows[0]]
+        show_rows(f"{learner} on {data}", result.rows, keys)
         console.print(f"guarantee: {result.rows[0]['guarantee']}\nreport: {result.report}\n"
                       f"iterates: {result.report.parent / 'iterates.npy'}\n"
                       f"losses:  {result.csv}")
@@ -308,7 +402,8 @@ def _app():
                     continue
                 console.print(f"{row['calibration']}, {what}: {row[what]}", highlight=False)
         console.print("tight: the smallest noise dp-accounting certifies; paper: the published "
-                      "formula, with the epsilon it really gives (real epsilon). z: noise "
+                      "formula, with the epsilon it really gives (real epsilon; where it "
+                      "exceeds the requested one, docs/errata.md says why). z: noise "
                       "multiplier (node scale / encoder sensitivity).")
 
     @app.command()
@@ -364,10 +459,10 @@ def _app():
         console.print(table)
         classes = ", ".join(f"{r['counter']} = {r['class']}" for r in rows)
         console.print(f"{classes} (tree: the binary tree counter). loss() = max_t "
-                      "variance(t)/z^2 at bound 1, add/remove (DESIGN.md); window-64 protects "
+                      "variance(t)/z^2 at bound 1, add/remove; window-64 protects "
                       "each element only in the 64 releases from its arrival (window DP).")
         if plot is not None:
-            with refusals("counters"), progress_bar("error against T", unit="") as update:
+            with refusals("counters"), progress_bar("error against T", unit="plots") as update:
                 horizons = sorted({*(4**k for k in range(2, 9) if 4**k < horizon), horizon})
                 png, _ = counter_error_curves(plot, horizons=horizons, epsilon=epsilon,
                                               delta=delta)

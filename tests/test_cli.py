@@ -287,3 +287,174 @@ def test_committed_example_reports_show_real_plots():
             assert_real_png(page.parent / target)
             shown += 1
     assert shown >= 3  # regret, loss, counter error against T
+
+
+def _write(path, X, y, header=None):
+    np.savetxt(path, np.c_[X, y], delimiter=",", header=header or "", comments="")
+    return path
+
+
+def _warnings(result):
+    return [line for line in result.stderr.splitlines() if line.startswith("dpol run: warning")]
+
+
+def test_run_says_on_the_console_when_many_rows_are_clipped(app, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) * 0.2  # ||x|| ~ 0.35: about 1% above a bound of 0.7
+    y = 150.0 + 50.0 * rng.normal(size=300)  # every label above |y| <= 1
+    data = _write(tmp_path / "big_y.csv", X, y)
+    result = invoke(app, ["run", "pqftl", data, "--out", tmp_path / "o", "--bound", "0.7"])
+    assert result.exit_code == 0, result.output
+    lines = _warnings(result)
+    assert len(lines) == 1, result.stderr
+    over_x = int(np.sum(np.linalg.norm(X, axis=1) > 0.7))
+    suggested = float(lines[0].split("--y-bound ")[1].split()[0])
+    assert "300 of 300 rows (100%) were clipped" in lines[0]
+    assert f"||x|| > 0.7 in {over_x} rows, |y| > 1 in 300" in lines[0]
+    assert "--bound " not in lines[0]  # x is clipped in under 5% of the rows: no suggestion
+    assert np.mean(np.abs(y) > suggested) <= 0.05 < np.mean(np.abs(y) > 0.9 * suggested)
+    assert "computed from the raw data" in lines[0] and "not a private release" in lines[0]
+    assert "> **Note:** 300 of 300 rows" in (tmp_path / "o" / "report.md").read_text()
+    # classification: +-1 labels are never clipped, only x is counted
+    labels = (X[:, 0] > 0).astype(float)
+    data = _write(tmp_path / "c.csv", X * 50.0, labels)
+    result = invoke(app, ["run", "igd", data, "--out", tmp_path / "c"])
+    (line,) = _warnings(result)
+    assert "||x|| > 1 in " in line and "|y|" not in line and "--bound " in line
+
+
+def test_run_keeps_a_few_clipped_rows_for_the_report(app, tmp_path):
+    X = np.full((100, 2), 0.1)
+    X[:5] = 3.0  # 5 of 100 rows: not more than 5%
+    data = _write(tmp_path / "few.csv", X, np.zeros(100))
+    result = invoke(app, ["run", "pqftl", data, "--out", tmp_path / "o", "--no-baseline"])
+    assert result.exit_code == 0 and not _warnings(result), result.stderr
+    assert "(5 of 100)" in (tmp_path / "o" / "report.md").read_text()
+
+
+def test_run_says_when_the_horizon_is_shorter_than_the_data(app, tmp_path):
+    X, y = small_table(tmp_path)
+    data = _write(tmp_path / "d.csv", X / 4.0, y / 4.0)  # nothing clipped
+    result = invoke(app, ["run", "pqftl", data, "-T", "150", "--out", tmp_path / "o"])
+    assert result.exit_code == 0, result.output
+    assert _warnings(result) == ["dpol run: warning: -T 150: the learner saw the first 150 "
+                                 "of the 200 rows; the other 50 were not used."]
+
+
+def test_run_reports_accuracy_and_the_held_out_score_beside_the_trivial_one(app, tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 3)) * 0.3
+    labels = (X @ [1.0, -1.0, 0.5] > 0.1).astype(float)
+    data = _write(tmp_path / "c.csv", X, labels, header="a,b,c,label")
+    out = tmp_path / "held"
+    result = invoke(app, ["run", "pol", data, "--test-fraction", "0.25", "--epsilon", "50",
+                          "--out", out])
+    assert result.exit_code == 0, result.output
+    for header in ("accuracy", "test acc", "majority class"):
+        assert header in result.output, header
+    with (out / "report.md").open() as fh:
+        report = fh.read()
+    assert "100 of the 400 rows" in report and "--test-fraction 0.25" in report
+    table = [line for line in report.splitlines() if line.startswith("| ")]
+    columns = [c.strip() for c in table[-5].strip("|").split("|")]
+    rows = {r.split("|")[1].strip(): [c.strip() for c in r.strip("|").split("|")]
+            for r in table[-4:]}
+    held = columns.index("heldout_accuracy")
+    # the majority class of the training rows, scored on the held-out rows, recomputed here
+    from dpol.experiments.run_scores import holdout_split
+
+    train, test = holdout_split(400, 0.25)
+    y = np.where(labels == 1.0, 1.0, -1.0)
+    majority = 1.0 if y[train].mean() >= 0 else -1.0
+    assert float(rows["majority class (trivial)"][held]) == pytest.approx(
+        np.mean(y[test] == majority), abs=5e-4)
+    # the final model of pol at epsilon 50 on a separable stream beats the majority class
+    assert float(rows["pol"][held]) > float(rows["majority class (trivial)"][held])
+    assert rows["predict 0 (trivial)"][held] == "n/a"
+    assert len(np.load(out / "iterates.npy")) == 301  # the learner saw the 300 others
+    regression = invoke(app, ["run", "giga", _write(tmp_path / "r.csv", X, X @ [0.5, 0.2, 0]),
+                              "--test-fraction", "0.2", "--out", tmp_path / "r"])
+    assert regression.exit_code == 0, regression.output
+    for header in ("test MSE", "test R^2", "mean label (trivial)"):
+        assert header in regression.output, header
+
+
+@pytest.mark.parametrize(("value", "phrase"), [
+    ("0", "test_fraction must be > 0.0"), ("1", "test_fraction must be < 1.0"),
+    ("1.5", "test_fraction must be < 1.0"), ("nan", "test_fraction must be finite"),
+    ("0.001", "leave at least one of the 20 rows on each side")])
+def test_run_refuses_a_bad_test_fraction_cleanly(app, tmp_path, value, phrase):
+    X, y = small_table(tmp_path, n=20)
+    data = _write(tmp_path / "d.csv", X, y)
+    out = tmp_path / "never"
+    assert_refused(invoke(app, ["run", "pqftl", data, "--test-fraction", value, "--out", out]),
+                   phrase)
+    assert not out.exists()
+
+
+def test_run_progress_counts_rows_not_stages(app, tmp_path):
+    X, y = small_table(tmp_path)
+    data = _write(tmp_path / "d.csv", X, y)
+    result = invoke(app, ["run", "giga", data, "--out", tmp_path / "o"])
+    assert result.exit_code == 0, result.output
+    assert "200/200 rows" in result.output and "eta" in result.output
+    assert "None" not in result.output and "stages" not in result.output
+
+
+def test_tables_fit_an_80_column_terminal(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    narrow = _app()  # rich reads COLUMNS when the console is made
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) * 0.3
+    data = _write(tmp_path / "c.csv", X, (X[:, 0] > 0).astype(float))
+    runs = [invoke(narrow, ["run", "igd", data, "--test-fraction", "0.2", "--out",
+                            tmp_path / "o"]),
+            invoke(narrow, ["demo", "--out", tmp_path / "demo"]),
+            invoke(narrow, ["account", "--counter", "tree", "-T", "1024"]),
+            invoke(narrow, ["counters", "-T", "64"])]
+    for result in runs:
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 80, result.stdout
+        tables = [line for line in lines if line[:1] in "┃│"]
+        assert tables and not any("…" in line for line in tables), result.stdout
+
+
+def test_warnings_of_other_libraries_say_where_they_came_from():
+    import warnings
+
+    from dpol.cli import _origin
+    from dpol.errors import NonPrivateWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.float64(0.0) / np.float64(0.0)
+        warnings.warn("no noise", NonPrivateWarning, stacklevel=1)
+    numpy_warning, ours = caught
+    assert _origin(numpy_warning) == f" (from {__file__}:{numpy_warning.lineno})"
+    assert _origin(ours) == ""  # dpol's own warnings name their cause in their text
+    matplotlib = warnings.WarningMessage(
+        "invalid value encountered in scalar subtract", RuntimeWarning,
+        "/venv/lib/python3.11/site-packages/matplotlib/transforms.py", 355)
+    assert _origin(matplotlib) == " (from matplotlib/transforms.py:355)"
+
+
+def test_run_on_diabetes_as_a_file_warns_of_nothing_but_the_clipping(app, tmp_path):
+    # the defaults clip every label (25..346) to 1; predict 0's average regret is then 0,
+    # which a log axis could not draw ("invalid value encountered in scalar subtract")
+    datasets = pytest.importorskip("sklearn.datasets")
+    bunch = datasets.load_diabetes()
+    data = _write(tmp_path / "diabetes.csv", bunch.data, bunch.target)
+    result = invoke(app, ["run", "pqftl", data, "--out", tmp_path / "o"])
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("dpol ")]
+    assert "442 of 442 rows (100%) were clipped" in line and "--y-bound " in line
+
+
+def test_readme_lists_every_experiment_of_reproduce():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    listed = re.search(r"`dpol reproduce (jkt-[^`\[]+)", readme).group(1)
+    assert [e.strip() for e in listed.split("|")] == list(EXPERIMENTS)
