@@ -18,6 +18,47 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from dpol.adapters.sklearn import OnlineClassifier, OnlineRegressor  # noqa: E402
 
+# --------------------------------------------------------------------------- imports
+
+
+def test_the_adapters_import_from_the_package():
+    import dpol.adapters
+    from dpol.adapters import OnlineClassifier as Classifier
+    from dpol.adapters import OnlineRegressor as Regressor
+    from dpol.adapters import RiverClassifier, RiverRegressor
+    from dpol.adapters import river as river_adapters
+
+    assert (Classifier, Regressor) == (OnlineClassifier, OnlineRegressor)
+    assert (RiverClassifier, RiverRegressor) == (river_adapters.RiverClassifier,
+                                                 river_adapters.RiverRegressor)
+    assert {"OnlineClassifier", "RiverRegressor"} <= set(dir(dpol.adapters))
+    with pytest.raises(AttributeError, match="no attribute 'OnlineRanker'"):
+        getattr(dpol.adapters, "OnlineRanker")  # noqa: B009
+
+
+def test_the_package_imports_without_scikit_learn_and_names_the_extra():
+    import subprocess
+    import sys
+
+    # a fresh interpreter where importing scikit-learn fails, as in a default install
+    code = """
+import sys
+sys.modules["sklearn"] = None
+import dpol.adapters
+from dpol.adapters import LEARNERS, RiverRegressor
+try:
+    from dpol.adapters import OnlineClassifier
+except ImportError as exc:
+    print(exc)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    message = out.stdout.strip()
+    assert message.startswith("dpol.adapters.OnlineClassifier needs scikit-learn (")
+    assert message.endswith("): pip install 'dpol[sklearn]'")
+
+
 # --------------------------------------------------------------------------- registry
 
 
