@@ -67,7 +67,7 @@ __all__ = [
 def _counter_slots(learner: object) -> list[tuple[str, object]]:
     """(attribute, Counter or tuple of Counters) of every counter the learner holds."""
     out = []
-    for name, value in vars(learner).items():
+    for name, value in getattr(learner, "__dict__", {}).items():
         if isinstance(value, Counter) or (isinstance(value, tuple) and value and all(
                 isinstance(v, Counter) for v in value)):
             out.append((name, value))
@@ -75,15 +75,15 @@ def _counter_slots(learner: object) -> list[tuple[str, object]]:
 
 
 def _scaled_counter(counter: Counter, factor: float) -> Counter:
-    """A fresh copy of ``counter`` (same parameters and seed) with ``factor`` times its noise."""
-    params = {**counter.get_state()["params"], "seed": counter.seed, "epsilon": None,
-              "calibration": "tight"}
+    """A fresh copy of ``counter`` (same parameters) with ``factor`` times its noise."""
+    params = {**counter.get_state()["params"], "epsilon": None, "calibration": "tight"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonPrivateWarning)
         warnings.simplefilter("ignore", PaperCalibrationWarning)
         # the noise scale is the noise multiplier times a reference fixed by the structure
-        # and the sensitivity: read the reference off a multiplier of one
+        # and the sensitivity: read the reference off a multiplier of one (unseeded)
         unit = type(counter)(**{**params, "noise_multiplier": 1.0}).noise_scale
+        params["seed"] = counter.seed
         z = factor * counter.noise_scale / unit
         twin = type(counter)(**{**params, "noise_multiplier": z})
     if not math.isclose(twin.noise_scale, factor * counter.noise_scale, rel_tol=1e-9,
@@ -97,11 +97,12 @@ def under_noised(learner: object, factor: float) -> object:
 
     The twin runs the same algorithm with ``factor`` times the noise std (Gaussian), scale
     (Laplace) or theta (Gamma) of every mechanism inside it: each counter is rebuilt with
-    ``factor`` times its noise multiplier (same parameters and seed), and the learners
-    that add their own noise get their stds scaled. ``factor=0`` gives the noiseless run
-    of the same algorithm (for :func:`sensitivity_attainment`). Its ``privacy`` may or may
-    not follow (counters report their real guarantee, learners that calibrated their own
-    noise keep their claim): audit a twin against the original's claim, passed explicitly.
+    ``factor`` times its noise multiplier (same parameters and seed; a seed that was a
+    ``SeedSequence`` spawns new children, so its draws are new ones), and the learners
+    that add their own noise get their stds scaled (the same draws, scaled). ``factor=0``
+    gives the noiseless run of the same algorithm (for :func:`sensitivity_attainment`).
+    Its ``privacy`` may or may not follow (it does where it is derived from the noise that
+    runs): audit a twin against the original's claim, passed explicitly.
 
     Examples
     --------

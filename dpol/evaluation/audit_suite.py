@@ -142,8 +142,9 @@ def _pqftl(counter: str) -> Callable[[int], object]:
 
 
 def _regression(counter: str) -> Callable[[int], object]:
+    # NoisyProjGrad's r_t <= 20 (noisy runs need 1-2; noiseless ones would take 100)
     return lambda seed: PrivateIncrementalRegression(
-        _DIM, domain=L2Ball(_DIM), horizon=_T, seed=seed, **_PRIVACY,
+        _DIM, domain=L2Ball(_DIM), horizon=_T, max_iter=20, seed=seed, **_PRIVACY,
         **_window_options(counter, "options"))
 
 
