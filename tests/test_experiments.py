@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -191,3 +192,42 @@ def test_run_scores_trivial_baselines_and_split():
     mean = rows[1]
     assert mean["heldout_mse"] == pytest.approx(np.mean((y - 2.0) ** 2))  # training mean
     assert rows[0]["heldout_mse"] == pytest.approx(np.mean(y**2))
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_glossary_page_holds_the_terms_of_the_reports():
+    from dpol.experiments.report import GLOSSARY
+
+    page = " ".join((DOCS / "glossary.md").read_text().split())
+    for term, definition in GLOSSARY.items():
+        assert f"**{term}**: {' '.join(definition.split())}" in page, term
+
+
+def test_errata_page_names_tests_that_exist():
+    import re
+
+    page = (DOCS / "errata.md").read_text()
+    refs = set(re.findall(r"`([a-z_]+\.py)::([a-z0-9_]+)`", page))
+    assert len(refs) > 50
+    tests = Path(__file__).resolve().parent
+    for module, name in sorted(refs):
+        assert f"def {name}(" in (tests / module).read_text(), (module, name)
+    for ident in ("JKT-6", "WDP-1", "NW-1", "KNJ-1", "ENV-1"):
+        assert f"### {ident}." in page
+
+
+def test_run_report_cites_only_documents_that_ship(tmp_path):
+    import re
+
+    from dpol.experiments.run_file import run_learner
+
+    with pytest.warns(Warning):  # the paper calibration of POL warns (its erratum)
+        result = run_learner("pol", "synthetic-classification", tmp_path, horizon=300,
+                             calibration="paper")
+    text = result.report.read_text()
+    assert "docs/errata.md" in text and (DOCS / "errata.md").exists()
+    assert not re.search(r"\bspec\b|review item|DESIGN", text, re.I), text
+    for term in ("replace-one", "paper calibration", "R (the bounds)"):
+        assert f"**{term}**" in text
