@@ -1,4 +1,10 @@
-"""Several counters released together, calibrated as one Gaussian mechanism."""
+"""Several counters released together, calibrated as one Gaussian mechanism.
+
+The learners that feed one element to several counters (PQFTL, KNJ's regressions) state
+no guarantee of their own: their ``privacy_events`` are :func:`joint_events` of the
+counters they run, and ``privacy`` is derived from those events
+(:func:`dpol.accounting.compose_guarantee`), window, relation and unit included.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +12,28 @@ import math
 import warnings
 from collections.abc import Callable
 
+import dp_accounting
+
 from dpol._validation import check_choice, fail, spawn_seeds
 from dpol.accounting.calibration import (
     gaussian_epsilon,
     mu_star,
-    zcdp_epsilon,
     zcdp_gaussian_noise_multiplier,
 )
-from dpol.accounting.guarantee import PrivacyGuarantee
+from dpol.accounting.events import MechanismEvent
 from dpol.counters import BinaryTreeCounter, make_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 
-__all__ = ["joint_counters", "joint_zcdp", "outer_product_sensitivity",
+__all__ = ["joint_counters", "joint_events", "joint_zcdp", "outer_product_sensitivity",
            "secure_joint_sensitivity"]
 
 #: noise kinds a jointly calibrated pair of counters accepts
 JOINT_NOISES = ("gaussian", "secure")
+#: counter keywords the joint calibration sets itself: ``counter_options`` may not
+#: override them (a counter told another relation than the learner's would be calibrated
+#: for other neighbours, and its events would then protect those)
+_RESERVED = ("neighbouring", "bound", "element_sensitivity", "noise_multiplier", "epsilon",
+             "delta", "calibration", "noise", "seed")
 
 
 def outer_product_sensitivity(x_bound: float, y_bound: float, neighbouring: str) -> float:
@@ -71,13 +83,13 @@ def joint_zcdp(counters: tuple, element_sensitivity: float | None) -> tuple[floa
     Examples
     --------
     >>> from dpol.counters import BinaryTreeCounter
-    >>> counters, guarantee = joint_counters(
+    >>> counters, stacked = joint_counters(
     ...     BinaryTreeCounter, 64, [(4, {}), (2, {})], epsilon=1.0, delta=1e-5,
     ...     neighbouring="replace_one", calibration="tight", options={}, seed=None,
     ...     paper=None, noise="secure")
-    >>> rho, xi = joint_zcdp(counters, None)
-    >>> round(rho, 6), xi, guarantee.epsilon  # rho <= 1/(2 z^2) = 0.030553
-    (0.030553, 0.0, 1.0)
+    >>> rho, xi = joint_zcdp(counters, stacked)
+    >>> round(rho, 6), xi  # rho <= 1/(2 z^2) = 0.030553
+    (0.030553, 0.0)
     """
     low = min(c.noise_scale for c in counters)
     joint = secure_joint_sensitivity(counters, element_sensitivity)
@@ -112,12 +124,86 @@ def secure_joint_sensitivity(counters: tuple, element_sensitivity: float | None)
     return joint
 
 
+def joint_events(counters: tuple, element_sensitivity: float | None
+                 ) -> tuple[MechanismEvent, ...]:
+    """The privacy events of counters fed by one element: what a learner running them has.
+
+    Parameters
+    ----------
+    counters : tuple of Counter
+        Built by :func:`joint_counters` (one class, horizon, relation and options).
+    element_sensitivity : float or None
+        The stacked-element bound the tight calibration used (``joint_counters``'s second
+        return value); None: the counters' own events.
+
+    Returns
+    -------
+    tuple of MechanismEvent
+        The counters' own events (each with its relation, window and horizon), or, when
+        the stacked element's bound proves less, one event of the stacked release with
+        the counters' common relation, window and horizon.
+
+    Privacy
+    -------
+    The counters' own events always hold: each counter is a mechanism of its own
+    sensitivity s_k, and independent Gaussian mechanisms compose into mu^2 = sum_k
+    (s_k / sigma_k)^2 (zCDP: rho = sum_k rho_k), adaptively chosen elements included.
+    With a proven bound s on the change of the stacked element (all counters' parts
+    together, e.g. :func:`outer_product_sensitivity`), the stacked node vectors are one
+    mechanism: the same encoder in every counter moves them by at most s times its column
+    norm (S, :func:`secure_joint_sensitivity` with the rounding for secure noise), and
+    every node coordinate has std >= min_k sigma_k, so its privacy loss is mu = S / min_k
+    sigma_k (secure: rho = S^2 / (2 min_k sigma_k^2), :func:`joint_zcdp`, xi the sum of
+    the counters' slacks). That one event replaces the counters' when it is smaller: this
+    is what the tight calibration certified (all sigma_k equal to S / mu*(epsilon,
+    delta)). A window counter protects an element in the W releases after its arrival in
+    every counter, so the stacked release has the same window.
+
+    Examples
+    --------
+    >>> from dpol.counters import BinaryTreeCounter
+    >>> from dpol.accounting import compose_guarantee
+    >>> kw = dict(epsilon=1.0, delta=1e-5, neighbouring="replace_one", calibration="tight",
+    ...           options={}, seed=0, paper=None)
+    >>> bound = outer_product_sensitivity(1.0, 1.0, "replace_one")
+    >>> counters, stacked = joint_counters(BinaryTreeCounter, 64, [(4, {}), (2, {})], **kw,
+    ...                                    element_sensitivity=bound)
+    >>> [e.name for e in joint_events(counters, stacked)]
+    ['BinaryTreeCounter x2, stacked']
+    >>> compose_guarantee(joint_events(counters, stacked), 1e-5, target=1.0).epsilon
+    1.0
+    >>> round(compose_guarantee(joint_events(counters, None), 1e-5).epsilon, 3)  # own: looser
+    1.373
+    """
+    own = tuple(e for c in counters for e in c.privacy_events())
+    if element_sensitivity is None or any(c._noise_multiplier == 0.0 for c in counters):
+        return own
+    whom = {(e.neighbouring, e.window, e.horizon, e.unit) for e in own}
+    if len(whom) != 1:  # joint_counters builds them alike; a stacked bound needs that
+        raise fail("counters", "share one relation, window, horizon and unit", sorted(whom))
+    low = min(c.noise_scale for c in counters)
+    if counters[0].grid is None:  # float Gaussian: compare mu^2
+        column = counters[0].sensitivity / counters[0].node_sensitivity
+        stacked = (element_sensitivity * column / low) ** 2
+        if stacked >= sum(e.event.noise_multiplier ** -2 for e in own):
+            return own
+        event = dp_accounting.GaussianDpEvent(low / (element_sensitivity * column))
+    else:  # secure: compare rho
+        rho, xi = joint_zcdp(counters, element_sensitivity)
+        if rho >= sum(e.event.rho for e in own):
+            return own
+        event = dp_accounting.ZCDpEvent(rho, xi)
+    neighbouring, window, horizon, unit = whom.pop()
+    return (MechanismEvent(event, neighbouring, window=window, horizon=horizon, unit=unit,
+                           name=f"{type(counters[0]).__name__} x{len(counters)}, stacked"),)
+
+
 def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
                    epsilon: float, delta: float, neighbouring: str, calibration: str,
                    options: dict, seed: object,
                    paper: Callable[[], tuple[list[float], str]],
                    element_sensitivity: float | None = None,
-                   noise: str = "gaussian") -> tuple[tuple, PrivacyGuarantee]:
+                   noise: str = "gaussian") -> tuple[tuple, float | None]:
     """Build one counter per ``(dim, keywords)`` spec, all fed by the same element.
 
     Tight: the node vectors form one Gaussian mechanism of sensitivity
@@ -128,13 +214,25 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     :func:`outer_product_sensitivity`); as every counter has the same structure, one
     element then moves the stacked node vectors by it times the encoder's column norm,
     which replaces the quadrature sum when smaller. Paper: ``paper()`` returns the
-    published per-counter sigmas and the name of the formula (binary tree only); the real
-    epsilon of their Gaussian-DP composition is reported, with a ``PaperCalibrationWarning`` when it
-    exceeds ``epsilon``. ``epsilon=inf`` builds noiseless counters.
+    published per-counter sigmas and the name of the formula (binary tree only), and a
+    ``PaperCalibrationWarning`` says when the real epsilon of their Gaussian-DP
+    composition exceeds ``epsilon``. ``epsilon=inf`` builds noiseless counters. The
+    counters are built under ``neighbouring`` (the learner's relation: ``options`` may not
+    override it, nor anything else the calibration sets).
+
+    Returns
+    -------
+    counters : tuple of Counter
+    element_sensitivity : float or None
+        What to pass to :func:`joint_events` for the events the calibration certified:
+        the stacked bound under tight calibration, None under paper calibration (the
+        published per-tree noise, composed as the warning states) or without noise.
 
     Privacy
     -------
-    ``noise="secure"`` (tight only; every counter, see :class:`dpol.counters.Counter`
+    No guarantee is made here: the learner's is derived from :func:`joint_events` (tight:
+    epsilon; paper: the real epsilon the warning names). ``noise="secure"`` (tight only;
+    every counter, see :class:`dpol.counters.Counter`
     and, for real weights, the counters' Privacy sections): every counter rounds its
     part of the element to its grid and adds exact discrete Gaussian noise. The joint
     sensitivity then includes the rounding, s + h sqrt(sum_k g_k^2 d_k) for the stacked
@@ -144,8 +242,8 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     dp-accounting's RDP accountant certifies (epsilon, delta), every counter's std is
     raised until min_k sigma_k >= z times the joint (inflated) sensitivity, i.e. rho <=
     1/(2 z^2); the grids depend on the stds (a few fixed-point rounds settle them). The
-    guarantee reported is the RDP accountant's epsilon of (xi, rho)-zCDP (never above
-    ``epsilon``): 4-11% more std than the analytic Gaussian of the float path.
+    events then carry (xi, rho)-zCDP, which the RDP accountant certifies at most
+    ``epsilon``: 4-11% more std than the analytic Gaussian of the float path.
 
     Examples
     --------
@@ -156,9 +254,9 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     >>> from dpol.counters import BinaryTreeCounter
     >>> kw = dict(epsilon=1.0, delta=1e-5, neighbouring="replace_one", calibration="tight",
     ...           options={}, seed=0, paper=None)
-    >>> counters, guarantee = joint_counters(BinaryTreeCounter, 64, [(4, {}), (2, {})], **kw)
-    >>> [c.dim for c in counters], guarantee.epsilon
-    ([4, 2], 1.0)
+    >>> counters, stacked = joint_counters(BinaryTreeCounter, 64, [(4, {}), (2, {})], **kw)
+    >>> [c.dim for c in counters], stacked
+    ([4, 2], None)
     >>> alone = BinaryTreeCounter(64, 4, epsilon=1.0, delta=1e-5).noise_scale
     >>> [round(c.noise_scale / alone, 4) for c in counters]
     [1.4142, 1.4142]
@@ -172,35 +270,38 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     if noise == "secure" and calibration != "tight":
         raise fail("calibration", "be 'tight' with noise='secure' (the published formulas "
                    "are for continuous noise)", calibration)
+    clash = sorted(set(options) & set(_RESERVED))
+    if clash:
+        raise fail("counter_options", "not set what the joint calibration sets ("
+                   f"{', '.join(_RESERVED)})", clash)
     common = {"neighbouring": neighbouring, **options}
     probes = [make_counter(cls, horizon, dim, noise_multiplier=1.0, **kw, **common)
               for dim, kw in specs]
     sens = [p.sensitivity for p in probes]
-    window = probes[0].privacy.window
     if noise == "secure" and math.isfinite(epsilon):
         return _secure_counters(cls, horizon, specs, common, sens, epsilon, delta, seed,
-                                element_sensitivity, _float_joint(probes, sens,
-                                                                  element_sensitivity), window)
+                                element_sensitivity,
+                                _float_joint(probes, sens, element_sensitivity)), \
+            element_sensitivity
+    stacked = None
     if not math.isfinite(epsilon):
-        zs, eps = [0.0] * len(specs), math.inf
+        zs = [0.0] * len(specs)
     elif calibration == "tight":
         joint = _float_joint(probes, sens, element_sensitivity)
         sigma = joint / mu_star(epsilon, delta)
-        zs, eps = [sigma / s for s in sens], epsilon
+        zs, stacked = [sigma / s for s in sens], element_sensitivity
     else:
         if cls is not BinaryTreeCounter:
             raise fail("calibration", "be 'tight' unless counter='tree' (the published "
                        "formulas are for the binary tree)", "paper")
         sigmas, formula = paper()
         zs = [sig / s for sig, s in zip(sigmas, sens, strict=True)]
+        # the counters' own events compose into this (mu^2 adds): what privacy reports
         eps = gaussian_epsilon(1.0 / math.sqrt(sum(1.0 / z**2 for z in zs)), delta)
         if eps > epsilon * (1 + 1e-9):
             warnings.warn(f"{formula} gives only ({eps:.4g}, {delta:g})-DP at horizon={horizon},"
                           f" not epsilon={epsilon:g}", PaperCalibrationWarning, stacklevel=4)
-    counters = _build(cls, horizon, specs, common, zs, seed, noise)
-    guarantee = PrivacyGuarantee(eps, delta if math.isfinite(eps) else 0.0, neighbouring,
-                                 window=window)
-    return counters, guarantee
+    return _build(cls, horizon, specs, common, zs, seed, noise), stacked
 
 
 def _float_joint(probes: list, sens: list[float], element_sensitivity: float | None) -> float:
@@ -224,8 +325,7 @@ def _build(cls: type, horizon: int, specs: list, common: dict, zs: list[float],
 
 def _secure_counters(cls: type, horizon: int, specs: list, common: dict, sens: list[float],
                      epsilon: float, delta: float, seed: object,
-                     element_sensitivity: float | None, joint: float, window: int | None
-                     ) -> tuple[tuple, PrivacyGuarantee]:
+                     element_sensitivity: float | None, joint: float) -> tuple:
     """Secure counters with min_k sigma_k >= z * (joint inflated sensitivity) (Privacy)."""
     z = zcdp_gaussian_noise_multiplier(epsilon, delta)
     sigma = z * joint  # before rounding; each counter then inflates its own std
@@ -235,11 +335,7 @@ def _secure_counters(cls: type, horizon: int, specs: list, common: dict, sens: l
         low = min(c.noise_scale for c in counters)
         need = z * secure_joint_sensitivity(counters, element_sensitivity)
         if low >= need:
-            break
+            return counters
         sigma *= need / low * (1.0 + 1e-12)
-    else:  # pragma: no cover - the grids are capped, so this cannot happen
-        raise RuntimeError("secure joint calibration did not settle")
-    rho, xi = joint_zcdp(counters, element_sensitivity)
-    real = zcdp_epsilon(rho, delta, xi=xi)
-    eps = epsilon if real <= epsilon else real
-    return counters, PrivacyGuarantee(eps, delta, common["neighbouring"], window=window)
+    # the grids are capped, so this cannot happen
+    raise RuntimeError("secure joint calibration did not settle")  # pragma: no cover

@@ -7,11 +7,15 @@ import math
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.guarantee import PrivacyGuarantee
+from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import knj_tree_mech_sigma
 from dpol.counters import resolve_counter
 from dpol.learners._base import OnlineLearner
-from dpol.learners._joint_counters import joint_counters, outer_product_sensitivity
+from dpol.learners._joint_counters import (
+    joint_counters,
+    joint_events,
+    outer_product_sensitivity,
+)
 from dpol.learners.noisy_projected_gradient import (
     noisy_proj_grad,
     npg_bound,
@@ -143,6 +147,18 @@ class PrivateIncrementalRegression(OnlineLearner):
     (``dpol.learners._joint_counters.joint_zcdp``; 4-11% more std than the float path).
     ``gradient_error`` then also counts the rounding of the sums (utility only).
 
+    ``privacy`` is derived from ``privacy_events``, the events of the two counters that
+    run (``dpol.learners._joint_counters.joint_events``). Tight: one event of their
+    stacked release, Gaussian of multiplier sigma / (s sqrt(K)) (secure: the zCDP (xi,
+    rho) above), or the counters' own events where they prove as much (add/remove, where
+    s is their quadrature sum); either composes to epsilon (secure noise under
+    add/remove: a little below it, each counter's std being inflated by its own grid).
+    Paper: the two trees' own events, whose mu^2 add up to the exact epsilon above. No
+    other statistic is released: alpha'_t, L_t and r_t are public. The relation is the
+    learner's (the counters are built under it), and a window counter's window reaches
+    the guarantee through its events: ``counter="window"`` with W < horizon gives window
+    DP with window W, which a ``PrivacyBudget`` refuses to charge; W >= horizon is DP.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -178,7 +194,8 @@ class PrivateIncrementalRegression(OnlineLearner):
             raise fail("delta", "be > 0 (Gaussian tree noise)", self.delta)
         self._setup_features()
         self.radius = self._feasible_radius()
-        self._counters, self._privacy = self._build_counters(resolve_counter(counter))
+        # _stacked: the stacked-element bound the tight calibration used (joint_events)
+        self._counters, self._stacked = self._build_counters(resolve_counter(counter))
         self._theta = domain.project(np.zeros(dim))
         self.iterations_, self.bound_ = 0, 0.0
         p = self.feature_dim
@@ -196,7 +213,7 @@ class PrivateIncrementalRegression(OnlineLearner):
         return float(self.domain.radius)
 
     # ------------------------------------------------------------------ privacy
-    def _build_counters(self, cls: type) -> tuple[tuple, PrivacyGuarantee]:
+    def _build_counters(self, cls: type) -> tuple[tuple, float | None]:
         p, xb, yb = self.feature_dim, self.x_bound, self.y_bound
         replace = self.neighbouring == "replace_one"
         specs = [(p * p, {"bound": xb * xb,
@@ -215,9 +232,10 @@ class PrivateIncrementalRegression(OnlineLearner):
                               element_sensitivity=outer_product_sensitivity(xb, yb,
                                                                             self.neighbouring))
 
-    @property
-    def privacy(self) -> PrivacyGuarantee:
-        return self._privacy
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
+        """The Q and q counters' release (Privacy): their events, or one event of the
+        stacked release when the joint bound is smaller (``joint_events``)."""
+        return joint_events(self._counters, self._stacked)
 
     @property
     def weights(self) -> np.ndarray:

@@ -9,12 +9,16 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.guarantee import PrivacyGuarantee
+from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import jkt_private_sum_sigma
 from dpol.counters import resolve_counter
 from dpol.errors import NumericalWarning
 from dpol.learners._base import OnlineLearner
-from dpol.learners._joint_counters import joint_counters, outer_product_sensitivity
+from dpol.learners._joint_counters import (
+    joint_counters,
+    joint_events,
+    outer_product_sensitivity,
+)
 from dpol.learners._psd_solve import (
     _CHUNK,
     _Helper,
@@ -113,7 +117,7 @@ class PrivateQuadraticFTL(OnlineLearner):
     (review item 4; JKT spec 5.5 step 1), not the upper triangle mirrored (sigma_t^2 off
     the diagonal at the same sensitivity). Paper: each tree gets JKT's PrivateSum sigma
     at (eps/2, delta/2) with bound R^2 and R as printed (the V tree's element norm is R^2
-    in either encoding); ``privacy`` reports their exact composition, and a
+    in either encoding); their exact composition is reported, and a
     ``PaperCalibrationWarning`` says when it exceeds epsilon. Secure noise: both counters
     round their parts to their grids g_V, g_u, which moves the stacked element by at most
     sqrt(g_V^2 d_V + g_u^2 d)/2, d_V the V counter's dimension (d(d+1)/2 with ``fixes``:
@@ -122,6 +126,19 @@ class PrivateQuadraticFTL(OnlineLearner):
     that sensitivity with dp-accounting's RDP accountant
     (``dpol.learners._joint_counters.joint_zcdp``; 4-11% more std). Releases of the V
     counter are exact grid values; dividing them by sqrt(2) is post-processing.
+    ``noise_ridge`` and the clipping radius are public constants: post-processing.
+
+    ``privacy`` is derived from ``privacy_events``, the events of the two counters that
+    run (``dpol.learners._joint_counters.joint_events``). Tight: one event of their
+    stacked release, Gaussian of multiplier sigma / (s sqrt(m)) (secure: the zCDP (xi,
+    rho) above), or the counters' own events where they prove as much (add/remove, where
+    s is their quadrature sum); either composes to epsilon (secure noise under
+    add/remove: a little below it, each counter's std being inflated by its own grid).
+    Paper: the two trees' own events, whose mu^2 add up to the real epsilon the warning
+    names. The relation is the learner's (the counters are built under it), and a window
+    counter's window reaches the guarantee through its events: ``counter="window"`` with
+    W < horizon gives window DP with window W, which a ``PrivacyBudget`` refuses to
+    charge; W >= horizon is DP.
 
     Examples
     --------
@@ -157,10 +174,11 @@ class PrivateQuadraticFTL(OnlineLearner):
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian tree noise)", self.delta)
         self.radius = min(bound / math.sqrt(self.alpha), bound**2 / self.alpha)
-        self._counters, self._privacy = self._build_counters(resolve_counter(counter))
+        # _stacked: the stacked-element bound the tight calibration used (joint_events)
+        self._counters, self._stacked = self._build_counters(resolve_counter(counter))
         self._w = np.zeros(dim)
 
-    def _build_counters(self, cls: type) -> tuple[tuple, PrivacyGuarantee]:
+    def _build_counters(self, cls: type) -> tuple[tuple, float | None]:
         d, r2 = self.dim, self.bound**2
         sens_v = math.sqrt(2.0) * r2 if self.neighbouring == "replace_one" else r2
         dim_v = d * (d + 1) // 2 if self.fixes else d * d  # svec or vec (class Privacy)
@@ -178,9 +196,10 @@ class PrivateQuadraticFTL(OnlineLearner):
                               element_sensitivity=outer_product_sensitivity(
                                   self.bound, self.bound, self.neighbouring))
 
-    @property
-    def privacy(self) -> PrivacyGuarantee:
-        return self._privacy
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
+        """The V and u counters' release (Privacy): their events, or one event of the
+        stacked release when the joint bound is smaller (``joint_events``)."""
+        return joint_events(self._counters, self._stacked)
 
     @property
     def weights(self) -> np.ndarray:

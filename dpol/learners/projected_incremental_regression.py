@@ -110,6 +110,8 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
     and the lifting read only released sums and public objects: post-processing. The
     noise now grows with sqrt(m) instead of sqrt(d). ``noise="secure"``: as there, with
     the grid rounding of the m-dimensional parts in the joint zCDP calibration.
+    ``privacy`` is derived from the two counters' events as there (Phi, its width and m
+    are public: no event of their own).
 
     Examples
     --------
