@@ -161,7 +161,7 @@ def test_run_paper_calibration_and_no_privacy_are_stated(app, tmp_path):
     assert "warning: PaperCalibrationWarning: JKT eq. (37) misses 1/alpha" in paper.stderr
     report = (tmp_path / "p" / "report.md").read_text()
     real = float(report.split("The noise added gives epsilon = ")[1].split()[0])
-    assert real > 1.0 and "Calibration:** paper" in report  # the erratum: more than requested
+    assert real > 1.0 and "Calibration:** paper" in report  # JKT-6 in docs/errata.md
     inf = invoke(app, ["run", "pqftl", data, "--epsilon", "inf", "--out", tmp_path / "inf"])
     assert inf.exit_code == 0 and "warning: NonPrivateWarning" in inf.stderr
     assert "Guarantee:** none" in (tmp_path / "inf" / "report.md").read_text()
