@@ -233,3 +233,16 @@ def test_run_report_cites_only_documents_that_ship(tmp_path):
     assert not re.search(r"\bspec\b|review item|DESIGN", text, re.I), text
     for term in ("replace-one", "paper calibration", "R (the bounds)"):
         assert f"**{term}**" in text
+    assert "decided here:** JKT-6 in docs/errata.md" in text
+
+
+def test_every_learner_of_dpol_run_names_errata_that_exist():
+    from dpol.adapters.registry import LEARNERS
+    from dpol.experiments.run_file import ERRATA_IDS
+
+    page = (DOCS / "errata.md").read_text()
+    assert set(ERRATA_IDS) == set(LEARNERS)
+    for ids in ERRATA_IDS.values():
+        for part in ids.split(", "):
+            for ident in part.split(" to "):
+                assert f"### {ident}." in page, ident

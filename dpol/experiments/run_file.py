@@ -42,6 +42,11 @@ from dpol.learners import Trace
 __all__ = ["load_run_stream", "run_learner"]
 
 CURVE_POINTS = 400
+#: the entries of docs/errata.md that each learner of dpol.adapters.LEARNERS decides
+ERRATA_IDS = {"pqftl": "JKT-4, JKT-5", "igd": "JKT-1", "giga": "JKT-1, JKT-3",
+              "ftal": "WDP-1, WDP-2, WDP-4", "frank-wolfe": "WDP-1, WDP-2, WDP-4 to WDP-7",
+              "incremental-regression": "KNJ-1 to KNJ-4", "incremental-erm": "KNJ-4",
+              "kernel": "NW-1 to NW-4", "pol": "JKT-6"}
 #: rows per call of ``run`` between two progress updates (at least; ~100 updates a run)
 CHUNK_ROWS = 1024
 
@@ -306,6 +311,8 @@ def _report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Pat
         "private.",
         f"* **Neighbouring streams:** {relation}.",
         f"* **Calibration:** {calibration}.",
+        *([f"* **Errata of the paper decided here:** {ERRATA_IDS[info['learner']]} in "
+           f"{ERRATA}."] if info["learner"] in ERRATA_IDS else []),
         f"* **Noise:** {describe_noise(model)}.",
         f"* **Counter:** {counter}.",
         f"* **Data within the bounds:** {stream.normalization}; {stream.n_clipped} rows "
