@@ -15,143 +15,10 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from dpol._validation import check_choice, check_int, fail
+from dpol._cli_text import HEADERS, fit_columns, fmt, header, origin, parse_options
+from dpol.experiments.reproduce import EXPERIMENTS, reproduce
 
-EXPERIMENTS = ("jkt-synthetic", "jkt-year", "jkt-logistic", "wdp-regret", "nw-kernel",
-               "env-bandit", "knj-incremental")
-
-
-def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
-              data: Path | None, workers: int, progress=None):
-    """Run one experiment; ``quick`` shrinks it to about a minute.
-
-    Examples
-    --------
-    The quick JKT logistic experiment, one seed, on scikit-learn's breast cancer data (the
-    fallback when no ``data`` file is given):
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     res = reproduce("jkt-logistic", Path(tmp), quick=True, seeds=1, data=None,
-    ...                     workers=1)
-    ...     print(res.name, res.report.name, res.csv.name, [f.name for f in res.figures])
-    jkt_logistic jkt_logistic.md jkt_logistic.csv ['jkt_logistic_accuracy.png']
-    >>> sorted({r["epsilon"] for r in res.rows}), len(res.rows)  # 2 alphas x 4 epsilons
-    ([0.1, 1.0, 10.0, inf], 8)
-    """
-    check_choice("experiment", experiment, EXPERIMENTS)  # before any work: no fall-through
-    if seeds is not None:  # 0 seeds ran the sweep on nothing and failed in the plots
-        seeds = check_int("seeds", seeds, low=1)
-    from dpol.experiments import jkt_appendix_g as jkt
-    from dpol.experiments.env_bandit import env_bandit_regret
-    from dpol.experiments.knj_incremental import incremental_regression
-    from dpol.experiments.nw_kernel import nw_kernel
-    from dpol.experiments.wdp_regret import wdp_regret_growth
-
-    eps = (0.01, 0.1, 1.0) if quick else jkt.PAPER_EPSILONS
-    n_seeds = seeds if seeds is not None else (1 if quick else 5)
-    common = {"seeds": n_seeds, "workers": workers, "progress": progress}
-    if experiment == "jkt-synthetic":
-        return jkt.synthetic_regression(out, horizon=20_000 if quick else 100_000,
-                                        epsilons=eps, **common)
-    if experiment == "jkt-year":
-        return jkt.year_prediction(out, data, epsilons=eps,
-                                   limit=50_000 if quick and data else None, **common)
-    if experiment == "jkt-logistic":
-        return jkt.logistic_regression(out, data, epsilons=(0.1, 1.0, 10.0) if quick else eps,
-                                       limit=50_000 if quick and data else None, **common)
-    if experiment == "nw-kernel":
-        return nw_kernel(out, horizon=1000 if quick else 5000, holdout=500 if quick else 2000,
-                         epsilons=(1.0, 100.0) if quick else (0.1, 1.0, 10.0, 100.0),
-                         seeds=seeds if seeds is not None else (1 if quick else 3),
-                         workers=workers, progress=progress)
-    if experiment == "knj-incremental":
-        if quick:
-            return incremental_regression(out, horizon=512, dims=(2, 4, 8),
-                                          epsilons=(4.0, 8.0, 16.0),
-                                          seeds=seeds if seeds is not None else 2,
-                                          sparse_dims=(16, 32), sparse_horizon=200,
-                                          projection_dim=8, workers=workers, progress=progress)
-        return incremental_regression(out, seeds=seeds if seeds is not None else 3,
-                                      workers=workers, progress=progress)
-    if experiment == "env-bandit":
-        return env_bandit_regret(out, exponents=(10, 12) if quick else (10, 12, 14, 16),
-                                 seeds=seeds if seeds is not None else (1 if quick else 3),
-                                 workers=workers, progress=progress)
-    return wdp_regret_growth(out, exponents=range(10, 14) if quick else range(10, 17),
-                             seeds=seeds if seeds is not None else (1 if quick else 3),
-                             workers=workers, progress=progress)
-
-
-def parse_options(pairs: list[str] | None) -> dict:
-    """``KEY=VALUE`` strings as constructor keywords; values read as JSON, else as text.
-
-    Examples
-    --------
-    >>> parse_options(["alpha=0.5", "counter_options={\\"window\\": 8}", "solver=npg"])
-    {'alpha': 0.5, 'counter_options': {'window': 8}, 'solver': 'npg'}
-    """
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise fail("option", "read KEY=VALUE with KEY a keyword name", pair)
-        try:
-            out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key.strip()] = value
-    return out
-
-
-HEADERS = {"noise_multiplier": "z", "noise_scale": "node scale", "max_rms_error": "RMS error",
-           "real_epsilon": "real epsilon", "average_regret": "avg regret",
-           "final_regret": "regret", "mean_loss": "mean loss", "mean_avg_regret": "avg regret",
-           "std_avg_regret": "std", "accuracy": "accuracy", "heldout_accuracy": "test acc",
-           "heldout_mse": "test MSE", "heldout_r2": "test R^2"}
-
-
-def _fmt(value: object) -> str:
-    if isinstance(value, float) and math.isnan(value):
-        return "n/a"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def _header(key: str) -> str:
-    return HEADERS.get(key, key.replace("_", " "))
-
-
-def fit_columns(rows: list[dict], keys: list[str], width: int) -> list[str]:
-    """The longest prefix of ``keys`` whose table fits ``width`` terminal columns.
-
-    A column needs its widest cell or header (neither wraps), plus 3 for its border and
-    padding; the first column is always kept.
-
-    Examples
-    --------
-    >>> rows = [{"model": "pqftl", "average_regret": 0.25, "mean_loss": 0.1}]
-    >>> fit_columns(rows, ["model", "average_regret", "mean_loss"], 80)
-    ['model', 'average_regret', 'mean_loss']
-    >>> fit_columns(rows, ["model", "average_regret", "mean_loss"], 25)
-    ['model', 'average_regret']
-    """
-    kept, used = [], 1
-    for key in keys:
-        need = max([len(_fmt(r[key])) for r in rows] + [len(_header(key))]) + 3
-        if kept and used + need > width:
-            break
-        kept.append(key)
-        used += need
-    return kept
-
-
-def _origin(warning: warnings.WarningMessage) -> str:
-    """`` (from matplotlib/transforms.py:355)`` for a warning another library raised."""
-    if warning.category.__module__.startswith("dpol"):
-        return ""
-    parts = Path(warning.filename).parts
-    start = max((i + 1 for i, p in enumerate(parts) if p == "site-packages"), default=0)
-    where = "/".join(parts[start:]) if start else warning.filename
-    return f" (from {where}:{warning.lineno})"
+__all__ = ["EXPERIMENTS", "HEADERS", "fit_columns", "main", "parse_options", "reproduce"]
 
 
 def _app():
@@ -193,7 +60,7 @@ def _app():
                 sys.stderr.write(f"dpol {command}: error: {' '.join(str(exc).split())}\n")
                 raise typer.Exit(1) from None
             finally:
-                for text in dict.fromkeys(f"{w.category.__name__}: {w.message}{_origin(w)}"
+                for text in dict.fromkeys(f"{w.category.__name__}: {w.message}{origin(w)}"
                                           for w in caught):
                     sys.stderr.write(f"dpol {command}: warning: {text}\n")
 
@@ -241,14 +108,14 @@ def _app():
         shown = fit_columns(rows, keys, console.width)
         table = Table(title=title)
         for k in shown:
-            table.add_column(_header(k), justify="left" if k in ("model", "calibration")
+            table.add_column(header(k), justify="left" if k in ("model", "calibration")
                              else "right", no_wrap=True)
         for row in rows:
-            table.add_row(*[_fmt(row[k]) for k in shown])
+            table.add_row(*[fmt(row[k]) for k in shown])
         console.print(table)
         if len(shown) < len(keys):
             console.print(f"(not shown at this width: "
-                          f"{', '.join(_header(k) for k in keys[len(shown):])})",
+                          f"{', '.join(header(k) for k in keys[len(shown):])})",
                           highlight=False)
 
     def show_result(result) -> None:

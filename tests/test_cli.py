@@ -423,7 +423,7 @@ def test_tables_fit_an_80_column_terminal(tmp_path, monkeypatch):
 def test_warnings_of_other_libraries_say_where_they_came_from():
     import warnings
 
-    from dpol.cli import _origin
+    from dpol._cli_text import origin
     from dpol.errors import NonPrivateWarning
 
     with warnings.catch_warnings(record=True) as caught:
@@ -431,12 +431,12 @@ def test_warnings_of_other_libraries_say_where_they_came_from():
         np.float64(0.0) / np.float64(0.0)
         warnings.warn("no noise", NonPrivateWarning, stacklevel=1)
     numpy_warning, ours = caught
-    assert _origin(numpy_warning) == f" (from {__file__}:{numpy_warning.lineno})"
-    assert _origin(ours) == ""  # dpol's own warnings name their cause in their text
+    assert origin(numpy_warning) == f" (from {__file__}:{numpy_warning.lineno})"
+    assert origin(ours) == ""  # dpol's own warnings name their cause in their text
     matplotlib = warnings.WarningMessage(
         "invalid value encountered in scalar subtract", RuntimeWarning,
         "/venv/lib/python3.11/site-packages/matplotlib/transforms.py", 355)
-    assert _origin(matplotlib) == " (from matplotlib/transforms.py:355)"
+    assert origin(matplotlib) == " (from matplotlib/transforms.py:355)"
 
 
 def test_run_on_diabetes_as_a_file_warns_of_nothing_but_the_clipping(app, tmp_path):

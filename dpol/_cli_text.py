@@ -1,0 +1,87 @@
+"""Text of the ``dpol`` command: option parsing, table columns, warning origins (layer L6).
+
+Kept apart from :mod:`dpol.cli`, which builds the typer app, so that both stay short;
+nothing here needs typer or rich.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+from dpol._validation import fail
+
+__all__ = ["HEADERS", "fit_columns", "fmt", "header", "origin", "parse_options"]
+
+
+def parse_options(pairs: list[str] | None) -> dict:
+    """``KEY=VALUE`` strings as constructor keywords; values read as JSON, else as text.
+
+    Examples
+    --------
+    >>> parse_options(["alpha=0.5", "counter_options={\\"window\\": 8}", "solver=npg"])
+    {'alpha': 0.5, 'counter_options': {'window': 8}, 'solver': 'npg'}
+    """
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise fail("option", "read KEY=VALUE with KEY a keyword name", pair)
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+HEADERS = {"noise_multiplier": "z", "noise_scale": "node scale", "max_rms_error": "RMS error",
+           "real_epsilon": "real epsilon", "average_regret": "avg regret",
+           "final_regret": "regret", "mean_loss": "mean loss", "mean_avg_regret": "avg regret",
+           "std_avg_regret": "std", "accuracy": "accuracy", "heldout_accuracy": "test acc",
+           "heldout_mse": "test MSE", "heldout_r2": "test R^2"}
+
+
+def fmt(value: object) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "n/a"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def header(key: str) -> str:
+    return HEADERS.get(key, key.replace("_", " "))
+
+
+def fit_columns(rows: list[dict], keys: list[str], width: int) -> list[str]:
+    """The longest prefix of ``keys`` whose table fits ``width`` terminal columns.
+
+    A column needs its widest cell or header (neither wraps), plus 3 for its border and
+    padding; the first column is always kept.
+
+    Examples
+    --------
+    >>> rows = [{"model": "pqftl", "average_regret": 0.25, "mean_loss": 0.1}]
+    >>> fit_columns(rows, ["model", "average_regret", "mean_loss"], 80)
+    ['model', 'average_regret', 'mean_loss']
+    >>> fit_columns(rows, ["model", "average_regret", "mean_loss"], 25)
+    ['model', 'average_regret']
+    """
+    kept, used = [], 1
+    for key in keys:
+        need = max([len(fmt(r[key])) for r in rows] + [len(header(key))]) + 3
+        if kept and used + need > width:
+            break
+        kept.append(key)
+        used += need
+    return kept
+
+
+def origin(warning: warnings.WarningMessage) -> str:
+    """`` (from matplotlib/transforms.py:355)`` for a warning another library raised."""
+    if warning.category.__module__.startswith("dpol"):
+        return ""
+    parts = Path(warning.filename).parts
+    start = max((i + 1 for i, p in enumerate(parts) if p == "site-packages"), default=0)
+    where = "/".join(parts[start:]) if start else warning.filename
+    return f" (from {where}:{warning.lineno})"
