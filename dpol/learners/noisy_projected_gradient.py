@@ -1,21 +1,18 @@
-"""NoisyProjGrad (KNJ Appendix B) and a noisy projected SGD batch solver (BST14, for KNJ M1).
+"""A noisy projected SGD batch solver (BST14) for KNJ's Mechanism 1.
 
-Two things live here:
-
-* :func:`noisy_proj_grad`, KNJ's NoisyProjGrad (eq. 12): projected gradient descent
-  with an *approximate* gradient oracle, averaged iterates, and its step size and
-  guarantee with the constants corrected (KNJ spec A6). It adds no noise: the oracle it
-  is given (a released private gradient function) already carries it.
-* :class:`PrivateProjectedSGD`, the private batch ERM solver that KNJ's Mechanism 1
-  calls as a black box: noisy projected SGD in the style of Bassily, Smith, Thakurta
-  (FOCS 2014, Algorithm 1), or its full-batch (noisy gradient descent) variant.
+:class:`PrivateProjectedSGD` is the private batch ERM solver that KNJ's Mechanism 1
+calls as a black box: noisy projected SGD in the style of Bassily, Smith, Thakurta
+(FOCS 2014, Algorithm 1), or its full-batch (noisy gradient descent) variant. KNJ's
+NoisyProjGrad (:func:`noisy_proj_grad` and its step size and bound), which lived here,
+is in :mod:`dpol.learners.noisy_proj_grad` and re-exported.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Sequence
 from functools import lru_cache
+from numbers import Real
 
 import dp_accounting
 import numpy as np
@@ -27,7 +24,14 @@ from dpol.accounting.calibration import (
     zcdp_epsilon,
     zcdp_gaussian_noise_multiplier,
 )
+from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
+from dpol.learners.noisy_proj_grad import (  # re-exported: they lived here
+    noisy_proj_grad,
+    npg_bound,
+    npg_iterations,
+    npg_step_size,
+)
 from dpol.noise.discrete import grid_release, grid_spacing
 
 __all__ = [
@@ -36,7 +40,25 @@ __all__ = [
     "npg_bound",
     "npg_iterations",
     "npg_step_size",
+    "per_call",
 ]
+
+
+def per_call(sizes: Sequence[int], scale: object) -> list[tuple[int, float]]:
+    """(n, scale) of each call: one scale for all calls, or one per call.
+
+    Examples
+    --------
+    >>> per_call([10, 20], 2.0), per_call([10, 20], [1.0, 3.0])
+    ([(10, 2.0), (20, 2.0)], [(10, 1.0), (20, 3.0)])
+    """
+    sizes = [check_int("n", n, low=1) for n in sizes]
+    scales = [scale] * len(sizes) if isinstance(scale, Real) else list(scale)
+    if len(scales) != len(sizes):
+        raise fail("scale", f"be one number or one per call ({len(sizes)})", scale)
+    return [(n, check_real("scale", v, low=0.0, low_open=True, allow_inf=True))
+            for n, v in zip(sizes, scales, strict=True)]
+
 
 def _rdp_orders(epsilon: float, delta: float) -> tuple[float, ...]:
     """RDP orders for the subsampled Gaussian: 20 geometric points from 1.25 to the order
@@ -61,102 +83,6 @@ def _bisect_sigma(solver: PrivateProjectedSGD, sizes: tuple[int, ...], epsilon: 
     return hi
 
 
-def noisy_proj_grad(grad: Callable, project: Callable, theta0: np.ndarray, iterations: int,
-                    step: float) -> tuple[np.ndarray, np.ndarray]:
-    """KNJ NoisyProjGrad (Appendix B, eq. 12): averaged projected gradient steps.
-
-    ``theta_{k+1} = P_C(theta_k - step * grad(theta_k))`` for k = 1..r from
-    ``theta_1 = theta0`` (which must lie in C); returns the average of theta_1..theta_r
-    (theta_{r+1} excluded, as printed) and theta_{r+1}. No randomness, no privacy cost:
-    ``grad`` is a released private gradient function (post-processing).
-
-    Examples
-    --------
-    >>> from dpol.sets import L2Ball
-    >>> ball = L2Ball(2)
-    >>> g = lambda th: 2 * (th - np.array([3.0, 0.0]))  # f = ||th - (3, 0)||^2
-    >>> avg, last = noisy_proj_grad(g, ball.project, np.zeros(2), 400, 0.05)
-    >>> last.round(6), bool(avg[0] > 0.95)
-    (array([1., 0.]), True)
-    """
-    theta = np.array(theta0, dtype=float)
-    total = np.zeros_like(theta)
-    for _ in range(iterations):
-        total += theta
-        theta = project(theta - step * grad(theta))
-    return total / iterations, theta
-
-
-def npg_step_size(radius: float, iterations: int, lipschitz: float, alpha: float, *,
-                  constant: str = "corrected") -> float:
-    """Step of NoisyProjGrad: ``c ||C|| / (sqrt(r) (alpha + L))``.
-
-    ``constant="paper"`` is KNJ's c = 1; ``"corrected"`` (default) is c = 2, which gives
-    the bound of :func:`npg_bound` from *any* start in C (KNJ spec A6), as warm starts need.
-
-    Examples
-    --------
-    >>> npg_step_size(1.0, 100, 1.0, 0.0), npg_step_size(1.0, 100, 1.0, 0.0, constant="paper")
-    (0.2, 0.1)
-    """
-    check_choice("constant", constant, ("corrected", "paper"))
-    radius = check_real("radius", radius, low=0.0, low_open=True)
-    r = check_int("iterations", iterations, low=1)
-    scale = check_real("lipschitz", lipschitz, low=0.0) + check_real("alpha", alpha, low=0.0)
-    if scale == 0.0:
-        return 0.0
-    return (2.0 if constant == "corrected" else 1.0) * radius / (math.sqrt(r) * scale)
-
-
-def npg_bound(radius: float, iterations: int, lipschitz: float, alpha: float, *,
-              constant: str = "corrected", start: str = "any") -> float:
-    """Guarantee of NoisyProjGrad: ``f(theta_bar) - min_C f`` for f convex and L-Lipschitz on C
-    and a gradient oracle with error at most alpha uniformly on C.
-
-    KNJ Proposition B.1 prints ``(alpha + L)||C||/sqrt(r) + alpha ||C||``; that is wrong
-    (spec A6: ||C|| is the largest norm in C, so ||theta_1 - theta*|| and
-    ||theta* - theta_k|| reach 2||C||; the spec's counterexample has gap 0.21 against a
-    printed 0.10). The standard analysis, ``f(theta_bar) - f* <= D1^2/(2 eta r)
-    + eta (alpha + L)^2/2 + alpha max_k ||theta* - theta_k||``, gives:
-
-    * ``constant="corrected"`` (step c = 2), any start: ``2(alpha+L)R/sqrt(r) + 2 alpha R``;
-    * ``constant="paper"`` (c = 1), any start: ``2.5(alpha+L)R/sqrt(r) + 2 alpha R``;
-    * ``constant="paper"``, ``start="origin"`` (theta_1 = 0 in C):
-      ``(alpha+L)R/sqrt(r) + 2 alpha R``;
-    * ``constant="printed"``: the printed (unsound) expression, for documentation.
-
-    Examples
-    --------
-    >>> npg_bound(1.0, 100, 1.0, 0.0), npg_bound(1.0, 100, 1.0, 0.0, constant="printed")
-    (0.2, 0.1)
-    """
-    check_choice("constant", constant, ("corrected", "paper", "printed"))
-    check_choice("start", start, ("any", "origin"))
-    R = check_real("radius", radius, low=0.0)
-    r = check_int("iterations", iterations, low=1)
-    L, a = check_real("lipschitz", lipschitz, low=0.0), check_real("alpha", alpha, low=0.0)
-    if constant == "printed":
-        return (a + L) * R / math.sqrt(r) + a * R
-    if constant == "corrected":
-        return 2.0 * (a + L) * R / math.sqrt(r) + 2.0 * a * R
-    factor = 1.0 if start == "origin" else 2.5
-    return factor * (a + L) * R / math.sqrt(r) + 2.0 * a * R
-
-
-def npg_iterations(lipschitz: float, alpha: float) -> float:
-    """KNJ Corollary B.2: ``r = (1 + L/alpha)^2`` makes the (corrected) bound O(alpha ||C||).
-
-    Returns ``inf`` for alpha = 0 (exact gradients: any budget). Callers cap it (spec A8).
-
-    Examples
-    --------
-    >>> npg_iterations(1.0, 0.1), npg_iterations(1.0, 0.0)
-    (121, inf)
-    """
-    L, a = check_real("lipschitz", lipschitz, low=0.0), check_real("alpha", alpha, low=0.0)
-    return math.inf if a == 0.0 else math.ceil((1.0 + L / a) ** 2)
-
-
 class PrivateProjectedSGD:
     """Private batch ERM by noisy projected (stochastic) gradient descent.
 
@@ -170,7 +96,7 @@ class PrivateProjectedSGD:
     domain : ConvexSet
         C, with ``project``.
     sampling : {"full", "one"}
-        ``"one"``: BST14 Algorithm 1 (KNJ spec 3.6): each step uses ``n grad loss(theta; z)``
+        ``"one"``: BST14 Algorithm 1: each step uses ``n grad loss(theta; z)``
         for one index drawn uniformly (with replacement across steps) plus N(0, sigma^2 I),
         step ``||C|| / sqrt(j (n^2 L^2 + p sigma^2))``, last iterate. ``"full"``: noisy
         gradient descent with the full gradient plus N(0, sigma^2 I), step
@@ -187,7 +113,7 @@ class PrivateProjectedSGD:
 
     Privacy
     -------
-    Replace-one neighbours with n public (KNJ spec 1.4). One step releases a noisy
+    Replace-one neighbours with n public (KNJ Definition 4). One step releases a noisy
     gradient: ``"full"``: the gradient of the sum moves by at most 2L (one term of norm
     <= L replaced), a Gaussian mechanism of ratio 2L/sigma, and k steps of any number of
     calls compose exactly (Gaussian DP, adaptive) to mu = 2L sqrt(k_total)/sigma; tight
@@ -198,8 +124,11 @@ class PrivateProjectedSGD:
     (Wang-Balle-Kasiviswanathan 2019, replace-one); tight calibration bisects on sigma.
     ``calibration="paper"`` (``"one"`` only): BST14's
     ``sigma^2 = 32 L^2 n^2 ln(n/delta) ln(1/delta) / epsilon^2`` for (epsilon, delta) with
-    at most n^2 steps (as recalled by the KNJ spec 3.6, natural logs); :meth:`epsilon`
-    states the guarantee the accountant certifies for it.
+    at most n^2 steps (BST14, Algorithm 1, natural logs); :meth:`epsilon` states the
+    guarantee the accountant certifies for it. :meth:`privacy_events` lists these
+    mechanisms, one self-composed event per call (a Gaussian, a ``ZCDpEvent`` for
+    secure noise, a ``SampledWithoutReplacementDpEvent`` for ``"one"``): the guarantee
+    of a learner calling the solver is derived from them.
 
     Secure noise (``sampling="full"``): each step computes round_g(G) + g Y, G the
     gradient of the sum, round_g the nearest point of g Z^p, Y ~ N_Z(0, (sigma/g)^2 I)
@@ -331,6 +260,39 @@ class PrivateProjectedSGD:
                         n, 1, dp_accounting.GaussianDpEvent(z)))
             acc.compose(dp_accounting.SelfComposedDpEvent(step, self.n_steps(n)))
         return float(acc.get_epsilon(delta))
+
+    def privacy_events(self, sizes: Sequence[int], sigma: object,
+                       delta: float | None = None) -> tuple[MechanismEvent, ...]:
+        """The mechanisms of one call per size in ``sizes``, each call's k noisy gradients
+        (class Privacy), replace-one; ``sigma`` one std for all calls or one per call
+        (``delta`` is accepted for a uniform solver protocol and not needed here).
+
+        ``"full"``: k Gaussians of noise multiplier sigma / (2L); secure: k ``ZCDpEvent``
+        of rho = (2L + g sqrt(p))^2 / (2 sigma^2); ``"one"``: k
+        ``SampledWithoutReplacementDpEvent(n, 1, GaussianDpEvent(sigma / (2 n L)))``.
+
+        Examples
+        --------
+        >>> from dpol.losses import SquaredLoss
+        >>> from dpol.sets import L2Ball
+        >>> s = PrivateProjectedSGD(SquaredLoss(), L2Ball(3), steps=300)
+        >>> [e.event.count for e in s.privacy_events([100, 200], 40.0)]
+        [300, 300]
+        """
+        events = []
+        for n, sigma_n in per_call(sizes, sigma):
+            k = self.n_steps(n)
+            if self.noise == "secure":
+                sens = self._ratio(1) + self.grid(sigma_n) * math.sqrt(self.domain.dim)
+                step = dp_accounting.ZCDpEvent(0.5 * (sens / sigma_n) ** 2)
+            else:
+                step = dp_accounting.GaussianDpEvent(sigma_n / self._ratio(n))
+                if self.sampling == "one" and n > 1:
+                    step = dp_accounting.SampledWithoutReplacementDpEvent(n, 1, step)
+            name = "noisy SGD (BST14)" if self.sampling == "one" else "noisy gradient descent"
+            events.append(MechanismEvent(dp_accounting.SelfComposedDpEvent(step, k),
+                                         "replace_one", name=f"{name}, call on n={n}"))
+        return tuple(events)
 
     def calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
         """Smallest sigma (to 1e-4 relative) with :meth:`epsilon` <= epsilon."""

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
+import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_real, fail, resolve_rng
-from dpol.accounting.calibration import (
-    gaussian_epsilon,
-    mu_star,
-    zcdp_epsilon,
-    zcdp_gaussian_noise_multiplier,
-)
-from dpol.accounting.guarantee import PrivacyGuarantee
+from dpol.accounting.calibration import mu_star, zcdp_gaussian_noise_multiplier
+from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import jkt_doubling_beta, jkt_pocp_beta
 from dpol.errors import PaperCalibrationWarning
 from dpol.learners._base import OnlineLearner
@@ -28,6 +25,34 @@ SCHEDULES = ("fixed", "doubling", "anytime")
 def _identity(w: np.ndarray) -> np.ndarray:
     """Projection onto R^d (a module function, so learners pickle)."""
     return w
+
+
+def _composed(values: np.ndarray, kind: type) -> dp_accounting.DpEvent:
+    """One event per release, ``GaussianDpEvent(z_t)`` or ``ZCDpEvent(rho_t)``, composed.
+
+    Equal events (a constant schedule: every z_t or rho_t within 1e-9 of the common
+    value) are one ``SelfComposedDpEvent`` of the value with the same total; unequal
+    ones (doubling, anytime) are the one event of the same privacy: Gaussian
+    mechanisms compose exactly into one of 1/z^2 = sum_t 1/z_t^2 (Dong, Roth, Su 2019,
+    Corollary 3.3), zCDP adds up (Bun, Steinke 2016, Lemma 2.3).
+
+    Examples
+    --------
+    >>> _composed(np.array([2.0, 2.0]), dp_accounting.GaussianDpEvent)
+    SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=2.0), count=2)
+    >>> _composed(np.array([0.1, 0.3]), dp_accounting.ZCDpEvent).rho
+    0.4
+    """
+    n = values.size
+    if kind is dp_accounting.GaussianDpEvent:
+        total = float(np.sum(values**-2.0))  # mu^2
+        one, whole = math.sqrt(n / total), 1.0 / math.sqrt(total)
+    else:
+        total = float(np.sum(values))
+        one, whole = total / n, total
+    if np.all(np.abs(values - one) <= 1e-9 * one):
+        return kind(one) if n == 1 else dp_accounting.SelfComposedDpEvent(kind(one), n)
+    return kind(whole)
 
 
 class OutputPerturbation(OnlineLearner):
@@ -66,14 +91,22 @@ class OutputPerturbation(OnlineLearner):
     Privacy
     -------
     Neighbouring relation: replace-one (``add_remove`` halves lam where the subclass
-    says so). The clean iterates do not depend on the noise, so the releases form one
-    Gaussian mechanism: release t has sensitivity lam/t and noise std s_t, and Gaussian
-    DP composition (adaptive too, JKT spec 5.9) gives mu^2 = sum_t (lam / (t s_t))^2.
-    Tight (default): s_t = z lam / t with z = sqrt(n) / mu*(epsilon, delta) over the
-    n noised releases (JKT spec 5.1 recommendation, exact). Paper: beta of JKT Alg. 1
-    (Lemma 1 / Theorem 1, claimed (3 eps, 2 delta)) or beta_t of Alg. 7 (Theorem 13);
-    ``privacy`` reports the exact epsilon they give at delta (review item 5: 0.17-0.23
-    at 2 delta for a claimed 3 at epsilon = 1, 13-18x less: sound but over-noised).
+    says so). The clean iterates do not depend on the noise, so release t is a Gaussian
+    mechanism of sensitivity lam/t and noise std s_t, noise multiplier z_t = t s_t / lam,
+    and the releases compose (adaptively too). ``privacy`` is derived from these
+    events (:meth:`privacy_events`, composed by :func:`dpol.accounting.compose_guarantee`):
+    one ``GaussianDpEvent(z_t)`` per noised release (self-composed for a constant
+    schedule; for doubling and anytime the one Gaussian of 1/z^2 = sum_t 1/z_t^2, their
+    exact composition), so mu^2 = sum_t (lam / (t s_t))^2; ``epsilon=inf``: a
+    ``NonPrivateDpEvent``; no noised release (a warm-up covering the horizon): no event,
+    (0, 0). Tight (default): s_t = z lam / t with z = sqrt(n) / mu*(epsilon, delta) over
+    the n noised releases: exactly (epsilon, delta). Anytime: s_t = lam / (t mu*
+    sqrt(w_t)) and sum_t w_t <= 1 over every length, so every prefix is (epsilon,
+    delta)-DP and the derived epsilon over the horizon is below epsilon. Paper: beta of
+    JKT Alg. 1 (Lemma 1 / Theorem 1, claimed (3 eps, 2 delta)) or beta_t of Alg. 7
+    (Theorem 13); the derived epsilon is what they really give at delta (0.17-0.23 at 2
+    delta for a claimed 3 at epsilon = 1: sound but over-noised), and a
+    ``PaperCalibrationWarning`` is raised if it exceeds epsilon.
 
     Secure noise (``noise="secure"``): release t is Proj_C(round_t(w_{t+1}) + g_t Y),
     Y ~ N_Z(0, (s_t/g_t)^2 I) exact on OS randomness (CKS 2020, Alg. 3), round_t the
@@ -82,10 +115,11 @@ class OutputPerturbation(OnlineLearner):
     most, so release t has l2 sensitivity lam/t + g_t sqrt(d) on the lattice g_t Z^d
     (within a factor 1 + 2^-10 of lam/t), and round_t(w) + g_t Y is an exact float (the
     projection is post-processing of it). Each release is (Delta_t^2 / (2 s_t^2))-zCDP
-    (CKS Theorem 14) and zCDP adds up (adaptively too), so s_t = z Delta_t with z =
-    sqrt(n) z_1, z_1 the smallest noise multiplier whose 1/(2 z_1^2)-zCDP the RDP
-    accountant of dp-accounting certifies (epsilon, delta); ``anytime``: s_t = z_1
-    Delta_t / sqrt(w_t). The RDP route costs 4-11% more std than the analytic Gaussian.
+    (CKS Theorem 14), its event a ``ZCDpEvent`` of that rho, and zCDP adds up
+    (adaptively too), so s_t = z Delta_t with z = sqrt(n) z_1, z_1 the smallest noise
+    multiplier whose 1/(2 z_1^2)-zCDP the RDP accountant of dp-accounting certifies
+    (epsilon, delta); ``anytime``: s_t = z_1 Delta_t / sqrt(w_t). The RDP route costs
+    4-11% more std than the analytic Gaussian.
 
     Examples
     --------
@@ -102,6 +136,9 @@ class OutputPerturbation(OnlineLearner):
     >>> X = np.random.default_rng(0).normal(size=(100, 2)) / 2
     >>> m.run(X, X @ [0.5, -0.5]).weights.shape, round(m.noise_std(100), 4)
     ((100, 2), 1.4923)
+    >>> event = m.dp_event()  # 100 releases, each of noise multiplier t s_t / lam = 37.3
+    >>> event.count, round(event.event.noise_multiplier, 1), str(m.privacy)
+    (100, 37.3, '(1, 1e-05)-DP, replace_one, unit: one stream element')
     """
 
     def __init__(
@@ -146,7 +183,8 @@ class OutputPerturbation(OnlineLearner):
         self._rng = resolve_rng(seed)
         self._grids = np.zeros(self.horizon)  # g_t of secure noise (0: float noise)
         self._stds = self._noise_stds()
-        self._privacy = self._exact_privacy()
+        self._events = self._release_events()
+        self._warn_paper()
 
     # ------------------------------------------------------------------ calibration
     def _noised_steps(self) -> np.ndarray:
@@ -199,33 +237,34 @@ class OutputPerturbation(OnlineLearner):
         stds[steps - 1] = z * (sens + grids * root_d)
         return stds
 
-    def _exact_privacy(self) -> PrivacyGuarantee:
-        if not self.is_private:
-            return PrivacyGuarantee(math.inf, 0.0, self.neighbouring)
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
+        """The releases' noise (class Privacy): one Gaussian (or, secure, zCDP) event per
+        noised release, equal ones self-composed; none when nothing depends on the data."""
+        return self._events
+
+    def _release_events(self) -> tuple[MechanismEvent, ...]:
         steps = self._noised_steps()
         if steps.size == 0:  # e.g. GIGA's warm-up covers the horizon: nothing data-dependent
-            return PrivacyGuarantee(0.0, 0.0, self.neighbouring)
-        mu2 = float(np.sum((self.lam / (steps * self._stds[steps - 1])) ** 2))
-        if self.noise == "secure" and self.schedule != "anytime":
+            return ()
+        if not self.is_private:
+            event = dp_accounting.NonPrivateDpEvent()
+        elif self.noise == "secure":
+            # the sensitivity on the grid: both neighbours' iterates rounded
             sens = self.lam / steps + self._grids[steps - 1] * math.sqrt(self.dim)
-            rho = float(np.sum((sens / self._stds[steps - 1]) ** 2)) / 2.0  # zCDP adds up
-            eps = zcdp_epsilon(rho, self.delta)
-        elif self.schedule == "anytime":
-            eps = self.epsilon  # sum of w_t over all t <= 1: valid for every length
+            event = _composed(0.5 * (sens / self._stds[steps - 1]) ** 2, dp_accounting.ZCDpEvent)
         else:
-            eps = gaussian_epsilon(1.0 / math.sqrt(mu2), self.delta)
-        if eps > self.epsilon * (1 + 1e-9):
-            import warnings
+            z = self._stds[steps - 1] * steps / self.lam  # std over sensitivity lam / t
+            event = _composed(z, dp_accounting.GaussianDpEvent)
+        return (MechanismEvent(event, self.neighbouring, horizon=self.horizon,
+                               name=f"{type(self).__name__} output noise"),)
 
+    def _warn_paper(self) -> None:
+        """The published betas are stated, never trusted: warn if they certify less."""
+        eps = compose_guarantee(self._events, self.delta).epsilon
+        if eps > self.epsilon * (1 + 1e-9):
             warnings.warn(f"JKT's published beta gives only ({eps:.4g}, {self.delta:g})-DP "
                           f"here, not epsilon={self.epsilon:g}", PaperCalibrationWarning,
                           stacklevel=4)
-        return PrivacyGuarantee(min(eps, self.epsilon) if self.calibration == "tight"
-                                else eps, self.delta, self.neighbouring)
-
-    @property
-    def privacy(self) -> PrivacyGuarantee:
-        return self._privacy
 
     def noise_std(self, t: int) -> float:
         """Per-coordinate noise std of the release after step t."""

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
+from dpol.accounting.calibration import zcdp_epsilon
+from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
+from dpol.learners.noisy_projected_gradient import per_call
 
 __all__ = ["PrivateFrankWolfe", "polytope_vertices"]
 
@@ -59,7 +63,7 @@ class PrivateFrankWolfe:
 
     Privacy
     -------
-    Replace-one, n public (KNJ spec 1.4). Changing one example moves the gradient of the
+    Replace-one, n public (KNJ Definition 4). Changing one example moves the gradient of the
     sum by ``g - g'``, the difference of two data gradients (a regulariser's
     ``n alpha theta`` is the same on both sides and cancels), so a score moves by
     ``|<v, g - g'>| <= Delta = 2 L max_v ||v||_2`` (L the data loss's Lipschitz constant
@@ -71,9 +75,12 @@ class PrivateFrankWolfe:
     Laplace report-noisy-min is eps0-DP, hence ``eps0^2/2``-zCDP (Bun & Steinke 2016).
     :meth:`epsilon` certifies ``min(k eps0, epsilon of k rho-zCDP at delta)``, the zCDP
     conversion by dp-accounting's RDP accountant; :meth:`calibrate` inverts it.
-    ``calibration="paper"``: TTZ's Laplace scale as the KNJ spec 3.6 recalls it,
-    ``b = L ||C||_1 sqrt(8 k ln(1/delta)) / epsilon`` (sum scale; from memory, "to be
-    verified"); :meth:`epsilon` states what it really certifies under replace-one, more
+    :meth:`privacy_events` lists the same mechanisms, one event per call (k
+    ``ZCDpEvent(rho)``, with the pure ``k eps0`` when basic composition is the smaller),
+    and the guarantee of a learner calling the solver is derived from them.
+    ``calibration="paper"``: TTZ's Laplace scale as recalled from memory,
+    ``b = L ||C||_1 sqrt(8 k ln(1/delta)) / epsilon`` (sum scale, to be verified against
+    TTZ); :meth:`epsilon` states what it really certifies under replace-one, more
     than epsilon (1.3 to 2x): the recalled scale matches a score sensitivity of
     L ||C||_1, not the replace-one 2 L ||C||_1.
 
@@ -138,6 +145,42 @@ class PrivateFrankWolfe:
         acc = dp_accounting.rdp.RdpAccountant()
         acc.compose(dp_accounting.ZCDpEvent(rho))
         return min(basic, float(acc.get_epsilon(delta)))
+
+    def privacy_events(self, sizes: Sequence[int], scale: object,
+                       delta: float) -> tuple[MechanismEvent, ...]:
+        """The mechanisms of one call per size in ``sizes``, each call's ``iterations``
+        report-noisy-min selections (class Privacy), replace-one; ``scale`` one b for all
+        calls or one per call.
+
+        Every selection is pure eps0-DP, eps0 = 2 Delta / b, and rho-zCDP (rho =
+        eps0^2/8 for Gumbel, eps0^2/2 for Laplace): each call's event is its
+        ``iterations`` ``ZCDpEvent(rho)``, and when basic composition certifies less at
+        ``delta`` than the zCDP sum (as :meth:`epsilon` decides), every call also carries
+        its pure epsilon ``iterations eps0``, which composition then uses.
+
+        Examples
+        --------
+        >>> from dpol.losses import SquaredLoss
+        >>> from dpol.sets import L1Ball
+        >>> fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(5), iterations=2, noise="laplace")
+        >>> fw.score_sensitivity, [e.pure_epsilon for e in fw.privacy_events([300], 100.0,
+        ...                                                                  1e-5)]
+        (4.0, [0.16])
+        >>> fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(5), iterations=50, noise="laplace")
+        >>> [e.pure_epsilon for e in fw.privacy_events([300], 100.0, 1e-5)]  # zCDP is less
+        [None]
+        """
+        calls = per_call(sizes, scale)
+        eps0 = [self._eps0(b) for _, b in calls]
+        rho = [e**2 / (8.0 if self.noise == "gumbel" else 2.0) for e in eps0]
+        basic = self.iterations * math.fsum(eps0)
+        pure = delta == 0.0 or basic <= zcdp_epsilon(self.iterations * math.fsum(rho), delta)
+        return tuple(
+            MechanismEvent(
+                dp_accounting.SelfComposedDpEvent(dp_accounting.ZCDpEvent(r), self.iterations),
+                "replace_one", pure_epsilon=self.iterations * e if pure else None,
+                name=f"Frank-Wolfe report-noisy-min ({self.noise}), call on n={n}")
+            for (n, _), e, r in zip(calls, eps0, rho, strict=True))
 
     def calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
         """Smallest scale b (to 1e-6 relative) with :meth:`epsilon` <= epsilon."""

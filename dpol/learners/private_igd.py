@@ -37,9 +37,12 @@ class PrivateIGD(OutputPerturbation):
     Replace-one: the differing data term moves the prox solution by at most
     ||grad phi - grad phi'|| eta_t / (1 + eta_t alpha) <= 2L / (alpha (t + 1)), and later
     steps contract by t/(t+1) (JKT Lemma 4), so lam = 2L/alpha with L the Lipschitz
-    constant of the *data* loss on C (the shared regulariser cancels, review item 2);
-    add/remove: L/alpha. Calibration as :class:`OutputPerturbation` (tight: exact
-    Gaussian DP over the horizon releases; paper: JKT Alg. 2 beta, about 5x over-noised).
+    constant of the *data* loss on C (the shared regulariser cancels); add/remove:
+    L/alpha. Calibration as :class:`OutputPerturbation` (tight: exact Gaussian DP over
+    the horizon releases; paper: JKT Alg. 2 beta, about 5x over-noised). ``privacy`` is
+    derived from the events of the noised releases
+    (:meth:`OutputPerturbation.privacy_events`: release t a Gaussian of noise multiplier
+    t s_t / lam).
 
     Examples
     --------
