@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from dpol.accounting import gaussian_epsilon, mu_star
+from dpol.accounting import PrivacyGuarantee, gaussian_epsilon, mu_star
 from dpol.errors import InvalidInputError
 from dpol.evaluation import (
     audit_bandit,
@@ -26,6 +26,7 @@ from dpol.evaluation import (
     under_noised,
     worst_case_bandit_losses,
 )
+from dpol.evaluation.audit_bandit import _bandit_rows
 from dpol.learners import BanditFrankWolfe, PrivateBanditFrankWolfe
 from dpol.sets import Box
 
@@ -183,3 +184,22 @@ def test_half_noise_bandit_twin_is_flagged():
                           release="sums")
     assert not result.passed, result.summary()
     assert result.epsilon_lower <= gaussian_epsilon(1.0 / mu, DELTA)
+
+
+def test_window_claims_read_the_rows_the_window_covers():
+    # round 7 lies in batch b = 1 (K = 5): its sum enters releases 1, 2, ... and release r
+    # steers the centre of batch r + 2, so noiseless runs of the two loss sequences (the
+    # same sphere directions) play the same points up to batch 2 and differ from batch 3
+    # (rows 15..24). A window of 1 covers release 1 ("sums") and batch 3 ("points")
+    make = noiseless()
+    learner = make(0)
+    (Ca, ba), (Cb, bb) = worst_case_bandit_losses(learner, position=7)
+    pa, pb = (make(3).run_linear(C, b).points for C, b in ((Ca, ba), (Cb, bb)))
+    changed = np.flatnonzero(np.any(pa != pb, axis=1))
+    assert changed[0] == 15 and changed[-1] == T - 1
+    claim = PrivacyGuarantee(EPSILON, DELTA, window=1)
+    assert _bandit_rows(learner, claim, 7, "points") == slice(15, 20)
+    assert _bandit_rows(learner, claim, 7, "sums") == slice(1, 2)
+    assert _bandit_rows(learner, CLAIMED, 7, "points") == slice(0, T)
+    with pytest.raises(InvalidInputError, match="position"):  # batch 4 steers no point
+        _bandit_rows(learner, claim, 20, "points")
