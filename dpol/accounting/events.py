@@ -20,8 +20,9 @@ Composition rules (all sound, adaptive composition included):
   accountant;
 * pure events (Laplace ``1/b``, the l2 Gamma mechanism's stated epsilon) add up (basic
   composition, Dwork, Roth Theorem 3.16), and add to the (epsilon, delta) of the rest;
-* anything else is handed whole to dp-accounting's PLD accountant (or RDP where PLD
-  refuses it).
+* anything else is handed whole to dp-accounting's PLD accountant, or its RDP
+  accountant where PLD refuses it (under replace-one also RDP's REPLACE_ONE relation,
+  the only one that accounts sampling without replacement, e.g. BST's SGD).
 
 Windows: composing a window-DP mechanism with window W with anything gives at best
 window DP with window W (an element leaves the window of that mechanism after W
@@ -177,7 +178,8 @@ def _window(events: Sequence[MechanismEvent]) -> int | None:
     return min(windows) if windows else None
 
 
-def _epsilon(events: Sequence[MechanismEvent], delta: float) -> tuple[float, float]:
+def _epsilon(events: Sequence[MechanismEvent], delta: float,
+             neighbouring: str = "add_remove") -> tuple[float, float]:
     """(epsilon, delta) of the composition; delta is 0 when every event is pure."""
     mu2 = rho = xi = pure = 0.0
     other: list[dp_accounting.DpEvent] = []
@@ -212,7 +214,7 @@ def _epsilon(events: Sequence[MechanismEvent], delta: float) -> tuple[float, flo
     if delta <= 0.0:  # Gaussian-type noise certifies nothing at delta = 0
         return math.inf, 0.0
     if other:
-        eps = _accountant_epsilon(mu2, rho, xi, other, delta)
+        eps = _accountant_epsilon(mu2, rho, xi, other, delta, neighbouring)
     elif rho or xi:
         eps = zcdp_epsilon(rho + mu2 / 2.0, delta, xi=xi)
     else:
@@ -221,15 +223,21 @@ def _epsilon(events: Sequence[MechanismEvent], delta: float) -> tuple[float, flo
 
 
 def _accountant_epsilon(mu2: float, rho: float, xi: float,
-                        other: list[dp_accounting.DpEvent], delta: float) -> float:
+                        other: list[dp_accounting.DpEvent], delta: float,
+                        neighbouring: str = "add_remove") -> float:
     parts = list(other)
     if mu2:
         parts.append(dp_accounting.GaussianDpEvent(1.0 / math.sqrt(mu2)))
     if rho or xi:
         parts.append(dp_accounting.ZCDpEvent(rho, xi))
     event = dp_accounting.ComposedDpEvent(parts)
-    for accountant in (dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4),
-                       dp_accounting.rdp.RdpAccountant()):
+    accountants = [dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4),
+                   dp_accounting.rdp.RdpAccountant()]
+    if neighbouring == "replace_one":  # sampling without replacement (e.g. BST14's SGD)
+        # is accounted under replace-one only (Wang, Balle, Kasiviswanathan 2019)
+        accountants.append(dp_accounting.rdp.RdpAccountant(
+            neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE))
+    for accountant in accountants:
         if accountant.supports(event):
             accountant.compose(event)
             return float(accountant.get_epsilon(delta))
@@ -282,7 +290,7 @@ def compose_guarantee(events: Iterable[MechanismEvent], delta: float, *,
         return PrivacyGuarantee(0.0, 0.0)
     neighbouring = _common(events, "neighbouring")
     unit = _common(events, "unit")
-    eps, used_delta = _epsilon(events, delta)
+    eps, used_delta = _epsilon(events, delta, neighbouring)
     if not math.isfinite(eps):
         used_delta = 0.0
     elif (target is not None
