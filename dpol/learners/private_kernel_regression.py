@@ -17,13 +17,8 @@ from dpol._validation import (
     fail,
     spawn_seeds,
 )
-from dpol.accounting.calibration import (
-    gaussian_epsilon,
-    mu_star,
-    zcdp_epsilon,
-    zcdp_gaussian_noise_multiplier,
-)
-from dpol.accounting.guarantee import PrivacyGuarantee
+from dpol.accounting.calibration import mu_star, zcdp_gaussian_noise_multiplier
+from dpol.accounting.events import MechanismEvent
 from dpol.errors import HorizonExceededError, PaperCalibrationWarning
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._kernels import FeatureMap, Kernel
@@ -111,6 +106,9 @@ class PrivateKernelRegression(OnlineLearner):
     multiplier whose zCDP dp-accounting's RDP accountant certifies (epsilon, delta)
     (``dp_event`` is that ``ZCDpEvent``; 4-11% more std than the analytic Gaussian).
 
+    ``privacy`` is derived from :meth:`privacy_events` (the event of the noise really added,
+    read off the scales), never stated by hand.
+
     Errata decided here (NW spec section 4, review item 8):
 
     * 4.1 scalar noise on a function is not DP: ``published_scalar`` emits a
@@ -189,7 +187,7 @@ class PrivateKernelRegression(OnlineLearner):
         self._rng = np.random.default_rng(spawn_seeds(seed, 1)[0])
         self._sens = self._sensitivities()
         self._grids = np.zeros(self.horizon)  # g_t of secure noise (0: float noise)
-        self._scales, self._privacy = self._calibrate()
+        self._scales = self._calibrate()
         self._released = np.zeros(self.n_outputs)  # f_0 = 0: data-independent, no noise
         self._offset = 0.0  # b_t of published_scalar
 
@@ -220,9 +218,10 @@ class PrivateKernelRegression(OnlineLearner):
         gram = self.kernel(self.query_points, self.query_points)
         return delta_h * math.sqrt(max(float(np.linalg.eigvalsh(gram)[-1]), 0.0))
 
-    def _calibrate(self) -> tuple[np.ndarray, PrivacyGuarantee]:
+    def _calibrate(self) -> np.ndarray:
+        """Noise scale of release t = 1..T (class Privacy); zeros without privacy."""
         if not self.is_private:
-            return np.zeros(self.horizon), PrivacyGuarantee(math.inf, 0.0)
+            return np.zeros(self.horizon)
         if self.mode == "published_scalar":
             slip = (f"; the printed C_t is kappa = {self.kappa:g} times smaller than the "
                     "proven bound (erratum 4.3)" if self.calibration == "paper"
@@ -231,33 +230,40 @@ class PrivateKernelRegression(OnlineLearner):
                           "(NW Theorem 1): differences f(u1) - f(u2) of the release are "
                           "noise-free, so it is not differentially private (epsilon = inf, "
                           f"erratum 4.1){slip}", PaperCalibrationWarning, stacklevel=3)
-            return self._sens / self.epsilon, PrivacyGuarantee(math.inf, 0.0)
+            return self._sens / self.epsilon
         if self.noise == "secure":
             return self._secure_calibrate()
-        stds = self._sens * math.sqrt(self.horizon) / mu_star(self.epsilon, self.delta)
-        mu = math.sqrt(float(np.sum((self._sens / stds) ** 2)))
-        eps = gaussian_epsilon(1.0 / mu, self.delta)
-        return stds, PrivacyGuarantee(min(eps, self.epsilon), self.delta)
+        return self._sens * math.sqrt(self.horizon) / mu_star(self.epsilon, self.delta)
 
-    def _secure_calibrate(self) -> tuple[np.ndarray, PrivacyGuarantee]:
+    def _secure_calibrate(self) -> np.ndarray:
         """s_t and the grids g_t of secure noise (class Privacy)."""
         z = zcdp_gaussian_noise_multiplier(self.epsilon, self.delta) * math.sqrt(self.horizon)
         root_n = math.sqrt(self.n_outputs)
         self._grids = np.array([grid_spacing(v) for v in
                                 np.minimum(z * self._sens, self._sens / root_n)])
-        stds = z * (self._sens + self._grids * root_n)
-        real = zcdp_epsilon(self._rho(stds), self.delta)
-        return stds, PrivacyGuarantee(self.epsilon if real <= self.epsilon else real,
-                                      self.delta)
+        return z * (self._sens + self._grids * root_n)
 
     def _rho(self, stds: np.ndarray) -> float:
         """zCDP of the secure transcript: sum_t (sens_t + g_t sqrt(n))^2 / (2 s_t^2)."""
         inflated = self._sens + self._grids * math.sqrt(self.n_outputs)
         return float(np.sum((inflated / stds) ** 2)) / 2.0
 
-    @property
-    def privacy(self) -> PrivacyGuarantee:
-        return self._privacy
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
+        """The one mechanism: the noise on all T releases, from the scales really used.
+
+        ``published_scalar`` and ``epsilon=inf`` release data without (sufficient) noise:
+        a ``NonPrivateDpEvent`` (epsilon = inf).
+        """
+        if not self.is_private or self.mode == "published_scalar":
+            event = dp_accounting.NonPrivateDpEvent()
+        elif self.noise == "secure":
+            event = dp_accounting.ZCDpEvent(self._rho(self._scales))
+        else:
+            z = float(self._scales[0] / self._sens[0])  # sqrt(T) / mu*, the same at every t
+            event = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z),
+                                                      self.horizon)
+        return (MechanismEvent(event, self.neighbouring, horizon=self.horizon,
+                               name=f"{type(self).__name__}[{self.mode}]"),)
 
     def _check_step(self, t: object) -> int:
         t = check_int("t", t, low=1)
@@ -272,16 +278,6 @@ class PrivateKernelRegression(OnlineLearner):
     def noise_std(self, t: int) -> float:
         """Gaussian std per coordinate (Laplace scale for ``published_scalar``) at step t."""
         return float(self._scales[self._check_step(t) - 1])
-
-    def dp_event(self) -> dp_accounting.DpEvent:
-        """The transcript as a dp-accounting event (sensitivity one, see calibration)."""
-        if not self._privacy.is_private:
-            return dp_accounting.NonPrivateDpEvent()
-        if self.noise == "secure":
-            return dp_accounting.ZCDpEvent(self._rho(self._scales))
-        z = float(self._scales[0] / self._sens[0])  # sqrt(T) / mu*, the same at every t
-        return dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z),
-                                                 self.horizon)
 
     # ------------------------------------------------------------------ model
     @property
