@@ -10,10 +10,13 @@
   the runs in :mod:`~dpol.evaluation.audit_counters`, :mod:`~dpol.evaluation.audit_learners`
   and :mod:`~dpol.evaluation.audit_bandit`, the neighbouring pairs that attain a learner's
   declared sensitivity and the under-noised twins in :mod:`~dpol.evaluation.audit_pairs`,
-  every learner and counter kind in :mod:`~dpol.evaluation.audit_suite`).
+  every learner and counter kind in :mod:`~dpol.evaluation.audit_suite`; an adversary
+  that chooses each element after seeing the releases in
+  :mod:`~dpol.evaluation.audit_adaptive`).
 """
 
 from dpol.evaluation.audit import AuditResult, audit, audit_releases, expected_gaussian_audit
+from dpol.evaluation.audit_adaptive import ADAPTIVE_RELEASES, adaptive_releases, audit_adaptive
 from dpol.evaluation.audit_bandit import audit_bandit, bandit_releases, worst_case_bandit_losses
 from dpol.evaluation.audit_counters import audit_counter, counter_releases, worst_case_streams
 from dpol.evaluation.audit_learners import audit_learner, learner_releases
@@ -38,12 +41,15 @@ from dpol.evaluation.regret import (
 )
 
 __all__ = [
+    "ADAPTIVE_RELEASES",
     "Attainment",
     "AuditResult",
     "ExcessRisk",
     "FixedPointResult",
     "RunningScore",
+    "adaptive_releases",
     "audit",
+    "audit_adaptive",
     "audit_bandit",
     "audit_counter",
     "audit_learner",
