@@ -21,6 +21,12 @@ from dpol.accounting.calibration import mu_star, zcdp_gaussian_noise_multiplier
 from dpol.accounting.events import MechanismEvent
 from dpol.errors import HorizonExceededError, PaperCalibrationWarning
 from dpol.learners._base import OnlineLearner, Trace
+from dpol.learners._kernel_sensitivity import (
+    position_weights,
+    release_sensitivities,
+    transcript_mu,
+    transcript_rho,
+)
 from dpol.learners._kernels import FeatureMap, Kernel
 from dpol.noise.discrete import grid_release, grid_spacing
 
@@ -40,31 +46,29 @@ class PrivateKernelRegression(OnlineLearner):
     ----------
     dim : int
     horizon, epsilon, delta, calibration, seed
-        See :class:`~dpol.learners._base.OnlineLearner`. ``seed`` drives the (secret) noise
-        only.
+        See :class:`~dpol.learners._base.OnlineLearner`; ``seed`` drives the noise only.
     mode : {"random_features", "query_points", "published_scalar"}
         What is released after step t (``weights``, of length ``n_outputs``):
-        ``random_features`` (default, NW spec 5.C): the update runs on w in R^D with
-        features phi, and w_t + N(0, s_t^2 I_D) is released; ``predict_one(x)`` =
-        phi(x) . w~_t. ``query_points`` (spec 5.A): the exact kernel algorithm, releasing
-        f_t(U) + N(0, s_t^2 I_q) at the public points U; ``predict_one(x)`` is the release
-        at the query point nearest to x. ``published_scalar`` (NW Theorem 1, **not
-        private**, for reproduction only): f_t + b_t with one scalar b_t ~
-        Laplace(C_t / epsilon); ``weights`` is the released function at U and
-        ``predict_one(x)`` = f_t(x) + b_t anywhere.
-    kernel : {"gaussian", "polynomial"}
+        ``random_features`` (default): the update runs on w in R^D with features phi, and
+        w_t + N(0, s_t^2 I_D) is released; ``predict_one(x)`` = phi(x) . w~_t.
+        ``query_points``: the exact kernel algorithm, releasing f_t(U) + N(0, s_t^2 I_q)
+        at the public points U; ``predict_one(x)`` is the release at the query point
+        nearest to x. ``published_scalar`` (NW Theorem 1, **not private**, for
+        reproduction only): f_t + b_t with one scalar b_t ~ Laplace(C_t / epsilon);
+        ``weights`` is the released function at U and ``predict_one(x)`` = f_t(x) + b_t.
+    kernel, bandwidth, degree, coef0 : {"gaussian", "polynomial"}, float, int, float
         exp(-||x - x'||^2 / (2 bandwidth^2)) or (x . x' + coef0)^degree.
-    bandwidth, degree, coef0 : float, int, float
     theta : float in (1/2, 1)
-        Default 0.8: the whole-transcript noise at the end is of order T^(1.5 - 2 theta),
-        which vanishes only for theta > 3/4 (spec 5.A).
+        Default 0.8: the noise std at the end is of order T^(1 - 3 theta / 2) (Privacy:
+        sens_T ~ T^((1 - 3 theta) / 2), J ~ sqrt(T)), which vanishes for theta > 2/3.
     t0 : float, optional
         Must satisfy t0^theta >= kappa^2 + 1; default the smallest integer that does.
     n_features : int, optional
         D for Gaussian random Fourier features (even, default 256). The polynomial kernel
         uses its exact feature map (D = C(d + degree, degree)); leave it None.
     feature_seed : int
-        **Public** seed of the random features (default 0), independent of ``seed``.
+        **Public** seed of the random features (default 0), independent of ``seed``:
+        publishing the feature map must not reveal the noise.
     query_points : array (q, dim)
         The public, data-independent points U, fixed at construction; required by
         ``query_points`` and ``published_scalar``.
@@ -77,58 +81,44 @@ class PrivateKernelRegression(OnlineLearner):
 
     Privacy
     -------
-    Replace-one, one stream element (x_t, y_t); ``add_remove`` is refused (a kernel step
-    has no null element). Sensitivity (NW (15)-(16), Lemma 2 ||f_t||_K <= kappa M /
-    lambda_t, spec 4.5): with m = t - 1 + t0, a change at position s (0-based) moves f_t by
-    ||f_t - f'_t||_K <= 2 kappa M [kappa^2 (s + t0)^(2 - 2 theta) + (s + t0)^(1 - theta)] / m,
-    since later steps apply the same contraction A_j, ||A_j|| <= 1 - eta_j lambda_j
-    (needs t0^theta >= kappa^2 + 1); it increases in s, so the last position is worst:
-    Delta_t = 2 kappa M [kappa^2 m^(1 - 2 theta) + m^-theta] = C_t / kappa with C_t the
-    sup-norm bound. The same proof holds verbatim in R^D with ||phi(x)|| <= kappa, so
-    Delta_t bounds ||w_t - w'_t||_2. At public points U the vector f_t(U) moves by
-    <= Delta_t sqrt(lambda_max(K(U, U))) in l2 (evaluation is a linear map of norm^2
-    lambda_max(K(U, U)), a public constant).
+    Replace-one, one stream element (x_t, y_t); ``add_remove`` is refused (no input is a
+    null element). Exact sensitivity (derived in :mod:`dpol.learners._kernel_sensitivity`
+    from NW (15)-(16) and Lemma 2): with m_s = s + t0, R_s the recursive bound on ||w_s||
+    and g(r) = max_{0 <= c <= 1} 2 (1 + r c) sqrt(1 - c^2) the largest gap between two
+    steps from one iterate of norm r (kappa = M = 1), a change at 0-based position s
+    moves release t > s by at most Delta_t(s) = h_s / m_{t-1}, h_s = m_s^(1 - theta)
+    kappa M g(kappa R_s / M) (later steps contract by 1 - 1/m_j, as t0^theta >= kappa^2 +
+    1); release t alone: ``sensitivity(t)`` = max_{s < t} Delta_t(s), in R^D with
+    ||phi(x)|| <= kappa and in the RKHS; f_t(U) moves sqrt(lambda_max(K(U, U))) times as
+    much. NW's 2 kappa M [kappa^2 m^(1 - 2 theta) + m^-theta] per release is 2-10 times
+    larger (T = 10^3, kappa = 1, theta in [0.6, 0.9]).
 
     Calibration (``tight``, the only sound one): the clean iterates never see the noise,
-    so the T releases form one Gaussian mechanism; Gaussian-DP composition gives
-    mu^2 = sum_t (sens_t / s_t)^2, and s_t = sens_t sqrt(T) / mu*(epsilon, delta) makes
-    mu = mu*(epsilon, delta) exactly: (epsilon, delta)-DP for the **whole transcript**
-    (spec 4.4, 5.A/5.C), certified by dp-accounting.
+    so the releases divided by their stds s_t are one Gaussian mechanism with
+    mu = max_s sqrt(sum_{t > s} (Delta_t(s) / s_t)^2) (a change at s moves only t > s);
+    s_t = sens_t J / mu*(epsilon, delta), J = max_s sqrt(sum_{t > s} (Delta_t(s) /
+    sens_t)^2) (1.2-1.7 times below sqrt(T) at T = 10^3: the sum of every release's own
+    worst case),
+    makes mu = mu*(epsilon, delta): (epsilon, delta)-DP for the **whole transcript**.
 
-    Secure noise (``noise="secure"``): release t is round_t(v_t) + g_t Y with v_t the
-    clean vector (w_t or f_t(U), n outputs), round_t the nearest point of g_t Z^n, g_t the
-    largest power of two <= min(z sens_t, sens_t / sqrt(n)) / 2^10 and Y ~ N_Z(0,
-    (s_t/g_t)^2 I) exact on OS randomness (CKS 2020, Alg. 3). Rounding both neighbours
-    moves them by g_t sqrt(n) at most, so release t has sensitivity sens_t + g_t sqrt(n)
-    on the lattice g_t Z^n and is ((sens_t + g_t sqrt(n))^2 / (2 s_t^2))-zCDP (CKS
-    Theorem 14); zCDP adds up over the T releases (adaptively too), so s_t = z (sens_t +
-    g_t sqrt(n)) with z = sqrt(T) z_1 gives rho = 1/(2 z_1^2), z_1 the smallest
-    multiplier whose zCDP dp-accounting's RDP accountant certifies (epsilon, delta)
-    (``dp_event`` is that ``ZCDpEvent``; 4-11% more std than the analytic Gaussian).
+    Secure noise (``noise="secure"``): release t is round_t(v_t) + g_t Y, v_t the clean
+    w_t or f_t(U) (n outputs), round_t to the grid g_t Z^n, g_t the largest power of two
+    <= min(z sens_t, sens_t / sqrt(n)) / 2^10, Y ~ N_Z(0, (s_t/g_t)^2 I) exact on OS
+    randomness (CKS 2020, Alg. 3). Rounding moves neighbours by g_t sqrt(n) at most, so
+    (CKS Theorem 14, Renyi divergences adding up) the transcript is rho-zCDP, rho =
+    max_s sum_{t > s} (Delta_t(s) + g_t sqrt(n))^2 / (2 s_t^2); s_t = z (sens_t + g_t
+    sqrt(n)) with z making rho = 1/(2 z_1^2), z_1 the smallest multiplier whose zCDP
+    dp-accounting's RDP accountant certifies (epsilon, delta).
 
     ``privacy`` is derived from :meth:`privacy_events` (the event of the noise really added,
-    read off the scales), never stated by hand.
-
-    Errata decided here (NW spec section 4, review item 8):
-
-    * 4.1 scalar noise on a function is not DP: ``published_scalar`` emits a
-      ``PaperCalibrationWarning`` and ``privacy`` reports epsilon = inf; the sound designs
-      5.C (default) and 5.A replace it.
-    * 4.2 kappa = sup sqrt(K(x, x)), not sup K.
-    * 4.3 C_t has kappa^2: ``tight`` uses the proven form 2 kappa^2 M [kappa^2 m^(1 -
-      2 theta) + m^-theta] (<= the (17) form 2 kappa^2 (kappa^2 + 1) M m^(1 - 2 theta));
-      ``calibration="paper"`` exists only with ``published_scalar`` and uses the printed
-      2 (kappa^2 + 1) kappa M m^(1 - 2 theta); ``random_features``/``query_points``
-      refuse it (NW publishes no such mechanism).
-    * 4.4 per-release vs transcript: the budget covers all T releases.
-    * 4.5 a change at any position, not just the last, is covered (derivation above).
-    * 4.6-4.7 utility: the RKHS norm of f + b is undefined, and Theorem 2's proof has gaps
-      (a regularisation bias, non-adapted products); dpol claims no utility bound, only
-      privacy, and checks the rate empirically (``tests/test_kernel_regression.py``: the
-      held-out squared error falls with t and with epsilon).
-    * 4.8 f_0 = 0 is released without noise (data-independent).
-    * Random features come from a public seed, separate from the noise seed: publishing
-      the feature map must not reveal the noise.
+    read off the scales), never stated by hand. NW's errata (docs/errata.md, NW-1 to
+    NW-4): ``published_scalar`` is not DP (one scalar on a function leaves f(u1) - f(u2)
+    noise-free): it warns (``PaperCalibrationWarning``) and ``privacy`` is epsilon = inf;
+    kappa = sup sqrt(K(x, x)); its C_t is NW's proven 2 kappa^2 M [kappa^2 m^(1 - 2 theta)
+    + m^-theta], m = t - 1 + t0 (the printed 2 (kappa^2 + 1) kappa M m^(1 - 2 theta) with
+    ``calibration="paper"``, its only mode); f_0 = 0 is released without noise; no utility
+    bound is claimed (Theorem 2's proof has gaps): the tests check that the held-out error
+    falls with t and with epsilon.
 
     Examples
     --------
@@ -155,7 +145,7 @@ class PrivateKernelRegression(OnlineLearner):
         self.noise = check_choice("noise", noise, ("gaussian", "secure"))
         if self.noise == "secure" and self.mode == "published_scalar":
             raise fail("noise", "be 'gaussian' with mode='published_scalar' (one Laplace "
-                       "draw, not private anyway: erratum 4.1)", noise)
+                       "draw, not private anyway: docs/errata.md, NW-1)", noise)
         if self.neighbouring != "replace_one":
             raise fail("neighbouring", "be 'replace_one' (a kernel step has no null element)",
                        neighbouring)
@@ -167,7 +157,7 @@ class PrivateKernelRegression(OnlineLearner):
         if self.calibration == "paper" and self.mode != "published_scalar":
             raise fail("calibration", f"be 'tight' with mode={self.mode!r} (NW publishes only "
                        "the scalar mechanism, mode='published_scalar', which is not "
-                       "private: spec erratum 4.1)", calibration)
+                       "private: docs/errata.md, NW-1)", calibration)
         if self.mode == "random_features":
             self._phi = FeatureMap(self.kernel, dim, n_features, feature_seed)
             self.n_outputs = self._phi.n_features
@@ -206,17 +196,20 @@ class PrivateKernelRegression(OnlineLearner):
 
     def _sensitivities(self) -> np.ndarray:
         """l2 sensitivity of release t = 1..T (sup-norm C_t for the scalar mechanism)."""
-        m = np.arange(self.horizon, dtype=float) + self.t0  # t - 1 + t0
-        k, big_m, th = self.kappa, self.y_bound, self.theta
-        if self.mode == "published_scalar" and self.calibration == "paper":
-            return 2.0 * (k**2 + 1.0) * k * big_m * m ** (1.0 - 2.0 * th)  # NW (12), printed
-        delta_h = 2.0 * k * big_m * (k**2 * m ** (1.0 - 2.0 * th) + m**-th)  # NW (16)
-        if self.mode == "random_features":
-            return delta_h
-        if self.mode == "published_scalar":
-            return k * delta_h  # C_t, sup norm (spec 4.3 tight form)
-        gram = self.kernel(self.query_points, self.query_points)
-        return delta_h * math.sqrt(max(float(np.linalg.eigvalsh(gram)[-1]), 0.0))
+        if self.mode == "published_scalar":  # NW's own C_t: the mode reproduces the paper
+            m = np.arange(self.horizon, dtype=float) + self.t0  # t - 1 + t0
+            k, big_m, th = self.kappa, self.y_bound, self.theta
+            if self.calibration == "paper":
+                return 2.0 * (k**2 + 1.0) * k * big_m * m ** (1.0 - 2.0 * th)  # NW (12)
+            return 2.0 * k**2 * big_m * (k**2 * m ** (1.0 - 2.0 * th) + m**-th)  # NW (16)
+        self._m, self._h = position_weights(self.horizon, self.t0, self.theta, self.kappa,
+                                            self.y_bound)
+        if self.mode == "query_points":
+            lam = float(np.linalg.eigvalsh(self.kernel(self.query_points, self.query_points))[-1])
+            if lam <= 0.0:  # K(U, U) = 0: f_t(U) = 0 for every stream
+                raise fail("query_points", "give a nonzero Gram matrix K(U, U)", lam)
+            self._h = self._h * math.sqrt(lam)
+        return release_sensitivities(self._m, self._h)
 
     def _calibrate(self) -> np.ndarray:
         """Noise scale of release t = 1..T (class Privacy); zeros without privacy."""
@@ -224,44 +217,41 @@ class PrivateKernelRegression(OnlineLearner):
             return np.zeros(self.horizon)
         if self.mode == "published_scalar":
             slip = (f"; the printed C_t is kappa = {self.kappa:g} times smaller than the "
-                    "proven bound (erratum 4.3)" if self.calibration == "paper"
+                    "proven bound (docs/errata.md, NW-2)" if self.calibration == "paper"
                     and self.kappa > 1.0 else "")
             warnings.warn("mode='published_scalar' adds one Laplace draw to the whole function "
                           "(NW Theorem 1): differences f(u1) - f(u2) of the release are "
                           "noise-free, so it is not differentially private (epsilon = inf, "
-                          f"erratum 4.1){slip}", PaperCalibrationWarning, stacklevel=3)
+                          f"docs/errata.md, NW-1){slip}", PaperCalibrationWarning, stacklevel=3)
             return self._sens / self.epsilon
         if self.noise == "secure":
             return self._secure_calibrate()
-        return self._sens * math.sqrt(self.horizon) / mu_star(self.epsilon, self.delta)
+        joint = transcript_mu(self._m, self._h, self._sens)  # J of the class Privacy
+        return self._sens * joint / mu_star(self.epsilon, self.delta)
 
     def _secure_calibrate(self) -> np.ndarray:
         """s_t and the grids g_t of secure noise (class Privacy)."""
-        z = zcdp_gaussian_noise_multiplier(self.epsilon, self.delta) * math.sqrt(self.horizon)
+        z_1 = zcdp_gaussian_noise_multiplier(self.epsilon, self.delta)
+        z = z_1 * transcript_mu(self._m, self._h, self._sens)  # as for float noise
         root_n = math.sqrt(self.n_outputs)
-        self._grids = np.array([grid_spacing(v) for v in
-                                np.minimum(z * self._sens, self._sens / root_n)])
-        return z * (self._sens + self._grids * root_n)
+        self._grids = np.array([grid_spacing(v) for v in np.minimum(z * self._sens,
+                                                                    self._sens / root_n)])
+        base = self._sens + self._grids * root_n
+        # rho scales as 1/z^2: rho(z base) = 1/(2 z_1^2) (any grid is sound)
+        return z_1 * math.sqrt(2.0 * self._rho(base)) * base
 
-    def _rho(self, stds: np.ndarray) -> float:
-        """zCDP of the secure transcript: sum_t (sens_t + g_t sqrt(n))^2 / (2 s_t^2)."""
-        inflated = self._sens + self._grids * math.sqrt(self.n_outputs)
-        return float(np.sum((inflated / stds) ** 2)) / 2.0
+    def _rho(self, stds: np.ndarray) -> float:  # zCDP of the secure transcript
+        return transcript_rho(self._m, self._h, stds, self._grids * math.sqrt(self.n_outputs))
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
-        """The one mechanism: the noise on all T releases, from the scales really used.
-
-        ``published_scalar`` and ``epsilon=inf`` release data without (sufficient) noise:
-        a ``NonPrivateDpEvent`` (epsilon = inf).
-        """
+        """The noise on all T releases, from the scales really used (``published_scalar``
+        and ``epsilon=inf``: ``NonPrivateDpEvent``, releases without sufficient noise)."""
         if not self.is_private or self.mode == "published_scalar":
             event = dp_accounting.NonPrivateDpEvent()
         elif self.noise == "secure":
             event = dp_accounting.ZCDpEvent(self._rho(self._scales))
-        else:
-            z = float(self._scales[0] / self._sens[0])  # sqrt(T) / mu*, the same at every t
-            event = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(z),
-                                                      self.horizon)
+        else:  # one Gaussian over the whole transcript: noise multiplier 1 / mu
+            event = dp_accounting.GaussianDpEvent(1 / transcript_mu(self._m, self._h, self._scales))
         return (MechanismEvent(event, self.neighbouring, horizon=self.horizon,
                                name=f"{type(self).__name__}[{self.mode}]"),)
 
@@ -285,10 +275,8 @@ class PrivateKernelRegression(OnlineLearner):
         return self._released.copy()
 
     def features(self, X: object) -> np.ndarray:
-        """The public feature map phi of ``random_features`` mode on rows of X, shape (n, D).
-
-        A release is a function: ``features(X) @ weights`` evaluates it (post-processing).
-        """
+        """The public feature map phi of ``random_features`` mode on rows of X, shape (n, D):
+        ``features(X) @ weights`` evaluates a release (post-processing)."""
         if self.mode != "random_features":
             raise fail("mode", "be 'random_features' to have a feature map", self.mode)
         return self._phi(as_matrix("X", X, self.dim))
