@@ -209,10 +209,10 @@ class OnlineLearner(Checkpointable, ABC):
     def weights(self) -> np.ndarray:
         """The released (private) iterate, a fresh array."""
 
-    def privacy_events(self) -> tuple[MechanismEvent, ...]:  # TRANSITION: abstract
+    @abstractmethod
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
         """The events of every mechanism this learner runs: each counter, the output
         noise, every noisy statistic (empty when nothing data-dependent is released)."""
-        raise NotImplementedError
 
     @property
     def privacy(self) -> PrivacyGuarantee:
