@@ -267,11 +267,17 @@ def test_kernel_regression_secure_releases_have_the_float_variance(mode, n):
     check_same_variance(sec, s_var, flt, f_var)
     grids = m_sec._grids
     assert np.all(sec / grids[:, None] % 1 == 0)  # each release on its own grid
-    # grids and rho recomputed from the public sensitivities and stds
+    # grids and rho recomputed from the public sensitivities and stds: a change at
+    # position s moves release t > s by sens(s + 1) (s + t0) / (t - 1 + t0) (the class
+    # Privacy), and the transcript is one mechanism (its worst position s counts)
     sens = np.array([m_sec.sensitivity(t) for t in range(1, horizon + 1)])
-    z = zcdp_gaussian_noise_multiplier(EPS, DELTA) * math.sqrt(horizon)
+    lever = np.arange(horizon) + m_sec.t0
+    after = np.arange(horizon)[None, :] >= np.arange(horizon)[:, None]  # [s, t - 1]
+    gap = np.where(after, (sens * lever)[:, None] / lever[None, :], 0.0)
+    z = zcdp_gaussian_noise_multiplier(EPS, DELTA) * math.sqrt(
+        float(np.max(np.sum((gap / sens) ** 2, axis=1))))
     assert np.array_equal(grids, [grid_spacing(min(z * s, s / math.sqrt(n))) for s in sens])
-    rho = float(np.sum(((sens + grids * math.sqrt(n)) ** 2) / s_var)) / 2
+    rho = float(np.max(np.sum((gap + after * grids * math.sqrt(n)) ** 2 / s_var, axis=1))) / 2
     check_certified(rho)
     assert m_sec.dp_event() == dp_accounting.ZCDpEvent(pytest.approx(rho, rel=1e-12))
     assert m_sec.privacy == m_flt.privacy
