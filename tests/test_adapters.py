@@ -122,10 +122,12 @@ ESTIMATORS = [
     OnlineRegressor(),
     OnlineRegressor(horizon=1024),
     OnlineRegressor("kernel", horizon=1024),
+    OnlineRegressor("pqftl", fit_intercept=False, horizon=1024),
     OnlineRegressor("ftal", counter="tree", horizon=1024),
     OnlineClassifier(),
     OnlineClassifier(horizon=1024),
     OnlineClassifier("pol", horizon=1024),
+    OnlineClassifier("igd", postprocess="shrink", horizon=1024),
 ]
 
 
@@ -163,17 +165,61 @@ def test_regressor_privacy_noise_and_non_private_twin():
     X, y = _stream("regression", 2000, seed=2)
     reg = OnlineRegressor(epsilon=0.5, random_state=0).fit(X, y)
     assert reg.privacy_.epsilon == pytest.approx(0.5) and reg.privacy_.delta == 1e-5
-    direct = make_learner("pqftl", 3, horizon=2000, epsilon=0.5, seed=0).run(X, y)
-    np.testing.assert_array_equal(reg.coef_, direct.final_weights)  # the learner, unchanged
+    direct = make_learner(reg.learner, 3, horizon=2000, epsilon=0.5, seed=0,
+                          fit_intercept=True)
+    trace = direct.run(X, y)
+    # the learner, unchanged: its raw release, and coef_ / intercept_ its model's read-out
+    np.testing.assert_array_equal(reg.learner_.weights, trace.final_weights)
+    coef, intercept = direct.linear_model()
+    np.testing.assert_array_equal(reg.coef_, coef)
+    assert reg.intercept_ == intercept
     with pytest.warns(NonPrivateWarning):
         exact = OnlineRegressor(epsilon=math.inf).fit(X, y)
-    ridge = comparator(exact.learner_, X, y)
+    ridge = comparator(exact.learner_, X, y)  # lifted coordinates: (coef, intercept)
     # the non-private twin follows the leader to the ridge solution; the private one is noisy
-    assert np.linalg.norm(exact.coef_ - ridge) < 0.1 * np.linalg.norm(ridge)
-    assert np.linalg.norm(reg.coef_ - ridge) > 5 * np.linalg.norm(exact.coef_ - ridge)
+    raw = exact.learner_.weights
+    assert np.linalg.norm(raw - ridge) < 0.1 * np.linalg.norm(ridge)
+    assert np.linalg.norm(reg.learner_.weights - ridge) > 5 * np.linalg.norm(raw - ridge)
     other = OnlineRegressor(epsilon=0.5, random_state=1).fit(X, y)
     assert not np.array_equal(other.coef_, reg.coef_)  # random_state drives the noise
     assert np.array_equal(pickle.loads(pickle.dumps(reg)).predict(X), reg.predict(X))
+
+
+def test_adapters_fit_an_intercept_and_predict_with_the_post_processed_model():
+    # zero features, label 0.5, no noise: every PQFTL iterate is the ridge solution of the
+    # constant feature k c (k = 1 / sqrt(1 + c^2) up to 1e-12), w = 0.5 k c / (k^2 c^2 +
+    # alpha), so the intercept k c w = 0.5 k^2 c^2 / (k^2 c^2 + alpha), exactly
+    X, y = np.zeros((200, 2)), np.full(200, 0.5)
+    with pytest.warns(NonPrivateWarning):
+        reg = OnlineRegressor(epsilon=math.inf).fit(X, y)
+    k2c2 = (reg.learner_._kappa * reg.intercept_scaling) ** 2
+    assert reg.intercept_ == pytest.approx(0.5 * k2c2 / (k2c2 + 0.01), rel=1e-9)
+    np.testing.assert_array_equal(reg.coef_, 0.0)
+    # predict is X @ coef_ + intercept_, clipped to y_bound: predict_one of the learner
+    Xr, yr = _stream("regression", 500, seed=3)
+    fitted = OnlineRegressor(epsilon=1.0, random_state=0).fit(Xr, yr + 0.3)
+    big = np.vstack([Xr[:20], [[30.0, 0.0, 0.0], [-30.0, 0.0, 0.0]]])
+    pred = fitted.predict(big)
+    np.testing.assert_allclose(pred, np.clip(big @ fitted.coef_ + fitted.intercept_, -1, 1),
+                               rtol=1e-12, atol=1e-15)
+    assert np.abs(pred[-2:]).max() == 1.0  # far rows: clipped to the label bound
+    np.testing.assert_allclose(pred, [fitted.learner_.predict_one(x) for x in big],
+                               rtol=1e-12, atol=1e-15)
+    raw = fitted.learner_.predict_one(big[0], raw=True)  # the papers' model: last release
+    assert raw == pytest.approx(fitted.learner_.lift(big[:1])[0] @ fitted.learner_.weights)
+    assert fitted.learner_.weights.shape == (4,)  # the raw release, intercept last
+    # an unbalanced stream whose features say nothing: without an intercept the margin
+    # x . w is symmetric about 0 (about half the rows each way); with one, the majority
+    rng = np.random.default_rng(4)
+    Xc = rng.normal(size=(3000, 3)) * 0.3
+    yc = np.where(rng.random(3000) < 0.9, "a", "b")
+    with_b = OnlineClassifier(epsilon=1.0, random_state=0).fit(Xc, yc)
+    without = OnlineClassifier(epsilon=1.0, random_state=0, fit_intercept=False).fit(Xc, yc)
+    assert with_b.score(Xc, yc) == pytest.approx(np.mean(yc == "a"))  # all "a"
+    assert without.score(Xc, yc) < 0.75 and without.intercept_ == 0.0
+    # the kernel learner is not linear: it fits no intercept
+    kern = OnlineRegressor("kernel", horizon=100, random_state=0).fit(Xr[:100], yr[:100])
+    assert kern.intercept_ == 0.0 and type(kern.learner_).__name__ == "PrivateKernelRegression"
 
 
 def test_parameters_are_checked_at_fit_not_in_init():
@@ -189,7 +235,7 @@ def test_parameters_are_checked_at_fit_not_in_init():
 def test_classifier_labels_probabilities_and_refusals():
     X, y01 = _stream("classification", 3000, d=2, seed=4)
     y = np.where(y01 > 0, "spam", "ham")
-    clf = OnlineClassifier(epsilon=20.0, random_state=0).fit(X, y)
+    clf = OnlineClassifier("igd", epsilon=20.0, random_state=0).fit(X, y)
     assert clf.classes_.tolist() == ["ham", "spam"]
     margin = clf.decision_function(X)
     np.testing.assert_array_equal(clf.predict(X), np.where(margin > 0, "spam", "ham"))
@@ -203,6 +249,7 @@ def test_classifier_labels_probabilities_and_refusals():
     with pytest.raises(ValueError, match="only one class"):
         OnlineClassifier().fit(X, np.ones(len(X)))
     assert not hasattr(OnlineClassifier("pqftl"), "predict_proba")  # not a logistic learner
+    assert not hasattr(OnlineClassifier(), "predict_proba")  # the least-squares default
     stream = OnlineClassifier(horizon=100)
     with pytest.raises(ValueError, match="only one class"):
         stream.partial_fit(X[:5], np.ones(5))  # no classes given, one class seen
@@ -241,8 +288,8 @@ def test_river_dict_features_fixed_at_first_sight(river):
     shuffled.learn_one({"a": 0.1, "b": 0.2}, 0.3)
     for x in ({"a": 0.3, "b": -0.1}, {"b": -0.1, "a": 0.3}):
         assert model.predict_one(x) == shuffled.predict_one(x)
-    w = model.learner_.weights
-    assert model.predict_one({"a": 0.5}) == pytest.approx(0.5 * w[0])  # missing feature: 0
+    coef, intercept = model.learner_.linear_model()  # the post-processed model
+    assert model.predict_one({"a": 0.5}) == pytest.approx(0.5 * coef[0] + intercept)  # b = 0
     assert model.predict_one({"a": 0.5, "c": 9.0}) == model.predict_one({"a": 0.5})
     model.learn_one({"a": 0.5, "c": 9.0}, 0.1)
     assert model.n_unknown_features_ == 1 and model.learner_.t == 2

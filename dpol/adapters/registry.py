@@ -4,8 +4,21 @@
 entry fixes what a generic regression or classification stream with ``||x|| <= x_bound``
 and ``|y| <= y_bound`` needs (loss, constraint set, regularisation), the counter it uses
 (or none: output perturbation), and the loss and set its regret refers to. Any
-constructor keyword can be overridden through ``options``. The bandit learners
-(ask/tell, one scalar loss per round) take no (x, y) stream and are not listed.
+constructor keyword can be overridden through ``options``; ``fit_intercept`` wraps a
+linear learner in :class:`~dpol.learners.intercept.WithIntercept` (the adapters do, by
+default). The bandit learners (ask/tell, one scalar loss per round) take no (x, y)
+stream and are not listed.
+
+The adapters' default learners, :data:`DEFAULT_LEARNERS`, are ``ridge-classifier`` and
+``ridge``: PQFTL (JKT Alg. 4) with ridge alpha = 0.01 and its noise ridge, with an
+intercept and the averaged releases (:mod:`dpol.learners.postprocess`). Measured
+held-out at epsilon = 1 (5 seeds, 80/20 split, columns standardised and rows divided by
+sqrt(d), clipped to 1), against the majority class or the training mean: river's
+Shuttle 0.997 (every seed >= 0.997; majority 0.926), breast cancer 0.92 (0.623),
+Phishing 0.89 (0.544), diabetes R^2 0.08 (-0.002; worst seed -0.004). The former
+defaults scored 0.73, 0.40, 0.54 (``igd``, last release) and R^2 0.02 (``pqftl``). IGD
+with an intercept and averaging matches it on Shuttle (0.997) but stays near chance on
+the small sets, where its output noise (std proportional to 1/(alpha sqrt T)) drowns it.
 """
 
 from __future__ import annotations
@@ -30,13 +43,19 @@ from dpol.learners import (
     PrivateOnlineFrankWolfe,
     PrivateQuadraticFTL,
 )
+from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
+from dpol.learners.postprocess import POSTPROCESSINGS
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
-__all__ = ["LEARNERS", "LearnerSpec", "comparator", "make_learner"]
+__all__ = ["DEFAULT_LEARNERS", "LEARNERS", "LearnerSpec", "comparator", "make_learner"]
 
 #: regularisation of the logistic learners and the ball that holds their optimum
 LOGISTIC_ALPHA = 0.01
+#: ridge of the ``ridge`` entries: 0.01 beat 0.1 and 1 on every data set measured (with
+#: an intercept, alpha = 1 over-shrinks the features against the constant feature:
+#: Shuttle 0.926, the majority class, against 0.997 at alpha = 0.01)
+RIDGE_ALPHA = 0.01
 
 
 @dataclass(frozen=True)
@@ -55,6 +74,8 @@ class LearnerSpec:
         the learner adds its noise without a counter.
     defaults : callable (dim, x_bound, y_bound) -> dict
         Constructor keywords for a generic stream.
+    linear : bool
+        Whether it fits a linear model x . w (then ``fit_intercept`` can wrap it).
 
     Examples
     --------
@@ -76,6 +97,7 @@ class LearnerSpec:
     task: str
     counter: str | None
     defaults: Callable[[int, float, float], dict]
+    linear: bool = True
 
 
 def _logistic(dim: int, xb: float, _yb: float) -> dict:
@@ -89,6 +111,10 @@ def _ridge(alpha: float) -> Callable[[int, float, float], dict]:
         return {"loss": Regularized(SquaredLoss(x_bound=xb, y_bound=yb), alpha),
                 "domain": L2Ball(dim, 1.0)}
     return defaults
+
+
+def _tuned_ridge(dim: int, xb: float, yb: float) -> dict:
+    return {"alpha": RIDGE_ALPHA, "noise_ridge": True, "bound": max(xb, yb)}
 
 
 LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
@@ -113,12 +139,22 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                                    "domain": L2Ball(d, 1.0)}),
     LearnerSpec("kernel", "NW: private kernel regression, 64 Gaussian random features",
                 PrivateKernelRegression, "regression", None,
-                lambda d, xb, yb: {"n_features": 64, "x_bound": xb, "y_bound": yb}),
+                lambda d, xb, yb: {"n_features": 64, "x_bound": xb, "y_bound": yb},
+                linear=False),
     LearnerSpec("pol", "JKT Alg. 6: private offline learner (one release at the horizon), "
                 "logistic", PrivateOfflineLearner, "classification", None,
                 lambda d, xb, yb: {"loss": LogisticLoss(x_bound=xb), "x_star_norm": 2.0,
                                    "excess": 0.5}),
+    LearnerSpec("ridge", "JKT Alg. 4 (PQFTL) as private ridge regression: alpha=0.01, noise "
+                "ridge (tree sums); the adapters' default regressor", PrivateQuadraticFTL,
+                "regression", "tree", _tuned_ridge),
+    LearnerSpec("ridge-classifier", "JKT Alg. 4 (PQFTL), least squares on labels +-1 "
+                "(alpha=0.01, noise ridge); the adapters' default classifier",
+                PrivateQuadraticFTL, "classification", "tree", _tuned_ridge),
 )}
+
+#: the adapters' default learner per task (module docstring: the figures behind it)
+DEFAULT_LEARNERS = {"classification": "ridge-classifier", "regression": "ridge"}
 
 
 def _spec(name: object) -> LearnerSpec:
@@ -130,23 +166,38 @@ def _spec(name: object) -> LearnerSpec:
 def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: float = 1e-5,
                  counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
                  calibration: str = "tight", seed: object = None,
-                 options: dict | None = None) -> OnlineLearner:
+                 options: dict | None = None, fit_intercept: bool = False,
+                 intercept_scaling: float = INTERCEPT_SCALING,
+                 postprocess: str = "average") -> OnlineLearner:
     """Build the learner ``name`` of :data:`LEARNERS` for a stream of dimension ``dim``.
 
     ``counter`` replaces the default counter (refused for learners without one);
-    ``options`` overrides any constructor keyword.
+    ``options`` overrides any constructor keyword. ``fit_intercept``: the learner of
+    dimension ``dim + 1`` in :class:`~dpol.learners.intercept.WithIntercept` (linear
+    learners). ``postprocess``: how ``predict_one`` builds the model from the releases
+    (:mod:`dpol.learners.postprocess`; "shrink" needs a learner that states its
+    release noise: ``igd``, ``giga``, ``pol``).
 
     Examples
     --------
     >>> m = make_learner("pqftl", 3, horizon=100, epsilon=1.0, seed=0)
     >>> type(m).__name__, str(m.privacy)
     ('PrivateQuadraticFTL', '(1, 1e-05)-DP, replace_one, unit: one stream element')
+    >>> m = make_learner("ridge", 3, horizon=100, epsilon=1.0, seed=0, fit_intercept=True)
+    >>> type(m).__name__, m.dim, m.learner.dim, m.learner.alpha
+    ('WithIntercept', 3, 4, 0.01)
     """
     spec = _spec(name)
     calibration = check_choice("calibration", calibration, ("tight", "paper"))
+    postprocess = check_choice("postprocess", postprocess, POSTPROCESSINGS)
     if options is not None and not isinstance(options, dict):
         raise fail("options", "be a dict of constructor keywords", options)
-    kwargs = spec.defaults(dim, x_bound, y_bound)
+    if not isinstance(fit_intercept, bool):
+        raise fail("fit_intercept", "be True or False", fit_intercept)
+    if fit_intercept and not spec.linear:
+        raise fail("fit_intercept", f"be False for {name} (not a linear model x . w)", True)
+    inner_dim = dim + 1 if fit_intercept else dim
+    kwargs = spec.defaults(inner_dim, x_bound, y_bound)
     kwargs.update(horizon=horizon, epsilon=epsilon, delta=delta, calibration=calibration,
                   seed=seed)
     if counter is not None:
@@ -156,12 +207,20 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
         kwargs["counter"] = counter
     kwargs.update(options or {})
     try:
-        return spec.cls(dim, **kwargs)
+        learner = spec.cls(inner_dim, **kwargs)
     except TypeError as exc:  # an option the constructor does not take
         if "keyword argument" not in str(exc):
             raise
         raise fail("options", f"hold keywords that {spec.cls.__name__} accepts ({exc})",
                    sorted(options or {})) from None
+    if postprocess == "shrink" and np.isnan(learner._release_noise_variance(
+            np.array([learner.horizon]))[0]):
+        raise fail("postprocess", f"not be 'shrink' for {name}: it states no public noise "
+                   "level of its releases", postprocess)
+    learner.postprocess = postprocess
+    if fit_intercept:
+        learner = WithIntercept(learner, intercept_scaling=intercept_scaling)
+    return learner
 
 
 def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -176,7 +235,15 @@ def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarr
     >>> X = np.array([[0.5, 0.0], [0.0, 0.5], [0.5, 0.5]])
     >>> np.round(comparator(m, X, X @ [1.0, -1.0]), 4)
     array([ 0.0769, -0.0769])
+
+    With an intercept, the point is in the lifted coordinates (``learner.lift``):
+
+    >>> comparator(make_learner("pqftl", 2, horizon=3, epsilon=1.0, fit_intercept=True),
+    ...            X, X @ [1.0, -1.0]).shape
+    (3,)
     """
+    if isinstance(learner, WithIntercept):
+        return comparator(learner.learner, learner.lift(X), y)
     if isinstance(learner, PrivateQuadraticFTL):
         bound = learner.x_bound
         loss = Regularized(SquaredLoss(x_bound=bound, y_bound=bound), learner.alpha)

@@ -12,13 +12,24 @@ missing feature counts as 0 and a new one is ignored (counted in
 ``n_unknown_features_``). The classifier is binary in river's way: a truthy label is
 +1, a falsy one -1, and ``predict_proba_one`` returns ``{False: 1 - p, True: p}``.
 
+By default the learner fits an intercept (``fit_intercept=True``, a constant feature:
+:class:`~dpol.learners.intercept.WithIntercept`) and predicts with its post-processed
+model, the s^2-weighted mean of its releases, a least-squares prediction clipped to
+``y_bound`` (:mod:`dpol.learners.postprocess`); the default learners are ``ridge`` and
+``ridge-classifier`` (:data:`dpol.adapters.registry.DEFAULT_LEARNERS`, measured there).
+On river's Phishing (1,250 rows, prequential accuracy over the 1,000 of the stream, 5
+seeds) the default classifier scores 0.82 at epsilon = 1 (the former default, ``igd``'s
+last release: 0.51).
+
 Privacy
 -------
 ``privacy`` is the guarantee of the built learner over the whole sequence of released
 iterates, for at most ``horizon`` calls of ``learn_one`` (more raise
-:class:`~dpol.errors.HorizonExceededError`). Predictions are post-processing of the last
-release. The bounds are public: ``||x|| > x_bound`` and ``|y| > y_bound`` are clipped and
-counted (``n_clipped_``).
+:class:`~dpol.errors.HorizonExceededError`). Predictions are post-processing of the
+releases (the averaged model, its intercept, the clip to ``y_bound``), and the intercept
+is a constant feature inside the norm bound (the learner's guarantee is unchanged). The
+bounds are public: ``||x|| > x_bound`` and ``|y| > y_bound`` are clipped and counted
+(``n_clipped_``).
 """
 
 from __future__ import annotations
@@ -27,7 +38,9 @@ import math
 
 import numpy as np
 
-from dpol.adapters.registry import make_learner
+from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS, make_learner
+from dpol.learners.intercept import INTERCEPT_SCALING
+from dpol.learners.postprocess import label_bound
 
 try:  # river is optional: without it the adapters are plain classes
     from river import base as _river_base
@@ -46,8 +59,13 @@ class _DictFeatures:
     def __init__(self, learner: str, epsilon: float = 1.0, delta: float = 1e-5,
                  horizon: int = 10_000, counter: str | None = None, x_bound: float = 1.0,
                  y_bound: float = 1.0, calibration: str = "tight", seed: int | None = None,
-                 learner_options: dict | None = None) -> None:
+                 learner_options: dict | None = None, fit_intercept: bool = True,
+                 intercept_scaling: float = INTERCEPT_SCALING,
+                 postprocess: str = "average") -> None:
         self.learner = learner
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.postprocess = postprocess
         self.epsilon = epsilon
         self.delta = delta
         self.horizon = horizon
@@ -72,7 +90,11 @@ class _DictFeatures:
                 horizon=self.horizon, epsilon=self.epsilon, delta=self.delta,
                 counter=self.counter, x_bound=self.x_bound, y_bound=self.y_bound,
                 calibration=self.calibration, seed=self.seed,
-                options=None if self.learner_options is None else dict(self.learner_options))
+                options=None if self.learner_options is None else dict(self.learner_options),
+                fit_intercept=self.fit_intercept and LEARNERS[self.learner].linear
+                if self.learner in LEARNERS else self.fit_intercept,
+                intercept_scaling=self.intercept_scaling,
+                postprocess=self.postprocess)
             self.features_ = features if features else ("__bias__",)
             self.learner_ = learner
         vec = self._vector(x)
@@ -82,7 +104,7 @@ class _DictFeatures:
     def _margin(self, x: dict) -> float:
         if self.learner_ is None:
             return 0.0  # the data-independent start: nothing learned, nothing released
-        return self.learner_.predict_one(self._vector(x))
+        return self.learner_.predict_one(self._vector(x))  # the post-processed model
 
     @property
     def privacy(self):
@@ -100,7 +122,7 @@ class RiverRegressor(_DictFeatures, _Regressor):
 
     Parameters
     ----------
-    learner : str, default "pqftl"
+    learner : str, default "ridge"
         A learner of :data:`dpol.adapters.LEARNERS`.
     epsilon, delta : float
     horizon : int, default 10000
@@ -112,6 +134,9 @@ class RiverRegressor(_DictFeatures, _Regressor):
         Seeds the noise (river's convention).
     learner_options : dict, optional
         Constructor keywords of the learner.
+    fit_intercept, intercept_scaling, postprocess
+        The intercept (linear learners: ``kernel`` fits none) and the model built from
+        the releases (module docstring).
 
     Examples
     --------
@@ -121,22 +146,25 @@ class RiverRegressor(_DictFeatures, _Regressor):
     ...     a, b = rng.normal(size=2) / 2
     ...     model.learn_one({"a": a, "b": b}, 0.5 * a - 0.3 * b)
     >>> round(model.predict_one({"a": 0.5, "b": 0.0}), 3), model.features_
-    (0.05, ('a', 'b'))
+    (0.119, ('a', 'b'))
     """
 
-    def __init__(self, learner: str = "pqftl", epsilon: float = 1.0, delta: float = 1e-5,
-                 horizon: int = 10_000, counter: str | None = None, x_bound: float = 1.0,
-                 y_bound: float = 1.0, calibration: str = "tight", seed: int | None = None,
-                 learner_options: dict | None = None) -> None:
+    def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], epsilon: float = 1.0,
+                 delta: float = 1e-5, horizon: int = 10_000, counter: str | None = None,
+                 x_bound: float = 1.0, y_bound: float = 1.0, calibration: str = "tight",
+                 seed: int | None = None, learner_options: dict | None = None,
+                 fit_intercept: bool = True, intercept_scaling: float = INTERCEPT_SCALING,
+                 postprocess: str = "average") -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
-                         calibration, seed, learner_options)
+                         calibration, seed, learner_options, fit_intercept,
+                         intercept_scaling, postprocess)
 
     def learn_one(self, x: dict, y: float) -> None:
         """Learn from one element; the released iterate moves on."""
         self._learn(x, float(y))
 
     def predict_one(self, x: dict) -> float:
-        """The prediction of the last released model."""
+        """The prediction of the model (post-processed releases)."""
         return self._margin(x)
 
 
@@ -144,7 +172,7 @@ class RiverClassifier(_DictFeatures, _Classifier):
     """A private online binary classifier on dict features (river API, bool labels).
 
     Parameters are those of :class:`RiverRegressor`, with ``learner`` defaulting to
-    ``"igd"`` (logistic).
+    ``"ridge-classifier"`` (least squares on the labels -1 / +1).
 
     Examples
     --------
@@ -157,20 +185,31 @@ class RiverClassifier(_DictFeatures, _Classifier):
     (True, False)
     """
 
-    def __init__(self, learner: str = "igd", epsilon: float = 1.0, delta: float = 1e-5,
-                 horizon: int = 10_000, counter: str | None = None, x_bound: float = 1.0,
-                 y_bound: float = 1.0, calibration: str = "tight", seed: int | None = None,
-                 learner_options: dict | None = None) -> None:
+    def __init__(self, learner: str = DEFAULT_LEARNERS["classification"],
+                 epsilon: float = 1.0, delta: float = 1e-5, horizon: int = 10_000,
+                 counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
+                 calibration: str = "tight", seed: int | None = None,
+                 learner_options: dict | None = None, fit_intercept: bool = True,
+                 intercept_scaling: float = INTERCEPT_SCALING,
+                 postprocess: str = "average") -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
-                         calibration, seed, learner_options)
+                         calibration, seed, learner_options, fit_intercept,
+                         intercept_scaling, postprocess)
 
     def learn_one(self, x: dict, y: object) -> None:
         """Learn from one element; a truthy label is +1, a falsy one -1."""
         self._learn(x, 1.0 if y else -1.0)
 
     def predict_proba_one(self, x: dict) -> dict:
-        """``{False: 1 - p, True: p}``, p the logistic link of the released margin."""
-        p = 0.5 * (1.0 + math.tanh(0.5 * self._margin(x)))
+        """``{False: 1 - p, True: p}``: p the logistic link of the model's margin m, or
+        for a least-squares learner (m estimates E[y | x] = 2 p - 1) p = (1 + m) / 2,
+        m clipped to [-1, 1]."""
+        m = self._margin(x)
+        inner = getattr(self.learner_, "learner", self.learner_)
+        if inner is not None and label_bound(inner) is not None:
+            p = 0.5 * (1.0 + min(1.0, max(-1.0, m)))
+        else:
+            p = 0.5 * (1.0 + math.tanh(0.5 * m))
         return {False: 1.0 - p, True: p}
 
     def predict_one(self, x: dict) -> bool:

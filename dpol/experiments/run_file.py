@@ -13,9 +13,10 @@ Writes into the output folder:
   and its normalisation, the results, the plots and the terms used.
 
 Classifiers are also scored by their online accuracy, and with ``test_fraction`` the
-final released model by its held-out score (:mod:`dpol.experiments.run_scores`), beside
-the trivial baselines. Losses, regret, scores and plots are computed from the raw stream:
-they are **not** private.
+final model (``predict_one``: the post-processed releases,
+:mod:`dpol.learners.postprocess`) by its held-out score
+(:mod:`dpol.experiments.run_scores`), beside the trivial baselines. Losses, regret,
+scores and plots are computed from the raw stream: they are **not** private.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ CURVE_POINTS = 400
 ERRATA_IDS = {"pqftl": "JKT-4, JKT-5", "igd": "JKT-1", "giga": "JKT-1, JKT-3",
               "ftal": "WDP-1, WDP-2, WDP-4", "frank-wolfe": "WDP-1, WDP-2, WDP-4 to WDP-7",
               "incremental-regression": "KNJ-1 to KNJ-4", "incremental-erm": "KNJ-4",
-              "kernel": "NW-1 to NW-4", "pol": "JKT-6"}
+              "kernel": "NW-1 to NW-4", "pol": "JKT-6", "ridge": "JKT-4, JKT-5",
+              "ridge-classifier": "JKT-4, JKT-5"}
 #: rows per call of ``run`` between two progress updates (at least; ~100 updates a run)
 CHUNK_ROWS = 1024
 
@@ -297,9 +299,12 @@ def _report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Pat
         n_test, fraction = info["test"]
         heldout = [f"* **Held out:** {n_test} of the {info['n_rows']} rows (a fixed random "
                    f"{fraction:g}, drawn with seed {scores.SPLIT_SEED} whatever the noise "
-                   "seed), never seen by the learner. The final released model (its "
-                   "`predict_one` after the stream) scores them; rows are clipped to the "
-                   "bounds as in training, labels are scored unclipped."]
+                   "seed), never seen by the learner. The final model (its `predict_one` "
+                   "after the stream: the mean of the released iterates weighted by the "
+                   "step squared, a least-squares prediction clipped to the label bound; "
+                   "post-processing of the releases, covered by the guarantee) scores "
+                   "them; rows are clipped to the bounds as in training, labels are scored "
+                   "unclipped."]
     lines = [
         f"# dpol run: {info['learner']} on {stream.name}", "",
         *([f"`{info['command']}`", ""] if info["command"] else []),

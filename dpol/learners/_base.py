@@ -34,6 +34,14 @@ from dpol.accounting.events import (
 )
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import HorizonExceededError, NonPrivateWarning
+from dpol.learners.postprocess import (
+    ReleaseAverage,
+    model_weights,
+    predict,
+    record_release,
+    record_releases,
+    release_weights,
+)
 
 __all__ = ["Checkpointable", "OnlineLearner", "Trace"]
 
@@ -96,6 +104,10 @@ class Trace:
         The iterate released after the last step.
     privacy : PrivacyGuarantee
     n_clipped : int
+    model_predictions : array (T,) or None
+        The prequential predictions of the post-processed model (``predict_one`` before
+        each step, on the clipped element: :mod:`dpol.learners.postprocess`); None
+        where a learner keeps no such model.
 
     Examples
     --------
@@ -124,6 +136,7 @@ class Trace:
     privacy: PrivacyGuarantee
     n_clipped: int
     regret: np.ndarray | None = None
+    model_predictions: np.ndarray | None = None
 
     @property
     def average_regret(self) -> np.ndarray:
@@ -193,6 +206,14 @@ class OnlineLearner(Checkpointable, ABC):
                           NonPrivateWarning, stacklevel=3)
         self.t = 0
         self.n_clipped_ = 0
+        self._average = ReleaseAverage(self.dim)  # the model's state (postprocess)
+
+    #: how ``predict_one`` builds the model from the releases: "average" (default),
+    #: "shrink" or "last" (:mod:`dpol.learners.postprocess`; set on an instance)
+    postprocess = "average"
+    #: the coordinate holding the intercept (set by ``WithIntercept``), kept apart by
+    #: shrinkage
+    _intercept_index: int | None = None
 
     @property
     def is_private(self) -> bool:
@@ -252,9 +273,32 @@ class OnlineLearner(Checkpointable, ABC):
     def _check_label(self, y: object, name: str = "y") -> float:
         return check_real(name, y)
 
-    def predict_one(self, x: object) -> float:
-        """The released model's prediction x . w (no state change)."""
-        return float(as_vector("x", x, self.dim) @ self.weights)
+    # ------------------------------------------------------------------ the model
+    def _release_weights(self, steps: np.ndarray) -> np.ndarray:
+        """Weights a_s of the releases after steps s in the model's average."""
+        return release_weights(steps)
+
+    def _release_noise_variance(self, steps: np.ndarray) -> np.ndarray:
+        """A public bound on the per-coordinate noise variance of the releases after
+        steps s, independent across releases (nan: none stated; needed by shrinkage)."""
+        return np.full(np.shape(steps), np.nan)
+
+    @property
+    def model_weights(self) -> np.ndarray:
+        """The post-processed model ``predict_one`` uses (``postprocess``; by default the
+        s^2-weighted mean of the releases): a function of the releases only, covered by
+        ``privacy`` (:mod:`dpol.learners.postprocess`). ``weights`` is the raw release."""
+        return model_weights(self, self.postprocess)
+
+    def predict_one(self, x: object, *, raw: bool = False) -> float:
+        """The model's prediction x . w (no state change).
+
+        By default w is :attr:`model_weights` and a least-squares learner's prediction is
+        clipped to [-y_bound, y_bound]; ``raw=True``: the last release ``weights``
+        unclipped, the papers' model. Both are post-processing of the releases.
+        """
+        xv = as_vector("x", x, self.dim)
+        return float(xv @ self.weights if raw else predict(self, xv[None, :])[0])
 
     def learn_one(self, x: object, y: object) -> None:
         """Observe one element; the next released iterate is ``weights``.
@@ -275,6 +319,7 @@ class OnlineLearner(Checkpointable, ABC):
             self.n_clipped_ += clipped
         self.t += 1
         self._learn(xv, yv)
+        record_release(self)
 
     def run(self, X: object, y: object, *, comparator: object = None) -> Trace:
         """Learn from a whole stream; same distribution as the ``learn_one`` loop.
@@ -298,13 +343,15 @@ class OnlineLearner(Checkpointable, ABC):
         X, y, clipped = self._clip(X, y, copy=False)
         self.n_clipped_ += clipped
         weights = self._run(X, y)
+        model_predictions = record_releases(self, X, weights)
         losses = self._losses_along(weights, X, y)
         regret = None
         if u is not None:
             regret = np.cumsum(losses - self._loss_value(u, X, y))
         return Trace(weights=weights, losses=losses, predictions=np.einsum("ij,ij->i", X, weights),
                      final_weights=self.weights, privacy=self.privacy,
-                     n_clipped=self.n_clipped_, regret=regret)
+                     n_clipped=self.n_clipped_, regret=regret,
+                     model_predictions=model_predictions)
 
     def _losses_along(self, weights: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """f_t(weights[t]) for every t, evaluated row by row in one vectorized pass."""

@@ -270,6 +270,17 @@ class OutputPerturbation(OnlineLearner):
         """Per-coordinate noise std of the release after step t."""
         return float(self._stds[t - 1])
 
+    def _release_noise_variance(self, steps: np.ndarray) -> np.ndarray:
+        """s_t^2 per coordinate, independent across releases (class Privacy), capped by
+        diam(C)^2 / d: projecting onto C (which holds the clean iterate) moves a release
+        by at most diam(C). Public: used by the model's shrinkage
+        (:mod:`dpol.learners.postprocess`)."""
+        var = self._stds[np.asarray(steps) - 1] ** 2
+        domain = getattr(self, "domain", None)
+        if domain is not None and math.isfinite(domain.diameter):
+            var = np.minimum(var, domain.diameter**2 / self.dim)
+        return var
+
     # ------------------------------------------------------------------ steps
     @property
     def weights(self) -> np.ndarray:

@@ -172,6 +172,10 @@ class PrivateIncrementalRegression(OnlineLearner):
 
     SOLVERS = ("npg", "surrogate")
 
+    #: a least-squares learner: its post-processed predictions are clipped to y_bound
+    #: (:func:`dpol.learners.postprocess.label_bound`)
+    least_squares = True
+
     def __init__(self, dim: int, *, domain: ConvexSet, horizon: int, epsilon: float,
                  delta: float = 1e-6, counter: object = "tree",
                  counter_options: dict | None = None, solver: str = "npg",

@@ -150,6 +150,17 @@ class PrivateOfflineLearner(OnlineLearner):
     def weights(self) -> np.ndarray:
         return self._released.copy()
 
+    def _release_weights(self, steps: np.ndarray) -> np.ndarray:
+        """Only the release at the horizon depends on the data: the model's average is
+        that release alone (:mod:`dpol.learners.postprocess`)."""
+        return np.where(np.asarray(steps) == self.horizon, 1.0, 0.0)
+
+    def _release_noise_variance(self, steps: np.ndarray) -> np.ndarray:
+        """beta^2 per coordinate at the horizon, capped by (2 r)^2 / d (the projection
+        onto the ball of radius r, which holds the clean average, moves it by <= 2 r)."""
+        var = min(self.beta**2, (2.0 * self.x_star_norm) ** 2 / self.dim)
+        return np.where(np.asarray(steps) == self.horizon, var, 0.0)
+
     def _learn(self, x: np.ndarray, y: float) -> None:
         eta = 1.0 / (self.alpha * self.t)
         self._w = implicit_step(self._data, self.alpha, self._w, x, y, eta,

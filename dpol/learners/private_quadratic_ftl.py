@@ -151,6 +151,10 @@ class PrivateQuadraticFTL(OnlineLearner):
     1.0
     """
 
+    #: a least-squares learner: its post-processed predictions are clipped to y_bound
+    #: (:func:`dpol.learners.postprocess.label_bound`)
+    least_squares = True
+
     def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float = 1e-6,
                  alpha: float = 1.0, bound: float = 1.0, counter: object = "tree",
                  counter_options: dict | None = None, fixes: bool = True,

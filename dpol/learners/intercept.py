@@ -1,0 +1,210 @@
+"""An intercept for any full-information linear learner: a constant feature in the norm bound.
+
+The papers' learners fit x -> <w, x>, a model through the origin; on an unbalanced task
+it cannot even express the majority class (non-private logistic regression on river's
+Shuttle: 0.996 held-out with an intercept, 0.847 without). :class:`WithIntercept` runs
+any such learner of dimension d + 1 on the lifted rows
+
+    phi(x) = kappa [x, c x_bound],   kappa = (1 - 1e-12) / sqrt(1 + c^2),
+
+x first clipped to ||x|| <= x_bound, and predicts <coef, x> + intercept with
+coef = kappa w[:d] and intercept = kappa c x_bound w[d]. The raw learner stays as it
+is (``learner``); the wrapper changes only what it is fed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from dpol._validation import (
+    as_matrix,
+    as_vector,
+    check_choice,
+    check_real,
+    clip_norms,
+    fail,
+    scale_rows_l2,
+)
+from dpol.learners._base import OnlineLearner, Trace
+from dpol.learners.postprocess import POSTPROCESSINGS
+
+__all__ = ["INTERCEPT_SCALING", "WithIntercept"]
+
+#: c, the constant feature in units of x_bound (see :class:`WithIntercept`, Notes)
+INTERCEPT_SCALING = 0.35
+
+
+class WithIntercept(OnlineLearner):
+    """A linear learner with an intercept, through a constant feature c x_bound.
+
+    Parameters
+    ----------
+    learner : OnlineLearner
+        A fresh full-information linear learner of dimension d + 1 (its last coordinate
+        is the intercept's); ``x_bound`` and ``y_bound`` are its own.
+    intercept_scaling : float
+        c, the constant feature in units of x_bound (scikit-learn's liblinear name).
+
+    Attributes
+    ----------
+    dim : int
+        d, the dimension of the rows it takes.
+    coef, intercept
+        The post-processed model in the original coordinates (``linear_model``).
+    weights, model_weights : array (d + 1,)
+        The learner's raw release and model, in the lifted coordinates.
+
+    Notes
+    -----
+    Choice of c: a larger c shrinks the features (by 1/sqrt(1 + c^2)) and weighs the
+    intercept more in the learner's regulariser and noise; a smaller c needs a larger
+    weight (b sqrt(1 + c^2) / c for an intercept b) inside the learner's domain.
+    Measured held-out at epsilon = 1 (5 seeds; ``ridge`` = PQFTL at alpha = 0.01 with
+    its noise ridge, c = 0 without intercept): c in {0.25, 0.35, 0.5, 1, 2} gave on
+    Shuttle 0.996 / 0.997 / 0.997 / 0.926 / 0.926 (c = 0: 0.853), on breast cancer
+    0.912 / 0.92 / 0.916 / 0.805 / 0.63, on Phishing 0.893 / 0.89 / 0.878 / 0.82 / 0.55,
+    on diabetes R^2 0.086 / 0.08 / 0.072 / 0.041; IGD on Shuttle with c = 0.35: 0.997
+    (c = 1: 0.929). c = 0.35 keeps 94% of the features' scale and expresses an
+    intercept b with a weight about 3 b.
+
+    Privacy
+    -------
+    The lift is a fixed public map applied to each element before the learner sees it,
+    and ||phi(x)|| <= x_bound (||phi(x)||^2 = kappa^2 (||x||^2 + c^2 x_bound^2) <=
+    (1 - 1e-12)^2 x_bound^2: strictly inside, so rounding never makes the learner clip
+    it). Neighbouring streams (replace-one or add/remove) map to neighbouring streams of
+    rows within the learner's declared bound, so every sensitivity of the learner holds
+    unchanged and the guarantee is the learner's, derived from its events
+    (``privacy_events``). The intercept is released with the rest of the iterate,
+    through the same mechanism. Rows are clipped to x_bound before the lift (counted in
+    ``n_clipped_`` with the learner's label clips, once per row).
+
+    Examples
+    --------
+    >>> from dpol.learners import PrivateQuadraticFTL
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 2)) / 3; y = np.clip(X @ [0.5, -0.5] + 0.4, -1, 1)
+    >>> inner = PrivateQuadraticFTL(3, horizon=2000, epsilon=10.0, delta=1e-5, alpha=0.01,
+    ...                             noise_ridge=True, seed=0)
+    >>> m = WithIntercept(inner)
+    >>> trace = m.run(X, y)
+    >>> trace.weights.shape, m.dim, str(m.privacy) == str(inner.privacy)
+    ((2000, 3), 2, True)
+    >>> coef, intercept = m.linear_model()  # the noise ridge shrinks (0.45, -0.46, 0.37 at
+    >>> np.round(coef, 1).tolist(), round(intercept, 1)  # epsilon = inf) a little
+    ([0.4, -0.3], 0.3)
+    >>> bool(np.isclose(m.predict_one([0.3, 0.1]), coef @ [0.3, 0.1] + intercept))
+    True
+    """
+
+    def __init__(self, learner: OnlineLearner, *,
+                 intercept_scaling: float = INTERCEPT_SCALING) -> None:
+        if not isinstance(learner, OnlineLearner) or isinstance(learner, WithIntercept):
+            raise fail("learner", "be a full-information learner (an OnlineLearner)", learner)
+        if type(learner).predict_one is not OnlineLearner.predict_one:
+            raise fail("learner", "be a linear learner (predicting x . w)",
+                       type(learner).__name__)
+        if learner.dim < 2 or learner.t != 0:
+            raise fail("learner", "be fresh (t = 0), of dimension d + 1 >= 2", learner)
+        self.learner = learner
+        self.intercept_scaling = check_real("intercept_scaling", intercept_scaling, low=0.0,
+                                            low_open=True)
+        self._kappa = (1.0 - 1e-12) / math.sqrt(1.0 + self.intercept_scaling**2)
+        for name in ("horizon", "epsilon", "delta", "neighbouring", "calibration",
+                     "x_bound", "y_bound", "seed"):
+            setattr(self, name, getattr(learner, name))
+        self.dim = learner.dim - 1
+        self._x_clipped = 0  # rows whose x (not label) was clipped here
+        learner._intercept_index = self.dim
+
+    # ------------------------------------------------------------------ the lift
+    def lift(self, X: np.ndarray) -> np.ndarray:
+        """kappa [X, c x_bound] for rows X (n, d), unclipped; (n, d + 1)."""
+        X = np.atleast_2d(X)
+        const = np.full((X.shape[0], 1), self.intercept_scaling * self.x_bound)
+        return self._kappa * np.hstack([X, const])
+
+    def _clip_x(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
+        """X with rows clipped to x_bound; the rows whose label the learner will not clip."""
+        norms = clip_norms(X)
+        over = norms > self.x_bound
+        if np.any(over):
+            X = X.copy()
+            scale_rows_l2(X, norms, over, self.x_bound)  # the learners' clip, huge rows too
+        return X, int(np.count_nonzero(over & ~(np.abs(y) > self.y_bound)))
+
+    # ------------------------------------------------------------------ delegation
+    @property
+    def t(self) -> int:
+        return self.learner.t
+
+    @property
+    def n_clipped_(self) -> int:
+        return self.learner.n_clipped_ + self._x_clipped
+
+    @property
+    def postprocess(self) -> str:
+        return self.learner.postprocess
+
+    @postprocess.setter
+    def postprocess(self, value: str) -> None:
+        self.learner.postprocess = check_choice("postprocess", value, POSTPROCESSINGS)
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.learner.weights
+
+    @property
+    def model_weights(self) -> np.ndarray:
+        return self.learner.model_weights
+
+    def privacy_events(self):
+        """The learner's events (class Privacy: the lift costs nothing)."""
+        return self.learner.privacy_events()
+
+    def linear_model(self, *, raw: bool = False) -> tuple[np.ndarray, float]:
+        """(coef, intercept) of the model (``raw=True``: of the last release)."""
+        w = self.learner.weights if raw else self.learner.model_weights
+        return self._kappa * w[:-1], float(self._kappa * self.intercept_scaling
+                                           * self.x_bound * w[-1])
+
+    @property
+    def coef(self) -> np.ndarray:
+        return self.linear_model()[0]
+
+    @property
+    def intercept(self) -> float:
+        return self.linear_model()[1]
+
+    def predict_one(self, x: object, *, raw: bool = False) -> float:
+        """<coef, x> + intercept of the model (``raw=True``: of the last release)."""
+        return self.learner.predict_one(self.lift(as_vector("x", x, self.dim))[0], raw=raw)
+
+    def learn_one(self, x: object, y: object) -> None:
+        """Observe one element (x clipped to x_bound, then lifted)."""
+        xv = as_vector("x", x, self.dim)
+        yv = self.learner._check_label(y)
+        X, extra = self._clip_x(xv[None, :], np.array([yv]))
+        self.learner.learn_one(self.lift(X)[0], yv)  # may refuse: then nothing changed
+        self._x_clipped += extra
+
+    def run(self, X: object, y: object, *, comparator: object = None) -> Trace:
+        """The learner's ``run`` on the lifted rows; ``comparator`` and the trace's
+        iterates are in the lifted coordinates (d + 1)."""
+        X = as_matrix("X", X, self.dim)
+        y = as_vector("y", y, X.shape[0])
+        X, extra = self._clip_x(X, y)
+        trace = self.learner.run(self.lift(X), y, comparator=comparator)
+        self._x_clipped += extra
+        return dataclasses.replace(trace, n_clipped=self.n_clipped_)
+
+    def _learn(self, x: np.ndarray, y: float) -> None:  # learn_one is the learner's
+        raise NotImplementedError
+
+    def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The learner's loss of the lifted w (d + 1) on rows X (n, d) clipped and lifted."""
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        return self.learner._loss_value(w, self.lift(self._clip_x(X, np.zeros(len(X)))[0]), y)
