@@ -305,7 +305,9 @@ def clip_examples(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float, 
             X = X.copy()
         scale_rows_l2(X, norms, over_x, x_bound)
     y = np.clip(y, -y_bound, y_bound)
-    return X, y, int(np.count_nonzero(over_x | over_y))
+    # as clip_rows_l2: a norm within a rounding step of the bound is scaled, not counted
+    counted_x = norms > x_bound * (1.0 + 1e-12)
+    return X, y, int(np.count_nonzero(counted_x | over_y))
 
 
 def scale_rows_l2(rows: np.ndarray, norms: np.ndarray, over: np.ndarray, bound: float) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "BudgetExceededError",
+    "ClippingWarning",
     "DpolError",
     "GaugeUndefinedError",
     "HorizonExceededError",
@@ -132,8 +133,37 @@ class NonPrivateWarning(UserWarning):
     """
 
 
+class ClippingWarning(UserWarning):
+    """More than 5% of the data seen so far was clipped to the declared bounds.
+
+    Clipping is part of every privacy proof (it bounds the sensitivity), so it is never
+    skipped; but a bound far below the data silently changes the problem learned. The
+    message names the count, the bounds and, where the raw rows are at hand, a bound
+    that covers 95% of them -- read from the raw data, so it is advice for the data
+    holder, not a private release (a private estimate must be paid from the budget).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from dpol.learners import PrivateQuadraticFTL
+    >>> m = PrivateQuadraticFTL(2, horizon=40, epsilon=1.0, delta=1e-5, seed=0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     trace = m.run(np.full((40, 2), 3.0), np.zeros(40))  # ||x|| = 4.24 > 1
+    >>> caught[0].category.__name__, trace.n_clipped
+    ('ClippingWarning', 40)
+    >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    PrivateQuadraticFTL clipped 40 of 40 rows (100%) to x_bound=1, y_bound=1: the
+    privacy proof needs the bounds, so the model learns the clipped data; 95% of these
+    rows have ||x|| <= 4.243 and |y| <= 0 (read from the raw data: advice for the data
+    holder, not a private release)
+    """
+
+
 class PaperCalibrationWarning(UserWarning):
-    """A published calibration (``calibration="paper"``) is used where a spec lists an erratum.
+    """A published calibration (``calibration="paper"``) is used where the paper's formula
+    falls short of the requested guarantee (docs/errata.md).
 
     The message states the exact guarantee the published noise really gives.
 

@@ -19,12 +19,14 @@ from abc import ABC, abstractmethod
 import dp_accounting
 import numpy as np
 
+from dpol._clip_warning import note_clipping
 from dpol._validation import (
     as_matrix,
     as_vector,
     check_choice,
     check_int,
     check_real,
+    clip_norms,
     clip_rows_l2,
     exceeds_l2,
     fail,
@@ -461,12 +463,15 @@ class Counter(ABC):
         rows = vec[None, :]
         # clip_rows_l2's own test (so run() clips identically); skipping the call for the
         # usual in-bound element saves ~6 us per step
+        clipped = 0
         if exceeds_l2(vec, self.bound):
             rows, clipped = clip_rows_l2(rows, self.bound)
             self.n_clipped_ += clipped
         rows = self._to_grid(rows)
         self._sum += rows[0]
         self.t += 1
+        if clipped:
+            note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements")
         return self._sum + self._step_noise()
 
     def run(self, values: object) -> np.ndarray:
@@ -476,7 +481,10 @@ class Counter(ABC):
         same seed. Vectorized from a fresh counter (and from any state for the binary
         tree); the other counters continue a started stream with the ``add`` loop.
         """
-        return self._run_owned(as_matrix("values", values, self.dim))
+        sums = self._run_owned(as_matrix("values", values, self.dim))
+        note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements", raw=lambda: (
+            clip_norms(np.asarray(values, dtype=float)), None))
+        return sums
 
     def _run_owned(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`run` on elements the caller built: a fresh, finite float64 (n, dim) array,

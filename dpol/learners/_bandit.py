@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import dp_accounting
 import numpy as np
 
+from dpol._clip_warning import note_clipping
 from dpol._validation import (
     as_matrix,
     as_vector,
@@ -406,6 +407,8 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         self._buf_u.append(u)
         self._buf_v.append(clipped)
         self.t += len(values)
+        note_clipping(self, bounds=f"loss_bound={self.loss_bound:g}", unit="loss values",
+                      raw=lambda: (None, values), names=("", "|f_t(x_t)|"), stacklevel=4)
         if self.t - self._batch_start == min(self.batch_size, self.horizon - self._batch_start):
             self._close_batch()
 

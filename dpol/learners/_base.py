@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import dp_accounting
 import numpy as np
 
+from dpol._clip_warning import note_clipping
 from dpol._validation import (
     as_matrix,
     as_vector,
@@ -24,6 +25,7 @@ from dpol._validation import (
     check_int,
     check_real,
     clip_examples,
+    clip_norms,
     exceeds_l2,
     fail,
 )
@@ -270,6 +272,9 @@ class OnlineLearner(Checkpointable, ABC):
         (``copy=False``: X is ours, clipped in place; see ``clip_examples``)."""
         return clip_examples(X, y, self.x_bound, self.y_bound, copy=copy)
 
+    def _bounds_text(self) -> str:
+        return f"x_bound={self.x_bound:g}, y_bound={self.y_bound:g}"
+
     def _check_label(self, y: object, name: str = "y") -> float:
         return check_real(name, y)
 
@@ -313,12 +318,15 @@ class OnlineLearner(Checkpointable, ABC):
                                        f"{self.horizon} elements; all were seen")
         # _clip's own test (so run() clips identically): the usual in-bound element skips
         # _clip's array calls, ~10 us per step
+        clipped = 0
         if exceeds_l2(xv, self.x_bound) or abs(yv) > self.y_bound:
             X, Y, clipped = self._clip(xv[None, :], np.array([yv]))
             xv, yv = X[0], float(Y[0])
             self.n_clipped_ += clipped
         self.t += 1
         self._learn(xv, yv)
+        if clipped:
+            note_clipping(self, bounds=self._bounds_text())
         record_release(self)
 
     def run(self, X: object, y: object, *, comparator: object = None) -> Trace:
@@ -332,6 +340,7 @@ class OnlineLearner(Checkpointable, ABC):
             A fixed point (e.g. :func:`dpol.evaluation.best_fixed_point`); when given the
             trace holds the cumulative regret against it.
         """
+        raw_X, raw_y = X, y  # the caller's arrays, untouched: for the clipping advice
         X = as_matrix("X", X, self.dim)
         y = as_vector("y", y, X.shape[0])
         u = None if comparator is None else as_vector("comparator", comparator, self.dim)
@@ -343,6 +352,8 @@ class OnlineLearner(Checkpointable, ABC):
         X, y, clipped = self._clip(X, y, copy=False)
         self.n_clipped_ += clipped
         weights = self._run(X, y)
+        note_clipping(self, bounds=self._bounds_text(), raw=lambda: (
+            clip_norms(np.asarray(raw_X, dtype=float)), raw_y))
         model_predictions = record_releases(self, X, weights)
         losses = self._losses_along(weights, X, y)
         regret = None

@@ -1,0 +1,100 @@
+"""No silent clipping: learners, counters and bandits warn once more than 5% of the rows
+seen were clipped to the declared bounds (``ClippingWarning``), and never below that.
+
+(The suite ignores ClippingWarning elsewhere, where tests clip on purpose; pytest.warns
+and warnings.catch_warnings here see it regardless.)
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from dpol._clip_warning import FRACTION, MIN_ROWS
+from dpol.counters import BinaryTreeCounter
+from dpol.errors import ClippingWarning
+from dpol.learners import PrivateBanditFrankWolfe, PrivateQuadraticFTL
+from dpol.sets import Box
+
+T, DIM = 200, 2
+
+
+def _caught(action) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        action()
+    return [w for w in caught if issubclass(w.category, ClippingWarning)]
+
+
+def _rows(n_over: int, n: int = T, seed: int = 0) -> np.ndarray:
+    """n rows of norm 0.5, the first n_over of them of norm 3 (over the bound 1)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, DIM))
+    X *= (0.5 / np.linalg.norm(X, axis=1))[:, None]
+    X[:n_over] *= 6.0
+    return X
+
+
+def _pqftl():
+    return PrivateQuadraticFTL(DIM, horizon=T, epsilon=1.0, delta=1e-5, seed=0)
+
+
+def test_run_warns_with_the_count_and_a_bound_from_the_raw_rows():
+    X = _rows(40)  # 20% of the rows at norm 3
+    m = _pqftl()
+    caught = _caught(lambda: m.run(X, np.zeros(T)))
+    assert len(caught) == 1 and m.n_clipped_ == 40
+    text = str(caught[0].message)
+    assert "PrivateQuadraticFTL clipped 40 of 200 rows (20%) to x_bound=1, y_bound=1" in text
+    # 95% of the raw norms (20% at 3, 80% at 0.5) are <= 3: the advice covers the data
+    assert "||x|| <= 3" in text and "not a private release" in text
+    assert caught[0].filename == __file__  # it points at the caller's line
+
+
+def test_no_warning_at_or_below_five_percent():
+    X = _rows(int(FRACTION * T))  # exactly 5%: not more than 5%
+    m = _pqftl()
+    assert _caught(lambda: m.run(X, np.zeros(T))) == [] and m.n_clipped_ == 10
+
+
+def test_learn_one_warns_once_when_the_share_first_exceeds_five_percent():
+    X = _rows(0)
+    X[MIN_ROWS - 2:MIN_ROWS] *= 6.0  # rows 19 and 20 (1-based) clipped: 2 of 20 = 10%
+    m = _pqftl()
+    seen = []
+    for i in range(60):
+        caught = _caught(lambda i=i: m.learn_one(X[i], 0.0))
+        seen += [(i + 1, str(w.message)) for w in caught]
+    assert [t for t, _ in seen] == [MIN_ROWS]  # once, at the first judged row
+    assert "clipped 2 of 20 rows (10%)" in seen[0][1]
+    # a run continuing the same learner does not warn again
+    assert _caught(lambda: m.run(_rows(40, 100), np.zeros(100))) == []
+
+
+def test_counters_warn_on_run_and_on_add():
+    values = _rows(30, 64)
+    counter = BinaryTreeCounter(64, DIM, epsilon=1.0, delta=1e-5, seed=0)
+    caught = _caught(lambda: counter.run(values))
+    assert len(caught) == 1 and "BinaryTreeCounter clipped 30 of 64 elements" in str(
+        caught[0].message)
+    stepped = BinaryTreeCounter(64, DIM, epsilon=1.0, delta=1e-5, seed=0)
+    caught = _caught(lambda: [stepped.add(v) for v in values])
+    assert len(caught) == 1 and "clipped 20 of 20 elements" in str(caught[0].message)
+
+
+def test_bandit_warns_on_clipped_loss_values():
+    m = PrivateBanditFrankWolfe(Box(0.0, 1.0, dim=DIM), horizon=100, epsilon=1.0,
+                                delta=1e-5, seed=0)
+    big = 10.0 * m.loss_bound
+    caught = _caught(lambda: m.run(lambda X, steps: np.full(len(X), big), 40))
+    assert len(caught) == 1
+    assert "clipped 20 of 20 loss values" in str(caught[0].message)
+    assert f"|f_t(x_t)| <= {big:.4g}" in str(caught[0].message)
+
+
+@pytest.mark.parametrize("n_over", [0, 5])
+def test_in_bound_data_never_warns(n_over):
+    m = _pqftl()
+    assert _caught(lambda: m.run(_rows(n_over), np.zeros(T))) == []
