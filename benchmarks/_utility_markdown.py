@@ -1,0 +1,248 @@
+"""The Markdown report of ``benchmarks/utility.py`` (docs/benchmarks/utility.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+from _utility_report import (
+    TARGET_HEADERS,
+    _md_table,
+    full_rows,
+    headline_headers,
+    headline_rows,
+    plot,
+    target_rows,
+)
+from _utility_targets import LARGE, TARGET_EPSILON
+
+PROTOCOL = """\
+**Protocol.** Each data set is split once (seed 0): 20% held out, the other 80% is the
+stream, in the data set's own order (river's files are ordered streams; scikit-learn's
+and statsmodels' tables were shuffled once, seed 0). Every private method runs at each
+epsilon with delta = min(1e-5, 1/n) (n: stream length; 1e-5 on every set here) under
+replace-one neighbouring (one stream element swapped for any other), with noise seeds
+0, 1, ...; the split and the stream order do not change with the seed. The
+**prequential** score predicts each stream row with the current released model
+(`predict_one`) before learning it, averaged over the stream; the **held-out** score is
+the final released model's (`predict_one` after the stream) on the held-out rows. dpol's
+learners are built by `dpol.adapters.make_learner` with the registry's defaults for
+||x|| <= 1, |y| <= 1 and horizon n, and with the adapters' defaults for the keywords they
+pass on ({keywords}); giga and ftal, registered with a ridge loss, also run
+on classification with the registry's logistic loss and domain (and ftal with the hinge
+loss). The **default** learner of a task is the one `OnlineClassifier()` /
+`OnlineRegressor()` uses. Baselines: **trivial** = the stream's majority class, or its mean
+(0 after centring; predict 0 on the synthetic stream); **twin** = the same dpol learner
+at epsilon = inf (no noise); **river** = `LogisticRegression()` / `LinearRegression()`
+with progressive validation; **sklearn** = `SGDClassifier(loss="log_loss")` /
+`SGDRegressor()` fed by `partial_fit` one row at a time (both non-private, defaults,
+with an intercept); **dp-lib** = diffprivlib's offline `LogisticRegression(epsilon,
+data_norm=1)` / `LinearRegression(epsilon, bounds_X=(-1, 1), bounds_y=(-1, 1))`, the
+same declared bounds, pure epsilon-DP (delta = 0), its default intercept included.
+
+**Preprocessing (the same for every method; outside every guarantee).** Features are
+standardised with the training split's mean and standard deviation and each row is
+divided by the 95th percentile of the training rows' norms; regression labels are
+centred at the training mean and divided by the 95th percentile of |y - mean|. The
+declared bounds are then ||x|| <= 1 and |y| <= 1, which about 5% of the stream's rows
+exceed and which the private methods enforce by clipping (dpol counts them in
+`n_clipped_`). These statistics come from the data without privacy, so the guarantees
+stated cover the learning given the scaling, not the scaling: a user would declare such
+bounds from public knowledge or spend budget on private estimates. The synthetic streams
+have ||x|| = 1 and |y| <= 1 by construction and are used as generated.
+
+**Scores.** Accuracy in % (classification); R^2 = 1 - MSE / variance of the scored labels
+(regression, in the label's own units; on the same rows it orders methods as the MSE
+does; the JSON also has the MSE). A cell is "mean [worst, best]" over the seeds.
+"""
+
+TARGETS = f"""\
+**Targets (issue 19, epsilon = 1, the default learner).** T1: on every data set, its
+prequential loss and its final model's held-out loss are no worse than the trivial
+baseline's, in the mean over seeds and in every seed. T2: on every data set of at
+least {LARGE:,} rows, it closes at least half of the gap from the trivial baseline to its
+non-private twin, (L_trivial - L) / (L_trivial - L_twin) >= 0.5 on the seed means, on the
+stream and held out (n/a where the twin is no better than the trivial baseline). T3:
+its final model's held-out score matches or beats diffprivlib's at the same epsilon on
+at least half of the data sets. Losses: 1 - accuracy, or the MSE.
+"""
+
+
+def _failures(result: dict) -> list[str]:
+    """One line of figures per target missed."""
+    out = []
+    for name, t in result["targets"]["per_dataset"].items():
+        if not t["measured"]:
+            continue
+        task = result["datasets"][name]["task"]
+        unit = (lambda v: f"{100 * (1 - v):.1f}% accuracy") if task == "classification" \
+            else (lambda v: f"MSE {v:.4g}")
+        for part in ("prequential", "held_out"):
+            r = t[f"T1_{part}"]
+            if not r["pass"]:
+                out.append(f"- {name}, T1 {part.replace('_', '-')}: {t['learner']} "
+                           f"{unit(r['loss_mean'])} on average, {unit(r['loss_worst_seed'])} "
+                           f"in its worst seed; trivial {unit(r['trivial_loss'])}.")
+        if t["T2"]["pass"] is False:
+            c = t["T2"]["closure"]
+            out.append(f"- {name}, T2: gap closed "
+                       + ", ".join(f"{p.replace('_', '-')} {v:.2f}" for p, v in c.items()
+                                   if v is not None) + " (needs 0.5).")
+        if t["T3"]["pass"] is False:
+            out.append(f"- {name}, T3: held-out {unit(t['T3']['loss'])} against diffprivlib's "
+                       f"{unit(t['T3']['diffprivlib_loss'])}.")
+    return out
+
+
+def _datasets_table(result: dict) -> str:
+    rows = []
+    for name, i in result["datasets"].items():
+        share = "" if i["positive_share"] is None else f"{100 * i['positive_share']:.1f}% +1"
+        lab = "" if i["labels_outside_y_bound"] is None else \
+            f"{100 * i['labels_outside_y_bound']:.1f}%"
+        rows.append([name, i["task"], f"{i['rows']:,}", f"{i['stream']:,}",
+                     f"{i['held_out']:,}", i["dim"], share,
+                     f"{100 * i['rows_outside_x_bound']:.1f}%", lab, i["source"]])
+    return _md_table(["data set", "task", "rows", "stream", "held out", "d", "classes",
+                      "||x|| > 1", "|y| > 1", "source"], rows)
+
+
+def _notes(result: dict) -> list[str]:
+    lines = []
+    for name, methods in result["summary"].items():
+        info = result["datasets"][name]
+        lines.append(f"- **{name}**: {info['preprocessing']}.")
+        for m, why in info["skipped"].items():
+            lines.append(f"  - {m} not run: {why} (its non-private twin re-solves the ERM "
+                         "every step).")
+        check = methods.get("adapter_check")
+        if check:
+            verdict = "predicts as `predict_one`" if check["agrees"] else \
+                f"differs from `predict_one` by up to {check['max_abs_difference']:.3g}"
+            lines.append(f"  - the scikit-learn adapter of {check['method']} (eps=1, seed 0) "
+                         f"{verdict}.")
+        loops = [m for m, e in methods.items() if m != "adapter_check" and
+                 any("loop" in v.get("path", []) for v in e.values() if isinstance(v, dict))]
+        if loops:
+            lines.append(f"  - prequential by the predict_one / learn_one loop (run's "
+                         f"trace did not give its predictions): {', '.join(loops)}.")
+    warned = {}
+    for methods in result["summary"].values():
+        for m, entry in methods.items():
+            if m == "adapter_check":
+                continue
+            for e in entry.values():
+                if isinstance(e, dict):
+                    for w in e.get("warnings", []):
+                        warned.setdefault(w, set()).add(m)
+    if warned:
+        lines.append("\nWarnings raised during the runs (besides the twins' "
+                     "NonPrivateWarning):\n")
+        lines += [f"- {w[:300]} ({', '.join(sorted(ms))})" for w, ms in sorted(warned.items())]
+    return lines
+
+
+def markdown(result: dict, png_name: str, json_path: Path, root: Path) -> str:
+    """The whole report."""
+    p, v = result["protocol"], result["versions"]
+    eps = [f"{e:g}" for e in p["epsilons"]]
+    try:
+        json_ref = json_path.relative_to(root)
+    except ValueError:
+        json_ref = json_path.name
+    cmd = "python benchmarks/utility.py " + " ".join(str(a) for a in p["argv"])
+    dpl = result["diffprivlib"] or "not installed: its columns and T3 are skipped"
+    parts = [
+        "# Utility of dpol's private learners beside the alternatives\n",
+        f"Written by `{cmd.strip()}` ({result['seconds'] / 60:.1f} min; "
+        f"{p['seeds']} seeds, epsilons {', '.join(eps)}"
+        + (f", streams capped at {p['max_rows']:,} rows" if p["max_rows"] else "")
+        + f"). Figures: `{json_ref}`. dpol commit {v.get('dpol_commit')}"
+        + (f" with uncommitted changes in {', '.join(v['dpol_uncommitted_changes'])}"
+           if v.get("dpol_uncommitted_changes") else "")
+        + f"; numpy {v['numpy']}, scikit-learn {v['sklearn']}, river {v['river']}, "
+        f"statsmodels {v['statsmodels']}, diffprivlib {dpl}.\n",
+    ]
+    if result["missing_datasets"]:
+        parts.append("Not run here: " + "; ".join(
+            f"{k} ({w})" for k, w in result["missing_datasets"].items()) + ".\n")
+    kw = p.get("learner_keywords", {}).get("classification", {})
+    keywords = ", ".join(f"`{k}={v!r}`" for k, v in kw.items()) or "none"
+    parts += [PROTOCOL.format(keywords=keywords), _datasets_table(result), "", TARGETS,
+              _md_table(TARGET_HEADERS, target_rows(result)), ""]
+    fails = _failures(result)
+    if fails:
+        parts += ["Targets missed, with their figures:\n", *fails, ""]
+    parts += [f"## At epsilon = {TARGET_EPSILON}\n", "Held-out score of the final model:\n",
+              _md_table(headline_headers("held_out"), headline_rows(result, "held_out")), "",
+              "Prequential score over the stream:\n",
+              _md_table(headline_headers("prequential"), headline_rows(result, "prequential")),
+              "", f"![held-out score against epsilon]({png_name})\n",
+              "## Every method, every epsilon\n",
+              "Held-out score at each epsilon, the twin (eps=inf), the last release at eps=1 "
+              "(`predict_one(x, raw=True)`, where the learner's model is post-processed), "
+              "then the prequential score likewise. Baselines without an epsilon repeat "
+              "their one value.\n"]
+    heads = [f"held eps={e}" for e in eps] + ["held twin", "held eps=1 last release"] \
+        + [f"preq eps={e}" for e in eps] + ["preq twin"]
+    for name in result["summary"]:
+        task = result["datasets"][name]["task"]
+        parts += [f"### {name} ({'accuracy %' if task == 'classification' else 'R^2'})\n",
+                  _md_table(["method", *heads], full_rows(result, name)), ""]
+    parts += ["## Notes\n", *_notes(result), ""]
+    text = "\n".join(parts)
+    return text.replace("dpol eps=1", "dpol eps=1 [worst, best]")
+
+
+def _finite(obj: object) -> object:
+    """The result with non-finite floats (a diverging learner's MSE) as strings."""
+    if isinstance(obj, dict):
+        return {str(k): _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    return obj
+
+
+def _compact(obj: object) -> str:
+    return json.dumps(obj, allow_nan=False, separators=(",", ":"))
+
+
+def _dump(body: dict) -> str:
+    """JSON a reader can scan and diff: one line per top-level entry, per data set and
+    method of the summary, and per run of the records (indenting every number tripled
+    the file)."""
+    def block(items: list[str], pad: str) -> str:
+        return "{\n" + ",\n".join(pad + item for item in items) + "\n" + pad[:-1] + "}"
+
+    parts = []
+    for key, value in body.items():
+        if key == "summary":
+            inner = [f'"{name}": ' + block([f'"{m}": {_compact(e)}' for m, e in methods.items()],
+                                           "   ") for name, methods in value.items()]
+            parts.append(f'"{key}": ' + block(inner, "  "))
+        elif key == "records":
+            parts.append(f'"{key}": [\n' + ",\n".join("  " + _compact(r) for r in value)
+                         + "\n ]")
+        else:
+            parts.append(f'"{key}": {_compact(value)}')
+    return block(parts, " ") + "\n"
+
+
+def write_outputs(result: dict, tag: str, out: Path | None, root: Path) -> None:
+    """JSON (benchmarks/results), plot and Markdown report (docs/benchmarks for the full
+    run, next to the JSON otherwise; everything in ``out`` when given)."""
+    results_dir = out or root / "benchmarks" / "results"
+    docs_dir = out or (root / "docs" / "benchmarks" if tag == "utility" else results_dir)
+    json_path = results_dir / f"{tag}.json"
+    png_path, md_path = docs_dir / f"{tag}.png", docs_dir / f"{tag}.md"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(_dump(_finite(result)))
+    plot(result, png_path)
+    md_path.write_text(markdown(result, png_path.name, json_path, root))
+    for path in (json_path, png_path, md_path):
+        print(f"wrote {path}", file=sys.stderr)
+

@@ -1,0 +1,432 @@
+"""Utility of dpol's private learners on real and synthetic data, beside the alternatives.
+
+One command measures, for every data set that is available offline and every epsilon in
+{0.1, 1, 10} (delta = min(1e-5, 1/n), replace-one, 5 noise seeds), two scores of dpol's
+learners: the **prequential** score (each stream row predicted by ``predict_one`` before
+it is learned, averaged over the stream) and the **held-out** score of the final released
+model on a fixed 20% split. Beside them: the trivial baseline (majority class / training
+mean / predict 0), each learner's non-private twin (epsilon = inf), river's and
+scikit-learn's non-private online linear models, and diffprivlib's offline private
+LogisticRegression / LinearRegression at the same epsilon and the same declared bounds.
+It marks issue 19's targets at epsilon = 1 for the default learner of each task (the
+default of ``OnlineClassifier`` / ``OnlineRegressor``), and writes a table, JSON, a plot
+and ``docs/benchmarks/utility.md``.
+
+    python benchmarks/utility.py --jobs 2        # the full run (about half an hour)
+    python benchmarks/utility.py --quick         # 2 seeds, streams of 5,000 rows
+    python benchmarks/utility.py --render benchmarks/results/utility.json  # report only
+
+Learners are built through the registry (``dpol.adapters.make_learner``, its defaults
+for a stream with ||x|| <= 1 and |y| <= 1, and the adapters' defaults for what they pass
+on: intercept, post-processing), so the benchmark measures whatever the library does
+when it runs. The streams go through the learners' vectorised ``run``
+when its trace gives the predictions of a ``predict_one`` / ``learn_one`` loop on a
+200-row prefix (checked per learner and data set), else through that loop. Preprocessing, its
+statistics outside the guarantee: see ``benchmarks/_utility_data.py``. diffprivlib needs
+scikit-learn < 1.7 (``pip install 'dpol[bench]'``); without it its columns say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+from _utility_baselines import (
+    diffprivlib_offline,
+    diffprivlib_version,
+    river_online,
+    score,
+    sklearn_online,
+    trivial,
+)
+from _utility_data import SOURCES, available, prepare
+from _utility_markdown import write_outputs
+from _utility_report import print_tables
+from _utility_targets import summarise, targets
+
+from dpol.adapters.registry import LEARNERS, make_learner
+from dpol.errors import NonPrivateWarning
+from dpol.losses import HingeLoss, Regularized
+
+ROOT = Path(__file__).resolve().parents[1]
+EPSILONS = (0.1, 1.0, 10.0)
+SEEDS = 5
+CHECK_ROWS = 200
+#: learners skipped on longer streams: the twin (tau = 1) re-solves the ERM every step
+MAX_STREAM = {"incremental-erm": 1_000}
+QUICK_ROWS = 5_000
+
+
+def _adapter(task: str):
+    from dpol.adapters.sklearn import OnlineClassifier, OnlineRegressor
+
+    return OnlineClassifier() if task == "classification" else OnlineRegressor()
+
+
+def default_learners() -> dict[str, str]:
+    """The default learner of each task: what ``OnlineClassifier()`` / ``OnlineRegressor()``
+    use."""
+    return {task: _adapter(task).learner for task in ("classification", "regression")}
+
+
+def adapter_defaults(task: str) -> dict:
+    """The adapters' defaults for the ``make_learner`` keywords they pass on (intercept,
+    post-processing, ...), so every learner is built as a user of the adapters gets it."""
+    params = _adapter(task).get_params()
+    takes = inspect.signature(make_learner).parameters
+    return {k: params[k] for k in ("fit_intercept", "intercept_scaling", "postprocess",
+                                   "calibration", "counter") if k in params and k in takes}
+
+
+def _logistic_options(dim: int) -> dict:
+    """The registry's logistic loss and domain (those of a classification learner that
+    takes a loss and a domain), for the learners registered with a ridge loss."""
+    for spec in LEARNERS.values():
+        kw = spec.defaults(dim, 1.0, 1.0)
+        if spec.task == "classification" and {"loss", "domain"} <= set(kw):
+            return {"loss": kw["loss"], "domain": kw["domain"]}
+    raise RuntimeError("no classification learner of the registry takes a loss and domain")
+
+
+def _hinge_options(dim: int) -> dict:
+    """The hinge loss with the logistic entries' regularisation and domain."""
+    logistic = _logistic_options(dim)
+    return {"loss": Regularized(HingeLoss(x_bound=1.0), logistic["loss"].alpha),
+            "domain": logistic["domain"]}
+
+
+#: learners registered for regression that also fit a classification loss
+CLASSIFICATION_VARIANTS = {"giga+logistic": ("giga", _logistic_options),
+                           "ftal+logistic": ("ftal", _logistic_options),
+                           "ftal+hinge": ("ftal", _hinge_options)}
+
+
+def learner_methods(task: str) -> dict[str, tuple[str, object]]:
+    """method name -> (registry name, options(dim) or None) of the dpol learners for a task."""
+    methods = {name: (name, None) for name, spec in LEARNERS.items() if spec.task == task}
+    if task == "classification":
+        methods.update({k: v for k, v in CLASSIFICATION_VARIANTS.items() if v[0] in LEARNERS})
+    return methods
+
+
+def _delta(n: int) -> float:
+    return min(1e-5, 1.0 / n)
+
+
+def _build(ds, method: str, epsilon: float, seed: int, n: int):
+    name, options = learner_methods(ds.task)[method]
+    extra = adapter_defaults(ds.task)
+    if not getattr(LEARNERS[name], "linear", True):  # as the adapters: no intercept
+        extra.pop("fit_intercept", None)
+    # with an intercept the learner inside has one more coordinate (make_learner's doc)
+    inner = ds.dim + int(bool(extra.get("fit_intercept", False)))
+    return make_learner(name, ds.dim, horizon=n, epsilon=epsilon, delta=_delta(n),
+                        x_bound=1.0, y_bound=1.0, seed=seed,
+                        options=None if options is None else options(inner), **extra)
+
+
+def _loop(learner, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    out = np.empty(len(y))
+    for i in range(len(y)):
+        out[i] = learner.predict_one(X[i])
+        learner.learn_one(X[i], y[i])
+    return out
+
+
+#: how each (data set, method) gets its prequential predictions from ``run``
+_PATHS: dict[tuple[str, str], str] = {}
+
+
+def _from_trace(path: str, trace, X: np.ndarray) -> np.ndarray | None:
+    """Prequential predictions read off a ``Trace``: the released iterates applied to the
+    rows as given ("weights": ``predict_one`` of a linear model that predicts with its
+    last release), or the trace's ``model_predictions`` / ``predictions`` fields."""
+    if path == "weights":
+        return np.einsum("ij,ij->i", X, trace.weights) if trace.weights.shape == X.shape \
+            else None
+    return getattr(trace, {"model": "model_predictions", "trace": "predictions"}[path], None)
+
+
+def _agree(a: np.ndarray | None, b: np.ndarray) -> bool:
+    return a is not None and bool(np.allclose(a, b, rtol=1e-9, atol=1e-9))
+
+
+def prequential_path(ds, method: str) -> str:
+    """The first of "weights", "model", "trace" whose predictions equal the
+    ``predict_one`` / ``learn_one`` loop on a 200-row prefix (same seed), else "loop".
+    A prefix whose predictions are all 0 (a warm-up) proves nothing: then only "weights",
+    which ``run_dpol`` checks again on the final model."""
+    key = (ds.name, method)
+    if key not in _PATHS:
+        n = min(CHECK_ROWS, len(ds.y_train))
+        X, y = ds.X_train[:n], ds.y_train[:n]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            looped = _loop(_build(ds, method, 1.0, 0, n), X, y)
+            trace = _build(ds, method, 1.0, 0, n).run(X, y)
+        paths = ("weights", "model", "trace") if np.any(looped != 0) else ("weights",)
+        _PATHS[key] = next((p for p in paths if _agree(_from_trace(p, trace, X), looped)),
+                           "loop")
+    return _PATHS[key]
+
+
+def _raw_predictions(learner, X: np.ndarray) -> np.ndarray | None:
+    """The last release's predictions (``predict_one(x, raw=True)``), where the learner
+    tells them apart from its post-processed model; else None."""
+    try:
+        return np.array([learner.predict_one(x, raw=True) for x in X])
+    except TypeError:  # no ``raw`` keyword: predict_one is the last release
+        return None
+
+
+def run_dpol(ds, method: str, epsilon: float, seed: int) -> dict:
+    """One dpol learner on the stream: prequential and held-out predictions and scores."""
+    first = prequential_path(ds, method)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for path in dict.fromkeys((first, "loop")):
+            learner = _build(ds, method, epsilon, seed, len(ds.y_train))
+            if path == "loop":
+                preq = _loop(learner, ds.X_train, ds.y_train)
+            else:
+                preq = _from_trace(path, learner.run(ds.X_train, ds.y_train), ds.X_train)
+            held = np.array([learner.predict_one(x) for x in ds.X_test])
+            raw = _raw_predictions(learner, ds.X_test)
+            # a prefix can miss what predict_one adds later (e.g. after GIGA's warm-up)
+            if path != "weights" or _agree(ds.X_test @ learner.weights, held):
+                break
+    return {"prequential": score(ds, preq, "stream"), "held_out": score(ds, held, "test"),
+            "held_out_raw": None if raw is None else score(ds, raw, "test"),
+            "n_clipped": int(learner.n_clipped_), "privacy": str(learner.privacy),
+            "path": path, "seconds": round(time.perf_counter() - start, 3),
+            "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught
+                                # the twins' expected notice
+                                if not issubclass(w.category, NonPrivateWarning)})}
+
+
+def adapter_check(ds, method: str) -> dict:
+    """The default learner through its scikit-learn adapter (epsilon 1, seed 0): does the
+    adapter's final model predict what ``predict_one`` of the same learner predicts?"""
+    from dpol.adapters.sklearn import OnlineClassifier, OnlineRegressor
+
+    n = len(ds.y_train)
+    cls = OnlineClassifier if ds.task == "classification" else OnlineRegressor
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls(method, epsilon=1.0, delta=_delta(n), x_bound=1.0, y_bound=1.0,
+                  random_state=0).fit(ds.X_train, ds.y_train)
+        learner = _build(ds, method, 1.0, 0, n)
+        learner.run(ds.X_train, ds.y_train)
+        ours = np.array([learner.predict_one(x) for x in ds.X_test])
+        theirs = est.decision_function(ds.X_test) if ds.task == "classification" \
+            else est.predict(ds.X_test)
+    diff = float(np.max(np.abs(ours - theirs))) if len(ours) else 0.0
+    return {"method": method, "max_abs_difference": diff, "agrees": diff <= 1e-9}
+
+
+_DATA: dict[tuple[str, int | None], object] = {}
+
+
+def _dataset(name: str, max_rows: int | None):
+    if (name, max_rows) not in _DATA:
+        _DATA[(name, max_rows)] = prepare(name, max_rows)
+    return _DATA[(name, max_rows)]
+
+
+def _scored(ds, out: dict, **fields) -> dict:
+    held = score(ds, out["held_out"], "test")
+    preq = None if out["prequential"] is None else score(ds, out["prequential"], "stream")
+    return {**fields, "prequential": preq, "held_out": held}
+
+
+def run_job(job: dict) -> dict:
+    """One unit of work (run in a worker process when ``--jobs`` > 1)."""
+    ds = _dataset(job["dataset"], job["max_rows"])
+    start = time.perf_counter()
+    base = {"dataset": ds.name, "kind": job["kind"], "method": job["method"],
+            "epsilon": job.get("epsilon"), "seed": job.get("seed")}
+    if job["kind"] in ("dpol", "twin"):
+        eps = math.inf if job["kind"] == "twin" else job["epsilon"]
+        return {**base, **run_dpol(ds, job["method"], eps, job["seed"])}
+    if job["kind"] == "adapter":
+        return {**base, **adapter_check(ds, job["method"])}
+    if job["kind"] == "diffprivlib":
+        out = diffprivlib_offline(ds, job["epsilon"], job["seed"])
+    else:
+        out = {"trivial": trivial, "river": river_online, "sklearn": sklearn_online}[
+            job["kind"]](ds)
+    return {**_scored(ds, out, **base), "seconds": round(time.perf_counter() - start, 3)}
+
+
+def plan(names, methods_wanted, epsilons, seeds, max_rows, with_dpl) -> tuple[list, dict]:
+    """The jobs, largest streams first (so two workers finish together), and per data set
+    what was run and skipped."""
+    defaults = default_learners()
+    jobs, info = [], {}
+    for name in names:
+        ds = _dataset(name, max_rows)
+        n = len(ds.y_train)
+        methods = learner_methods(ds.task)
+        chosen = [m for m in methods if methods_wanted is None or m in methods_wanted
+                  or (m == defaults[ds.task] and "default" in methods_wanted)]
+        skipped = {m: f"stream of {n} rows > {MAX_STREAM[m]}" for m in chosen
+                   if n > MAX_STREAM.get(m, n)}
+        chosen = [m for m in chosen if m not in skipped]
+        info[name] = {"task": ds.task, "source": ds.source, "rows": ds.n_rows, "stream": n,
+                      "held_out": len(ds.y_test), "dim": ds.dim, "delta": _delta(n),
+                      "preprocessing": ds.preprocessing, "default": defaults[ds.task],
+                      "learners": chosen, "skipped": skipped,
+                      "rows_outside_x_bound": ds.rows_outside_x_bound,
+                      "labels_outside_y_bound": (ds.labels_outside_y_bound
+                                                 if ds.task == "regression" else None),
+                      "positive_share": (float(np.mean(ds.y_train > 0))
+                                         if ds.task == "classification" else None)}
+        common = {"dataset": name, "max_rows": max_rows, "cost": n}
+        for kind in ("trivial", "river", "sklearn"):
+            jobs.append({**common, "kind": kind, "method": kind})
+        for seed in range(seeds):
+            for m in chosen:
+                jobs.append({**common, "kind": "twin", "method": m, "seed": seed})
+                jobs += [{**common, "kind": "dpol", "method": m, "epsilon": e, "seed": seed}
+                         for e in epsilons]
+            if with_dpl:
+                jobs += [{**common, "kind": "diffprivlib", "method": "diffprivlib",
+                          "epsilon": e, "seed": seed} for e in epsilons]
+        if defaults[ds.task] in chosen:
+            jobs.append({**common, "kind": "adapter", "method": defaults[ds.task]})
+    jobs.sort(key=lambda j: -j["cost"])
+    return jobs, info
+
+
+def _single_thread() -> None:
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+
+
+def execute(jobs: list, n_jobs: int) -> list[dict]:
+    """Run the jobs (in ``n_jobs`` processes), printing progress now and then."""
+    records, start, last = [], time.perf_counter(), 0.0
+
+    def progress(done: int) -> None:
+        nonlocal last
+        now = time.perf_counter() - start
+        if now - last > 30 or done == len(jobs):
+            last = now
+            print(f"  {done}/{len(jobs)} jobs, {now:.0f} s", file=sys.stderr, flush=True)
+
+    if n_jobs <= 1:
+        for i, job in enumerate(jobs):
+            records.append(run_job(job))
+            progress(i + 1)
+        return records
+    with ProcessPoolExecutor(n_jobs, initializer=_single_thread) as pool:
+        futures = [pool.submit(run_job, job) for job in jobs]
+        for i, fut in enumerate(as_completed(futures)):
+            records.append(fut.result())
+            progress(i + 1)
+    return records
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version()}
+    for mod in ("numpy", "scipy", "sklearn", "river", "statsmodels", "diffprivlib"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception:
+            out[mod] = None
+    try:
+        out["dpol_commit"] = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+            text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "dpol"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout
+        out["dpol_uncommitted_changes"] = sorted(line[3:] for line in dirty.splitlines())
+    except (OSError, subprocess.CalledProcessError):
+        out["dpol_commit"] = None
+    return out
+
+
+def _numbers(obj: dict) -> dict:
+    """JSON object hook: the non-finite scores written as strings, back to floats."""
+    return {k: float(v) if v in ("inf", "-inf", "nan") else v for k, v in obj.items()}
+
+
+def _csv(text: str | None) -> list[str] | None:
+    return None if text in (None, "all") else [t.strip() for t in text.split(",") if t.strip()]
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{2} seeds, streams subsampled to {QUICK_ROWS} rows")
+    parser.add_argument("--datasets", help=f"comma list of {', '.join(SOURCES)} (all)")
+    parser.add_argument("--epsilons", help="comma list (default 0.1,1,10)")
+    parser.add_argument("--seeds", type=int, help="noise seeds 0..k-1 (default 5; quick 2)")
+    parser.add_argument("--learners", help="comma list of dpol learners, 'default' (the "
+                        "default of each task) or 'all' (default)")
+    parser.add_argument("--max-rows", type=int, help="cap every stream (held out: 1/4)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--out", help="folder for every output (default: results in "
+                        "benchmarks/results, the full run's report in docs/benchmarks)")
+    parser.add_argument("--render", metavar="JSON", help="redo the table, plot and report "
+                        "of a saved result, without running anything")
+    args = parser.parse_args(argv)
+    if args.render:
+        result = json.loads(Path(args.render).read_text(), object_hook=_numbers)
+        result["summary"] = summarise(result["records"], result["datasets"])
+        result["targets"] = targets(result["summary"], result["datasets"],
+                                    result["diffprivlib"] is not None)
+        print_tables(result)
+        p = result["protocol"]
+        tag = "utility" if p["full"] else ("utility_quick" if p["quick"] else "utility_custom")
+        write_outputs(result, tag, Path(args.out) if args.out else None, ROOT)
+        return result
+    epsilons = tuple(float(e) for e in _csv(args.epsilons) or EPSILONS)
+    seeds = args.seeds or (2 if args.quick else SEEDS)
+    max_rows = args.max_rows or (QUICK_ROWS if args.quick else None)
+    wanted = _csv(args.datasets) or list(SOURCES)
+    unknown = [d for d in wanted if d not in SOURCES]
+    if unknown or seeds < 1:
+        parser.error(f"unknown data sets {unknown}" if unknown else "--seeds must be >= 1")
+    missing = {d: why for d in wanted if (why := available(d))}
+    names = [d for d in wanted if d not in missing]
+    dpl = diffprivlib_version()
+    full = not any((args.quick, args.datasets, args.epsilons, args.seeds, args.learners,
+                    args.max_rows))
+    started = time.perf_counter()
+    jobs, info = plan(names, _csv(args.learners), epsilons, seeds, max_rows, dpl is not None)
+    print(f"{len(jobs)} jobs on {len(names)} data sets, {seeds} seeds, epsilons "
+          f"{', '.join(f'{e:g}' for e in epsilons)}; diffprivlib: "
+          f"{dpl or 'not installed (columns skipped)'}", file=sys.stderr)
+    records = execute(jobs, args.jobs)
+    summary = summarise(records, info)
+    built = {t: adapter_defaults(t) for t in ("classification", "regression")}
+    result = {"protocol": {"epsilons": list(epsilons), "seeds": seeds, "max_rows": max_rows,
+                           "learner_keywords": built,
+                           "quick": args.quick, "full": full, "neighbouring": "replace_one",
+                           "delta": "min(1e-5, 1/n)", "test_fraction": 0.2,
+                           "argv": sys.argv[1:] if argv is None else argv},
+              "versions": _versions(), "diffprivlib": dpl, "missing_datasets": missing,
+              "datasets": info, "summary": summary,
+              "targets": targets(summary, info, dpl is not None),
+              "records": records, "seconds": round(time.perf_counter() - started, 1)}
+    print_tables(result)
+    tag = "utility" if full else ("utility_quick" if args.quick else "utility_custom")
+    write_outputs(result, tag, Path(args.out) if args.out else None, ROOT)
+    return result
+
+
+if __name__ == "__main__":
+    main()
