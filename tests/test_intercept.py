@@ -11,7 +11,12 @@ import pytest
 
 from dpol._validation import clip_examples, clip_norms
 from dpol.adapters import LEARNERS, comparator, make_learner
-from dpol.errors import HorizonExceededError, InvalidInputError, NonPrivateWarning
+from dpol.errors import (
+    ClippingWarning,
+    HorizonExceededError,
+    InvalidInputError,
+    NonPrivateWarning,
+)
 from dpol.learners import PrivateIGD, PrivateQuadraticFTL
 from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
 from dpol.losses import LogisticLoss, Regularized
@@ -64,6 +69,24 @@ def test_privacy_is_the_learners_and_clips_are_counted_once_per_row():
     twin.run(m.lift(Xc), yc)
     np.testing.assert_array_equal(m.weights, twin.weights)
     assert twin.n_clipped_ == 0  # the lifted rows never reach its bound
+
+
+def test_clipping_warns_once_with_the_whole_count():
+    m = WithIntercept(PrivateQuadraticFTL(3, horizon=100, epsilon=1.0, delta=1e-5, seed=0))
+    X = _rows(60, d=2, seed=5) * 0.3
+    X[:4] *= 20.0  # 4 rows with x over the bound, 3 labels over: 7 of 60 > 5%
+    y = np.zeros(60)
+    y[10:13] = 5.0
+    with pytest.warns(ClippingWarning, match="WithIntercept clipped 7 of 60 rows"):
+        m.run(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per object; the learner stays silent
+        m.learn_one([9.0, 9.0], 9.0)
+    assert m.n_clipped_ == 8
+    quiet = WithIntercept(PrivateQuadraticFTL(3, horizon=100, epsilon=1.0, delta=1e-5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet.run(X[4:40], y[13:49])  # no row over a bound
 
 
 def test_run_equals_the_learn_one_loop_and_checkpoints_continue():

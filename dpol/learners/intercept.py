@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from dpol._clip_warning import note_clipping
 from dpol._validation import (
     as_matrix,
     as_vector,
@@ -125,6 +126,9 @@ class WithIntercept(OnlineLearner):
         self.dim = learner.dim - 1
         self._x_clipped = 0  # rows whose x (not label) was clipped here
         learner._intercept_index = self.dim
+        # the wrapper warns of clipping, with the learner's label clips and its own x
+        # clips (the learner never sees an x out of bounds): one warning, the whole count
+        learner._clip_warned = True
 
     # ------------------------------------------------------------------ the lift
     def lift(self, X: np.ndarray) -> np.ndarray:
@@ -196,15 +200,18 @@ class WithIntercept(OnlineLearner):
         X, extra = self._clip_x(xv[None, :], np.array([yv]))
         self.learner.learn_one(self.lift(X)[0], yv)  # may refuse: then nothing changed
         self._x_clipped += extra
+        note_clipping(self, bounds=self._bounds_text())
 
     def run(self, X: object, y: object, *, comparator: object = None) -> Trace:
         """The learner's ``run`` on the lifted rows; ``comparator`` and the trace's
         iterates are in the lifted coordinates (d + 1)."""
         X = as_matrix("X", X, self.dim)
         y = as_vector("y", y, X.shape[0])
+        raw = clip_norms(X), y  # before clipping: the warning's suggested bounds
         X, extra = self._clip_x(X, y)
         trace = self.learner.run(self.lift(X), y, comparator=comparator)
         self._x_clipped += extra
+        note_clipping(self, bounds=self._bounds_text(), raw=lambda: raw)
         return dataclasses.replace(trace, n_clipped=self.n_clipped_)
 
     def _learn(self, x: np.ndarray, y: float) -> None:  # learn_one is the learner's
