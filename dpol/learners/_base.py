@@ -155,6 +155,11 @@ class OnlineLearner(Checkpointable, ABC):
     clipped element), ``_loss_value(w, X, y)`` and, where the algorithm allows,
     ``_run(X, y)`` returning the released iterates of a whole stream.
 
+    ``weights`` is the last release (the papers' iterate); ``predict_one`` predicts with
+    ``model_weights``, by default the s^2-weighted mean of the releases, clipped to
+    y_bound for least squares (:mod:`dpol.learners.postprocess`): post-processing of the
+    releases, covered by ``privacy``; ``predict_one(x, raw=True)`` uses ``weights``.
+
     Examples
     --------
     Any subclass, here :class:`~dpol.learners.PrivateIGD`, through the base interface:
