@@ -42,8 +42,9 @@ def build_counter(label: str, horizon: int, **kwargs) -> Counter:
 
     Examples
     --------
-    >>> build_counter("window-64", 16, epsilon=1.0, delta=1e-5).privacy.window
-    16
+    >>> c = build_counter("window-64", 16, epsilon=1.0, delta=1e-5)
+    >>> c.window, c.privacy.window  # W capped at T = 16 covers every release: full DP
+    (16, None)
     """
     name, options = COUNTER_VARIANTS[label]
     options = dict(options)
