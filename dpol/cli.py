@@ -146,7 +146,8 @@ def _app():
                                    "'-' for CSV on standard input, or a named data set: "
                                    f"{', '.join(DATASETS)}."),
         epsilon: float = typer.Option(1.0, help="Privacy parameter epsilon (inf: no noise)."),
-        delta: float = typer.Option(1e-5, help="Privacy parameter delta."),
+        delta: float = typer.Option(None, help="Privacy parameter delta (default: 1e-5, or "
+                                    "1/T where smaller, T the horizon)."),
         horizon: int = typer.Option(None, "--horizon", "-T",
                                     help="Stream length the noise is calibrated for "
                                     "(default: the number of rows)."),
@@ -228,7 +229,8 @@ def _app():
         noise: str = typer.Option("gaussian", "--noise", "--mechanism",
                                   help="Noise of the counter: gaussian, laplace or gamma."),
         epsilon: float = typer.Option(1.0, help="Privacy parameter epsilon."),
-        delta: float = typer.Option(1e-5, help="Privacy parameter delta."),
+        delta: float = typer.Option(None, help="Privacy parameter delta "
+                                    "(default: 1e-5, or 1/T where smaller)."),
         horizon: int = typer.Option(2**16, "--horizon", "-T", help="Stream length T."),
         dim: int = typer.Option(1, help="Dimension of one element."),
         bound: float = typer.Option(1.0, help="Largest l2 norm of one element (||x||)."),
@@ -238,9 +240,11 @@ def _app():
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     ) -> None:
         """The guarantee and the noise a configuration implies, tight and paper."""
+        from dpol.accounting import resolve_delta
         from dpol.experiments.account import account_counter, account_learner
 
         with refusals("account"):
+            delta = resolve_delta(delta, horizon)
             if learner is not None:
                 rows = account_learner(learner, epsilon=epsilon, delta=delta, horizon=horizon,
                                        dim=dim, x_bound=bound, y_bound=y_bound,
@@ -278,7 +282,8 @@ def _app():
         counter: str = typer.Option(None, help=f"Counter: {', '.join(COUNTER_NAMES)}."),
         learner: str = typer.Option(None, help="A learner name instead of a counter."),
         epsilon: float = typer.Option(1.0, help="Claimed epsilon."),
-        delta: float = typer.Option(1e-5, help="Claimed delta."),
+        delta: float = typer.Option(None, help="Claimed delta (default: 1e-5, or 1/T where "
+                                    "smaller)."),
         horizon: int = typer.Option(8, "--horizon", "-T", help="Stream length T."),
         dim: int = typer.Option(1, help="Dimension of one element."),
         window: int = typer.Option(None, help="Window W of the window counter (default T)."),
@@ -291,9 +296,11 @@ def _app():
         """Empirical DP audit: a lower bound on epsilon from worst-case neighbours.
 
         Exit code 3 when the audit finds a violation."""
+        from dpol.accounting import resolve_delta
         from dpol.experiments.audit_run import audit_configuration
 
         with refusals("audit"):
+            delta = resolve_delta(delta, horizon)
             result = audit_configuration(counter=counter, learner=learner, epsilon=epsilon,
                                          delta=delta, horizon=horizon, dim=dim, runs=runs,
                                          noise_factor=noise_factor, window=window,
@@ -306,14 +313,17 @@ def _app():
     def counters(
         horizon: int = typer.Option(2**16, "--horizon", "-T", min=1, help="Stream length T."),
         epsilon: float = typer.Option(1.0, min=1e-6, help="Privacy parameter epsilon."),
-        delta: float = typer.Option(1e-5, min=1e-300, max=0.5, help="Privacy parameter delta."),
+        delta: float = typer.Option(None, min=1e-300, max=0.5, help="Privacy parameter delta "
+                                    "(default: 1e-5, or 1/T where smaller)."),
         seed: int = typer.Option(0, min=0, help="Seed of the data and the noise."),
         plot: Path = typer.Option(None, help="Also write a PNG of the error against T "
                                   "(T = 16, 64, ... up to --horizon)."),
     ) -> None:
         """The error table of every counter (and, with --plot, the error against T)."""
+        from dpol.accounting import default_delta
         from dpol.experiments.counter_errors import counter_error_curves, counter_table
 
+        delta = default_delta(horizon) if delta is None else delta
         table = Table(title=f"Private prefix sums, T={horizon}, ({epsilon:g}, {delta:g})-DP, "
                             "replace-one, |x| <= 1")
         for col in ("counter", "loss()", "analytic RMS error", "measured RMS error"):

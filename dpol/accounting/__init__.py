@@ -4,12 +4,15 @@ and the PrivacyBudget odometer (L1)."""
 from dpol.accounting import presets
 from dpol.accounting.budget import PrivacyBudget
 from dpol.accounting.calibration import (
+    DEFAULT_DELTA,
     certified_epsilon,
+    default_delta,
     gaussian_delta,
     gaussian_epsilon,
     gaussian_noise_multiplier,
     mu_star,
     pure_noise_multiplier,
+    resolve_delta,
 )
 from dpol.accounting.events import (
     MechanismEvent,
@@ -26,6 +29,7 @@ from dpol.accounting.window import (
 )
 
 __all__ = [
+    "DEFAULT_DELTA",
     "NEIGHBOURING_RELATIONS",
     "MechanismEvent",
     "PrivacyBudget",
@@ -33,6 +37,7 @@ __all__ = [
     "certified_epsilon",
     "compose_dp_event",
     "compose_guarantee",
+    "default_delta",
     "derived_guarantee",
     "effective_window",
     "gaussian_delta",
@@ -42,6 +47,7 @@ __all__ = [
     "presets",
     "protected_releases",
     "pure_noise_multiplier",
+    "resolve_delta",
     "window_guarantee",
     "window_levels",
 ]

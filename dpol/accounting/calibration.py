@@ -26,15 +26,18 @@ import math
 
 import dp_accounting
 
-from dpol._validation import check_real, fail
+from dpol._validation import check_int, check_real, fail
 
 __all__ = [
+    "DEFAULT_DELTA",
     "certified_epsilon",
+    "default_delta",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_noise_multiplier",
     "mu_star",
     "pure_noise_multiplier",
+    "resolve_delta",
     "zcdp_epsilon",
     "zcdp_gaussian_noise_multiplier",
 ]
@@ -159,6 +162,40 @@ def zcdp_gaussian_noise_multiplier(epsilon: float, delta: float, *, xi: float = 
     while zcdp_epsilon(0.5 / z**2, delta, xi=xi) > epsilon:  # never on the unsafe side
         z *= 1.0 + 1e-12
     return z
+
+
+#: the delta of every default: 1e-5, or 1/n where that is smaller
+DEFAULT_DELTA = 1e-5
+
+
+def default_delta(n: int) -> float:
+    """The library's one default delta for n protected elements: min(1e-5, 1/n).
+
+    A delta of order 1/n would allow releasing one element in the clear, so delta must
+    stay well below it; 1e-5 is the common choice for the data sets of this field, and
+    1/n takes over for streams longer than 100,000 elements. Learners, the adapters and
+    the ``dpol`` command all use it when no delta is given.
+
+    Examples
+    --------
+    >>> default_delta(1_000), default_delta(1_000_000)
+    (1e-05, 1e-06)
+    """
+    n = check_int("n", n, low=1)
+    return min(DEFAULT_DELTA, 1.0 / n)
+
+
+def resolve_delta(delta: float | None, n: int) -> float:
+    """``delta`` checked, or :func:`default_delta` of n when it is None.
+
+    Examples
+    --------
+    >>> resolve_delta(None, 500_000), resolve_delta(1e-7, 10)
+    (2e-06, 1e-07)
+    """
+    if delta is None:
+        return default_delta(n)
+    return check_real("delta", delta, low=0.0, high=1.0, high_open=True)
 
 
 def pure_noise_multiplier(epsilon: float) -> float:

@@ -167,7 +167,7 @@ def _spec(name: object) -> LearnerSpec:
     return LEARNERS[name]
 
 
-def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: float = 1e-5,
+def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
                  counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
                  calibration: str = "tight", seed: object = None,
                  options: dict | None = None, fit_intercept: bool = False,

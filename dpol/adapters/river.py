@@ -56,7 +56,7 @@ __all__ = ["RiverClassifier", "RiverRegressor"]
 class _DictFeatures:
     """Parameters, the lazily built learner and the dict -> vector map."""
 
-    def __init__(self, learner: str, epsilon: float = 1.0, delta: float = 1e-5,
+    def __init__(self, learner: str, epsilon: float = 1.0, delta: float | None = None,
                  horizon: int = 10_000, counter: str | None = None, x_bound: float = 1.0,
                  y_bound: float = 1.0, calibration: str = "tight", seed: int | None = None,
                  learner_options: dict | None = None, fit_intercept: bool = True,
@@ -125,6 +125,7 @@ class RiverRegressor(_DictFeatures, _Regressor):
     learner : str, default "ridge"
         A learner of :data:`dpol.adapters.LEARNERS`.
     epsilon, delta : float
+        ``delta=None``: 1e-5, or 1/horizon where smaller.
     horizon : int, default 10000
         Largest number of ``learn_one`` calls; the noise is calibrated for it.
     counter : str, optional
@@ -150,7 +151,7 @@ class RiverRegressor(_DictFeatures, _Regressor):
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], epsilon: float = 1.0,
-                 delta: float = 1e-5, horizon: int = 10_000, counter: str | None = None,
+                 delta: float | None = None, horizon: int = 10_000, counter: str | None = None,
                  x_bound: float = 1.0, y_bound: float = 1.0, calibration: str = "tight",
                  seed: int | None = None, learner_options: dict | None = None,
                  fit_intercept: bool = True, intercept_scaling: float = INTERCEPT_SCALING,
@@ -186,7 +187,7 @@ class RiverClassifier(_DictFeatures, _Classifier):
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["classification"],
-                 epsilon: float = 1.0, delta: float = 1e-5, horizon: int = 10_000,
+                 epsilon: float = 1.0, delta: float | None = None, horizon: int = 10_000,
                  counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
                  calibration: str = "tight", seed: int | None = None,
                  learner_options: dict | None = None, fit_intercept: bool = True,

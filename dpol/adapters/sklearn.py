@@ -116,6 +116,7 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         A regression learner of :data:`dpol.adapters.LEARNERS`.
     epsilon, delta : float
         The target guarantee (``epsilon=inf``: the non-private twin, with a warning).
+        ``delta=None``: 1e-5, or 1/n where smaller (n = the horizon).
     horizon : int, optional
         The stream length the noise is calibrated for (see the module docstring).
     counter : str, optional
@@ -157,7 +158,7 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], *,
-                 epsilon: float = 1.0, delta: float = 1e-5, horizon: int | None = None,
+                 epsilon: float = 1.0, delta: float | None = None, horizon: int | None = None,
                  counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
                  calibration: str = "tight", random_state: object = None,
                  learner_options: dict | None = None, fit_intercept: bool = True,
@@ -226,7 +227,7 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["classification"], *,
-                 epsilon: float = 1.0, delta: float = 1e-5, horizon: int | None = None,
+                 epsilon: float = 1.0, delta: float | None = None, horizon: int | None = None,
                  counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
                  calibration: str = "tight", random_state: object = None,
                  learner_options: dict | None = None, fit_intercept: bool = True,

@@ -136,7 +136,7 @@ def _write_losses(path: Path, trace) -> Path:
 
 
 def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: float = 1.0,
-                delta: float = 1e-5, horizon: int | None = None, counter: str | None = None,
+                delta: float | None = None, horizon: int | None = None, counter: str | None = None,
                 seed: int = 0, calibration: str = "tight", target_col: int | str | None = None,
                 normalize: str = "clip", x_bound: float = 1.0, y_bound: float = 1.0,
                 options: dict | None = None, baseline: bool = True,
@@ -166,7 +166,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     spec = LEARNERS[learner]
     # cheap arguments first: a refused run reads no data and writes nothing
     check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
-    check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+    if delta is not None:  # None: the learner's default, 1e-5 or 1/T if smaller
+        check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     check_choice("calibration", calibration, ("tight", "paper"))
     check_choice("normalize", normalize, NORMALIZATIONS)
     check_real("x_bound", x_bound, low=0.0, low_open=True)

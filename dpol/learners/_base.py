@@ -29,6 +29,7 @@ from dpol._validation import (
     exceeds_l2,
     fail,
 )
+from dpol.accounting.calibration import resolve_delta
 from dpol.accounting.events import (
     MechanismEvent,
     compose_dp_event,
@@ -192,7 +193,7 @@ class OnlineLearner(Checkpointable, ABC):
         *,
         horizon: int,
         epsilon: float,
-        delta: float = 0.0,
+        delta: float | None = None,
         neighbouring: str = "replace_one",
         calibration: str = "tight",
         x_bound: float = 1.0,
@@ -202,7 +203,7 @@ class OnlineLearner(Checkpointable, ABC):
         self.dim = check_int("dim", dim, low=1)
         self.horizon = check_int("horizon", horizon, low=1)
         self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
-        self.delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+        self.delta = resolve_delta(delta, self.horizon)  # None: 1e-5, or 1/T if smaller
         self.neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
         self.calibration = check_choice("calibration", calibration, ("tight", "paper"))
         self.x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)

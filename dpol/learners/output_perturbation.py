@@ -148,7 +148,7 @@ class OutputPerturbation(OnlineLearner):
         lam: float,
         horizon: int,
         epsilon: float,
-        delta: float = 1e-6,
+        delta: float | None = None,
         step: Callable | None = None,
         project: Callable | None = None,
         loss: Callable | None = None,

@@ -6,6 +6,7 @@ import math
 import warnings
 
 from dpol._validation import check_choice, check_real, fail
+from dpol.accounting.calibration import resolve_delta
 from dpol.accounting.presets import env_bandit_gaussian_sigma, env_bandit_laplace_scale
 from dpol.accounting.presets._common import LOG_READINGS
 from dpol.counters import BinaryTreeCounter, Counter, resolve_counter
@@ -36,6 +37,8 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         T, known in advance.
     epsilon, delta : float
         The target guarantee; ``epsilon=inf`` is the non-private twin (``NonPrivateWarning``).
+        ``delta=None`` (default): 1e-5, or 1/T where smaller
+        (:func:`dpol.accounting.default_delta`).
         ``delta`` is ignored for Laplace and Gamma noise (pure DP).
     noise : {"gaussian", "laplace", "gamma", "secure", "secure_laplace"}
         Coordinate-wise Gaussian or Laplace (the paper's two choices), or l2-Gamma node noise;
@@ -154,7 +157,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     True
     """
 
-    def __init__(self, domain: object, *, horizon: int, epsilon: float, delta: float = 1e-6,
+    def __init__(self, domain: object, *, horizon: int, epsilon: float, delta: float | None = None,
                  noise: str = "gaussian", counter: object = "tree",
                  counter_options: dict | None = None, calibration: str = "tight",
                  log: str = "log2", lipschitz: float = 1.0, diameter: float | None = None,
@@ -164,7 +167,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
                  eta: float | None = None, neighbouring: str = "replace_one",
                  seed: object = None) -> None:
         self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
-        self.delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+        self.delta = resolve_delta(delta, horizon)
         self.noise = check_choice("noise", noise, NOISE_KINDS + SECURE_NOISE_KINDS)
         self.calibration = check_choice("calibration", calibration, ("tight", "paper"))
         self.log = check_choice("log", log, LOG_READINGS)

@@ -89,7 +89,7 @@ class PrivateFTAL(OnlineLearner):
     """
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
-                 epsilon: float, delta: float = 1e-6, window: int | None = None,
+                 epsilon: float, delta: float | None = None, window: int | None = None,
                  noise: str = "gaussian", counter: object = "window",
                  counter_options: dict | None = None, noise_ridge: bool = False,
                  **kwargs) -> None:

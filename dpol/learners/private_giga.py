@@ -57,7 +57,7 @@ class PrivateGIGA(OutputPerturbation):
     """
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
-                 epsilon: float, delta: float = 1e-6, **kwargs) -> None:
+                 epsilon: float, delta: float | None = None, **kwargs) -> None:
         if domain is None or not hasattr(domain, "project"):
             raise fail("domain", "be a bounded convex set with a projection", domain)
         self.loss = loss

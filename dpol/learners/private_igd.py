@@ -58,7 +58,7 @@ class PrivateIGD(OutputPerturbation):
     """
 
     def __init__(self, dim: int, *, loss: object, domain: object = None, horizon: int,
-                 epsilon: float, delta: float = 1e-6, **kwargs) -> None:
+                 epsilon: float, delta: float | None = None, **kwargs) -> None:
         self.loss = loss
         self.domain = domain
         self._data, self._alpha = split_loss(loss)

@@ -132,7 +132,7 @@ class PrivateIncrementalERM(OnlineLearner):
     """
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
-                 epsilon: float, delta: float = 1e-6, tau: int | None = None,
+                 epsilon: float, delta: float | None = None, tau: int | None = None,
                  solver: object = "sgd", solver_options: dict | None = None,
                  calibration: str = "tight", noise: str = "gaussian",
                  neighbouring: str = "replace_one", seed: object = None) -> None:

@@ -177,7 +177,7 @@ class PrivateIncrementalRegression(OnlineLearner):
     least_squares = True
 
     def __init__(self, dim: int, *, domain: ConvexSet, horizon: int, epsilon: float,
-                 delta: float = 1e-6, counter: object = "tree",
+                 delta: float | None = None, counter: object = "tree",
                  counter_options: dict | None = None, solver: str = "npg",
                  max_iter: int = 100, beta: float = 0.05, x_bound: float = 1.0,
                  y_bound: float = 1.0, neighbouring: str = "replace_one",

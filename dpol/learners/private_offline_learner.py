@@ -79,7 +79,7 @@ class PrivateOfflineLearner(OnlineLearner):
     """
 
     def __init__(self, dim: int, *, loss: object, x_star_norm: float, excess: float,
-                 horizon: int, epsilon: float, delta: float = 1e-6,
+                 horizon: int, epsilon: float, delta: float | None = None,
                  noise: str = "gaussian", **kwargs) -> None:
         self.noise = check_choice("noise", noise, ("gaussian", "secure"))
         if noise == "secure" and kwargs.get("calibration") == "paper":

@@ -72,7 +72,7 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
     """
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
-                 epsilon: float, delta: float = 1e-6, failure_prob: float = 0.05,
+                 epsilon: float, delta: float | None = None, failure_prob: float = 0.05,
                  **kwargs) -> None:
         for attr in ("local_linear_oracle", "linear_oracle"):
             if not hasattr(domain, attr):

@@ -155,7 +155,7 @@ class PrivateQuadraticFTL(OnlineLearner):
     #: (:func:`dpol.learners.postprocess.label_bound`)
     least_squares = True
 
-    def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float = 1e-6,
+    def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
                  alpha: float = 1.0, bound: float = 1.0, counter: object = "tree",
                  counter_options: dict | None = None, fixes: bool = True,
                  noise_ridge: bool = False,
