@@ -45,7 +45,9 @@ Notation: a step at 0-based position s is ``w <- a_s w - eta_s (phi . w - y) phi
    adaptively, the conditional sensitivities satisfy this bound path by path, which
    suffices (fully adaptive composition of Gaussian DP, Smith & Thakurta 2022). Summing
    every release's own worst case, ``sum_t max_s (...)^2``, overcounts: no single change
-   is at every release's worst position.
+   is at every release's worst position. Secure noise adds the rounding slack to each
+   shift and sums the per-release Renyi costs the same way (:func:`transcript_rho`), a
+   Renyi filter for adaptive inputs (Feldman & Zrnic 2021, Theorem 3.1).
 
 Features in a plane suffice to attain the bounds (step 4 takes later features orthogonal
 to the difference): the tests maximise both numerically over tiny streams of the
@@ -124,7 +126,11 @@ def transcript_mu(m: np.ndarray, h: np.ndarray, stds: np.ndarray) -> float:
     >>> sens = release_sensitivities(m, h)
     >>> 0.5 < transcript_mu(m, h, sens) / math.sqrt(100) < 1  # every release's worst: 10
     True
+    >>> transcript_mu(m, h, 0 * sens)  # a release without noise: not private
+    inf
     """
+    if np.any(stds <= 0.0):  # every h_s > 0: a noise-free release shows the change
+        return math.inf
     return math.sqrt(float(np.max(h**2 * _tail((m * stds) ** -2.0))))
 
 
@@ -138,6 +144,8 @@ def transcript_rho(m: np.ndarray, h: np.ndarray, stds: np.ndarray, slack: np.nda
     >>> bool(np.isclose(transcript_rho(m, h, s, 0 * s), transcript_mu(m, h, s) ** 2 / 2))
     True
     """
+    if np.any(stds <= 0.0):  # as transcript_mu: a noise-free release is not private
+        return math.inf
     inv = stds**-2.0
     quad = h**2 * _tail(inv / m**2) + 2.0 * h * _tail(slack * inv / m) + _tail(slack**2 * inv)
     return float(np.max(quad)) / 2.0

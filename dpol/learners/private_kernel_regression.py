@@ -82,43 +82,43 @@ class PrivateKernelRegression(OnlineLearner):
     Privacy
     -------
     Replace-one, one stream element (x_t, y_t); ``add_remove`` is refused (no input is a
-    null element). Exact sensitivity (derived in :mod:`dpol.learners._kernel_sensitivity`
-    from NW (15)-(16) and Lemma 2): with m_s = s + t0, R_s the recursive bound on ||w_s||
-    and g(r) = max_{0 <= c <= 1} 2 (1 + r c) sqrt(1 - c^2) the largest gap between two
-    steps from one iterate of norm r (kappa = M = 1), a change at 0-based position s
-    moves release t > s by at most Delta_t(s) = h_s / m_{t-1}, h_s = m_s^(1 - theta)
-    kappa M g(kappa R_s / M) (later steps contract by 1 - 1/m_j, as t0^theta >= kappa^2 +
-    1); release t alone: ``sensitivity(t)`` = max_{s < t} Delta_t(s), in R^D with
-    ||phi(x)|| <= kappa and in the RKHS; f_t(U) moves sqrt(lambda_max(K(U, U))) times as
-    much. NW's 2 kappa M [kappa^2 m^(1 - 2 theta) + m^-theta] per release is 2-10 times
-    larger (T = 10^3, kappa = 1, theta in [0.6, 0.9]).
+    null element). Sensitivity (derived in :mod:`dpol.learners._kernel_sensitivity` from
+    NW (15)-(16) and Lemma 2; docs/errata.md, NW-2): with m_s = s + t0, R_s the recursive
+    bound on ||w_s|| and g(r) = max_{0 <= c <= 1} 2 (1 + r c) sqrt(1 - c^2) the diameter
+    of one step from an iterate of norm r (kappa = M = 1), a change at 0-based position s
+    moves release t > s by at most Delta_t(s) = h_s / m_{t-1}, h_s = m_s^(1 - theta) kappa
+    M g(kappa R_s / M) (later steps contract by 1 - 1/m_j, as t0^theta >= kappa^2 + 1),
+    in R^D and in the RKHS; f_t(U) moves sqrt(lambda_max(K(U, U))) times as much. Release
+    t alone: ``sensitivity(t)`` = max_{s < t} Delta_t(s), attained; NW's 2 kappa M
+    [kappa^2 m^(1 - 2 theta) + m^-theta] is 2-10 times larger (T = 10^3, kappa = 1).
 
-    Calibration (``tight``, the only sound one): the clean iterates never see the noise,
-    so the releases divided by their stds s_t are one Gaussian mechanism with
-    mu = max_s sqrt(sum_{t > s} (Delta_t(s) / s_t)^2) (a change at s moves only t > s);
-    s_t = sens_t J / mu*(epsilon, delta), J = max_s sqrt(sum_{t > s} (Delta_t(s) /
-    sens_t)^2) (1.2-1.7 times below sqrt(T) at T = 10^3: the sum of every release's own
-    worst case),
-    makes mu = mu*(epsilon, delta): (epsilon, delta)-DP for the **whole transcript**.
+    Calibration (``tight``, the only sound one; docs/errata.md, NW-3): the clean iterates
+    never see the noise, so the releases over their stds s_t are one Gaussian mechanism,
+    mu = max_s sqrt(sum_{t > s} (Delta_t(s) / s_t)^2); s_t = sens_t J / mu*(epsilon,
+    delta), J = max_s sqrt(sum_{t > s} (Delta_t(s) / sens_t)^2) (1.2-1.7 times below
+    sqrt(T) at T = 10^3), makes mu = mu*: (epsilon, delta)-DP for the **whole
+    transcript**. Adaptive inputs: given the past, release t is Gaussian with a shift the
+    past fixes, the squared shifts over s_t^2 summing to at most mu^2 on every path: mu-GDP
+    by the GDP filter (Smith & Thakurta 2022, fully adaptive composition for Gaussian DP).
 
     Secure noise (``noise="secure"``): release t is round_t(v_t) + g_t Y, v_t the clean
-    w_t or f_t(U) (n outputs), round_t to the grid g_t Z^n, g_t the largest power of two
+    w_t or f_t(U) (n outputs) rounded to the grid g_t Z^n, g_t the largest power of two
     <= min(z sens_t, sens_t / sqrt(n)) / 2^10, Y ~ N_Z(0, (s_t/g_t)^2 I) exact on OS
-    randomness (CKS 2020, Alg. 3). Rounding moves neighbours by g_t sqrt(n) at most, so
-    (CKS Theorem 14, Renyi divergences adding up) the transcript is rho-zCDP, rho =
-    max_s sum_{t > s} (Delta_t(s) + g_t sqrt(n))^2 / (2 s_t^2); s_t = z (sens_t + g_t
-    sqrt(n)) with z making rho = 1/(2 z_1^2), z_1 the smallest multiplier whose zCDP
-    dp-accounting's RDP accountant certifies (epsilon, delta).
+    randomness (CKS 2020, Alg. 3). Rounding moves neighbours by <= g_t sqrt(n), so given
+    the past release t is (alpha, alpha (Delta_t(s) + g_t sqrt(n))^2 / (2 s_t^2))-RDP
+    (CKS 2020, Theorem 14), costs summing on every path to <= alpha rho, rho = max_s
+    sum_{t > s} (Delta_t(s) + g_t sqrt(n))^2 / (2 s_t^2) (v_t's float error, ~1e-16 T
+    R_T, not counted): rho-zCDP, adaptive inputs included, by a Renyi filter (Feldman &
+    Zrnic 2021, Theorem 3.1). s_t = z (sens_t + g_t sqrt(n)), z giving rho = 1/(2
+    z_1^2), z_1 the smallest multiplier whose zCDP dp-accounting certifies.
 
-    ``privacy`` is derived from :meth:`privacy_events` (the event of the noise really added,
-    read off the scales), never stated by hand. NW's errata (docs/errata.md, NW-1 to
-    NW-4): ``published_scalar`` is not DP (one scalar on a function leaves f(u1) - f(u2)
-    noise-free): it warns (``PaperCalibrationWarning``) and ``privacy`` is epsilon = inf;
-    kappa = sup sqrt(K(x, x)); its C_t is NW's proven 2 kappa^2 M [kappa^2 m^(1 - 2 theta)
-    + m^-theta], m = t - 1 + t0 (the printed 2 (kappa^2 + 1) kappa M m^(1 - 2 theta) with
-    ``calibration="paper"``, its only mode); f_0 = 0 is released without noise; no utility
-    bound is claimed (Theorem 2's proof has gaps): the tests check that the held-out error
-    falls with t and with epsilon.
+    ``privacy`` is derived from :meth:`privacy_events` (a zero std: epsilon = inf). NW
+    errata (docs/errata.md): ``published_scalar`` is not DP (NW-1: f(u1) - f(u2) is
+    released noise-free): it warns, epsilon = inf; its C_t is NW's proven 2 kappa^2 M
+    [kappa^2 m^(1 - 2 theta) + m^-theta], m = t - 1 + t0, kappa = sup sqrt(K(x, x)) (NW-2;
+    printed: 2 (kappa^2 + 1) kappa M m^(1 - 2 theta), ``calibration="paper"``); f_0 = 0 is
+    released without noise; no utility bound (NW-4: the tests check that the held-out
+    error falls with t and with epsilon).
 
     Examples
     --------
@@ -130,7 +130,7 @@ class PrivateKernelRegression(OnlineLearner):
     ((400, 64), 1.0, 1.0)
     """
 
-    def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float = 1e-6,
+    def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
                  mode: str = "random_features", kernel: str = "gaussian",
                  bandwidth: float = 1.0, degree: int = 2, coef0: float = 1.0,
                  theta: float = 0.8, t0: float | None = None, n_features: int | None = None,
@@ -173,7 +173,7 @@ class PrivateKernelRegression(OnlineLearner):
             self._coef = np.zeros(min(self.horizon, 1024))
             self._scale, self._n_centres = 1.0, 0
         if self.is_private and self.mode != "published_scalar" and self.delta == 0.0:
-            raise fail("delta", "be > 0 (Gaussian noise over the whole transcript)", delta)
+            raise fail("delta", "be > 0 (Gaussian noise over the whole transcript)", self.delta)
         self._rng = np.random.default_rng(spawn_seeds(seed, 1)[0])
         self._sens = self._sensitivities()
         self._grids = np.zeros(self.horizon)  # g_t of secure noise (0: float noise)
@@ -244,10 +244,10 @@ class PrivateKernelRegression(OnlineLearner):
         return transcript_rho(self._m, self._h, stds, self._grids * math.sqrt(self.n_outputs))
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
-        """The noise on all T releases, from the scales really used (``published_scalar``
-        and ``epsilon=inf``: ``NonPrivateDpEvent``, releases without sufficient noise)."""
-        if not self.is_private or self.mode == "published_scalar":
-            event = dp_accounting.NonPrivateDpEvent()
+        """The noise on all T releases, from the scales really used (``published_scalar``,
+        ``epsilon=inf`` or a zero std: not private, releases without sufficient noise)."""
+        if not self.is_private or self.mode == "published_scalar" or min(self._scales) <= 0:
+            event = dp_accounting.NonPrivateDpEvent()  # (a zero std: a noiseless twin)
         elif self.noise == "secure":
             event = dp_accounting.ZCDpEvent(self._rho(self._scales))
         else:  # one Gaussian over the whole transcript: noise multiplier 1 / mu
