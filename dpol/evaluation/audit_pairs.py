@@ -21,7 +21,7 @@ What is compared, per learner:
   ``PrivateGIGA``): the clean iterate after step t against lam / t;
 * :class:`~dpol.learners.PrivateOfflineLearner`: the clean average against ``sensitivity``;
 * :class:`~dpol.learners.PrivateKernelRegression`: the clean release t against
-  ``sensitivity(t)``;
+  ``sensitivity(t)``, and the whole transcript against its mu;
 * bandits: the counter's releases of the batch sums against ``element_sensitivity`` (the
   pair: :func:`worst_case_bandit_losses`).
 """
@@ -38,6 +38,7 @@ import numpy as np
 from dpol._validation import check_real, fail
 from dpol.counters import Counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
+from dpol.evaluation._kernel_pair import kernel_pair_points
 from dpol.evaluation.audit import _check_position
 from dpol.learners import (
     OutputPerturbation,
@@ -52,6 +53,7 @@ from dpol.learners import (
 )
 from dpol.learners._bandit import BanditFrankWolfeBase
 from dpol.learners._joint_counters import outer_product_sensitivity
+from dpol.learners._kernel_sensitivity import transcript_mu
 
 __all__ = [
     "Attainment",
@@ -178,10 +180,11 @@ def worst_case_learner_streams(learner: object, *, position: int | None = None
                                ) -> tuple[tuple, tuple]:
     """Neighbouring streams ``((X_a, y_a), (X_b, y_b))`` attaining the declared sensitivity.
 
-    Every row but ``position`` is the null element (x = 0, y = 0): it adds nothing to a
-    counter and its gradient is zero, so the change made at ``position`` is all the pair
-    shows, and later steps only carry it forward. At ``position`` (default
-    :func:`first_data_position`), x has norm ``x_bound`` and the labels are ``+y_bound``
+    Every row but ``position`` is the null element (x = 0, y = 0; the kernel learner's
+    is below): it adds nothing to a counter and its gradient is zero, so the change made
+    at ``position`` is all the pair shows, and later steps only carry it forward. At
+    ``position`` (default :func:`first_data_position`), x has norm ``x_bound`` (the
+    kernel learner: ||phi(x)|| = kappa) and the labels are ``+y_bound``
     against ``-y_bound`` (replace-one; add/remove: against the null element), with:
 
     * counter-based gradient learners (FTAL, online Frank-Wolfe): x orthogonal to the
@@ -191,6 +194,9 @@ def worst_case_learner_streams(learner: object, *, position: int | None = None
     * learners summing x x^T and y x (PQFTL, incremental regression): x' with
       <x, x'> = Y^2 / 2 on the other side, which attains :func:`outer_product_sensitivity`
       (X = Y = R: 3 R^2 / sqrt(2)); projected regression places the projected features so;
+    * :class:`~dpol.learners.PrivateKernelRegression`: x = p at ``position`` and every
+      other row (q, 0), phi(q) orthogonal to phi(p) (:mod:`dpol.evaluation._kernel_pair`):
+      at position 0 the releases differ by the transcript bound's Delta_t(0) exactly;
     * every other learner: the same x on both sides.
 
     Examples
@@ -215,6 +221,10 @@ def worst_case_learner_streams(learner: object, *, position: int | None = None
         Xb[position] = Xa[position]
     elif isinstance(learner, (PrivateQuadraticFTL, PrivateIncrementalRegression)):
         Xa[position], Xb[position] = _outer_product_pair(learner, X_bound, Y_bound)
+    elif isinstance(learner, PrivateKernelRegression):
+        p, q = kernel_pair_points(learner)
+        Xa[:], Xa[position] = q, p
+        Xb[:] = Xa
     else:
         Xa[position, 0] = X_bound
         Xb[position] = Xa[position]
@@ -274,7 +284,9 @@ class Attainment:
     """How much of the declared sensitivity a neighbouring pair attains, output by output.
 
     ``declared[i]`` and ``attained[i]`` are the declared bound and the measured change of
-    noise-free output i (``what`` says which outputs: counter elements, releases).
+    noise-free output i (``what`` says which outputs: counter elements, releases);
+    ``transcript``, for a learner calibrated for its whole transcript, the pair's
+    sqrt(sum_t (change_t / std_t)^2) as a share of the mu its noise is calibrated for.
 
     Examples
     --------
@@ -286,6 +298,7 @@ class Attainment:
     declared: np.ndarray
     attained: np.ndarray
     what: str
+    transcript: float | None = None
 
     @property
     def ratio(self) -> np.ndarray:
@@ -367,7 +380,11 @@ def sensitivity_attainment(factory: Callable, *, streams: tuple | None = None,
         return Attainment(np.array([template.sensitivity]), change[-1:], "final release")
     if isinstance(template, PrivateKernelRegression):
         declared = np.array([template.sensitivity(t) for t in range(1, T + 1)])
-        return Attainment(declared, change, "release after step t")
+        share, stds = None, template._scales  # its transcript's mu at these stds
+        if template.is_private and template.mode != "published_scalar":
+            share = float(np.linalg.norm(change / stds)) / transcript_mu(template._m,
+                                                                         template._h, stds)
+        return Attainment(declared, change, "release after step t", share)
     raise fail("factory", "build a dpol learner with a declared sensitivity", template)
 
 
