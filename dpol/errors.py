@@ -189,7 +189,8 @@ class NumericalWarning(UserWarning):
 
     Examples
     --------
-    PQFTL without the fixes of JKT spec 5.5 solves noisy systems that can be indefinite:
+    PQFTL without its fixes (docs/errata.md, JKT-5) solves noisy systems that can be
+    indefinite:
 
     >>> import warnings
     >>> import numpy as np

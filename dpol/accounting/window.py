@@ -2,19 +2,20 @@
 
 **Window DP is strictly weaker than DP.** Under window differential privacy with window W,
 stream element i is protected, at level (epsilon, delta), only in the joint release of the
-outputs published at times i, i+1, ..., i+W-1 (spec ``window-dp-coco.md`` 3.2(d) and 8.4).
-Outputs published at time i+W or later may depend on element i arbitrarily, and under the
-window tree they do: once an element leaves the window it enters every later release through an
-*exact* (noise-free) sum. **Expired elements are not protected**; an observer of the whole
-transcript can learn them (independent review, item 7). Only with W >= T (the horizon) does
-window DP coincide with ordinary (epsilon, delta)-DP of the first T releases.
+outputs published at times i, i+1, ..., i+W-1 (Definition 6 with its off-by-one fixed:
+docs/errata.md, WDP-4). Outputs published at time i+W or later may depend on element i
+arbitrarily, and under the window tree they do: once an element leaves the window it enters
+every later release through an *exact* (noise-free) sum. **Expired elements are not
+protected**; an observer of the whole transcript can learn them (WDP-4). Only with W >= T
+(the horizon) does window DP coincide with ordinary (epsilon, delta)-DP of the first T
+releases.
 
-Layout facts used here (spec 3.1-3.2):
+Layout facts used here (WDP Section III, made explicit in docs/errata.md, WDP-8):
 
-* a window W that is not a power of two is run as ``W' = 2**ceil(log2 W)`` (3.2(f)); protecting
+* a window W that is not a power of two is run as ``W' = 2**ceil(log2 W)`` (WDP-4); protecting
   the W' >= W most recent elements implies window DP with window W;
 * one element lies in its leaf and the ancestors inside its block, ``log2(W') + 1`` noisy nodes
-  (3.2(c)); when ``W' >= horizon`` only the ``floor(log2 horizon) + 1`` nodes that can complete
+  (WDP-8); when ``W' >= horizon`` only the ``floor(log2 horizon) + 1`` nodes that can complete
   within the horizon exist.
 
 Examples
@@ -38,7 +39,7 @@ __all__ = ["effective_window", "protected_releases", "window_guarantee", "window
 def effective_window(window: int) -> int:
     """The power-of-two window ``W' = 2**ceil(log2 W)`` the window tree actually runs with.
 
-    Spec ``window-dp-coco.md`` 3.2(f). ``W' >= W`` and ``W' < 2 W``; ``W' == W`` for powers of 2.
+    docs/errata.md, WDP-4. ``W' >= W`` and ``W' < 2 W``; ``W' == W`` for powers of 2.
 
     Examples
     --------
@@ -53,9 +54,9 @@ def window_levels(window: int, horizon: int | None = None) -> int:
     """Number of noisy nodes one element can lie in: the per-element composition count m.
 
     ``m = log2(W') + 1`` with ``W' = effective_window(window)`` (the element's leaf and its
-    ancestors up to the block root, spec 3.2(c)). When ``W' >= horizon`` the block never
+    ancestors up to the block root; docs/errata.md, WDP-8). When ``W' >= horizon`` the block never
     completes and only ``floor(log2 horizon) + 1`` levels can close within the horizon, so m is
-    capped there (the window tree then is the ordinary binary tree, spec test 4).
+    capped there (the window tree then is the ordinary binary tree, WDP-8).
 
     Examples
     --------
@@ -74,7 +75,7 @@ def window_levels(window: int, horizon: int | None = None) -> int:
 
 
 def protected_releases(i: int, window: int, *, horizon: int | None = None) -> range:
-    """Release times (1-based) at which element ``i`` is protected: ``i .. i+W-1`` (spec 8.4).
+    """Release times (1-based) at which element ``i`` is protected: ``i .. i+W-1`` (WDP-4).
 
     The release at time t is the one published right after element t is inserted. Releases
     before i do not involve element i; releases at ``i + W`` or later are **not** protected

@@ -440,7 +440,7 @@ class Counter(ABC):
         return float(np.max(self.variance(np.arange(1, self.horizon + 1, dtype=np.int64))))
 
     def loss(self) -> float:
-        """max_t variance(t) / z^2 at bound=1 under add/remove (DESIGN.md convention).
+        """max_t variance(t) / z^2 at bound=1 under add/remove (to compare counters by).
 
         A property of the structure alone: max_t node_counts(t) * encoder column norm^2.
         """

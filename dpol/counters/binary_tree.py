@@ -68,12 +68,13 @@ class BinaryTreeCounter(Counter):
     Node (t - 2^k, t], k = trailing zeros of t, is noised once, when it closes at step t,
     and reused ever after; the release at t sums the nodes of the set bits of t, so it
     carries popcount(t) node noises. Only the nodes any release uses are noised: one per
-    step, O(d log T) state (JKT spec 3.4; KNJ spec 2.4; ENV spec 2.3, streaming form).
+    step, O(d log T) state (JKT Algorithm 5; KNJ Algorithm 4; ENV Theorem 2.3 and
+    Algorithms 3-5; in the streaming form of the binary counter).
 
     Parameters
     ----------
     horizon, dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, noise, seed
-        See :class:`dpol.counters.Counter` and DESIGN.md.
+        See :class:`dpol.counters.Counter`.
     padded : bool
         ENV's TreeBasedAgg (Alg. 4): every release carries the same number of noise draws,
         ceil(log2 T) (1 at T = 1), by adding fresh padding draws (post-processing, free).
@@ -83,10 +84,10 @@ class BinaryTreeCounter(Counter):
     Neighbouring relation: replace-one (default; ``add_remove`` halves Δ). One element
     lies in at most m = floor(log2 T) + 1 noised nodes (one per level; the first element
     attains it) and moves each by at most Δ = 2*bound in l2, so the node vector has l2
-    sensitivity Δ sqrt(m) (JKT erratum 5.4: 2R not R, m levels not log T; review item 3).
+    sensitivity Δ sqrt(m) (docs/errata.md, JKT-4: 2R not R, m levels not log T).
     Gaussian, tight: one Gaussian mechanism on the node vector, std z Δ sqrt(m) with
     z = 1/mu*(epsilon, delta) from dp-accounting; exact, and valid for adaptively chosen
-    elements by Gaussian-DP composition (spec 5.4 recommended calibration).
+    elements by Gaussian-DP composition (JKT-4's tight calibration).
     Laplace: per-coordinate scale m sqrt(d) Δ / epsilon (l1 sensitivity, basic composition,
     ENV Thm 2.3 with the level count corrected). Gamma: theta = m Δ / epsilon (WDP Lemma 1).
     ``calibration="paper"``: JKT Alg. 5 / Lemma 6 σ for Gaussian, ENV Thm 2.3 λ for Laplace,
@@ -114,8 +115,8 @@ class BinaryTreeCounter(Counter):
 
     def _setup_structure(self) -> None:
         self._depth = self.horizon.bit_length()  # levels 0..floor(log2 T)
-        # ENV Alg. 3-4: every release carries d = ceil(log2 T) draws (ENV spec 6.2 test 7:
-        # T = 100 gives 7); at T = 1 the single node already exceeds d = 0
+        # ENV Alg. 3-4: every release carries d = ceil(log2 T) draws (T = 100 gives 7);
+        # at T = 1 the single node already exceeds d = 0
         self._pad_to = max((self.horizon - 1).bit_length(), max_popcount(self.horizon))
 
     @property

@@ -15,7 +15,8 @@ class WindowTreeCounter(Counter):
     """Private prefix sums under window DP: only the last W elements are protected.
 
     The stream is cut into aligned blocks of W' = 2^ceil(log2 W) elements, each a complete
-    binary tree of depth log2 W' + 1 (WDP spec 3.1-3.3). With t = (k-1)W' + j, the
+    binary tree of depth log2 W' + 1 (WDP Section III; the layout the paper leaves implicit:
+    docs/errata.md, WDP-8). With t = (k-1)W' + j, the
     release is
 
         S_t  +  noise of the suffix nodes of block k-1 covering offsets [j, W')
@@ -23,8 +24,8 @@ class WindowTreeCounter(Counter):
 
     i.e. the exact sum of the elements up to t - W' plus the noisy dyadic decomposition of
     the window (t - W', t]: at most log2 W' + 1 noisy nodes. Node noise is drawn once and
-    reused (spec 3.2(g)); prefix nodes when they close, the suffix nodes of a block when
-    the next block starts (spec 3.2(h): lazy drawing is equally valid). With W' >= T the
+    reused; prefix nodes when they close, the suffix nodes of a block when the next block
+    starts (the law of drawing every node at completion; WDP-8). With W' >= T the
     draws and releases are exactly those of :class:`BinaryTreeCounter`. Memory O(W d).
 
     Parameters
@@ -33,21 +34,21 @@ class WindowTreeCounter(Counter):
         See :class:`dpol.counters.Counter`.
     window : int
         W, the number of most recent elements protected (rounded up to a power of two,
-        which protects more, spec 3.2(f)).
+        which protects more: docs/errata.md, WDP-4).
 
     Privacy
     -------
-    Window DP (WDP Definition 6, off-by-one fixed as in spec 8.4): element i is protected
-    at (epsilon, delta) in the releases at times i .. i+W-1; later releases contain it
-    exactly, so **expired elements are not protected**. Neighbouring: replace-one (Δ =
-    2*bound; the paper's L + μD is erratum 8.1). Element i lies in m = min(log2 W',
-    floor(log2 T)) + 1 block-internal nodes (its leaf and ancestors), the only ones that
-    carry it noisily, so the noisy-node vector has l2 sensitivity Δ sqrt(m) (spec 3.2(c),
-    (d); review item 7: tight). Gaussian, tight: std z Δ sqrt(m), z = 1/mu*(epsilon,
-    delta) (dp-accounting analytic Gaussian; spec 8.2 recommendation). Gamma (window
+    Window DP (WDP Definition 6, off-by-one fixed: docs/errata.md, WDP-4): element i is
+    protected at (epsilon, delta) in the releases at times i .. i+W-1; later releases
+    contain it exactly, so **expired elements are not protected**. Neighbouring:
+    replace-one (Δ = 2*bound; the paper's L + μD: WDP-1). Element i lies in
+    m = min(log2 W', floor(log2 T)) + 1 block-internal nodes (its leaf and ancestors), the
+    only ones that carry it noisily, so the noisy-node vector has l2 sensitivity Δ sqrt(m) (WDP-8).
+    Gaussian, tight: std z Δ sqrt(m), z = 1/mu*(epsilon, delta) (dp-accounting analytic
+    Gaussian; exactly window (epsilon, delta)-DP: docs/errata.md, WDP-2). Gamma (window
     epsilon-DP, Lemma 1): density exp(-||n||/theta) per node, theta = m Δ / epsilon by
     basic composition, tight for pure DP. ``calibration="paper"``: WDP Lemma 1 theta
-    (c1 = 4) or Lemma 3 sigma, verbatim; sound but 5-20x more noise (spec 8.2).
+    (c1 = 4, WDP-8) or Lemma 3 sigma, verbatim; sound but 5-20x more noise (WDP-2).
 
     Examples
     --------

@@ -20,8 +20,8 @@ def l2_gamma(
     In polar coordinates the density of the radius is proportional to
     r^(dim-1) exp(-r/theta), i.e. Gamma(shape=dim, scale=theta), and the direction is
     uniform on the sphere (a normalised standard Gaussian). Per-coordinate variance is
-    ``(dim + 1) theta^2`` and E||x|| = dim * theta (WDP spec 3.4 and erratum 8.3: not
-    independent coordinates, not an Exp(theta) radius).
+    ``(dim + 1) theta^2`` and E||x|| = dim * theta (WDP Proposition A1; docs/errata.md, WDP-3:
+    not independent coordinates, not an Exp(theta) radius).
 
     Directions come from ``rng`` and radii from ``radius_rng`` (default: ``rng``). With
     two generators, draws of sizes a and b concatenate to a draw of size a + b, which

@@ -2,28 +2,29 @@
 
 Each ``<paper>_*`` function evaluates one printed formula exactly as published, for
 ``calibration="paper"`` reproduction; they are **not** recommendations (the default is
-``calibration="tight"``, :mod:`dpol.accounting.calibration`). Where a spec lists an erratum, a
-companion ``*_exact_epsilon`` function gives the *realised* guarantee of the printed noise
-against the true sensitivity (replace-one unless stated): exact for Gaussian noise (analytic
-Gaussian, GDP composition), basic composition for Laplace / l2-Gamma noise (tight for pure DP).
+``calibration="tight"``, :mod:`dpol.accounting.calibration`). Where docs/errata.md lists an
+erratum, a companion ``*_exact_epsilon`` function gives the *realised* guarantee of the printed
+noise against the true sensitivity (replace-one unless stated): exact for Gaussian noise
+(analytic Gaussian, GDP composition), basic composition for Laplace / l2-Gamma noise (tight for
+pure DP).
 Callers must warn (:class:`~dpol.errors.PaperCalibrationWarning`) with that figure when it
 exceeds the claim, or refuse. Papers: JKT (Jain-Kothari-Thakurta), WDP (window-DP COCO), KNJ
 (Kasiviswanathan-Nissim-Jin), ENV (Ene-Nguyen-Vladu), NW (Nie-Wang).
 
 **Log readings.** The papers write "log" without a base. ``log`` selects the base of every
-"log" that counts tree levels: ``"log2"`` (default, as the specs recommend: a binary tree over
-T leaves has log2 T levels; also the larger, safer value) or ``"ln"``. Terms in delta
-(``log(x/delta)``) are always natural logs (spec recommendation); printed ``ln`` stays ``ln``.
+"log" that counts tree levels: ``"log2"`` (default: a binary tree over T leaves has log2 T
+levels; also the larger, safer value) or ``"ln"``. Terms in delta (``log(x/delta)``) are always
+natural logs; printed ``ln`` stays ``ln`` (docs/errata.md, KNJ-4 and ENV-3).
 
 **Zero noise.** Several printed formulas vanish at T = 1 (``log 1 = 0``); those raise
 :class:`~dpol.errors.InvalidInputError` rather than return a noiseless "private" release.
 
 Examples
 --------
->>> round(jkt_pocp_beta(1.0, 1e-5, 10**5, lam=1.0))  # JKT Alg. 1: beta/lambda (review item 5)
+>>> round(jkt_pocp_beta(1.0, 1e-5, 10**5, lam=1.0))  # JKT Alg. 1: beta/lambda (JKT-1)
 5302
 >>> sigma = jkt_private_sum_sigma(1.0, 1e-5, horizon=8, bound=1.0)  # log2 reading
->>> round(jkt_private_sum_exact_epsilon(sigma, 1.0, 8, 1e-5), 2)  # claimed 1 (review item 3)
+>>> round(jkt_private_sum_exact_epsilon(sigma, 1.0, 8, 1e-5), 2)  # claimed 1 (JKT-4)
 1.45
 """
 

@@ -55,7 +55,7 @@ def tree_levels(n_items: int) -> int:
     """Exact number of binary-tree nodes one item can lie in: ``floor(log2 N) + 1``.
 
     The maximum over items of the number of populated dyadic nodes containing the item when
-    N items are inserted (independent review, item 3; ``ceil(log2 N) + 1`` is only a bound).
+    N items are inserted (docs/errata.md, JKT-4; ``ceil(log2 N) + 1`` is only a bound).
 
     Examples
     --------

@@ -38,8 +38,8 @@ def env_tree_laplace_scale(
     ``l1_bound`` is the l1 norm promise Y_1 on each input; Lap(0, lambda) has scale lambda.
     ``log`` reads "log T" (a level count; default ``"log2"``).
 
-    Erratum (spec A11): a norm promise Y is not the replace-one sensitivity (2Y), and an input
-    lies in d+1 nodes, not log T. T = 1 gives lambda = 0: refused.
+    Erratum (docs/errata.md, ENV-2): a norm promise Y is not the replace-one sensitivity
+    (2Y), and an input lies in d+1 nodes, not log T. T = 1 gives lambda = 0: refused.
 
     Examples
     --------
@@ -57,7 +57,8 @@ def env_tree_gaussian_sigma(
     """ENV Theorem 2.3, Gaussian: ``sigma = (Y_2 / eps) * log T * ln(log T / delta)``.
 
     ``log`` reads both "log T" (default ``"log2"``); the outer log of the delta term is ``ln``
-    (spec A10). Same caveats as :func:`env_tree_laplace_scale` (spec A11, A18).
+    (docs/errata.md, ENV-3). Same caveats as :func:`env_tree_laplace_scale` (ENV-2); Lemma 5.4
+    prints another Gaussian factor, log T ln(T/delta_1), and neither is taken on trust.
 
     Examples
     --------
@@ -74,14 +75,15 @@ def env_bandit_laplace_scale(
 ) -> float:
     """ENV PrivateBandit Laplace preset, Lemma 5.1: ``lambda = T^(1/2) n L log T / eps``.
 
-    Theorem 2.3 with Y_1 = T^(1/2) n L and T the full horizon (as printed, spec A10). Spec
-    6.4 worked example (T = 1e4, n = 4, L = 1, eps = 1): 3684.1 with ``log="ln"``, 5315.1 with
-    ``"log2"``. Erratum (A12): the printed l1 bound is T^(1/4) too small; under the per-summand
-    argument the preset fails for small T; see :func:`env_bandit_laplace_exact_epsilon`.
+    Theorem 2.3 with Y_1 = T^(1/2) n L and T the full horizon (as printed; docs/errata.md,
+    ENV-3). Worked example (T = 1e4, n = 4, L = 1, eps = 1): 3684.1 with ``log="ln"``, 5315.1
+    with ``"log2"``. Erratum (ENV-2): the printed l1 bound is T^(1/4) too small; under the
+    per-summand argument the preset fails for small T; see
+    :func:`env_bandit_laplace_exact_epsilon`.
 
     Examples
     --------
-    >>> round(env_bandit_laplace_scale(1.0, 10**4, 4, 1.0, log="ln"), 1)  # spec 6.4
+    >>> round(env_bandit_laplace_scale(1.0, 10**4, 4, 1.0, log="ln"), 1)  # worked example
     3684.1
     """
     dim, lipschitz = check_int("dim", dim, low=1), _pos("lipschitz", lipschitz)
@@ -96,14 +98,14 @@ def env_bandit_gaussian_sigma(
 
     ``sigma = T^(1/4) n^(1/2) L log T ln(T/delta) / eps
     * (ln((n+T)/delta) + sqrt((1 + T^(1/2)/n) ln((n+T)/delta)))``. ``log`` reads the level
-    count "log T" (default ``"log2"``); the delta terms are ``ln``. Spec 6.4 worked example
+    count "log T" (default ``"log2"``); the delta terms are ``ln``. Worked example
     (T = 1e4, n = 4, L = 1, eps = 1, delta = 1e-6): about 2.01e5 with ``log="ln"``.
-    Erratum (A13, review item 9): a proof gap; hugely over-noised under the per-summand
+    Erratum (docs/errata.md, ENV-2): a proof gap; hugely over-noised under the per-summand
     argument; see :func:`env_bandit_gaussian_exact_epsilon`. T = 1 gives sigma = 0: refused.
 
     Examples
     --------
-    >>> f"{env_bandit_gaussian_sigma(1.0, 1e-6, 10**4, 4, 1.0, log='ln'):.3g}"  # spec 6.4
+    >>> f"{env_bandit_gaussian_sigma(1.0, 1e-6, 10**4, 4, 1.0, log='ln'):.3g}"  # worked example
     '2.01e+05'
     """
     epsilon, delta = _eps(epsilon), _delta(delta)
@@ -135,11 +137,12 @@ def env_bandit_tree_levels(horizon: int) -> int:
 def env_per_summand_sensitivity(
     horizon: int, dim: int, lipschitz: float, diameter: float, *, loss_bound: float | None = None
 ) -> tuple[float, float]:
-    """Per-summand (l1, l2) sensitivity of one batch input of PrivateBandit (spec 2.7).
+    """Per-summand (l1, l2) sensitivity of one batch input of PrivateBandit (ENV-2).
 
     With zeta = D sqrt(n) / T^(1/4) (Alg. 1) and loss values clipped to B (default
     L (D + zeta), extended mode): ``Delta_2 = 2 (n/zeta) B`` and ``Delta_1 = sqrt(n) Delta_2``.
-    This is the spec's [derived] sound argument (the paper's own argument has gaps, A12-A13).
+    The sound argument dpol uses where the paper's own has gaps (docs/errata.md, ENV-2): fix
+    the sphere samples and the released history; neighbours then feed one differing summand.
 
     Examples
     --------

@@ -58,14 +58,14 @@ def jkt_pocp_beta(epsilon: float, delta: float, horizon: int, lam: float) -> flo
     ``beta = lam * T^(0.5+c) * sqrt((2/eps) * (ln(T/delta) + sqrt(eps) / T^(0.5+c)))`` with c
     from :func:`jkt_pocp_c` (possibly negative); the noise at step t is N(0, (beta/t)^2 I).
     ``lam`` is the sensitivity constant lambda_A (s_t <= lam/t): PIGD 2L/alpha; PGIGA as printed
-    2G/alpha, correct 4G/alpha (spec 5.3). Logs are ``ln`` as printed.
+    2G/alpha, correct 4G/alpha (docs/errata.md, JKT-3). Logs are ``ln`` as printed.
 
-    Claimed (3 eps, 2 delta)-DP; sound but about 10x over-noised (spec 5.1, review item 5): see
+    Claimed (3 eps, 2 delta)-DP; sound but about 10x over-noised (docs/errata.md, JKT-1): see
     :func:`jkt_pocp_exact_epsilon`.
 
     Examples
     --------
-    >>> round(jkt_pocp_beta(1.0, 1e-5, 10**5, lam=1.0))  # review item 5
+    >>> round(jkt_pocp_beta(1.0, 1e-5, 10**5, lam=1.0))  # JKT-1: the printed beta / lambda
     5302
     """
     lam = _pos("lam", lam)
@@ -77,14 +77,15 @@ def jkt_pocp_beta(epsilon: float, delta: float, horizon: int, lam: float) -> flo
 def jkt_pocp_exact_epsilon(beta: float, lam: float, horizon: int, delta: float) -> float:
     """Exact epsilon at ``delta`` of POCP's outputs ``x_2 .. x_T`` with noise beta/t at step t.
 
-    Joint view (review item 5): scaling output t by t, the T-1 releases form one Gaussian
-    mechanism with noise beta and sensitivity ``lam * sqrt(T - 1)``, so
-    ``mu = lam * sqrt(T-1) / beta``; exact for adaptively chosen losses too (spec 5.9).
+    Joint view (docs/errata.md, JKT-1): scaling output t by t, the T-1 releases form one
+    Gaussian mechanism with noise beta and sensitivity ``lam * sqrt(T - 1)``, so
+    ``mu = lam * sqrt(T-1) / beta``; exact for adaptively chosen losses too (Gaussian-DP
+    composition).
 
     Examples
     --------
     >>> beta = jkt_pocp_beta(1.0, 1e-5, 10**5, lam=1.0)  # claimed (3, 2e-5)-DP
-    >>> round(jkt_pocp_exact_epsilon(beta, 1.0, 10**5, 2e-5), 2)  # spec 5.1
+    >>> round(jkt_pocp_exact_epsilon(beta, 1.0, 10**5, 2e-5), 2)  # JKT-1: not 3
     0.18
     """
     beta, lam = _pos("beta", beta), _pos("lam", lam)
@@ -98,7 +99,8 @@ def jkt_doubling_beta(epsilon: float, delta: float, t: int, lam: float) -> float
 
     ``beta_t = lam * sqrt((2^(k+1)/eps) * (ln(2^k/delta) + sqrt(eps/2^k)))``, k = floor(log2 t);
     noise N(0, (beta_t/t)^2 I). Claimed (3 eps log2 T, delta log2 T + 2/T^(2 eps))-DP (Theorem
-    13), whose delta term is vacuous in practice (spec 5.2); see :func:`jkt_doubling_exact_epsilon`.
+    13), whose delta term is vacuous in practice (docs/errata.md, JKT-2); see
+    :func:`jkt_doubling_exact_epsilon`.
 
     Examples
     --------
@@ -119,8 +121,8 @@ def jkt_doubling_exact_epsilon(
     """Exact epsilon at ``at_delta`` of Algorithm 7's outputs ``x_2 .. x_T`` (joint GDP view).
 
     Step t has sensitivity lam/t and noise beta_t/t, so ``mu^2 = sum_{t<T} (lam/beta_t)^2``
-    (lam cancels). Spec 5.2: at eps = 0.1, delta = 1e-5, T = 1e5 this is 0.65 at
-    ``at_delta = delta log2 T`` against the claimed 4.98.
+    (lam cancels). At eps = 0.1, delta = 1e-5, T = 1e5 this is 0.65 at
+    ``at_delta = delta log2 T`` against the claimed 4.98 (docs/errata.md, JKT-2).
 
     Examples
     --------
@@ -142,16 +144,15 @@ def jkt_private_sum_sigma(
 
     ``sigma^2 = (R^2/eps^2) * log^2 T * ln(log T / delta)``, R = ``bound`` (largest l2 norm of
     one atom). ``log`` is the base of both "log T" (default ``"log2"``: T counts tree leaves);
-    the outer log of the delta term is ``ln``. This is the review's "log2 reading" / "ln
-    reading".
+    the outer log of the delta term is ``ln``: the "log2 reading" and the "ln reading".
 
-    Erratum (spec 5.4, review item 3): Lemma 6 uses sensitivity R where replace-one needs 2R,
+    Erratum (docs/errata.md, JKT-4): Lemma 6 uses sensitivity R where replace-one needs 2R,
     an item lies in ``floor(log2 T) + 1`` nodes, not log T, and the printed sigma fails its
     claim for small T; see :func:`jkt_private_sum_exact_epsilon`. T = 1 gives sigma = 0: refused.
 
     Examples
     --------
-    >>> round(jkt_private_sum_sigma(1.0, 1e-5, 10**5, 1.0), 1)  # sigma / R, spec 5.4
+    >>> round(jkt_private_sum_sigma(1.0, 1e-5, 10**5, 1.0), 1)  # sigma / R
     62.9
     """
     epsilon, delta, bound = _eps(epsilon), _delta(delta), _pos("bound", bound)
@@ -170,12 +171,12 @@ def jkt_private_sum_exact_epsilon(
     ``"add_remove"`` (Lemma 6's own value); ``floor(log2 N) + 1`` levels with N = ``n_items``
     (default ``horizon``; PQFTL inserts only T-1 items).
 
-    Where we differ from the review (item 3): it says the printed sigma holds its claim
-    from T >= 26 (log2 reading, epsilon = 1, replace-one). This exact accounting gives
-    T >= 33: T = 25..31 pass, but at T = 32 the level count jumps to 6 while log2 T = 5
-    and the exact epsilon is 1.0099. No count we tried (N = T or T - 1 items, ceil or floor
-    levels, ln or log2 outer log) gives 26; checked independently with scipy's Balle-Wang
-    formula (``tests/test_presets.py``).
+    The printed sigma keeps its claim (log2 reading, epsilon = 1, replace-one) only from
+    T = 33 on (docs/errata.md, JKT-4): T = 25..31 pass, but at T = 32 the level count jumps
+    to 6 while log2 T = 5 and the exact epsilon is 1.0099; checked independently with
+    scipy's Balle-Wang formula (``tests/test_presets.py``). An earlier estimate, T >= 26, is
+    reproduced by no count (N = T or T - 1 items, ceil or floor levels, ln or log2 outer
+    log).
 
     Examples
     --------
@@ -198,7 +199,7 @@ def jkt_pol_beta(
 
     ``beta = 2 sqrt(2) (L + alpha ||x*||) ln T / (T eps_p) * sqrt(ln(1/delta) + eps_p)``.
 
-    Erratum (spec 5.6, review item 2): the averaged iterate's sensitivity is
+    Erratum (docs/errata.md, JKT-6): the averaged iterate's sensitivity is
     ``2 L' (H_T - 1) / (alpha T)`` (Lemma 4), so the printed beta misses a factor 1/alpha and
     is **not private** for small alpha (real epsilon about 79 at a claimed 1 for alpha = 0.01,
     T = 5000); see :func:`jkt_pol_exact_epsilon`. T = 1 gives beta = 0: refused.
@@ -223,7 +224,7 @@ def jkt_pol_beta(
 
 
 def jkt_pol_sensitivity(horizon: int, lipschitz: float, alpha: float, x_star_norm: float) -> float:
-    """Corrected l2 sensitivity of POL's average: ``2 L' (H_T - 1) / (alpha T)`` (spec 5.6).
+    """Corrected l2 sensitivity of POL's average: ``2 L' (H_T - 1) / (alpha T)`` (JKT-6).
 
     ``L' = L + alpha ||x*||`` and H_T the T-th harmonic number (replace-one, Lemma 4).
 

@@ -34,9 +34,10 @@ def knj_tree_mech_sigma(
     """KNJ TreeMech node noise, Algorithm 4 line 8, **verbatim**.
 
     ``sigma^2 = 2 * log^2(T) * Delta_2^2 * ln(2/delta) / eps^2``; Delta_2 = max ||v - v'||
-    (already replace-one). ``log`` reads "log(T)" (default ``"log2"``, spec A1).
+    (already replace-one). ``log`` reads "log(T)" (default ``"log2"``; docs/errata.md,
+    KNJ-4).
 
-    Erratum (spec A2, review item 10): the node vector has sensitivity Delta_2 sqrt(K),
+    Erratum (docs/errata.md, KNJ-1): the node vector has sensitivity Delta_2 sqrt(K),
     K = floor(log2 T) + 1, and log T < sqrt(K) for small T: exact epsilon 1.07 (log2) / 1.61
     (ln) at T = 2 for a claimed 1; T = 1 gives sigma = 0 and is refused. See
     :func:`knj_tree_mech_exact_epsilon` and :func:`knj_tree_mech_sigma_patched`.
@@ -44,7 +45,7 @@ def knj_tree_mech_sigma(
     Examples
     --------
     >>> sigma = knj_tree_mech_sigma(1.0, 1e-5, 2, 1.0)  # claimed epsilon 1 at T = 2
-    >>> round(knj_tree_mech_exact_epsilon(sigma, 1.0, 2, 1e-5), 2)  # review item 10
+    >>> round(knj_tree_mech_exact_epsilon(sigma, 1.0, 2, 1e-5), 2)  # KNJ-1: not 1
     1.07
     """
     epsilon, delta, sensitivity = _eps(epsilon), _delta(delta), _pos("sensitivity", sensitivity)
@@ -58,7 +59,8 @@ def knj_tree_mech_sigma_patched(
     """KNJ TreeMech noise **patched** (not the paper's): log^2 T replaced by max(log^2 T, K).
 
     ``sigma^2 = 2 * max(log^2 T, K) * Delta_2^2 * ln(2/delta) / eps^2`` with K = floor(log2 T)+1
-    (the spec's "paper mode", which the review says to name as a patch). Never zero; equals
+    (a patch of the printed formula, named as such; the paper mode of the learners uses the
+    verbatim formula, docs/errata.md, KNJ-1). Never zero; equals
     the verbatim formula once log^2 T >= K (T >= 3 with log2).
 
     Examples
@@ -116,7 +118,8 @@ def knj_mechanism1_split(
 
     ``eps' = eps / (2 sqrt((2T/tau) ln(2/delta)))`` and ``delta' = delta tau / (2T)``; with
     l = T/tau calls and Theorem A.4 at delta* = delta/2 this totals (eps, delta). T/tau is used
-    even when tau does not divide T (conservative: there are floor(T/tau) calls, spec A14).
+    even when tau does not divide T (conservative: there are floor(T/tau) calls;
+    docs/errata.md, KNJ-4).
 
     Raises :class:`~dpol.errors.InvalidInputError` where the paper's proof does not apply:
     eps' > 1 (Theorem A.4 needs eps' <= 1) or eps > 2 ln(2/delta) (then the second-order term

@@ -25,8 +25,8 @@ def _nw_base(t: int, kappa: float, bound: float, theta: float, t0: float) -> flo
 def nw_printed_sensitivity(t: int, kappa: float, bound: float, theta: float, t0: float) -> float:
     """NW Theorem 1 eq. (12) C_t **as printed**: ``2 (kappa^2+1) kappa M / (t-1+t0)^(2 theta-1)``.
 
-    Erratum (spec 4.3): the proof (17) gives kappa^2, not kappa; for kappa > 1 this is too
-    small by a factor kappa. Use :func:`nw_corrected_sensitivity`.
+    Erratum (docs/errata.md, NW-2): the proof (17) gives kappa^2, not kappa; for kappa > 1
+    this is too small by a factor kappa. Use :func:`nw_corrected_sensitivity`.
 
     Examples
     --------
@@ -40,12 +40,12 @@ def nw_printed_sensitivity(t: int, kappa: float, bound: float, theta: float, t0:
 def nw_corrected_sensitivity(
     t: int, kappa: float, bound: float, theta: float, t0: float, *, tight: bool = False
 ) -> float:
-    """NW sup-norm sensitivity C_t of f_t, corrected (spec 4.3, 4.5), for t >= 1.
+    """NW sup-norm sensitivity C_t of f_t, corrected (docs/errata.md, NW-2, NW-3), for t >= 1.
 
     ``C_t = 2 kappa^2 (kappa^2 + 1) M / (t - 1 + t0)^(2 theta - 1)`` (the proven (17)); with
     ``tight=True`` the paper's own steps give
     ``2 kappa^2 M [kappa^2 (t-1+t0)^(1-2 theta) + (t-1+t0)^(-theta)]``. Valid for a change at
-    any position (spec 4.5). kappa = sup_x sqrt(K(x, x)) (spec 4.2); M bounds |y|; requires
+    any position (NW-3). kappa = sup_x sqrt(K(x, x)) (NW-2); M bounds |y|; requires
     1/2 < theta < 1 and t0^theta >= kappa^2 + 1.
 
     Examples
@@ -66,12 +66,12 @@ def nw_corrected_laplace_scale(
 ) -> float:
     """NW Theorem 1 Laplace scale ``C_t / eps`` with the **corrected** sensitivity C_t.
 
-    **The published mechanism is unsound** (spec 4.1, review item 8): adding one scalar
+    **The published mechanism is unsound** (docs/errata.md, NW-1): adding one scalar
     Laplace draw to the whole function f_t leaves differences f_t(u1) - f_t(u2) noise-free,
     so it is not DP at all (epsilon = infinity). This scale is epsilon-DP only for releasing a
     *scalar*, e.g. one prediction f_t(u) at a public, data-independent query point u, and only
-    per release: a transcript of T releases costs the sum of the per-release epsilons (spec
-    4.4). The realised epsilon of the printed scale on such a scalar is
+    per release: a transcript of T releases costs the sum of the per-release epsilons
+    (NW-3). The realised epsilon of the printed scale on such a scalar is
     ``pure_epsilon_of_tree_scale(nw_printed_sensitivity(...) / eps, C_t, 1)`` = kappa eps.
 
     Examples

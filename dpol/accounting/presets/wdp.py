@@ -34,10 +34,10 @@ def wdp_gamma_theta(epsilon: float, sensitivity: float, window: int, c1: float =
     """WDP window tree, Gamma (l2-Laplace) node noise scale, Lemma 1 eq. (11).
 
     ``theta = c1 * Delta_2 * (ceil(log2 W) + 1) / eps``; node noise has density proportional to
-    ``exp(-||n||_2 / theta)`` (radius ~ Gamma(d, theta)). ``c1 = 4`` is the spec's [likely]
-    reading of the OCR ("4 Delta_2 ...", legible enough); Theorem 1's constant is illegible.
-    The paper's Delta_2 is L + mu D; the true node sensitivity is 2L under replace-one (spec
-    8.1); see :func:`wdp_gamma_exact_epsilon`.
+    ``exp(-||n||_2 / theta)`` (radius ~ Gamma(d, theta)). ``c1 = 4`` is the likely reading of
+    our copy ("4 Delta_2 ...", legible enough); Theorem 1's constant is illegible
+    (docs/errata.md, WDP-8). The paper's Delta_2 is L + mu D; the true node sensitivity is 2L
+    under replace-one (WDP-1); see :func:`wdp_gamma_exact_epsilon`.
 
     Examples
     --------
@@ -56,10 +56,10 @@ def wdp_gaussian_sigma(
     ``sigma^2 = c2 * Delta_2^2 * (ceil(log2 W) + 1)^2 * ln^p(2/delta) / eps^2``.
 
     Reading: our OCR copy prints "ln2(2/delta)"; the default ``p = 2`` takes the 2 as an
-    exponent (the spec's [likely] reading, and the noisier one); ``p = 1`` is the other
-    possible reading and the one the spec's soundness table (8.2) uses, since it is the least
-    noise either reading allows. ``c2 = 8`` is legible in Lemma 3 (Theorem 2's is illegible).
-    Sound but 5-20x over-noised (spec 8.2); see :func:`wdp_gaussian_exact_epsilon`.
+    exponent (the likely reading, and the noisier one); ``p = 1`` is the other possible
+    reading and the one the soundness figures of docs/errata.md, WDP-2, use, since it is the
+    least noise either reading allows (WDP-8). ``c2 = 8`` is legible in Lemma 3 (Theorem 2's
+    is illegible). Sound but 5-20x over-noised (WDP-2); see :func:`wdp_gaussian_exact_epsilon`.
 
     Examples
     --------
@@ -90,10 +90,11 @@ def wdp_gamma_exact_epsilon(
 def wdp_gaussian_exact_epsilon(
     sigma: float, node_sensitivity: float, window: int, delta: float, *, horizon: int | None = None
 ) -> float:
-    """Exact window epsilon at ``delta`` of Gaussian node noise ``sigma`` (review item 7).
+    """Exact window epsilon at ``delta`` of Gaussian node noise ``sigma`` (WDP-2).
 
     ``mu = Delta_node * sqrt(m) / sigma`` with m = :func:`~dpol.accounting.window.window_levels`;
-    this is exact for the joint release of an element's protected window (review item 7).
+    this is exact for the joint release of an element's protected window (docs/errata.md,
+    WDP-2).
 
     Examples
     --------
