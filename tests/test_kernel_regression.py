@@ -1,7 +1,7 @@
 """NW (Nie & Wang) private online kernel least squares: errata, sensitivity, noise, contract.
 
-Sources: NW spec (kernel-online-learning.md) sections 2, 4, 5 and 7; independent review
-item 8 (it wins over the spec). Clean paths come from the non-private twins
+Sources: NW (Nie & Wang 2017), docs/errata.md NW-1 to NW-4, and the exact sensitivity
+derived in dpol.learners._kernel_sensitivity. Clean paths come from the non-private twins
 (``epsilon=inf``); the reference recursion ``_dual_path`` below is an independent
 implementation of NW eq. (3) in the dual (coefficient) representation with a Gram matrix,
 so it checks the library's primal / lazily scaled implementations.
@@ -43,8 +43,9 @@ GRID1 = np.linspace(0.0, 1.0, 401)[:, None]
 
 # ====================================================================== helpers
 def _task(T, seed=0):
-    """NW spec 6 task: x ~ U[0, 1], y = 0.8 sin(2 pi x) + N(0, 0.1^2) (clipped to M = 1 by
-    the learner). Seed 0 with this draw order is the stream of review item 8."""
+    """The task of dpol.experiments.nw_kernel: x ~ U[0, 1], y = 0.8 sin(2 pi x) + N(0,
+    0.1^2) (clipped to M = 1 by the learner). Seed 0 with this draw order is the stream of
+    the leak witness (docs/errata.md, NW-1)."""
     rng = np.random.default_rng(seed)
     x = rng.uniform(0.0, 1.0, T)
     y = 0.8 * np.sin(2 * np.pi * x) + 0.1 * rng.normal(size=T)
@@ -90,9 +91,9 @@ def _chi2_accepts(E, sigma, level=1e-4):
     return min(stats.chi2.cdf(q, E.size), stats.chi2.sf(q, E.size)) > level
 
 
-# ====================================================================== review item 8
-def test_published_scalar_leaks_review_item8_numbers():
-    # Review item 8 / spec 4.1: Gaussian kernel width 0.1, theta 0.75, t0 3, T 300, the
+# ====================================================================== published scalar
+def test_published_scalar_leaks_a_noise_free_difference():
+    # NW-1: Gaussian kernel width 0.1, theta 0.75, t0 3, T 300, the
     # neighbour flips the last label. The released function's difference f_A(0.25) -
     # f_A(0.6) is noise-free: the same for every noise draw, and different for D and D',
     # so a threshold at the midpoint tells the neighbours apart with probability 1.
@@ -122,14 +123,14 @@ def test_published_scalar_leaks_review_item8_numbers():
     assert np.all(diffs["D"] > threshold) and np.all(diffs["D'"] < threshold)
 
 
-def test_published_scalar_printed_scale_is_review_value_and_kappa_slip_warns():
-    # review item 8: "The printed Laplace scale C_T was 0.23" (eps = 1): 2 (1 + 1) / sqrt(302)
+def test_published_scalar_printed_scale_and_kappa_slip_warns():
+    # NW-2: the printed Laplace scale C_T at eps = 1 is 2 (1 + 1) / sqrt(302) = 0.23
     with pytest.warns(PaperCalibrationWarning):
         m = _make(300, epsilon=1.0, mode="published_scalar", calibration="paper",
                   query_points=[[0.5]])
     assert m.noise_std(300) == pytest.approx(4 / math.sqrt(302), rel=1e-12)
     assert m.noise_std(300) == pytest.approx(0.2302, abs=1e-4)
-    # spec test 3: printed C_t is kappa times smaller than the proven one; polynomial
+    # the printed C_t is kappa times smaller than the proven one; polynomial
     # (1 + x.x')^2 on the unit ball has kappa = 2, and the warning says so
     with pytest.warns(PaperCalibrationWarning, match="NW-2"):
         p = _make(50, epsilon=1.0, mode="published_scalar", calibration="paper",
@@ -144,7 +145,7 @@ def test_published_scalar_printed_scale_is_review_value_and_kappa_slip_warns():
 
 
 def test_published_scalar_laplace_scale_and_one_scalar_per_release():
-    # spec test 4: E|b_t| = C_t / eps, b_t the same on the whole function, independent
+    # E|b_t| = C_t / eps, b_t the same on the whole function, independent
     # across releases. |b| ~ Exp(scale): mean scale, sd scale / sqrt(N) = 1.6% at N = 4000;
     # accept within 5 sd (8%), so 2/3x (-33%) and 3/2x (+50%) are always rejected.
     T, N, eps = 3, 4000, 2.0
@@ -170,10 +171,10 @@ def test_published_scalar_laplace_scale_and_one_scalar_per_release():
 
 
 # ====================================================================== sensitivity
-def test_sup_norm_sensitivity_spec_test1():
-    # spec test 1 (kappa = 1, theta 0.75, t0 3, T 300, 401-point grid): flipping y_i at
-    # i = T-1, T/2, 5 moves f_T by at most C_T in sup norm; the measured ratios are the
-    # spec's "0.12 or less" (0.126 / 0.024 / 0.004 against the proven tight C_T).
+def test_published_scalar_sup_norm_sensitivity_last_position_worst():
+    # NW-3 (kappa = 1, theta 0.75, t0 3, T 300, 401-point grid): flipping y_i at i = T-1,
+    # T/2, 5 moves f_T by at most NW's tight C_T in sup norm, the last position most (the
+    # measured ratios: 0.126 / 0.024 / 0.004).
     T = 300
     X, y = _task(T)
     base = _make(T, mode="published_scalar", query_points=GRID1)
@@ -443,7 +444,7 @@ def test_gaussian_noise_scale_accepts_right_and_rejects_wrong(mode):
 @pytest.mark.parametrize(("eps", "delta", "T"), [(1.0, 1e-5, 1000), (0.1, 1e-6, 50),
                                                   (5.0, 1e-5, 3000)])
 @pytest.mark.parametrize("mode", ["random_features", "query_points"])
-def test_whole_transcript_mu_is_mu_star_with_corrected_c_t(eps, delta, T, mode):
+def test_whole_transcript_mu_is_mu_star(eps, delta, T, mode):
     # The noise follows the exact sensitivities (below NW's corrected C_t with kappa^2,
     # NW (16)) and covers the whole transcript: mu = max_s sqrt(sum_{t > s} (Delta_t(s) /
     # s_t)^2), recomputed here by loops, equals mu*(eps, delta) to 1e-9; the privacy event
@@ -481,7 +482,7 @@ def test_polynomial_kernel_uses_kappa_squared():
         assert m.sensitivity(t) == pytest.approx(h[t - 1] / (t - 1 + m.t0), rel=1e-9)
         assert m.sensitivity(t) < nw_corrected_sensitivity(t, 2.0, 1.0, 0.75, m.t0,
                                                            tight=True) / 2.0
-        # A_t = (1 - eta lam) I - eta phi phi^T is PSD with norm 1 - eta lam (spec test 7)
+        # A_t = (1 - eta lam) I - eta phi phi^T is PSD with norm 1 - eta lam
         n = t - 1 + m.t0
         assert 1 - 1 / n - n**-0.75 * m.kappa**2 >= 0.0
     assert m.sensitivity(1) == pytest.approx(2 * 2.0 * m.t0**-0.75, rel=1e-12)  # w_0 = 0
@@ -501,7 +502,7 @@ def test_zero_noise_random_features_equal_dual_recursion():
     lam = (np.arange(T + 1) + 3.0) ** -0.25
     norms = np.linalg.norm(W, axis=1)
     assert np.all(norms <= 1.0 / lam)
-    assert np.max(norms * lam) < 0.5  # loose (spec: <= 0.18 on its task)
+    assert np.max(norms * lam) < 0.5  # Lemma 2's kappa M / lambda_t is loose
     # the tighter recursive bound R_t of the sensitivity derivation (step 1) holds too
     R = _reference_norms(T, 1.0, 1.0, 0.75, 3)
     assert np.all(norms <= R * (1 + 1e-12)) and R[-1] < 0.3 / lam[-1]
@@ -520,7 +521,7 @@ def test_zero_noise_exact_kernel_modes_equal_dual_recursion(mode):
     f_037 = float(C[-1] @ k(X, np.array([[0.37]]))[:, 0])
     expected = f_037 if mode == "published_scalar" else F[-1, 4]  # nearest point 0.4
     assert m.predict_one([0.37]) == pytest.approx(expected, rel=1e-10)
-    # Lemma 2 (spec test 2): ||f_t||_K = sqrt(c^T K c) <= kappa M / lambda_t
+    # NW Lemma 2: ||f_t||_K = sqrt(c^T K c) <= kappa M / lambda_t
     norms = np.sqrt(np.einsum("ti,ij,tj->t", C, k(X, X), C))
     assert np.all(norms <= (np.arange(T + 1) + 3.0) ** 0.25)
 
@@ -712,9 +713,9 @@ def test_bad_data_raises_and_consumes_nothing(mode):
 
 # ====================================================================== utility
 def test_error_falls_with_t_at_large_epsilon_and_with_epsilon():
-    # Held-out generalisation error E(f) = mean (f(x) - y)^2 of the released model, spec 6
-    # task. At a large epsilon it falls with t (at t = T it is under half of t = 50 and
-    # under the trivial predict-0 error E y^2 ~ 0.33); non-private, spec test 9 (theta 0.6:
+    # Held-out generalisation error E(f) = mean (f(x) - y)^2 of the released model, the
+    # study's task. At a large epsilon it falls with t (at t = T it is under half of t = 50 and
+    # under the trivial predict-0 error E y^2 ~ 0.33); non-private (theta 0.6:
     # error at t = 2000 at most half that at t = 50); at t = T it falls as epsilon grows.
     T = 2000
     X, y = _task(T, seed=11)

@@ -1,13 +1,14 @@
 """NW (Nie & Wang) private online kernel least squares: held-out error against t and epsilon.
 
-The paper has no experiments; this is the minimal study of NW spec section 6: X = [0, 1],
+The paper has no experiments; this is a minimal study in its setting: X = [0, 1],
 f_rho(x) = 0.8 sin(2 pi x), y = f_rho(x) + N(0, 0.1^2) clipped to M = 1, Gaussian kernel
 of width 0.1 (kappa = 1), t0 = ceil(2^(1/theta)). It measures the generalisation error
 E(f) = mean (f(x) - y)^2 (NW eq. 2) of the released model on held-out data, for the two
 sound releases of :class:`~dpol.learners.private_kernel_regression.PrivateKernelRegression`
 (random-feature weights, predictions at a public grid), each private for the whole
 transcript, and the non-private algorithm. The published scalar mechanism is not run in
-the sweep (it is not private); the report shows its leak on review item 8's witness.
+the sweep (it is not private); the report shows its leak on a witness (docs/errata.md,
+NW-1).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ DATA_SEED = 2017
 
 
 def sine_task(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """n draws of the spec 6 task: x ~ U[0, 1], y = 0.8 sin(2 pi x) + N(0, 0.1^2).
+    """n draws of the study's task: x ~ U[0, 1], y = 0.8 sin(2 pi x) + N(0, 0.1^2).
 
     Examples
     --------
@@ -45,8 +46,9 @@ def sine_task(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def leak_witness(seeds: int = 3) -> dict:
-    """Review item 8: f_A(0.25) - f_A(0.6) of the published mechanism for D and D' (last
-    label flipped), per noise seed. Identical across seeds: the difference is noise-free.
+    """The witness of docs/errata.md, NW-1: f_A(0.25) - f_A(0.6) of the published mechanism
+    for D and D' (last label flipped), per noise seed. Identical across seeds: the
+    difference is noise-free.
 
     Examples
     --------
@@ -113,7 +115,7 @@ def nw_kernel(out_dir: str | Path, *, horizon: int = 5000, holdout: int = 2000,
               delta: float = 1e-5, bandwidth: float = 0.1, n_features: int = 256,
               n_query: int = 101, workers: int = 1,
               progress: Callable | None = None) -> ExperimentResult:
-    """Held-out error of the private kernel learner against t and epsilon (NW spec 6).
+    """Held-out error of the private kernel learner against t and epsilon (module study).
 
     Examples
     --------
@@ -126,7 +128,7 @@ def nw_kernel(out_dir: str | Path, *, horizon: int = 5000, holdout: int = 2000,
     >>> for r in res.rows:  # held-out error: last release, tail average of the releases
     ...     print(r["mode"], r["epsilon"], f"{r['error_T_mean']:.3g}",
     ...           f"{r['error_avg_T_mean']:.3g}", r["real_epsilon"])
-    random_features 1.0 136 9.97 1.0
+    random_features 1.0 11.6 1.16 1.0
     random_features inf 0.207 0.199 inf
     """
     out_dir = Path(out_dir)
@@ -196,31 +198,34 @@ def _report(rows, leak, trivial, bayes, common, seeds, figures, out_dir) -> Path
                      if math.isfinite(r["epsilon"]) and r["error_avg_T_mean"] < trivial})
     lines = [
         "# NW: private online kernel least squares (Nie & Wang 2017), held-out error", "",
-        f"Task of NW spec 6: x ~ U[0, 1], y = 0.8 sin(2 pi x) + N(0, 0.01) clipped to M = 1, "
+        f"Task: x ~ U[0, 1], y = 0.8 sin(2 pi x) + N(0, 0.01) clipped to M = 1, "
         f"T = {common['horizon']} streamed samples, {common['holdout']} held out; Gaussian "
         f"kernel of width {common['bandwidth']:g} (kappa = 1), t0 = ceil(2^(1/theta)), "
         f"delta = {common['delta']:g}, replace-one, {seeds} noise seeds (one data set).", "",
         "**Releases (all private for the whole transcript of T releases, tight Gaussian-DP "
         "calibration: mu over all releases = mu*(eps, delta)).** `random_features`: "
-        f"{common['n_features']} random Fourier features, the weights w_t + N(0, s_t^2 I) "
-        "(spec 5.C). `query_points`: the exact kernel algorithm, f_t(U) + N(0, s_t^2 I) on a "
-        f"public grid of {common['n_query']} points, evaluated at the nearest grid point "
-        "(spec 5.A). Sensitivity 2 kappa M [kappa^2 m^(1-2 theta) + m^-theta], m = t-1+t0 "
-        "(NW (16), corrected C_t); at the grid times sqrt(lambda_max K(U, U)). `error_T` is "
-        "the last release; `error_avg_T` the mean of the releases after steps T/2..T "
-        "(post-processing, free).", "",
+        f"{common['n_features']} random Fourier features, the weights w_t + N(0, s_t^2 I). "
+        "`query_points`: the exact kernel algorithm, f_t(U) + N(0, s_t^2 I) on a public "
+        f"grid of {common['n_query']} points, evaluated at the nearest grid point. "
+        "Sensitivity: the exact bound (docs/errata.md, NW-2), a change at position s moves "
+        "release t > s by at most Delta_t(s) = h_s / (t - 1 + t0), release t alone by "
+        "sens_t = max_(s<t) Delta_t(s), on the grid times sqrt(lambda_max K(U, U)); the "
+        "stds s_t ~ sens_t make mu = max_s sqrt(sum_(t>s) (Delta_t(s) / s_t)^2) = mu* "
+        "(NW-3). `error_T` is the last release; `error_avg_T` the mean of the releases "
+        "after steps T/2..T (post-processing, free).", "",
         markdown_table(rows), "",
         f"Baselines: predict 0 gives {trivial:.4g}; f_rho itself {bayes:.4g} (noise level).",
         "",
-        "**Reading.** The noise std at the end is of order T^(1.5 - 2 theta) (spec 5.A), so "
-        "it shrinks with t only for theta > 3/4, and the sup-norm sensitivity decays slowly "
-        "(t^(1-2 theta)). Privacy noise dominates unless epsilon is large; averaging released "
+        "**Reading.** For large T the noise std at the end is of order T^(1 - 3 theta / 2) "
+        "(sens_T ~ T^((1 - 3 theta) / 2), times the transcript's factor ~ sqrt(T)), so it "
+        "shrinks with T only for theta > 2/3. Privacy noise dominates unless epsilon is "
+        "large; averaging released "
         "iterates recovers much of it. Configurations whose tail average beats predict 0: "
         + (", ".join(f"{m} theta={t:g} eps={e:g}" for m, t, e in useful) or "none") + ". "
         + _compare_modes(rows), "",
-        "**The published mechanism is not private (erratum 4.1, review item 8).** One "
-        "Laplace draw added to the whole function leaves differences noise-free. On the "
-        "review's witness (width 0.1, theta = 0.75, t0 = 3, T = 300, last label flipped), "
+        "**The published mechanism is not private (docs/errata.md, NW-1).** One Laplace "
+        "draw added to the whole function leaves differences noise-free. On the witness "
+        "(width 0.1, theta = 0.75, t0 = 3, T = 300, last label flipped), "
         "f_A(0.25) - f_A(0.6) over noise seeds is "
         + "; ".join(f"{k}: " + ", ".join(f"{v:.8f}" for v in vals) for k, vals in leak.items())
         + ": constant per data set and different between neighbours (epsilon = inf).", "",
