@@ -385,7 +385,7 @@ def test_paper_mode_uses_treemech_sigma_verbatim_and_reports_the_real_epsilon():
 
 
 def test_paper_mode_erratum_a2_small_horizons_warn_or_are_refused():
-    # A2 / review item 10: one TreeMech at (eps, delta) fails at T = 2 (log2 2 = 1 <
+    # KNJ-1 (docs/errata.md): one TreeMech at (eps, delta) fails at T = 2 (log2 2 = 1 <
     # sqrt(K) = sqrt(2)) and adds no noise at T = 1. Inside PrivIncReg1 the (eps/2, delta/2)
     # split and the printed Delta = 2 for x x^T (true sqrt(2)) leave a margin: the joint
     # exact epsilon is 0.61 at T = 2, eps = 1, and only exceeds eps for eps >~ 21 there.
@@ -400,7 +400,7 @@ def test_paper_mode_erratum_a2_small_horizons_warn_or_are_refused():
     quiet = PrivateIncrementalRegression(3, domain=L2Ball(3), horizon=2, epsilon=1.0,
                                          delta=DELTA, calibration="paper")
     assert quiet.privacy.epsilon == pytest.approx(real_eps(2, 1.0)) and real_eps(2, 1.0) < 1
-    with pytest.warns(PaperCalibrationWarning, match="erratum A2") as rec:
+    with pytest.warns(PaperCalibrationWarning, match="KNJ-1") as rec:
         m = PrivateIncrementalRegression(3, domain=L2Ball(3), horizon=2, epsilon=30.0,
                                          delta=DELTA, calibration="paper")
     assert m.privacy.epsilon == pytest.approx(real_eps(2, 30.0)) and real_eps(2, 30.0) > 30
@@ -410,23 +410,33 @@ def test_paper_mode_erratum_a2_small_horizons_warn_or_are_refused():
                                      calibration="paper")
     tight = PrivateIncrementalRegression(3, domain=L2Ball(3), horizon=1, epsilon=1.0,
                                          delta=DELTA)
-    assert tight.counters[0].noise_scale > 0  # tight mode always adds noise (A2 fix)
+    assert tight.counters[0].noise_scale > 0  # tight mode always adds noise (KNJ-1)
 
 
 def test_privacy_docstrings_state_the_guarantee_and_the_erratum_decisions():
     reg1 = PrivateIncrementalRegression.__doc__
-    for phrase in ("Privacy", "Replace-one", "sqrt(2) X^2", "spec A4", "K = floor(log2 T) + 1",
-                   "spec A2", "mu*(eps, delta)", "one Gaussian mechanism", "verbatim",
-                   "T = 1 (no noise at all) is refused", "PaperCalibrationWarning",
-                   "post-processing", "A3", "A11", "A12", "A27"):
+    # the erratum decisions are cited by their docs/errata.md IDs (KNJ-1 TreeMech's small
+    # T, KNJ-2 sqrt(2), KNJ-4 the table of minor points) and the paper's location
+    reg1 = " ".join(reg1.split())
+    for phrase in ("Privacy", "Replace-one", "sqrt(2) X^2", "docs/errata.md, KNJ-2",
+                   "K = floor(log2 T) + 1", "erratum KNJ-1", "mu*(eps, delta)",
+                   "one Gaussian mechanism", "verbatim", "T = 1 (no noise at all) is refused",
+                   "PaperCalibrationWarning", "post-processing",
+                   "Theorem A.2 needs eps <= 1; KNJ-4",  # range of the classical mechanism
+                   "Full d x d noise, as Algorithm 2 prints it",  # Q_t neither symmetric nor PSD
+                   "uses only the true convex loss; KNJ-4",  # indefinite g_t is harmless
+                   "Separate seed streams for the two trees (KNJ-4)"):
         assert phrase in reg1, phrase
-    reg2 = ProjectedIncrementalRegression.__doc__
+    reg2 = " ".join(ProjectedIncrementalRegression.__doc__.split())
     for phrase in ("Privacy", "||u|| = ||x||", "sqrt(2) X^2", "data-independent",
-                   "post-processing", "sqrt(m)", "A21", "A22"):
+                   "post-processing", "sqrt(m)",
+                   "Section 5's lifting assumes 0 in C: KNJ-4",
+                   "an oracle Section 5.1 leaves unstated: KNJ-4"):
         assert phrase in reg2, phrase
-    m1 = PrivateIncrementalERM.__doc__
+    m1 = " ".join(PrivateIncrementalERM.__doc__.split())
     for phrase in ("Privacy", "Replace-one", "knj_mechanism1_split", "advanced",
-                   "calibration=\"tight\"", "PaperCalibrationWarning", "A13"):
+                   "calibration=\"tight\"", "PaperCalibrationWarning",
+                   "theta_0 = 0 may lie outside C: docs/errata.md, KNJ-4"):
         assert phrase in m1, phrase
     for cls in (PrivateProjectedSGD, PrivateFrankWolfe):
         assert "Privacy\n    -------" in cls.__doc__ and "Replace-one" in cls.__doc__

@@ -11,7 +11,9 @@ ever called (and, in shrink mode, a ball inside D that the user supplies).
 
 :class:`BanditFrankWolfeBase` implements all of it; its subclasses only build the counter
 (:class:`~dpol.learners.BanditFrankWolfe`: exact sums; :class:`PrivateBanditFrankWolfe`: a
-calibrated private counter). Spec: ``specs/private-projection-free-bandit.md`` (2.4-2.6).
+calibrated private counter). Paper: ENV Algorithm 1, the Frank-Wolfe step of Lemma C.4
+and the shrunk domain of Appendix D; where it is wrong or silent: docs/errata.md, ENV-1 to
+ENV-3.
 """
 
 from __future__ import annotations
@@ -100,10 +102,10 @@ def frank_wolfe_step(oracle: Callable, x: np.ndarray, center: np.ndarray, y: np.
                      ) -> tuple[np.ndarray, float]:
     """One Frank-Wolfe iteration on q(x) = 1/2 ||x - center||^2 + <y, x> (one oracle call).
 
-    ENV Alg. 1 line 14 with the sign corrected (spec A1: the paper prints ``- <eta s~, x>``,
-    whose minimiser moves towards high loss). Exact line search for this unit-curvature
-    quadratic, gamma = min(1, gap / ||v - x||^2) (spec A6); the new point is a convex
-    combination of x and the oracle's vertex v, so it stays in the set. Returns the new
+    ENV Alg. 1 line 14 with the sign corrected (docs/errata.md, ENV-1: the paper prints
+    ``- <eta s~, x>``, whose minimiser moves towards high loss). Exact line search for this
+    unit-curvature quadratic, gamma = min(1, gap / ||v - x||^2) (ENV-3); the new point is a
+    convex combination of x and the oracle's vertex v, so it stays in the set. Returns the new
     point and the Frank-Wolfe gap <grad q(x), x - v> >= q(x) - min q >= 1/2 ||x - x*||^2.
 
     Examples
@@ -261,7 +263,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         self.mode = check_choice("mode", mode, MODES)
         self.neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
         self.seed = seed
-        self.batch_size = K = (math.isqrt(T - 1) + 1 if batch_size is None  # ceil(sqrt T), A9
+        self.batch_size = K = (math.isqrt(T - 1) + 1 if batch_size is None  # ceil(sqrt T), ENV-3
                                else check_int("batch_size", batch_size, low=1))
         self.n_batches = -(-T // K)
         self.eta = (D / (T**0.75 * math.sqrt(n) * self.lipschitz) if eta is None  # Alg. 1
@@ -274,10 +276,10 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
             self.ball_center = as_vector("inner_ball[0]", inner_ball[0], n)
             self.ball_radius = r = check_real("inner_ball[1]", inner_ball[1], low=0.0,
                                               low_open=True)
-            # spec 2.6 [impl]: balance sqrt(T) L D^2 n / zeta against T zeta L (2 + D/r)
+            # not in the paper (ENV-3): balance sqrt(T) L D^2 n / zeta against T zeta L (2 + D/r)
             self.zeta = (min(zeta_paper * math.sqrt(r / (r + D)), r / 2) if zeta is None
                          else check_real("zeta", zeta, low=0.0, low_open=True, high=r,
-                                         high_open=True))  # zeta >= r leaves D (A16)
+                                         high_open=True))  # zeta >= r leaves D (ENV-3)
             self.shrink = 1.0 - self.zeta / r
             default_bound = self.lipschitz * D  # played points lie in D
         else:
@@ -286,8 +288,9 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
                                                                    low_open=True)
             if self.zeta > D:
                 warnings.warn(f"zeta={self.zeta:.4g} exceeds the diameter {D:.4g} (T < n^2 "
-                              "with the paper's zeta, spec A16): the exploration sphere is "
-                              "larger than the set", UserWarning, stacklevel=3)
+                              "with the paper's zeta; docs/errata.md, ENV-3): the "
+                              "exploration sphere is larger than the set", UserWarning,
+                              stacklevel=3)
             default_bound = self.lipschitz * (D + self.zeta)  # queries reach zeta outside D
         self.loss_bound = (default_bound if loss_bound is None else
                            check_real("loss_bound", loss_bound, low=0.0, low_open=True))
@@ -308,9 +311,9 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         self.n_clipped_ = 0
         self.n_oracle_calls_ = 0
         self._batch, self._batch_start = 1, 0
-        self._iterate = self.center.copy()  # x~_0 = c (spec A7)
+        self._iterate = self.center.copy()  # x~_0 = c (ENV-3)
         self._fw_x = self.center.copy()
-        self._y = np.zeros(n)  # eta * s~_0, s~_0 = 0 (A7)
+        self._y = np.zeros(n)  # eta * s~_0, s~_0 = 0 (ENV-3)
         self._buf_u: list[np.ndarray] = []
         self._buf_v: list[np.ndarray] = []
         self._pending: tuple[np.ndarray, np.ndarray] | None = None
@@ -323,7 +326,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
 
     @property
     def n_releases(self) -> int:
-        """Batch sums sent to the counter: the last batch's is never used (spec A9)."""
+        """Batch sums sent to the counter: the last batch's is never used (ENV-3)."""
         return self.n_batches - 1
 
     @property

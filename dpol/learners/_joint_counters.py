@@ -209,7 +209,7 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     Tight: the node vectors form one Gaussian mechanism of sensitivity
     sqrt(sum s_k^2) (each s_k from the counter's own structure and element sensitivity),
     so every counter gets the same std sigma = sqrt(sum s_k^2) / mu*(epsilon, delta) — exact
-    by Gaussian DP (JKT spec 5.4). ``element_sensitivity``, when given, is a proven bound
+    by Gaussian DP (docs/errata.md, JKT-4). ``element_sensitivity``, when given, is a proven bound
     on the l2 change of the stacked element (all counters' inputs together, e.g.
     :func:`outer_product_sensitivity`); as every counter has the same structure, one
     element then moves the stacked node vectors by it times the encoder's column norm,

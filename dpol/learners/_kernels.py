@@ -3,7 +3,8 @@
 Two Mercer kernels on the ball ``||x|| <= R`` (R = ``x_bound``):
 
 * Gaussian ``K(x, x') = exp(-||x - x'||^2 / (2 bandwidth^2))``: ``K(x, x) = 1``, so
-  kappa = sup_x sqrt(K(x, x)) = 1 whatever R (NW spec 4.2 definition of kappa).
+  kappa = sup_x sqrt(K(x, x)) = 1 whatever R (kappa as the proof of NW Theorem 1 needs it:
+  docs/errata.md, NW-2).
 * Polynomial ``K(x, x') = (x . x' + coef0)^degree`` with coef0 >= 0: kappa =
   (R^2 + coef0)^(degree / 2) (e.g. 2 for ``(1 + x . x')^2`` on the unit ball).
 
@@ -63,7 +64,7 @@ class Kernel:
 
     @property
     def kappa(self) -> float:
-        """sup over ||x|| <= x_bound of sqrt(K(x, x)) (NW spec 4.2)."""
+        """sup over ||x|| <= x_bound of sqrt(K(x, x)) (docs/errata.md, NW-2)."""
         if self.name == "gaussian":
             return 1.0
         return float((self.x_bound**2 + self.coef0) ** (self.degree / 2.0))

@@ -15,7 +15,7 @@ __all__ = ["ball_radius", "implicit_step", "pointwise_loss", "split_loss"]
 # Absolute tolerance of the scalar root finds. The sensitivity proofs assume exact
 # implicit steps; an error of tau in s moves the iterate by at most
 # eta * beta_phi * tau * ||x|| (beta_phi <= 1 for our losses), i.e. ~1e-13, which the
-# 1e-12 slack added to the declared sensitivities covers (JKT spec 3.1 note).
+# 1e-12 slack added to the declared sensitivities covers (docs/errata.md, JKT-7).
 ROOT_TOL = 1e-14
 SENSITIVITY_SLACK = 1e-12
 
@@ -126,7 +126,7 @@ def implicit_step(data: LinearLoss, alpha: float, w: np.ndarray, x: np.ndarray, 
     """argmin_{||v|| <= radius} 1/2 ||v - w||^2 + eta (phi(<x, v>, y) + alpha/2 ||v||^2).
 
     Stationarity gives v = (w - eta phi'(s) x) / (1 + eta alpha + nu) with s = <x, v> and
-    nu >= 0 the multiplier of the ball (JKT spec 3.1, cost). For each nu the margin s is
+    nu >= 0 the multiplier of the ball (docs/errata.md, JKT-7). For each nu the margin s is
     the root of an increasing scalar function; ||v(nu)|| decreases in nu, so the active
     constraint is met by a root find on nu.
 

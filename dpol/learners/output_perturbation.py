@@ -78,9 +78,9 @@ class OutputPerturbation(OnlineLearner):
     schedule : {"fixed", "doubling", "anytime"}
         ``fixed`` (Alg. 1): s_t = beta / t for a known horizon. ``doubling`` (Alg. 7):
         beta_t constant on epochs 2^k <= t < 2^(k+1), at (eps, delta) / log2 T as JKT
-        Section 6.2 prescribes for a constant target. ``anytime`` (JKT spec 5.2,
-        new): s_t = lam / (t mu* sqrt(w_t)), w_t = 1 / (2 t (1 + ln t)^2); private for
-        every stream length.
+        Section 6.2 prescribes for a constant target. ``anytime`` (not in the paper;
+        docs/errata.md, JKT-2): s_t = lam / (t mu* sqrt(w_t)), w_t = 1 / (2 t (1 + ln t)^2);
+        private for every stream length.
     w0 : array, optional
         The data-independent first iterate (default: the projection of 0).
     noise : {"gaussian", "secure"}

@@ -52,15 +52,15 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     calibration : {"tight", "paper"}
         See Privacy.
     log : {"log2", "ln"}
-        Reading of the printed "log T" in the paper presets (spec A10).
+        Reading of the printed "log T" in the paper presets (docs/errata.md, ENV-3).
     lipschitz : float
         L, the l2 Lipschitz constant of every f_t (on D + zeta B in extended mode).
     diameter : float, optional
         D (default ``domain.diameter``).
     loss_bound : float, optional
         B: observed values are clipped to [-B, B] and counted in ``n_clipped_``. Default
-        L (D + zeta) in extended mode, L D in shrink mode (spec A14-A15: exact whenever
-        every f_t has a zero in D, the paper's convention).
+        L (D + zeta) in extended mode, L D in shrink mode (ENV-3: exact whenever every f_t
+        has a zero in D, the paper's convention; Lemma C.2 bounds values only on D).
     mode : {"extended", "shrink"}
         ``extended``: play x~ + zeta u, up to zeta outside D (f_t must be defined there).
         ``shrink`` (App. D): play phi(x~ + zeta u), phi(x) = c' + (1 - zeta/r)(x - c'), a
@@ -68,12 +68,12 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     inner_ball : (array, float), optional
         (c', r) with c' + r B in D; required by ``mode="shrink"``.
     center : array, optional
-        c: regulariser centre and first iterate x~_0 (spec A7-A8); it must lie in D (not
+        c: regulariser centre and first iterate x~_0 (ENV-3); it must lie in D (not
         checked: there is no membership oracle). Default: c' in shrink mode,
         otherwise the mean of the 2n vertices LOO(+-(e_i - 1/(n+1))) (feasible, free of data;
         the centre of a box).
     batch_size, zeta, eta : optional
-        K, zeta, eta; default ceil(sqrt T), D sqrt(n) / T^(1/4) (shrink mode: spec 2.6,
+        K, zeta, eta; default ceil(sqrt T), D sqrt(n) / T^(1/4) (shrink mode: ENV-3,
         min(that * sqrt(r/(r+D)), r/2)) and D / (T^(3/4) sqrt(n) L) (Alg. 1).
     neighbouring : {"replace_one", "add_remove"}
     seed : None, int, SeedSequence or Generator
@@ -84,7 +84,8 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     Neighbouring relation: replace-one (ENV Def. 2.1): the loss sequence with one f_t
     replaced. The protected output is the whole sequence of played points.
 
-    Sensitivity (spec 2.7 per-summand argument; the paper's own argument has gaps). The
+    Sensitivity (per-summand argument, docs/errata.md, ENV-2; the paper's own argument
+    has gaps). The
     points are a function of the learner's own data-independent randomness (the u_t) and
     of the counter's releases. Fix the u_t and the released history: neighbours differing
     at round t0 of batch R0 feed identical batch sums for every R != R0, and at R0 sums
@@ -104,7 +105,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     A window of at least m - 1 is full DP and accepted.
 
     ``calibration="tight"`` (default): the counter over the m - 1 used batch sums (the last
-    one is never used, A9) is calibrated for the learner's whole (epsilon, delta) with that
+    one is never used, ENV-3) is calibrated for the learner's whole (epsilon, delta) with that
     sensitivity, one node per level and h = floor(log2(m - 1)) + 1 levels: Gaussian node std
     Delta_2 sqrt(h) / mu*(epsilon, delta) (exact analytic Gaussian via dp-accounting,
     Gaussian-DP composition, adaptively valid); Laplace scale h Delta_1 / epsilon and Gamma
@@ -113,33 +114,38 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     ``calibration="paper"``: the published per-coordinate scales, verbatim (TreeBasedAgg
     with padding): Laplace lambda = T^(1/2) n L log T / epsilon (Lemma 5.1) or the Gaussian
     sigma of Lemma 5.4 (:mod:`dpol.accounting.presets.env`). The paper justifies them by
-    norm bounds on the whole batch vector, and both proofs have gaps (review item 9):
-    Lemma 5.1's l1 bound K sqrt(n) M equals T^(3/4) n L, not T^(1/2) n L (A12); Lemma 5.4
-    feeds max_t |F_t| to Lemma 5.3 where ||(F_t)_t||_2, up to sqrt(K) times larger, is
-    needed (A13). So the paper's guarantee is never taken on trust: ``privacy`` reports the
-    exact guarantee of the printed noise under the per-summand sensitivity above, and a
+    norm bounds on the whole batch vector, and both proofs have gaps (ENV-2): Lemma 5.1's
+    l1 bound K sqrt(n) M equals T^(3/4) n L, not T^(1/2) n L; Lemma 5.4 feeds max_t |F_t|
+    to Lemma 5.3 where ||(F_t)_t||_2, up to sqrt(K) times larger, is needed. So the
+    paper's guarantee is never taken on trust: ``privacy`` reports the exact guarantee of
+    the printed noise under the per-summand sensitivity above, and a
     ``PaperCalibrationWarning`` states it whenever it is weaker than the requested epsilon.
-    It is for the Laplace preset at small T or T < n^2 (spec 2.7 table: T = 16, n = 2 and
-    T = 100, n = 10); the Gaussian preset is always far noisier than needed (epsilon
-    reported far below the target). Only ``counter="tree"`` and Gaussian or Laplace noise
-    have a published calibration; other choices are refused. With T <= 2 there is a single
-    batch, nothing data-dependent is ever played, and the guarantee is (0, 0).
+    It is for the Laplace preset at small T or T < n^2 (0.54 and 0.73 of the per-summand
+    requirement at T = 16, n = 2 and T = 100, n = 10); the Gaussian preset is always far
+    noisier than needed (epsilon reported far below the target). Only ``counter="tree"``
+    and Gaussian or Laplace noise have a published calibration; other choices are refused.
+    With T <= 2 there is a single batch, nothing data-dependent is ever played, and the
+    guarantee is (0, 0).
 
-    Erratum decisions (spec section 5): A1 the Frank-Wolfe objective is
-    1/2 ||x - c||^2 + eta <s~, x> (printed with a minus sign, which moves towards high
-    loss); A5-A6 exactly one FW iteration per round with exact line search, warm-started;
-    A7-A8 x~_0 = c, s~_0 = 0 and the regulariser centred at c in D; A9 K = ceil(sqrt T),
-    m = ceil(T/K), a shorter last batch whose FW solve and tree update are skipped; A10
-    binary tree (base 2) over the m - 1 used sums; A11-A13 per-summand sensitivities instead
-    of the paper's norm promises; A14-A15 explicit loss bound B with clipping; A16 warn when
-    zeta > D, refuse zeta >= r in shrink mode; A20 the guarantees (and the regret bound) are
-    for an oblivious adversary; A21 extended-mode points leave D by up to zeta, the centres
-    never do (shrink mode keeps every point in D); A22 (non-full-dimensional sets such as
-    the simplex) is not implemented: the sphere is full-dimensional, which extended mode
-    tolerates; A27 the u_t of a batch never enter its own FW solve. A19 (doubling trick
-    for an unknown T) is not offered: the horizon sizes every calibration, and epochs with
-    full restarts would be separate learners on disjoint losses (parallel composition:
-    epsilon overall), which a caller builds by running one learner per epoch.
+    Decisions where the paper is wrong or silent (docs/errata.md): ENV-1, Algorithm 1
+    line 14: the Frank-Wolfe objective is 1/2 ||x - c||^2 + eta <s~, x> (printed with a
+    minus sign, which moves towards high loss). ENV-2, Lemmas 5.1 and 5.4, Theorem 2.3:
+    per-summand sensitivities instead of the paper's norm promises. ENV-3: Lemma C.4,
+    exactly one FW iteration per round with exact line search, warm-started; Algorithm 1,
+    x~_0 = c, s~_0 = 0 and the regulariser centred at c in D; Algorithm 1 line 1,
+    K = ceil(sqrt T), m = ceil(T/K), a shorter last batch whose FW solve and tree update
+    are skipped; Algorithms 3-5, a binary tree (base 2) over the m - 1 used sums; Lemma
+    C.2, an explicit loss bound B with clipping; zeta > D warns, zeta >= r is refused in
+    shrink mode; Definition 2.1, the guarantees (and the regret bound) are for an
+    oblivious adversary, and the u_t of a batch never enter its own FW solve;
+    extended-mode points leave D by up to zeta, the centres never do (shrink mode keeps
+    every point in D); the affine-hull sampling that non-full-dimensional sets such as the
+    simplex (Section 1) would need is not implemented: the sphere is full-dimensional,
+    which extended mode tolerates. The
+    doubling trick for an unknown T (Section 2) is not offered: the horizon sizes every
+    calibration, and epochs with full restarts would be separate learners on disjoint
+    losses (parallel composition: epsilon overall), which a caller builds by running one
+    learner per epoch.
 
     Examples
     --------
@@ -212,10 +218,10 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         if self.noise == "laplace":
             scale = env_bandit_laplace_scale(self.epsilon, T, n, L, log=self.log)
             cite = ("ENV Lemma 5.1's Laplace scale T^(1/2) n L log T / eps (its l1 bound is "
-                    "T^(1/4) too small, spec A12)")
+                    "T^(1/4) too small; docs/errata.md, ENV-2)")
         else:
             scale = env_bandit_gaussian_sigma(self.epsilon, self.delta, T, n, L, log=self.log)
-            cite = "ENV Lemma 5.4's Gaussian sigma (proof gap, spec A13)"
+            cite = "ENV Lemma 5.4's Gaussian sigma (proof gap; docs/errata.md, ENV-2)"
         # the counter's noise_multiplier is relative to its own sensitivity; read it off a
         # probe (unseeded: the real counter's seed must not be spawned twice)
         probe = self._make_counter(cls, noise_multiplier=1.0, probe=True, **options)
@@ -225,7 +231,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         if guarantee.epsilon > self.epsilon * (1.0 + 1e-9):
             warnings.warn(f"{cite} gives only ({guarantee.epsilon:.4g}, {guarantee.delta:g})"
                           f"-DP at horizon={T}, dim={n} under the per-summand sensitivity "
-                          f"2 (n/zeta) B = {self.element_sensitivity:.4g} (spec 2.7), not the "
+                          f"2 (n/zeta) B = {self.element_sensitivity:.4g} (ENV-2), not the "
                           f"requested epsilon={self.epsilon:g}; privacy reports the real "
                           "guarantee", PaperCalibrationWarning, stacklevel=4)
         return counter

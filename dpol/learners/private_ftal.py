@@ -24,7 +24,7 @@ class PrivateFTAL(OnlineLearner):
     With g_t = sum_{tau <= t} grad f_tau(w_tau) released privately as g_hat_t, the
     next iterate is the exact minimiser over C of the lower approximation
     <g_hat_t, w> + mu/2 sum_tau ||w - w_tau||^2, i.e. Proj_C(S_t / t - g_hat_t / (mu t)),
-    S_t = sum_{tau <= t} w_tau (WDP spec 2 and 4).
+    S_t = sum_{tau <= t} w_tau (WDP Section II.C and Algorithm 1).
 
     Parameters
     ----------
@@ -63,7 +63,7 @@ class PrivateFTAL(OnlineLearner):
     Only the data part of the gradient, grad phi(<w_t, x_t>, y_t) x_t, enters the counter;
     the regulariser's part mu w_t is a function of released iterates and is added back
     outside (post-processing). Replace-one: one element changes one counter input by at
-    most 2L, L the data loss's Lipschitz constant on C (WDP erratum 8.1: not L + mu D);
+    most 2L, L the data loss's Lipschitz constant on C (docs/errata.md, WDP-1: not L + mu D);
     with ``calibration="tight"`` by the loss's ``gradient_sensitivity(C)``, the exact
     change of a data gradient at one (public) iterate w_t, which can be smaller: 1.100
     instead of 2 L = 1.462 for the logistic loss on the unit ball with unit data

@@ -18,7 +18,7 @@ class PrivateGIGA(OutputPerturbation):
 
     Warm-up: the first t_q - 1 iterates are data-independent (the starting point);
     from t_q = ceil(2 L_G^2 / alpha^2) + 1 on, w_{t+1} = Proj_C(w_t - 2/(alpha t) grad f_t(w_t))
-    (JKT spec 3.2: t_q must be an integer, and w_{t_q} = w_{t_q - 1}).
+    (docs/errata.md, JKT-7: t_q must be an integer, and w_{t_q} = w_{t_q - 1}).
 
     Parameters
     ----------

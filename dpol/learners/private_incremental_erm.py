@@ -22,7 +22,7 @@ __all__ = ["PrivateIncrementalERM", "default_tau"]
 
 def default_tau(horizon: int, dim: int, epsilon: float) -> int:
     """KNJ Theorem 3.1(1) (convex, BST14 solver): ``tau = ceil((T d)^(1/3) / eps^(2/3))``,
-    at most T (spec A14: T not divisible by tau is allowed).
+    at most T (T not divisible by tau is allowed: docs/errata.md, KNJ-4).
 
     Examples
     --------
@@ -39,7 +39,8 @@ class PrivateIncrementalERM(OnlineLearner):
 
     At t = j tau the model ``theta_t = A(z_1..z_t)`` of a private batch solver A is
     released; between calls the released model stays fixed. Before the first call the
-    released model is the data-independent ``P_C(0)`` (spec A13: 0 may lie outside C).
+    released model is the data-independent ``P_C(0)`` (Mechanism 1's theta_0 = 0 may lie
+    outside C: docs/errata.md, KNJ-4).
 
     Parameters
     ----------

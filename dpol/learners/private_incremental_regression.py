@@ -95,55 +95,57 @@ class PrivateIncrementalRegression(OnlineLearner):
         The continual-release mechanism of both sums (KNJ: TreeMech, the binary tree).
     counter_options : dict, optional
     solver : {"npg", "surrogate"}
-        ``"npg"`` (default): NoisyProjGrad warm-started at theta_{t-1} (spec A8(b)) with
-        the corrected step ``2 R/(sqrt(r) (alpha'_t + L_t))`` (spec A6), r_t =
-        ``ceil((1 + L_t/alpha'_t)^2)`` (Corollary B.2 with the A5 closed forms
+        ``"npg"`` (default): NoisyProjGrad warm-started at theta_{t-1} with the step of
+        Proposition B.1 corrected, ``2 R/(sqrt(r) (alpha'_t + L_t))`` (docs/errata.md,
+        KNJ-3), r_t = ``ceil((1 + L_t/alpha'_t)^2)`` (Corollary B.2 in closed form, KNJ-4:
         ``L_t = 2 t x_bound (x_bound R + y_bound)`` and the gradient-error level alpha'_t
-        of :meth:`gradient_error`) capped at ``max_iter`` (A8(c)); ``bound_`` reports the
-        achieved guarantee ``2(alpha'+L)R/sqrt(r) + 2 alpha' R``. ``"surrogate"`` (spec
-        A9, a deviation): minimise the symmetrised, PSD-clipped quadratic exactly
+        of :meth:`gradient_error`) capped at ``max_iter`` (KNJ-4); ``bound_`` reports the
+        achieved guarantee ``2(alpha'+L)R/sqrt(r) + 2 alpha' R``. ``"surrogate"`` (KNJ-4,
+        not in the paper): minimise the symmetrised, PSD-clipped quadratic exactly
         (L2 ball: eigendecomposition and secular equation) or by ``max_iter`` accelerated
         projected gradient steps from theta_{t-1}. Both are post-processing.
     max_iter : int
         Iteration cap per step. beta : float
         Failure probability in alpha'_t (utility only).
     x_bound, y_bound : float
-        ||x|| and |y| bounds (KNJ: 1); larger inputs are clipped and counted (spec A26).
+        ||x|| and |y| bounds (KNJ: 1); larger inputs are clipped and counted
+        (docs/errata.md, KNJ-4).
     noise : {"gaussian", "secure"}
         ``"secure"``: exact discrete Gaussian noise on OS randomness in both counters
         (binary or window tree, tight calibration; not reproducible from ``seed``).
 
     Privacy
     -------
-    Replace-one (KNJ spec 1.4; ``add_remove`` halves both sensitivities). Element
-    sensitivities: ``||x y - x' y'|| <= 2 X Y`` (tight) and
+    Replace-one (KNJ's event-level neighbours; ``add_remove`` halves both sensitivities).
+    Element sensitivities: ``||x y - x' y'|| <= 2 X Y`` (tight) and
     ``||x x^T - x' x'^T||_F <= sqrt(2) X^2``, since
-    ``||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2`` (spec A4 and review item 4:
+    ``||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2`` (docs/errata.md, KNJ-2:
     tight, where the paper uses 2), each in at most K = floor(log2 T) + 1 tree nodes
-    (spec A2). Tight (default): both node vectors form one Gaussian mechanism with the same
+    (KNJ-1). Tight (default): both node vectors form one Gaussian mechanism with the same
     std ``sigma = s sqrt(K) / mu*(eps, delta)`` on both, s the joint change of the stacked
     element (x x^T, x y): ``sqrt(2 X^4 + 2 X^2 Y^2 + Y^4 / 2)`` under replace-one (2 X Y
     if Y^2 > 2 X^2; exact, ``outer_product_sensitivity``; below the quadrature sum
     ``sqrt(2 X^4 + 4 X^2 Y^2)`` of the two bounds above), ``sqrt(X^4 + X^2 Y^2)`` under
-    add/remove; exact by Gaussian DP and
-    valid for adaptively chosen inputs; this replaces KNJ's basic composition of two
-    (eps/2, delta/2) trees. Full d x d noise (spec A11): Q_t is neither symmetric nor PSD,
-    which NoisyProjGrad tolerates (A12); the surrogate solver symmetrises and clips after
-    release. ``calibration="paper"`` (tree only): each tree gets KNJ's TreeMech sigma
-    (Alg. 4, verbatim: ``2 log2^2 T Delta^2 ln(2/delta')/eps'^2``, Delta = 2 as printed,
-    eps' = eps/2, delta' = delta/2); erratum A2 (review item 10): log T < sqrt(K) for
+    add/remove; exact by Gaussian DP and valid for adaptively chosen inputs; this replaces
+    KNJ's basic composition of two (eps/2, delta/2) trees. Full d x d noise, as Algorithm 2
+    prints it: Q_t is neither symmetric nor PSD, which NoisyProjGrad tolerates (its
+    analysis uses only the true convex loss; KNJ-4); the surrogate solver symmetrises and
+    clips after release. ``calibration="paper"`` (tree only): each tree gets KNJ's TreeMech
+    sigma (Alg. 4, verbatim: ``2 log2^2 T Delta^2 ln(2/delta')/eps'^2``, Delta = 2 as
+    printed, eps' = eps/2, delta' = delta/2); erratum KNJ-1: log T < sqrt(K) for
     small T, so T = 1 (no noise at all) is refused, and ``privacy`` reports the exact
     epsilon the printed noise gives against the true sensitivities, with a
     ``PaperCalibrationWarning`` when it exceeds epsilon. One TreeMech at (eps, delta)
     fails at T = 2 (1.07 for a claimed 1); inside PrivIncReg1 the halved budgets and the
     printed Delta = 2 for x x^T (true sqrt(2)) leave a margin, so the joint exact epsilon
     stays below epsilon for T >= 2 (0.61 at T = 2, eps = 1) except for very large epsilon
-    (T = 2, eps >~ 21); this also covers A3 (the classical Gaussian mechanism needs
-    eps <= 1). The solvers only read the released Q_t, q_t and public constants:
-    post-processing, free. Separate seed streams for the two trees (spec A27). Secure
-    noise: both counters round their parts (x x^T, x y) to their grids g_Q, g_q, which
-    adds sqrt(g_Q^2 p^2 + g_q^2 p) to s under replace-one (half under add/remove), and sigma is
-    calibrated through zCDP on that sensitivity with dp-accounting's RDP accountant
+    (T = 2, eps >~ 21); this also covers the range of the classical Gaussian mechanism
+    behind TreeMech's sigma (Theorem A.2 needs eps <= 1; KNJ-4). The solvers only read
+    the released Q_t, q_t and public constants: post-processing, free. Separate seed
+    streams for the two trees (KNJ-4). Secure noise: both counters round their parts
+    (x x^T, x y) to their grids g_Q, g_q, which adds sqrt(g_Q^2 p^2 + g_q^2 p) to s under
+    replace-one (half under add/remove), and sigma is calibrated through zCDP on that
+    sensitivity with dp-accounting's RDP accountant
     (``dpol.learners._joint_counters.joint_zcdp``; 4-11% more std than the float path).
     ``gradient_error`` then also counts the rounding of the sums (utility only).
 
@@ -227,7 +229,7 @@ class PrivateIncrementalRegression(OnlineLearner):
         def paper() -> tuple[list[float], str]:
             # KNJ Alg. 2 line 1 / Alg. 4: Delta_2 = 2 for both trees (in units of the bounds)
             return [knj_tree_mech_sigma(self.epsilon / 2, self.delta / 2, self.horizon, 2.0 * b)
-                    for b in (xb * xb, xb * yb)], "KNJ's TreeMech noise (erratum A2)"
+                    for b in (xb * xb, xb * yb)], "KNJ's TreeMech noise (docs/errata.md, KNJ-1)"
 
         return joint_counters(cls, self.horizon, specs, epsilon=self.epsilon,
                               delta=self.delta, neighbouring=self.neighbouring,
@@ -258,14 +260,14 @@ class PrivateIncrementalRegression(OnlineLearner):
         return self._released[0].copy(), self._released[1].copy()
 
     def gradient_error(self, t: int) -> float:
-        """alpha'_t (spec A5): with prob. >= 1 - beta/(2T),
+        """alpha'_t (docs/errata.md, KNJ-4): with prob. >= 1 - beta/(2T),
         ``sup_{theta in C} ||g_t(theta) - grad L(theta)|| <= alpha'_t``.
 
         The error is ``2 (E theta - e)``, E a p x p and e a p-vector of i.i.d.
         N(0, s^2) entries (s^2 = each counter's ``variance(t)``); ``E||E||_op <= 2 sqrt(p) s``,
         ``E||e|| <= sqrt(p) s``, and both norms are s-Lipschitz in the Gaussian vector:
         ``alpha' = 2 [s_Q R (2 sqrt(p) + u) + s_q (sqrt(p) + u)]``, u = sqrt(2 ln(2/beta_t)),
-        beta_t = beta/(2T) (no union bound over iterations: spec A7). Secure noise adds
+        beta_t = beta/(2T) (no union bound over iterations: KNJ-4). Secure noise adds
         the rounding of t elements to the grids g_Q, g_q (each entry by g/2 at most):
         ``2 t (g_Q p R + g_q sqrt(p)) / 2`` (Frobenius bounds the operator norm).
         """
@@ -282,7 +284,7 @@ class PrivateIncrementalRegression(OnlineLearner):
             + rounding
 
     def lipschitz(self, t: int) -> float:
-        """L_t = 2 t X (X R + Y) bounds ||grad L(theta; Gamma_t)|| on the set (spec A5)."""
+        """L_t = 2 t X (X R + Y) bounds ||grad L(theta; Gamma_t)|| on the set (KNJ-4)."""
         return 2.0 * t * self.x_bound * (self.x_bound * self.radius + self.y_bound)
 
     # ------------------------------------------------------------------ solvers
@@ -316,7 +318,7 @@ class PrivateIncrementalRegression(OnlineLearner):
 
     @staticmethod
     def _psd(A: np.ndarray) -> np.ndarray:
-        """Symmetrise and clip negative eigenvalues (spec A9; post-processing)."""
+        """Symmetrise and clip negative eigenvalues (KNJ-4's surrogate; post-processing)."""
         evals, evecs = np.linalg.eigh(0.5 * (A + np.swapaxes(A, -1, -2)))
         return np.einsum("...ij,...j,...kj->...ik", evecs, np.maximum(evals, 0.0), evecs)
 

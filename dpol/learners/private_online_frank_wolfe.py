@@ -16,13 +16,13 @@ __all__ = ["PrivateOnlineFrankWolfe"]
 class PrivateOnlineFrankWolfe(PrivateFTAL):
     """Projection-free private FTAL: one local-linear-oracle call per step, never a projection.
 
-    Follows the parameterisation the WDP spec derives and checks (section 5.2; the
-    published constants are illegible): rho from the set's LLOO, step a = 1/(2 rho^2),
-    C0 = 16 rho^2, E a public high-probability bound on the counter error, G_u = L + 2E
-    (L bounds the whole loss's gradient, regulariser included: ``gradient_bound``),
-    K = 74 rho^4 G_u^2 and, with sigma_t = mu (t + C0),
+    WDP-COCOL (WDP Algorithm 2) with constants re-derived from the proof, since the
+    published ones are illegible (docs/errata.md, WDP-6): rho from the set's LLOO, step
+    a = 1/(2 rho^2), C0 = 16 rho^2, E a public high-probability bound on the counter error,
+    G_u = L + 2E (L bounds the whole loss's gradient, regulariser included:
+    ``gradient_bound``), K = 74 rho^4 G_u^2 and, with sigma_t = mu (t + C0),
 
-        c_t = g_hat_t + mu ((t + C0) w_t - S_t - C0 w_1)      (grad of J_t at w_t, erratum 8.6)
+        c_t = g_hat_t + mu ((t + C0) w_t - S_t - C0 w_1)      (grad of J_t at w_t, WDP-6)
         p_t = LLOO(w_t, sqrt(2K) / sigma_t, c_t)
         w_{t+1} = w_t + a (p_t - w_t)                         (a convex combination: feasible)
 
@@ -40,7 +40,7 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
     -------
     As :class:`PrivateFTAL`: the counter's guarantee (window DP with window W, or DP).
     rho, a, C0, K and r_t are data-independent and E comes from the noise scale and the
-    horizon only (WDP erratum 8.7: never from the realised noise), so every iterate is
+    horizon only (docs/errata.md, WDP-5: never from the realised noise), so every iterate is
     post-processing of the counter's releases (WDP Theorem 5).
 
     ``noise="secure"`` (window or binary tree): privacy as the counter's secure noise.
@@ -89,14 +89,14 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
         self.step_size = 1.0 / (2.0 * self.rho**2)
         self.c0 = 16.0 * self.rho**2
         self.noise_bound = self._noise_bound()
-        # G_u bounds the whole gradient u of spec 5.2 step 3, regulariser included (mu ||w||
+        # G_u bounds the whole gradient u of WDP-6's proof, regulariser included (mu ||w||
         # <= mu R); self.lipschitz is the data part only, what the counter's sensitivity needs
         self.gradient_bound = float(loss.lipschitz(domain))
         self.k_const = 74.0 * self.rho**4 * (self.gradient_bound + 2.0 * self.noise_bound) ** 2
         self._w1 = self._w.copy()
 
     def _initial_point(self) -> np.ndarray:
-        # a vertex (WDP erratum 8.10), chosen without data: LO of a fixed direction
+        # a vertex (docs/errata.md, WDP-7), chosen without data: LO of a fixed direction
         vertex = self.domain.linear_oracle(np.ones(self.dim))
         if hasattr(self.domain, "lloo_weights"):  # ConvexHull: keep the decomposition
             self._hull_weights = (np.linalg.norm(self.domain.vertices - vertex, axis=1)
@@ -105,14 +105,14 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
         return np.asarray(vertex, dtype=float)
 
     def _noise_bound(self) -> float:
-        """E with P(max_t ||g_hat_t - g_t|| <= E) >= 1 - failure_prob (WDP spec 3.4)."""
+        """E with P(max_t ||g_hat_t - g_t|| <= E) >= 1 - failure_prob (WDP-5)."""
         c = self._counter
         if c.noise_scale == 0.0:
             return 0.0
         beta, horizon, d = self.failure_prob, self.horizon, self.dim
         if c.noise in ("gaussian", "secure"):
             # e_t ~ N(0, v_t I): ||e_t|| <= sqrt(v_t) (sqrt(d) + sqrt(2 ln(T/beta))) for all
-            # t with prob. 1 - beta (Lipschitz concentration + union bound; erratum 8.5);
+            # t with prob. 1 - beta (Lipschitz concentration + union bound; WDP-5);
             # secure: the same for subgaussian noise, plus the grid rounding (Privacy)
             rounding = 0.0 if c.grid is None else horizon * c.grid * math.sqrt(d) / 2.0
             return math.sqrt(c.max_variance()) * (math.sqrt(d) + math.sqrt(

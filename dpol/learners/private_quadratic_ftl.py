@@ -71,7 +71,7 @@ class PrivateQuadraticFTL(OnlineLearner):
     counter_options : dict, optional
         Extra keywords for the counters (e.g. ``{"window": 64}``).
     fixes : bool
-        JKT spec 5.5, free post-processing: release V symmetrically (svec, see Privacy),
+        Free post-processing (docs/errata.md, JKT-5): release V symmetrically (svec, see Privacy),
         project it on the PSD cone, and clip w to the ball of radius min(R/sqrt(alpha),
         R^2/alpha), which holds every exact FTL iterate. Without them (JKT as printed: noise
         on the full d x d matrix, not symmetrised) the solve can be indefinite
@@ -103,9 +103,9 @@ class PrivateQuadraticFTL(OnlineLearner):
     encodings have the same norms and distances: ||svec(x x^T)|| = ||x||^2 <= R^2 (the
     counter's bound), and the elements svec(x x^T) and y x change by at most sqrt(2) R^2
     (||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2 <= 2 R^4) and 2 R^2, each in at
-    most m tree nodes (JKT erratum 5.4: 2R-type sensitivities, R^2 for the u tree, m =
-    floor(log2 T) + 1 levels); add/remove: R^2 and R^2. Tight (default, JKT spec 5.4
-    recommendation): the two node vectors form one Gaussian mechanism with the same std
+    most m tree nodes (docs/errata.md, JKT-4: 2R-type sensitivities, R^2 for the u tree,
+    m = floor(log2 T) + 1 levels); add/remove: R^2 and R^2. Tight (default, JKT-4's
+    decision): the two node vectors form one Gaussian mechanism with the same std
     sigma = s sqrt(m) / mu*(eps, delta) on both, exact by Gaussian DP, where s bounds the
     change of the stacked element (svec(x x^T), y x): s = 3 R^2 / sqrt(2) under replace-one,
     attained at <x, x'> = R^2/2, y = -y' = R (``outer_product_sensitivity``; adding the two
@@ -114,7 +114,7 @@ class PrivateQuadraticFTL(OnlineLearner):
     popcount(t) sigma^2 for the tree), off-diagonals divided by sqrt(2) and mirrored, is a
     symmetric V_t plus noise of variance sigma_t^2 on the diagonal and sigma_t^2 / 2 off
     it: the law of JKT's full-matrix noise symmetrised, (A + A^T)/2, from half the draws
-    (review item 4; JKT spec 5.5 step 1), not the upper triangle mirrored (sigma_t^2 off
+    (docs/errata.md, JKT-5), not the upper triangle mirrored (sigma_t^2 off
     the diagonal at the same sensitivity). Paper: each tree gets JKT's PrivateSum sigma
     at (eps/2, delta/2) with bound R^2 and R as printed (the V tree's element norm is R^2
     in either encoding); their exact composition is reported, and a
@@ -346,7 +346,8 @@ class PrivateQuadraticFTL(OnlineLearner):
             lam_min = np.linalg.eigvalsh(0.5 * (system + np.swapaxes(system, 1, 2)))[:, 0]
             if np.any(lam_min <= 0.0):
                 warnings.warn(f"{int(np.sum(lam_min <= 0))} of {len(steps)} PQFTL systems "
-                              "t*alpha*I + V_hat are indefinite; use fixes=True (JKT spec 5.5)",
+                              "t*alpha*I + V_hat are indefinite; use fixes=True "
+                              "(docs/errata.md, JKT-5)",
                               NumericalWarning, stacklevel=4)
             return np.linalg.solve(system, u_hat[:, :, None])[:, :, 0]
 

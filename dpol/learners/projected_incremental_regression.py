@@ -32,7 +32,7 @@ def _support(domain: object, G: np.ndarray) -> np.ndarray:
 def gaussian_width(domain: object, draws: int = 4000) -> float:
     """w(C) = E sup_{a in C} <a, g>, g ~ N(0, I): Monte Carlo over a fixed public seed.
 
-    A property of the declared set, never of data (KNJ spec 5).
+    A property of the declared set, never of data (KNJ Section 5).
 
     >>> round(gaussian_width(L1Ball(1000)), 1)  # E max_i |g_i|, below sqrt(2 ln 2000) = 3.9
     3.4
@@ -44,7 +44,7 @@ def gaussian_width(domain: object, draws: int = 4000) -> float:
 
 def projection_dimension(width: float, horizon: int, beta: float = 0.05,
                          constant: float = 1.0) -> int:
-    """KNJ Alg. 3 line 1 with the spec's A5 closed form: gamma = (W/T)^(1/3),
+    """KNJ Alg. 3 line 1 in closed form (docs/errata.md, KNJ-4): gamma = (W/T)^(1/3),
     ``m = ceil(c_G gamma^-2 max(W^2, ln(T/beta)))`` (about T^(2/3) W^(4/3)).
 
     Examples
@@ -66,8 +66,8 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
 
     A Gaussian matrix Phi (m x d, i.i.d. N(0, 1/m)), drawn once from its own seed stream
     and independent of the data, maps each x to ``u = ||x|| Phi x / ||Phi x||`` (so
-    ``||u|| = ||x||``; u = 0 when x = 0 or Phi x = 0, spec A18, A23). Two counters release
-    the sums of u u^T and y u; NoisyProjGrad runs over Phi C with the released gradient
+    ``||u|| = ||x||``; u = 0 when x = 0 or Phi x = 0: docs/errata.md, KNJ-4). Two counters
+    release the sums of u u^T and y u; NoisyProjGrad runs over Phi C with the released gradient
     ``2 (Q_t v - q_t)``, and the result is lifted to C (Alg. 3 line 9).
 
     Parameters
@@ -84,10 +84,11 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
         sqrt(2 k ln(d/k)) for k-sparse rows). Never estimated from data.
     solver : {"npg", "surrogate"}
         ``"npg"``: NoisyProjGrad over Phi C; the projection onto Phi C is the constrained
-        least squares ``Phi argmin_{theta in C} ||Phi theta - v||^2`` (spec A22), solved by
-        ``inner_iter`` accelerated projected gradient steps from the current preimage, and
-        every iterate is carried with its preimage in C (spec A21). ``"surrogate"`` (A9):
-        ``max_iter`` accelerated steps on the PSD-clipped projected quadratic in theta.
+        least squares ``Phi argmin_{theta in C} ||Phi theta - v||^2`` (an oracle Section 5.1
+        leaves unstated: KNJ-4), solved by ``inner_iter`` accelerated projected gradient
+        steps from the current preimage, and every iterate is carried with its preimage in
+        C. ``"surrogate"`` (KNJ-4, not in the paper): ``max_iter`` accelerated steps on the
+        PSD-clipped projected quadratic in theta.
     max_iter, inner_iter : int
         NoisyProjGrad iterations per step (default 30, each costs ``inner_iter`` = 20
         projection steps) or accelerated steps of the surrogate solver.
@@ -95,7 +96,8 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
         ``"gauge"``: Alg. 3's ``argmin ||theta||_C s.t. Phi theta = vartheta_t`` (L2 ball: the
         minimum-norm solution ``Phi^+ vartheta``; L1 ball: basis pursuit, a linear program),
         rescaled by max(1, gauge) against rounding. The simplex and polytopes do not
-        contain 0, so their gauge is undefined (spec A21): the averaged preimage is used.
+        contain 0, so their gauge is undefined (Section 5's lifting assumes 0 in C: KNJ-4):
+        the averaged preimage is used.
         ``"preimage"``: always the averaged preimage (feasible, Phi theta = vartheta_t),
         which avoids one linear program per step on the L1 ball.
     projection_seed : optional
@@ -104,12 +106,13 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
     Privacy
     -------
     As :class:`PrivateIncrementalRegression`, on p = m dimensions: ``||u|| = ||x|| <= X``, so
-    ``||u y - u' y'|| <= 2 X Y`` and ``||u u^T - u' u'^T||_F <= sqrt(2) X^2`` (spec A4), and the
-    two trees are calibrated jointly (tight) or by KNJ's TreeMech sigma (paper, erratum A2).
-    Phi is data-independent and may be published; the projection onto Phi C, NoisyProjGrad
-    and the lifting read only released sums and public objects: post-processing. The
-    noise now grows with sqrt(m) instead of sqrt(d). ``noise="secure"``: as there, with
-    the grid rounding of the m-dimensional parts in the joint zCDP calibration.
+    ``||u y - u' y'|| <= 2 X Y`` and ``||u u^T - u' u'^T||_F <= sqrt(2) X^2`` (docs/errata.md,
+    KNJ-2), and the two trees are calibrated jointly (tight) or by KNJ's TreeMech sigma
+    (paper, KNJ-1). Phi is data-independent and may be published (its own seed stream:
+    KNJ-4); the projection onto Phi C, NoisyProjGrad and the lifting read only released
+    sums and public objects: post-processing. The noise now grows with sqrt(m) instead of
+    sqrt(d). ``noise="secure"``: as there, with the grid rounding of the m-dimensional parts
+    in the joint zCDP calibration.
     ``privacy`` is derived from the two counters' events as there (Phi, its width and m
     are public: no event of their own).
 
