@@ -105,7 +105,7 @@ class LearnerSpec:
 
 
 def _logistic(dim: int, xb: float, _yb: float) -> dict:
-    radius = math.sqrt(2.0 * math.log(2.0) / LOGISTIC_ALPHA)  # holds the optimum (JKT spec 6.3)
+    radius = math.sqrt(2.0 * math.log(2.0) / LOGISTIC_ALPHA)  # holds the optimum (JKT-7)
     return {"loss": Regularized(LogisticLoss(x_bound=xb), LOGISTIC_ALPHA),
             "domain": L2Ball(dim, radius)}
 

@@ -57,7 +57,7 @@ class Stream:
 
 def linear_regression_stream(horizon: int, dim: int = 10, *, noise_std: float = 0.01,
                              seed: object = None) -> Stream:
-    """JKT Appendix G.1 synthetic regression, as JKT spec 6.3 recommends.
+    """JKT Appendix G.1 synthetic regression, with the protocol of docs/errata.md, JKT-7.
 
     x* ~ N(0, I) normalised to norm 1; g_t ~ N(0, I) normalised to norm 1;
     y_t = <g_t, x*> + N(0, noise_std^2), clipped to [-1, 1] (R = 1).
@@ -83,7 +83,7 @@ def linear_regression_stream(horizon: int, dim: int = 10, *, noise_std: float = 
 
 def logistic_stream(horizon: int, dim: int = 54, *, label_noise: float = 0.1,
                     seed: object = None) -> Stream:
-    """Planted-separator classification stream (JKT spec 6.3's Covertype surrogate).
+    """Planted-separator classification stream (Covertype's stand-in: docs/errata.md, JKT-7).
 
     x_t ~ N(0, I) normalised to norm 1, y_t = sign(<x_t, w*>) flipped with probability
     ``label_noise``.

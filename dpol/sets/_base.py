@@ -2,7 +2,7 @@
 
 Every set is a compact convex subset of R^d with the oracles the learners call:
 Euclidean projection, linear minimisation (Frank–Wolfe), the local linear optimisation
-oracle (LLOO) of Garber–Hazan (Assumption 1 of WDP, spec ``window-dp-coco`` §6), its
+oracle (LLOO) of Garber–Hazan (Assumption 1 of WDP; constructions in each set), its
 diameter and radius, a membership test and, where 0 is in the set, the Minkowski gauge.
 Public methods validate their arguments (one message format, :mod:`dpol._validation`)
 and call the protected ``_`` implementations with clean float64 arrays; points and costs

@@ -31,7 +31,7 @@ class Box(ConvexSet):
     * Gauge, for boxes containing 0: ``max_i x_i/high_i`` over ``x_i > 0`` and
       ``x_i/low_i`` over ``x_i < 0`` (``inf`` if that bound is 0). It raises
       :class:`~dpol.sets.GaugeUndefinedError` when 0 is outside the box.
-    * LLOO by the ℓ₁ relaxation of WDP spec §6.3 (``rho = √d``): ``p`` minimises
+    * LLOO by an ℓ₁ relaxation (``rho = √d``; dpol's construction): ``p`` minimises
       ``⟨c, ·⟩`` exactly over ``box ∩ B₁(x, √d·r) ⊇ box ∩ B₂(x, r)``: (i); and
       ``‖p − x‖₂ <= ‖p − x‖₁ <= √d·r``: (ii). That LP is a fractional knapsack: moving
       ``x_i`` towards its cheaper bound gains ``|c_i|`` per unit of ℓ₁ budget, so the

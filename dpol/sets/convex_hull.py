@@ -96,7 +96,7 @@ class ConvexHull(ConvexSet):
     * ``contains(x, tol)``: ``‖x − P(x)‖₂ <= tol``. Linear oracle: the point of least
       ``⟨c, v_i⟩``. Radius ``max ‖v_i‖``; diameter ``max ‖v_i − v_j‖`` (O(k²d)).
     * No gauge (raises :class:`~dpol.sets.GaugeUndefinedError`).
-    * LLOO of WDP spec §6.2: with ``x = Σ λ_i v_i``, move ``Δ = min(ρ·r/D, 1)`` of the
+    * LLOO of Garber–Hazan for polytopes: with ``x = Σ λ_i v_i``, move ``Δ = min(ρ·r/D, 1)`` of the
       weight, taken greedily from the points of largest ``⟨c, v_i⟩``, onto the
       linear-oracle point ``v⁺``. (ii): ``‖p − x‖ = ‖Σ Δ_i (v⁺ − v_i)‖ <= Δ·D <= ρ·r``.
       (i): by Garber–Hazan's lemma any ``y`` in ``P ∩ B(x, r)`` is
@@ -239,7 +239,7 @@ class ConvexHull(ConvexSet):
         out = lam.copy()
         out[order] -= take
         out[best] += float(take.sum())
-        out[out < 1e-15] = 0.0  # spec §6.2: drop negligible weights
+        out[out < 1e-15] = 0.0  # drop negligible weights: the active set stays small
         return out / out.sum()
 
     def rho_bound(self, A: object, b: object, tol: float = 1e-9) -> float:

@@ -28,7 +28,7 @@ class L1Ball(ConvexSet):
       projection onto ``{w >= 0, Σw = R}`` when ``‖x‖₁ > R``.
     * Linear oracle ``−R·sign(c_j)·e_j`` with ``j = argmax |c_j|``.
     * Diameter ``2R`` (between ``±R·e₁``), radius ``R``, gauge ``‖x‖₁/R``.
-    * LLOO by the ℓ₁ relaxation of WDP spec §6.3 (``rho = √d``): since
+    * LLOO by an ℓ₁ relaxation (``rho = √d``; dpol's construction): since
       ``B₂(x, r) ⊂ B₁(x, B)`` with ``B = √d·r``, an exact minimiser ``p`` of ``⟨c, ·⟩``
       over ``{‖y‖₁ <= R} ∩ {‖y − x‖₁ <= B}`` satisfies (i), and
       ``‖p − x‖₂ <= ‖p − x‖₁ <= B`` gives (ii). That LP is solved in closed form. Let

@@ -29,12 +29,13 @@ class Simplex(ConvexSet):
     * ``contains(x, tol)``: ``x_i >= −tol`` and ``|Σx − 1| <= tol``.
     * No gauge: 0 is not in the simplex (raises
       :class:`~dpol.sets.GaugeUndefinedError`).
-    * LLOO of WDP spec §6.1 with ``rho = √d``: move ``Δ = min(√d·r/2, 1)`` units of
-      mass, taken greedily from the coordinates of largest ``c_i``, onto
-      ``argmin c_i``. Any ``y`` in ``S_d ∩ B(x, r)`` has ``‖y − x‖₁ <= √d·r`` and, since
-      ``Σ(y − x) = 0``, moves at most ``Δ`` units of mass, each at best from the most
-      expensive to the cheapest coordinate: (i). ``‖p − x‖₂ <= ‖p − x‖₁ = 2Δ <= √d·r``:
-      (ii). When ``Δ = 1`` the linear-oracle vertex is returned exactly.
+    * LLOO of Garber–Hazan for the simplex, with ``rho = √d`` (proof here): move
+      ``Δ = min(√d·r/2, 1)`` units of mass, taken greedily from the coordinates of
+      largest ``c_i``, onto ``argmin c_i``. Any ``y`` in ``S_d ∩ B(x, r)`` has
+      ``‖y − x‖₁ <= √d·r`` and, since ``Σ(y − x) = 0``, moves at most ``Δ`` units of
+      mass, each at best from the most expensive to the cheapest coordinate: (i).
+      ``‖p − x‖₂ <= ‖p − x‖₁ = 2Δ <= √d·r``: (ii). When ``Δ = 1`` the linear-oracle
+      vertex is returned exactly.
 
     Examples
     --------
