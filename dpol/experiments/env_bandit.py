@@ -4,8 +4,8 @@ ENV (Ene, Nguyen, Vladu) has no experiments; Lemma 3.1 claims E[R_T] = O(T^(3/4)
 without noise. This measures the regret of :class:`BanditFrankWolfe` and of
 :class:`PrivateBanditFrankWolfe` (tight Gaussian calibration, several epsilons) at
 T = 2^10 .. 2^16 on linear losses f_t(x) = <theta_t, x - c>, theta_t = theta + 0.1 N(0, I)
-rescaled to norm <= 1 (spec section 4), over two polytopes the learner sees only through
-their linear oracle: the unit box [0, 1]^5 (the spec's instance) and the rank-2
+rescaled to norm <= 1, over two polytopes the learner sees only through their linear
+oracle: the unit box [0, 1]^5 and the rank-2
 uniform-matroid polytope {x in [0, 1]^6 : sum x <= 2} (greedy oracle). It fits the log-log
 slope of the mean regret against T and compares it with the derived bound below.
 
@@ -15,7 +15,8 @@ max(0, 1/2 - eta |theta_i| t) = 1/(8 eta), so R(T) = a T^(3/4) with
 a = n / (8 eta T^(3/4)) = n^(3/2) L / (8 D) (= n/8 = 0.625 on [0, 1]^5 with L = 1). The
 learner adds non-negative terms of lower order: the one-to-two batch lag of the played centre
 (at most K ||theta||_1 ~ T^(1/2)), the inexact Frank-Wolfe solve, the gradient-estimate
-noise and the privacy noise (T^(1/2) polylog T, spec 2.7). With R = a T^(3/4) + sum_k c_k
+noise and the privacy noise (T^(1/2) polylog T under the per-summand calibration of
+docs/errata.md, ENV-2). With R = a T^(3/4) + sum_k c_k
 T^(e_k), c_k >= 0 and 1/2 <= e_k < 3/4, the local log-log slope is 3/4 - sum_k (3/4 - e_k)
 c_k T^(e_k) / R, i.e. between 3/4 - s/4 and 3/4, where s = 1 - a T^(3/4) / R is the share
 of the lower-order terms (measured). The slope tends to 3/4 as s -> 0.
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 POLYTOPES = ("box", "matroid")
-_THETA = {"box": np.array([0.3, -0.2, 0.25, -0.1, 0.15]),  # spec section 4
+_THETA = {"box": np.array([0.3, -0.2, 0.25, -0.1, 0.15]),  # fixed, public directions
           "matroid": np.array([0.3, -0.25, 0.2, -0.15, 0.1, -0.05])}
 
 
@@ -105,7 +106,7 @@ def linear_instance(name: str, horizon: int, seed: int) -> tuple[np.ndarray, np.
 
     Each f_t has a zero at c in D and is 1-Lipschitz, the paper's convention, so the default
     loss bound L (D + zeta) never clips. The environment's stream is independent of the
-    learner's (spec section 4 pitfall).
+    learner's (one seed for both correlates them and gives regret outliers).
 
     Examples
     --------
@@ -222,7 +223,7 @@ def env_bandit_regret(out_dir: str | Path, *, exponents=(10, 12, 14, 16),
         "rank-2 uniform-matroid polytope in R^6 with its greedy oracle). Paper parameters "
         "K = ceil(sqrt T), zeta = D sqrt(n) / T^(1/4), eta = D / (T^(3/4) sqrt(n) L), extended "
         "mode, regulariser centred at c, one Frank-Wolfe step per round. Private runs: tight "
-        "Gaussian calibration (per-summand sensitivity, spec 2.7), replace-one, "
+        "Gaussian calibration (per-summand sensitivity, docs/errata.md, ENV-2), replace-one, "
         f"delta = {delta:g}. Regret is against the best vertex in hindsight.", "",
         markdown_table(rows), "",
         "loglog_slope fits ln R against ln T over the T grid; slope_se is the standard error "
@@ -233,8 +234,9 @@ def env_bandit_regret(out_dir: str | Path, *, exponents=(10, 12, 14, 16),
         "(none with one seed). "
         "The model describes the regime where the privacy noise is a lower-order term "
         "(epsilon >= 10 here). At epsilon = 1 the noise dominates over this T range "
-        "(regret/T far above the non-private run, as in the spec's prototype, which reached "
-        "the non-private level only near T = 1e6); its slope is reported, not predicted.",
+        "(regret/T far above the non-private run, as in an independent prototype of this "
+        "instance, which reached the non-private level only near T = 1e6); its slope is "
+        "reported, not predicted.",
         "", f"![regret]({fig.name})", ""]
     report = out_dir / "env_bandit_regret.md"
     report.write_text("\n".join(lines))

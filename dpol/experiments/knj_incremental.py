@@ -1,7 +1,7 @@
 """KNJ experiment: excess empirical risk at every t of PrivIncReg1, PrivIncReg2 and Mechanism 1.
 
-KNJ (Private Incremental Regression) has no experiments (spec section 6); this designs
-them from the spec's section 8. Measure: KNJ's unnormalised excess empirical risk
+KNJ (Private Incremental Regression) has no experiments; this designs them from its
+theorems. Measure: KNJ's unnormalised excess empirical risk
 ``L(theta_t; Gamma_t) - min_C L(theta; Gamma_t)`` at every t (Definition 1), and its maximum
 over t (an (alpha, beta)-estimator bounds all t at once).
 
@@ -10,7 +10,8 @@ over t (an (alpha, beta)-estimator bounds all t at once).
   over t sits where the noise overtakes the curvature t/d (see tests/test_knj.py for the
   derivation): expected log-log slopes 1/2 in d and that of 1/mu*(eps, delta) in eps.
 * **Comparison** on that instance: PrivIncReg1, PrivIncReg2 (m = d/2) and Mechanism 1.
-* **Sparse L1 instance** (spec 8, "M3 with sparse X and C = cB1"): rows 0.9 s e_1 +
+* **Sparse L1 instance** (where KNJ Section 5 places PrivIncReg2's gain: sparse
+  covariates, C = cB1): rows 0.9 s e_1 +
   0.436 s' e_j (j random), w* = 0.9 e_1, C the unit L1 ball, d >> m.
 """
 

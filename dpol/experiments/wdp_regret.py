@@ -119,7 +119,8 @@ def wdp_regret_growth(out_dir: str | Path, *, exponents=range(10, 17), dim: int 
         f"Squared loss + {mu:g}/2 ||w||^2 (strongly convex), d = {dim}, rows at norm 1, "
         f"window W = {window} (private runs), delta = {delta:g}, replace-one, tight "
         "calibration (window tree, Gaussian). COCOP projects on the unit L2 ball; COCOL "
-        "runs on the simplex with the local linear oracle and the constants of WDP spec 5.2. "
+        "runs on the simplex with the local linear oracle and the constants re-derived in "
+        "docs/errata.md, WDP-6. "
         "Regret is against the best fixed point of the whole stream in the set.", "",
         markdown_table(rows), "",
         "log_coef and log_r2 fit R(T) = a + b ln T; loglog_slope fits ln R against ln T "
@@ -127,8 +128,9 @@ def wdp_regret_growth(out_dir: str | Path, *, exponents=range(10, 17), dim: int 
         "COCOL's private runs can show less regret than the non-private one at small T. "
         "This is not the noise helping. With mu = 1 the comparator sits at the simplex's "
         "barycentre, and noise-dominated oracle calls pick near-uniform random vertices, "
-        "whose running average lands there. The noise-free run starts at a vertex (WDP "
-        "erratum 8.10) and needs its first few thousand steps to reach the barycentre. "
+        "whose running average lands there. The noise-free run starts at a vertex "
+        "(docs/errata.md, WDP-7) and needs its first few thousand steps to reach the "
+        "barycentre. "
         "Measured at d = 10, W = 64, seed 0, regret at epsilon = 1 and inf: 32.6 and 58.6 "
         "at T = 2^10, 71.6 and 66.2 at T = 2^14. At T = 2^14 the distance ||w_T - u|| is "
         "0.047 and 0.008. A larger oracle radius does not change the noise-free regret.",
