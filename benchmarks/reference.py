@@ -2,13 +2,13 @@
 
 Two baselines per mechanism, both one step at a time as the papers write them:
 
-* ``pseudo-code``: JKT Algorithm 5 (PrivateSum) as specified in specs/jain-kothari-thakurta.md
-  section 3.4, with the memory fix the spec asks for (only the frontier, one node per set
-  bit of t, is kept): a leaf and its completed ancestors get their noise when they close,
+* ``pseudo-code``: JKT Algorithm 5 (PrivateSum) step by step, keeping only what later
+  releases need (the frontier, one node per set bit of t): a leaf and its completed ancestors get their noise when they close,
   the release sums the frontier's noisy values. Written below, a few lines of numpy.
 * ``tests' reference``: the naive references the test suite checks dpol against
   (tests/reference_counters.py: every node in a dict, clean and noisy values side by side),
-  for the binary tree (JKT Alg. 5), Honaker's tree and WDP's window tree (spec 3.3).
+  for the binary tree (JKT Alg. 5), Honaker's tree and WDP's window tree (WDP Section III,
+  with the layout of docs/errata.md, WDP-8).
 
 Each is timed over the same stream against dpol's ``add`` loop and vectorized ``run``
 (medians of interleaved repeats); the ratios are printed. Before timing, zero noise checks
@@ -46,7 +46,7 @@ WINDOW = 64
 
 
 def pseudo_code_private_sum(values: np.ndarray, sigma: float, rng) -> np.ndarray:
-    """JKT Alg. 5 (spec 3.4), per step: frontier of (clean, noisy) nodes keyed by level."""
+    """JKT Alg. 5, per step: frontier of (clean, noisy) nodes keyed by level."""
     frontier: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     out = np.empty_like(values)
     for t, w in enumerate(values, start=1):

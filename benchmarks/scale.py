@@ -21,7 +21,7 @@ Prints a table and writes JSON (default benchmarks/results/scale.json).
 
 PQFTL's cost depends on epsilon: a step whose noisy V_t is positive definite needs two
 Cholesky factorizations, a step where noise makes it indefinite needs the PSD projection
-(JKT spec 5.5) through a tridiagonalisation and the negative eigenpairs, 7-10x more at
+(docs/errata.md, JKT-5) through a tridiagonalisation and the negative eigenpairs, 7-10x more at
 d = 90. The JSON records the share of such steps. Timings move with the machine's load:
 re-run on a quiet machine before quoting them (the JSON records the load average).
 """
