@@ -102,3 +102,45 @@ def test_scale_benchmark_repeats_each_job_and_summarises(tmp_path, capsys):
     rows = bench.main(["--quick", "--jobs", "igd", "--repeat", "2", "--out", str(out)])
     assert out.exists() and [r["job"] for r in rows] == ["igd", "igd"]
     assert "igd - pcg64 eps=1: 2 runs, median" in capsys.readouterr().out
+
+
+# What a user of dpol cannot open: the specs written for the implementers, their review,
+# the design notes. Shipped text cites the papers (by section, theorem, algorithm) and
+# docs/errata.md (by ID, e.g. JKT-4). Case-insensitive:
+#   spec/specs + a section number or letter ("spec 5.4", "spec A12", "WDP spec §6.3",
+#   "spec section 4", "spec test 7"), "specs/", "review item", "independent review",
+#   "DESIGN.md", the old erratum numbering ("erratum 5.4", "erratum A2") and the spec files.
+UNSHIPPED_CITATION = re.compile(
+    r"\bspecs?\s+(?:§\s*)?(?:\d|[a-z]\d|section\s+\d|test\s+\d)"
+    r"|\bspecs/"
+    r"|\breview\s+item"
+    r"|\bindependent\s+review\b"
+    r"|\bDESIGN\.md\b"
+    r"|\berrat(?:um|a)\s+[a-z]?\d"
+    r"|\b(?:jain-kothari-thakurta|kernel-online-learning|private-incremental-regression"
+    r"|private-projection-free-bandit|independent-review)\.md|\bwindow-dp-coco\b",
+    re.IGNORECASE)
+# Pending: another engineer is editing these files (issue 19); the lead removes this list
+# once that work is in. At the time of writing they cite no unshipped document either.
+PENDING_CITATION_CLEANUP = frozenset({
+    "dpol/learners/private_kernel_regression.py", "dpol/learners/_kernel_sensitivity.py",
+    "dpol/evaluation/audit_pairs.py", "dpol/evaluation/_kernel_pair.py",
+    "dpol/experiments/nw_kernel.py", "benchmarks/audits.py", "docs/audits.md"})
+
+
+def test_shipped_text_cites_only_documents_that_ship():
+    for cited in ("JKT spec 5.4", "spec A12", "WDP spec §6.3", "spec section 4", "specs/x.md",
+                  "review item 3", "(independent review, item 7)", "DESIGN.md",
+                  "erratum 8.10", "erratum A2", "spec ``window-dp-coco.md`` 3.2(f)"):
+        assert UNSHIPPED_CITATION.search(cited), cited  # the pattern catches each form
+    for fine in ("docs/errata.md, JKT-4", "LearnerSpec", "spec = LEARNERS[name]",
+                 "Jain-Kothari-Thakurta", "WDP Proposition A1", "reviewed"):
+        assert not UNSHIPPED_CITATION.search(fine), fine
+    shipped = sorted({*ROOT.glob("dpol/**/*.py"), ROOT / "README.md",
+                      *ROOT.glob("docs/**/*.md"), *ROOT.glob("benchmarks/*.py")})
+    assert len(shipped) > 50
+    hits = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+            for path in shipped if str(path.relative_to(ROOT)) not in PENDING_CITATION_CLEANUP
+            for number, line in enumerate(path.read_text().splitlines(), 1)
+            if UNSHIPPED_CITATION.search(line)]
+    assert not hits, "\n".join(hits)
