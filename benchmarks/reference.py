@@ -3,8 +3,9 @@
 Two baselines per mechanism, both one step at a time as the papers write them:
 
 * ``pseudo-code``: JKT Algorithm 5 (PrivateSum) step by step, keeping only what later
-  releases need (the frontier, one node per set bit of t): a leaf and its completed ancestors get their noise when they close,
-  the release sums the frontier's noisy values. Written below, a few lines of numpy.
+  releases need (the frontier, one node per set bit of t): a leaf and its completed
+  ancestors get their noise when they close, the release sums the frontier's noisy values.
+  Written below, a few lines of numpy.
 * ``tests' reference``: the naive references the test suite checks dpol against
   (tests/reference_counters.py: every node in a dict, clean and noisy values side by side),
   for the binary tree (JKT Alg. 5), Honaker's tree and WDP's window tree (WDP Section III,
