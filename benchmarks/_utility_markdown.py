@@ -77,14 +77,16 @@ def _failures(result: dict) -> list[str]:
         if not t["measured"]:
             continue
         task = result["datasets"][name]["task"]
-        unit = (lambda v: f"{100 * (1 - v):.1f}% accuracy") if task == "classification" \
+        unit = (lambda v: f"{100 * (1 - v):.2f}% accuracy") if task == "classification" \
             else (lambda v: f"MSE {v:.4g}")
         for part in ("prequential", "held_out"):
             r = t[f"T1_{part}"]
             if not r["pass"]:
+                twin = "" if r.get("twin_loss") is None else \
+                    f"; its non-private twin {unit(r['twin_loss'])}"
                 out.append(f"- {name}, T1 {part.replace('_', '-')}: {t['learner']} "
                            f"{unit(r['loss_mean'])} on average, {unit(r['loss_worst_seed'])} "
-                           f"in its worst seed; trivial {unit(r['trivial_loss'])}.")
+                           f"in its worst seed; trivial {unit(r['trivial_loss'])}{twin}.")
         if t["T2"]["pass"] is False:
             c = t["T2"]["closure"]
             out.append(f"- {name}, T2: gap closed "
@@ -92,7 +94,9 @@ def _failures(result: dict) -> list[str]:
                                    if v is not None) + " (needs 0.5).")
         if t["T3"]["pass"] is False:
             out.append(f"- {name}, T3: held-out {unit(t['T3']['loss'])} against diffprivlib's "
-                       f"{unit(t['T3']['diffprivlib_loss'])}.")
+                       f"{unit(t['T3']['diffprivlib_loss'])} (medians over seeds "
+                       f"{unit(t['T3']['median_loss'])} and "
+                       f"{unit(t['T3']['diffprivlib_median_loss'])}).")
     return out
 
 
@@ -126,8 +130,9 @@ def _notes(result: dict) -> list[str]:
         loops = [m for m, e in methods.items() if m != "adapter_check" and
                  any("loop" in v.get("path", []) for v in e.values() if isinstance(v, dict))]
         if loops:
-            lines.append(f"  - prequential by the predict_one / learn_one loop (run's "
-                         f"trace did not give its predictions): {', '.join(loops)}.")
+            lines.append(f"  - prequential by the predict_one / learn_one loop (run's trace "
+                         "did not reproduce predict_one on a 200-row prefix, e.g. its "
+                         f"predictions are of the clipped rows): {', '.join(loops)}.")
     warned = {}
     for methods in result["summary"].values():
         for m, entry in methods.items():

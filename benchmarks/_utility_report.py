@@ -89,7 +89,7 @@ def target_rows(result: dict) -> list[list[str]]:
             gap = "n/a (twin <= trivial)"
         else:
             gap = _mark(t["T2"]["pass"]) + " " + " / ".join(
-                "-" if c is None else f"{c:.2f}" for c in clos.values())
+                "n/a" if c is None else f"{c:.2f}" for c in clos.values())
         t3 = _mark(t["T3"]["pass"])
         if t["T3"].get("pass_on_medians", t["T3"]["pass"]) != t["T3"]["pass"]:
             t3 += f" (median: {_mark(t['T3']['pass_on_medians'])})"
@@ -152,10 +152,11 @@ def full_rows(result: dict, name: str) -> list[list[str]]:
     """Every method on one data set: held-out and prequential at each epsilon."""
     info, methods = result["datasets"][name], result["summary"][name]
     task, eps = info["task"], [f"{e:g}" for e in result["protocol"]["epsilons"]]
+    order = ["trivial", "river", "sklearn", info["default"],
+             *[m for m in info["learners"] if m != info["default"]], "diffprivlib"]
     rows = []
-    for method, entry in methods.items():
-        if method == "adapter_check":
-            continue
+    for method in [m for m in order if m in methods]:
+        entry = methods[method]
         label = f"**{method}** (default)" if method == info["default"] else method
         keys = ["-"] if "-" in entry else eps
         held = [cell(entry.get(k), "held_out", task) for k in keys]
@@ -180,8 +181,11 @@ def plot(result: dict, path: Path) -> None:
     names = list(result["summary"])
     cols = min(3, len(names))
     rows = math.ceil(len(names) / cols)
-    methods_all = sorted({m for i in result["datasets"].values() for m in i["learners"]})
+    defaults = {i["default"] for i in result["datasets"].values()}
+    methods_all = sorted({m for i in result["datasets"].values() for m in i["learners"]}
+                         - defaults)
     colours = {m: plt.get_cmap("tab20")(k % 20) for k, m in enumerate(methods_all)}
+    methods_all += sorted(defaults)
     legend_rows = math.ceil((len(methods_all) + 5) / 4)
     height = 3.3 * rows + 0.17 * legend_rows + 0.6
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, height), squeeze=False)
@@ -210,7 +214,8 @@ def plot(result: dict, path: Path) -> None:
             default = method == info["default"]
             ys = [max(v, floor) if v is not None else math.nan for v in ys]
             style = dict(ls="--", color="k", lw=1.5) if method == "diffprivlib" else \
-                dict(lw=3.0 if default else 1.1, color=colours[method], zorder=5 if default else 2)
+                dict(lw=3.0 if default else 1.1, color="crimson" if default else colours[method],
+                     zorder=5 if default else 2)
             ax.plot(eps, ys, marker="o", ms=3, label=method, **style)
             if default or method == "diffprivlib":
                 src = methods.get(method, {})

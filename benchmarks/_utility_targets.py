@@ -107,7 +107,8 @@ def targets(summary: dict, info: dict, has_diffprivlib: bool) -> dict:
             base = losses(trivial, part, task)[0]
             row[f"T1_{part}"] = {"pass": bool(mine <= base and worst <= base),
                                  "loss_mean": mine, "loss_worst_seed": worst,
-                                 "trivial_loss": base}
+                                 "trivial_loss": base,
+                                 "twin_loss": (losses(twin, part, task) or [None])[0]}
         if info[name]["rows"] >= LARGE and twin is not None:
             closures = {part: _closure(losses(trivial, part, task)[0],
                                        losses(private, part, task)[0],
