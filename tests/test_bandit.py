@@ -133,7 +133,7 @@ def test_one_point_estimator_is_unbiased_for_linear_losses(n, zeta, seed):
 
 
 def test_one_point_estimator_on_a_quadratic_estimates_the_smoothed_gradient():
-    # f(x) = 1/2 ||x||^2: the ball smoothing is f + const, whose gradient is x (spec 6.1.3);
+    # f(x) = 1/2 ||x||^2: the ball smoothing is f + const, whose gradient is x (ENV Lemma 2.2);
     # row_i = (n/zeta) (1/2 ||x||^2 + zeta <x, u> + zeta^2/2) u_i, E row_i^2 <= 3 (n/zeta)^2
     # ((||x||^2/2 + zeta^2/2)^2 / n + zeta^2 ||x||^2 3 / (n(n+2))): 5 standard errors
     n, zeta, N = 3, 0.4, 200_000
@@ -210,7 +210,7 @@ def test_only_the_linear_oracle_is_called_once_per_round():
 
 
 def test_extended_mode_geometry():
-    # spec 6.4 tests 18-19: points at distance zeta from a feasible centre that is constant
+    # extended mode (ENV-3): points at distance zeta from a feasible centre that is constant
     # within a batch and changes only between batches
     dom = Box(0.0, 1.0, dim=4)
     learner = private(dom, 300, seed=1)
@@ -233,7 +233,7 @@ def test_extended_mode_geometry():
 ], ids=["box", "ball", "oracle-only-polytope"])
 def test_shrink_mode_plays_only_feasible_points(domain, ball):
     # App. D: y = phi(x~ + zeta u) = (1 - zeta/r) x~ + (zeta/r)(c' + (r - zeta) u) lies in D;
-    # ||y - phi(x~)|| = (1 - zeta/r) zeta (spec 6.4 test 18)
+    # ||y - phi(x~)|| = (1 - zeta/r) zeta
     T = 2000
     learner = private(domain, T, mode="shrink", inner_ball=ball, seed=2)
     assert learner.zeta <= ball[1] / 2
@@ -373,7 +373,7 @@ def test_bad_construction_arguments():
 
 
 def test_values_are_clipped_to_the_loss_bound_and_counted():
-    # spec 6.4 test 21: a value of 1e9 enters the batch sum as B, so ||F_t u_t|| <= (n/zeta) B
+    # ENV-3 (Lemma C.2): a value of 1e9 enters the batch sum as B, so ||F_t u_t|| <= (n/zeta) B
     T, dom = 16, Box(0.0, 1.0, dim=2)  # K = 4: the 4th round closes the first batch
     a = twin(dom, T, seed=0)
     U = []
@@ -458,7 +458,7 @@ def test_tree_noise_has_the_calibrated_scale(noise):
 
 
 def test_coupled_neighbouring_runs_differ_by_one_summand():
-    # spec 6.5 test 23 and 6.4 test 20: same seed (same u's and node noise), losses differ
+    # ENV-2's per-summand argument: same seed (same u's and node noise), losses differ
     # only at round t0 = 19 of batch R0 = 3 (K = 8): released sums before R0 are equal, at R0
     # they differ by exactly (n/zeta)(B - (-B)) u_t0, of l2 norm Delta_2 = element_sensitivity
     # and l1 norm <= sqrt(n) Delta_2; centres of batches <= R0 + 1 are equal (batch R0 + 1
@@ -496,7 +496,8 @@ def test_tight_calibration_certifies_the_target():
 
 
 def test_spec_worked_example_parameters():
-    # spec 2.5: T = 1e4, n = 4, L = 1, D = 2 gives m = K = 100, eta = 0.001, zeta = 0.4
+    # ENV Algorithm 1's parameters: T = 1e4, n = 4, L = 1, D = 2 gives m = K = 100,
+    # eta = 0.001, zeta = 0.4
     learner = twin(L2Ball(4, 1.0), 10_000)
     assert (learner.batch_size, learner.n_batches) == (100, 100)
     assert learner.eta == pytest.approx(0.001) and learner.zeta == pytest.approx(0.4)
@@ -505,7 +506,7 @@ def test_spec_worked_example_parameters():
 
 @pytest.mark.parametrize(("T", "n"), [(16, 2), (100, 10)])
 def test_paper_laplace_preset_warns_where_it_falls_short(T, n):
-    # spec 2.7 table / test 25: lambda_paper / lambda_per-summand = 0.54 and 0.73 (with the
+    # ENV-2: lambda_paper / lambda_per-summand = 0.54 and 0.73 (with the
     # spec's h = ceil(log2 m) + 1); our counter has h' = floor(log2(m - 1)) + 1 levels, so the
     # real epsilon is the preset's exact epsilon times h'/h, still above the requested 1
     dom = Box(0.0, 1.0, dim=n)
@@ -526,7 +527,7 @@ def test_paper_presets_that_suffice_do_not_warn():
                       log="ln", seed=0)
         gau = private(L2Ball(4, 1.0), 10_000, calibration="paper", log="ln", seed=0)
     assert 0.1 < lap.privacy.epsilon < 1.0
-    # Lemma 5.4's sigma (about 2.01e5 here, spec 6.4 test 16) is hugely over-noised
+    # Lemma 5.4's sigma (about 2.01e5 here, ENV-2) is hugely over-noised
     assert gau.noise_scale == pytest.approx(
         env_bandit_gaussian_sigma(1.0, 1e-6, 10_000, 4, 1.0, log="ln"), rel=1e-12)
     assert gau.noise_scale == pytest.approx(2.01e5, rel=5e-3)

@@ -1,7 +1,7 @@
 """KNJ (Kasiviswanathan, Nissim, Jin), Private Incremental Regression: M1, PrivIncReg1/2.
 
-Spec: ../shared/specs/private-incremental-regression.md (sections 7 A1-A27 and 8), and
-independent review item 10. Loss: KNJ's sum of (y - <x, theta>)^2 (no 1/2).
+Errata decided: docs/errata.md, KNJ-1 to KNJ-4. Loss: KNJ's sum of (y - <x, theta>)^2
+(no 1/2).
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ def test_tight_joint_calibration_of_both_trees(cls, neighbouring):
 
 
 def test_outer_product_sensitivity_is_sqrt2_by_brute_force_and_coupled_runs():
-    # spec A4: ||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2 <= 2, tight at v _|_ w
+    # KNJ-2: ||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2 <= 2, tight at v _|_ w
     rng = np.random.default_rng(0)
     V = rng.normal(size=(20000, 6))
     V *= rng.uniform(0.5, 1.0, (20000, 1)) / np.linalg.norm(V, axis=1, keepdims=True)
@@ -488,7 +488,7 @@ def test_reg1_reports_its_gradient_error_and_npg_guarantee():
 
 
 def test_private_gradient_error_holds_uniformly_with_the_stated_probability():
-    # g_t(theta) - grad L(theta) = 2 (E theta - e) exactly (spec 3.3); on the L1 ball the
+    # g_t(theta) - grad L(theta) = 2 (E theta - e) exactly (KNJ Section 4); on the L1 ball the
     # norm of this affine error is maximal at a vertex, so the sup is computed exactly.
     # alpha'_t holds with prob. >= 1 - beta/(2T) per step; 40 runs: no violation expected.
     T, d, beta = 16, 12, 0.05
@@ -709,7 +709,7 @@ def test_reg2_quadratic_noise_over_the_l1_ball_is_not_smaller_than_reg1s():
 
 # ============================================================== NoisyProjGrad
 def test_npg_a6_counterexample_breaks_the_printed_bound_not_the_corrected_one():
-    # spec A6: C = [-1, 1], f = |theta - 1|, theta_1 = -1, alpha = 0, paper step, r = 100
+    # KNJ-3: C = [-1, 1], f = |theta - 1|, theta_1 = -1, alpha = 0, paper step, r = 100
     ball = L2Ball(1)
     grad = lambda th: np.sign(th - 1.0)  # noqa: E731 (a subgradient, 0 at the kink)
     step = npg_step_size(1.0, 100, 1.0, 0.0, constant="paper")
@@ -821,7 +821,7 @@ def test_m1_tight_calibration_certifies_the_whole_mechanism(solver, opts, domain
 
 
 def test_m1_calls_the_solver_on_the_whole_prefix_every_tau_steps(monkeypatch):
-    T, tau = 50, 7  # tau does not divide T (spec A14): floor(50/7) = 7 calls
+    T, tau = 50, 7  # tau does not divide T (KNJ-4): floor(50/7) = 7 calls
     X, y = stream(T, 3, over=False)
     m = PrivateIncrementalERM(3, loss=SquaredLoss(), domain=L2Ball(3), horizon=T, epsilon=1.0,
                               delta=DELTA, tau=tau, solver_options={"steps": 5}, seed=0)
