@@ -415,7 +415,8 @@ def test_learner_clips_huge_features_and_labels(name, data):
 BAD_LEARNER_PARAMS = {
     "horizon": [0, -1, 2.5, "10", None, math.nan, True],
     "epsilon": [0.0, -1.0, math.nan, "1", None, True, 1j, -math.inf],
-    "delta": [-1e-9, 1.0, 5.0, math.nan, math.inf, "0", None],
+    # None is not bad: it asks for the default rule (1e-5, or 1/T where smaller)
+    "delta": [-1e-9, 1.0, 5.0, math.nan, math.inf, "0", True],
     "seed": [-1, 1.5, "0", True],
 }
 
