@@ -157,8 +157,11 @@ def _app():
         out: Path = typer.Option(Path("dpol-output/run"), help="Output folder."),
         target_col: str = typer.Option(None, help="Label column: index or name (default "
                                        "last)."),
-        bound: float = typer.Option(1.0, help="Declared bound on ||x|| (rows above: clipped)."),
-        y_bound: float = typer.Option(1.0, help="Declared bound on |y| (regression labels)."),
+        bound: str = typer.Option("1", help="Declared bound on ||x|| (rows above: clipped), "
+                                  "or auto: a private quantile of the row norms."),
+        y_bound: str = typer.Option("1", help="Declared bound on |y| (regression labels), "
+                                    "or auto: a private quantile of |y|."),
+        bounds_budget: float = typer.Option(0.1, help="Share of epsilon for auto bounds."),
         normalize: str = typer.Option("clip", help="clip (private end to end) or standardize "
                                       "(reads data statistics: outside the guarantee)."),
         calibration: str = typer.Option("tight", help="tight or paper."),
@@ -178,7 +181,8 @@ def _app():
         given = {"--epsilon": epsilon, "--delta": delta, "-T": horizon, "--counter": counter,
                  "--seed": seed, "--target-col": target_col, "--bound": bound,
                  "--y-bound": y_bound, "--normalize": normalize, "--calibration": calibration,
-                 "--test-fraction": test_fraction}
+                 "--test-fraction": test_fraction,
+                 "--bounds-budget": bounds_budget if "auto" in (bound, y_bound) else None}
         command = " ".join(["dpol run", learner, data, *(f"{k} {v:g}" if isinstance(v, float)
                                                           else f"{k} {v}" for k, v in
                                                           given.items() if v is not None),
@@ -189,6 +193,7 @@ def _app():
                                  horizon=horizon, counter=counter, seed=seed,
                                  calibration=calibration, target_col=target_col,
                                  normalize=normalize, x_bound=bound, y_bound=y_bound,
+                                 bounds_budget=bounds_budget,
                                  options=parse_options(option), baseline=baseline,
                                  test_fraction=test_fraction, progress=update,
                                  command=command)
@@ -198,6 +203,8 @@ def _app():
                             "heldout_accuracy", "heldout_mse", "heldout_r2")
                 if k in result.rows[0]]
         show_rows(f"{learner} on {data}", result.rows, keys)
+        if isinstance(result.rows[0].get("privacy_split"), str):
+            console.print(f"privacy: {result.rows[0]['privacy_split']}", highlight=False)
         console.print(f"guarantee: {result.rows[0]['guarantee']}\nreport: {result.report}\n"
                       f"iterates: {result.report.parent / 'iterates.npy'}\n"
                       f"losses:  {result.csv}")

@@ -30,9 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
+from dpol.accounting.events import compose_guarantee
 from dpol.adapters.registry import LEARNERS, comparator, make_learner
 from dpol.datasets import DATASETS, Stream, load_dataset, read_table
 from dpol.datasets.files import NORMALIZATIONS, clip_to_bounds, split_label, table_stream
+from dpol.datasets.private_bounds import parse_bound, private_bounds
 from dpol.errors import NonPrivateWarning
 from dpol.experiments import run_scores as scores
 from dpol.experiments.account import describe_noise
@@ -138,7 +140,8 @@ def _write_losses(path: Path, trace) -> Path:
 def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: float = 1.0,
                 delta: float | None = None, horizon: int | None = None, counter: str | None = None,
                 seed: int = 0, calibration: str = "tight", target_col: int | str | None = None,
-                normalize: str = "clip", x_bound: float = 1.0, y_bound: float = 1.0,
+                normalize: str = "clip", x_bound: float | str = 1.0,
+                y_bound: float | str = 1.0, bounds_budget: float = 0.1,
                 options: dict | None = None, baseline: bool = True,
                 test_fraction: float | None = None,
                 progress: Callable[..., None] | None = None,
@@ -153,6 +156,10 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     learned (``label``: the learner's name, then the twin's). ``command``, when given, is
     quoted in the report (how to reproduce it). The result's ``notes`` are what a user
     must not miss (heavy clipping, a horizon that is not the number of rows).
+
+    A bound ``"auto"`` is estimated privately from the rows the learner sees
+    (:func:`~dpol.datasets.private_bounds.private_bounds`) with ``bounds_budget * epsilon``;
+    the learner gets the rest, and the reported guarantee composes both.
 
     Examples
     --------
@@ -170,8 +177,10 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
         check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     check_choice("calibration", calibration, ("tight", "paper"))
     check_choice("normalize", normalize, NORMALIZATIONS)
-    check_real("x_bound", x_bound, low=0.0, low_open=True)
-    check_real("y_bound", y_bound, low=0.0, low_open=True)
+    x_bound, y_bound = parse_bound("x_bound", x_bound), parse_bound("y_bound", y_bound)
+    auto = (x_bound == "auto", y_bound == "auto")
+    if any(auto):
+        _check_auto(bounds_budget, epsilon, normalize, auto[1] and spec.task != "regression")
     if horizon is not None:
         horizon = check_int("horizon", horizon, low=1)
     if test_fraction is not None:
@@ -191,6 +200,14 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     available = len(train)
     train = train[:horizon]
     horizon = available if horizon is None else horizon
+    total, estimate = epsilon, None
+    if any(auto):  # from the rows the learner sees, before clipping
+        estimate = private_bounds(X_all[train] if auto[0] else None,
+                                  y_all[train] if auto[1] else None,
+                                  epsilon=bounds_budget * epsilon)
+        x_bound = estimate.x_bound if auto[0] else x_bound
+        y_bound = estimate.y_bound if auto[1] else y_bound
+        epsilon = (1.0 - bounds_budget) * epsilon
     X, y, clip = clip_to_bounds(X_all[train], y_all[train], x_bound, y_bound)
     stream = Stream(X, y, name, "; ".join(p for p in (how, clip.summary()) if p),
                     n_clipped=clip.clipped)
@@ -213,6 +230,12 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
         twin = _run(twin_model, X, y, u, ticker("non-private twin"))
         fits.append((f"{learner}, non-private twin", twin_model, twin))
     rows = [_summary(label, t, ref) for label, _, t in fits]
+    guarantee = trace.privacy
+    if estimate is not None:  # the one guarantee of everything that read the data
+        guarantee = compose_guarantee([*estimate.privacy_events(), *model.privacy_events()],
+                                      model.delta, target=total)
+        rows[0]["guarantee"] = str(guarantee)
+        rows[0]["privacy_split"] = _split_text(estimate, x_bound, y_bound, auto, epsilon)
     zero_loss = model._loss_value(np.zeros(X.shape[1]), X, y)
     zero = {"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
             "average_regret": float(np.mean(zero_loss - ref)),
@@ -233,14 +256,15 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     rows = [{k: r.get(k, math.nan) for k in keys} for r in rows]
     notes = [n for n in (scores.clip_note(clip, trace.n_clipped, classification),
                          scores.horizon_note(horizon, len(y), available,
-                                             0 if test is None else len(test))) if n]
+                                             0 if test is None else len(test)),
+                         estimate and estimate.note()) if n]
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "iterates.npy", np.vstack([trace.weights, trace.final_weights]))
     losses = _write_losses(out / "losses.csv", trace)
     t = np.arange(1, len(y) + 1)
-    label = f"{learner}, {trace.privacy}".split(", unit")[0]
+    label = f"{learner}, {guarantee}".split(", unit")[0]
     regret = {label: _thin(trace.regret / t)}
     mean_loss = {label: _thin(np.cumsum(trace.losses) / t)}
     if baseline:
@@ -259,20 +283,42 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
             "counter": counter, "x_bound": x_bound, "y_bound": y_bound,
             "options": options or {}, "n_clipped": trace.n_clipped, "data": data,
             "command": command, "test": None if test is None else (len(test), test_fraction),
-            "notes": notes}
+            "notes": notes, "guarantee": guarantee, "epsilon": total,
+            "split": rows[0].get("privacy_split")}
     report = _report(out, info, rows, figures)
     return ExperimentResult(f"run_{learner}", rows, report, losses, figures, notes)
 
 
+def _check_auto(budget: float, epsilon: float, normalize: str, classifier: bool) -> None:
+    check_real("bounds_budget", budget, low=0.0, high=1.0, low_open=True, high_open=True)
+    if math.isinf(epsilon):
+        raise fail("epsilon", "be finite for a bound 'auto' (a share of it estimates the "
+                   "bound)", epsilon)
+    if normalize != "clip":
+        raise fail("normalize", "be 'clip' for a bound 'auto' (standardize scales the rows "
+                   "to declared bounds)", normalize)
+    if classifier:
+        raise fail("y_bound", "be left unset for a classification learner (labels are "
+                   "+-1, never clipped)", "auto")
+
+
+def _split_text(estimate, x_bound, y_bound, auto, epsilon: float) -> str:
+    parts = [f"{name} <= {b:g}" for name, b, a in (("||x||", x_bound, auto[0]),
+                                                    ("|y|", y_bound, auto[1])) if a]
+    return (f"bounds {', '.join(parts)} estimated privately (OpenDP's private quantile "
+            f"{estimate.quantile:g} of the rows, epsilon = {estimate.epsilon:g}, pure "
+            f"DP); learner epsilon = {epsilon:g}; composed")
+
+
 def _report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Path:
     model, stream, spec = info["model"], info["stream"], info["spec"]
-    g = model.privacy
+    g = info["guarantee"]
     counter = info["counter"] or spec.counter or "none (noise added without a counter)"
     scope = (f"window DP, W = {g.window}: each element is protected in the {g.window} "
              "releases from its arrival" if g.window is not None else
              "the whole sequence of released iterates")
-    real = ("exactly the requested epsilon" if math.isclose(g.epsilon, model.epsilon)
-            else f"epsilon = {g.epsilon:.4g} against the requested {model.epsilon:g}")
+    real = ("exactly the requested epsilon" if math.isclose(g.epsilon, info["epsilon"])
+            else f"epsilon = {g.epsilon:.4g} against the requested {info['epsilon']:g}")
     calibration = ("tight (the smallest noise dp-accounting certifies for the requested "
                    "epsilon)" if model.calibration == "tight" else
                    "paper (the published formula verbatim; the guarantee above is what that "
@@ -288,7 +334,7 @@ def _report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Pat
         ("rows used / available / in the data", f"{used} / {info['available']} / "
                                                  f"{info['n_rows']}"),
         ("dimension d", model.dim), ("horizon T (noise calibrated for)", info["horizon"]),
-        ("epsilon requested", model.epsilon), ("delta", model.delta),
+        ("epsilon requested", info["epsilon"]), ("delta", model.delta),
         ("bounds (R)", f"||x|| <= {info['x_bound']:g}, |y| <= {info['y_bound']:g}"),
         ("counter", counter), ("seed", info["seed"]),
         ("options", ", ".join(f"{k}={v!r}" for k, v in info["options"].items()) or "none"))]
@@ -316,6 +362,8 @@ def _report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Pat
         "* **Guarantee:** none. epsilon = inf: the releases carry no noise and are not "
         "private.",
         f"* **Neighbouring streams:** {relation}.",
+        *([f"* **Bounds and budget:** {info['split']} into the guarantee above "
+           "(basic composition: the epsilons add)."] if info["split"] else []),
         f"* **Calibration:** {calibration}.",
         *([f"* **Errata of the paper decided here:** {ERRATA_IDS[info['learner']]} in "
            f"{ERRATA}."] if info["learner"] in ERRATA_IDS else []),

@@ -1,0 +1,82 @@
+"""`dpol run --bound auto / --y-bound auto`: the split of epsilon, the composed guarantee
+on the console and in the report, and clean refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+typer_testing = pytest.importorskip("typer.testing")
+pytest.importorskip("opendp")
+
+from dpol.cli import _app  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def app():
+    return _app()
+
+
+def invoke(app, args):
+    return typer_testing.CliRunner().invoke(app, [str(a) for a in args])
+
+
+def table(tmp_path, n=8000):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    y = X @ [0.5, -0.3, 0.2] + 0.1 * rng.normal(size=n)
+    path = tmp_path / "data.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",")
+    return path
+
+
+def test_auto_bounds_split_epsilon_and_compose_into_the_guarantee(app, tmp_path):
+    out = tmp_path / "o"
+    result = invoke(app, ["run", "pqftl", table(tmp_path), "--bound", "auto", "--y-bound",
+                          "auto", "--bounds-budget", "0.2", "--epsilon", "2", "--out", out,
+                          "--no-baseline"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "estimated privately" in text and "epsilon = 0.4, pure DP" in text
+    assert "learner epsilon = 1.6" in text
+    # 8,000 rows >= 2 ln(181 / 0.05) / (0.2 * 0.05) = 1640: no unreliability warning
+    assert "unreliable" not in result.stderr
+    assert "guarantee: (2, 1e-05)-DP, replace_one" in text
+    report = (out / "report.md").read_text()
+    assert "* **Bounds and budget:** bounds ||x|| <= " in report
+    assert "* **Guarantee:** (2, 1e-05)-DP" in report and "exactly the requested" in report
+    x_bound = float(report.split("||x|| <= ")[1].split(",")[0])
+    norms = np.linalg.norm(np.loadtxt(tmp_path / "data.csv", delimiter=",")[:, :3], axis=1)
+    # a candidate of the grid near the 0.95 quantile of the norms (a wide, sure bracket:
+    # the exponential mechanism's rank error at epsilon 0.2 is about 100 of 8000 rows)
+    assert np.quantile(norms, 0.8) < x_bound < 1.5 * np.quantile(norms, 0.99)
+
+
+def test_small_data_is_warned_on_the_console(app, tmp_path):
+    result = invoke(app, ["run", "pqftl", table(tmp_path, n=300), "--y-bound", "auto",
+                          "--out", tmp_path / "o", "--no-baseline"])
+    assert result.exit_code == 0, result.output
+    assert "warning: the private bounds are unreliable at this size: 300 rows" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "phrase"), [
+    (["--bound", "auto", "--bounds-budget", "1"], "bounds_budget must"),
+    (["--bound", "auto", "--bounds-budget", "0"], "bounds_budget must"),
+    (["--bound", "auto", "--epsilon", "inf"], "epsilon must be finite for a bound 'auto'"),
+    (["--bound", "auto", "--normalize", "standardize"], "normalize must be 'clip'"),
+    (["--bound", "big"], "x_bound must be a number > 0 or 'auto'"),
+    (["--y-bound", "-2"], "y_bound must"),
+])
+def test_bad_auto_options_are_refused_in_one_line(app, tmp_path, args, phrase):
+    out = tmp_path / "o"
+    result = invoke(app, ["run", "pqftl", table(tmp_path, n=50), "--out", out, *args])
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("dpol ")]
+    assert len(lines) == 1 and "error:" in lines[0] and phrase in lines[0], result.stderr
+    assert "Traceback" not in result.output and not out.exists()
+
+
+def test_classifier_refuses_auto_label_bound(app, tmp_path):
+    result = invoke(app, ["run", "igd", "breast-cancer", "--y-bound", "auto", "--out",
+                          tmp_path / "o"])
+    assert result.exit_code == 1 and "y_bound must be left unset" in result.stderr
