@@ -6,10 +6,13 @@
 * :mod:`dpol.datasets.shipped` — river's Shuttle, statsmodels' RAND health data, and
   :func:`load_dataset`, every named stream of :data:`DATASETS`;
 * :mod:`dpol.datasets.files` — CSV / NPY / Parquet tables (or standard input) as streams
-  within declared bounds.
+  within declared bounds;
+* :mod:`dpol.datasets.private_bounds` — bounds estimated privately (OpenDP's private
+  quantile, ``opendp`` extra) on a declared share of the budget.
 """
 
 from dpol.datasets.files import NORMALIZATIONS, TASKS, read_table, table_stream
+from dpol.datasets.private_bounds import PrivateBounds, private_bounds
 from dpol.datasets.real import (
     load_covertype,
     load_fallback_classification,
@@ -25,6 +28,7 @@ __all__ = [
     "DATASETS",
     "NORMALIZATIONS",
     "TASKS",
+    "PrivateBounds",
     "Stream",
     "linear_regression_stream",
     "load_covertype",
@@ -37,6 +41,7 @@ __all__ = [
     "logistic_stream",
     "normalize_regression",
     "normalize_rows",
+    "private_bounds",
     "read_table",
     "table_stream",
 ]
