@@ -52,7 +52,7 @@ import dp_accounting
 
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.calibration import gaussian_epsilon, zcdp_epsilon
-from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
+from dpol.accounting.guarantee import ELEMENT, NEIGHBOURING_RELATIONS, PrivacyGuarantee
 
 __all__ = [
     "ELEMENT",
@@ -62,8 +62,6 @@ __all__ = [
     "compose_guarantee",
 ]
 
-#: the unit of privacy of every full-information learner and counter
-ELEMENT = "one stream element"
 #: a derived epsilon at most this much (relative) below the calibration's target is
 #: stated as the target: calibrators stop within 1e-10 of it, on the safe side
 TARGET_TOLERANCE = 1e-6

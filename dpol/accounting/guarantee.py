@@ -7,7 +7,10 @@ from dataclasses import dataclass
 
 from dpol._validation import check_choice, check_int, check_real
 
-__all__ = ["NEIGHBOURING_RELATIONS", "PrivacyGuarantee"]
+__all__ = ["ELEMENT", "NEIGHBOURING_RELATIONS", "PrivacyGuarantee"]
+
+#: the unit of privacy of every counter and full-information learner
+ELEMENT = "one stream element"
 
 #: ``replace_one``: one element replaced by any other admissible element (the papers'
 #: default). ``add_remove``: one element replaced by the null element (zero), which
@@ -45,7 +48,7 @@ class PrivacyGuarantee:
     delta: float = 0.0
     neighbouring: str = "replace_one"
     window: int | None = None
-    unit: str = "one stream element"
+    unit: str = ELEMENT
 
     def __post_init__(self) -> None:
         check_real("epsilon", self.epsilon, low=0.0, allow_inf=True)
