@@ -17,6 +17,7 @@ __all__ = [
     "NonPrivateWarning",
     "NumericalWarning",
     "PaperCalibrationWarning",
+    "PrivateEstimateWarning",
 ]
 
 
@@ -158,6 +159,13 @@ class ClippingWarning(UserWarning):
     privacy proof needs the bounds, so the model learns the clipped data; 95% of these
     rows have ||x|| <= 4.243 and |y| <= 0 (read from the raw data: advice for the data
     holder, not a private release)
+    """
+
+
+class PrivateEstimateWarning(UserWarning):
+    """A private estimate (bounds, scaling) read from fewer rows than it needs to be
+    reliable at its budget: it may land far from the data. The message names the rows
+    it had and the rows it needs; declare the bounds or raise ``bounds_budget``.
     """
 
 

@@ -42,6 +42,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from dpol.adapters._private_prep import prepare
 from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS, make_learner
 from dpol.learners import PrivateKernelRegression
 from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
@@ -71,11 +72,12 @@ class _OnlineEstimator(BaseEstimator):
             return int(self.random_state)
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
-    def _start(self, n_features: int, horizon: int) -> None:
+    def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool) -> None:
+        self.prep_ = prepare(self, X, y, regression=regression)
         self.learner_ = make_learner(
-            self._learner_name, n_features, horizon=horizon, epsilon=self.epsilon,
-            delta=self.delta, counter=self.counter, x_bound=self.x_bound,
-            y_bound=self.y_bound, calibration=self.calibration, seed=self._seed(),
+            self._learner_name, X.shape[1], horizon=horizon, epsilon=self.prep_.epsilon,
+            delta=self.delta, counter=self.counter, x_bound=self.prep_.x_bound,
+            y_bound=self.prep_.y_bound, calibration=self.calibration, seed=self._seed(),
             options=None if self.learner_options is None else dict(self.learner_options),
             fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
             postprocess=self.postprocess)
@@ -86,20 +88,20 @@ class _OnlineEstimator(BaseEstimator):
         return self.fit_intercept and not (name in LEARNERS and not LEARNERS[name].linear)
 
     def _stream(self, X: np.ndarray, y: np.ndarray) -> None:
-        self.learner_.run(X, y)
+        self.learner_.run(self.prep_.transform(X), self.prep_.transform_y(y))
         if isinstance(self.learner_, WithIntercept):
             self.coef_, self.intercept_ = self.learner_.linear_model()
         elif isinstance(self.learner_, PrivateKernelRegression):
             self.coef_, self.intercept_ = self.learner_.weights, 0.0  # its feature weights
         else:
             self.coef_, self.intercept_ = self.learner_.model_weights, 0.0
-        self.privacy_ = self.learner_.privacy
+        self.privacy_ = self.prep_.guarantee(self.learner_, self.epsilon)
         self.n_clipped_ = self.learner_.n_clipped_
         self.t_ = self.learner_.t
 
     def _margin(self, X: object) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = self.prep_.transform(validate_data(self, X, reset=False, dtype=np.float64))
         if isinstance(self.learner_, PrivateKernelRegression):
             return np.array([self.learner_.predict_one(x) for x in X])
         if isinstance(self.learner_, WithIntercept):  # exactly what predict_one gives
@@ -121,8 +123,10 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         The stream length the noise is calibrated for (see the module docstring).
     counter : str, optional
         The counter of learners that use one.
-    x_bound, y_bound : float
-        Declared bounds on ``||x||`` and ``|y|``.
+    x_bound, y_bound : float or "auto"
+        Declared bounds on ``||x||`` and ``|y|``, or ``"auto"``: the 0.95 quantile of
+        the rows' norms / of ``|y|``, released privately from the first rows fitted with
+        ``bounds_budget * epsilon`` (OpenDP's private quantile; the ``opendp`` extra).
     calibration : {"tight", "paper"}
     random_state : int, RandomState or None
         Seeds the noise.
@@ -135,6 +139,15 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         The constant feature, in units of ``x_bound`` (:class:`WithIntercept`).
     postprocess : {"average", "shrink", "last"}
         The model built from the releases (:mod:`dpol.learners.postprocess`).
+    scaling : {None, "private"}
+        ``"private"``: centre and scale every feature (and, for a regressor, the label)
+        by 10% / 90% quantiles released privately from the first rows fitted, then release the
+        bounds (:func:`dpol.datasets.private_scaling.private_scaling`; needs
+        ``x_bound="auto"`` and, for a regressor, ``y_bound="auto"``). Predictions are in
+        the label's own units.
+    bounds_budget : float in (0, 1)
+        Share of ``epsilon`` spent on ``"auto"`` bounds and ``"private"`` scaling; the
+        learner gets the rest and ``privacy_`` composes both.
 
     Attributes
     ----------
@@ -159,17 +172,18 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], *,
                  epsilon: float = 1.0, delta: float | None = None, horizon: int | None = None,
-                 counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
+                 counter: str | None = None, x_bound: float | str = 1.0, y_bound: float | str = 1.0,
                  calibration: str = "tight", random_state: object = None,
                  learner_options: dict | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = INTERCEPT_SCALING,
-                 postprocess: str = "average") -> None:
+                 postprocess: str = "average", scaling: str | None = None,
+                 bounds_budget: float = 0.1) -> None:
         self._store(locals())
 
     def fit(self, X: object, y: object) -> OnlineRegressor:
         """Stream the rows of X, y in order through a fresh learner (horizon: the rows)."""
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        self._start(X.shape[1], self.horizon if self.horizon is not None else X.shape[0])
+        self._start(X, y, self.horizon if self.horizon is not None else X.shape[0], True)
         self._stream(X, y)
         return self
 
@@ -178,14 +192,15 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         first = not hasattr(self, "learner_")
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, reset=first)
         if first:
-            self._start(X.shape[1], self.horizon or DEFAULT_STREAM_HORIZON)
+            self._start(X, y, self.horizon or DEFAULT_STREAM_HORIZON, True)
         self._stream(X, y)
         return self
 
     def predict(self, X: object) -> np.ndarray:
         """X @ coef_ + intercept_, clipped to ``y_bound`` for a least-squares learner
         (post-processing: no privacy cost)."""
-        return self._margin(X)
+        margin = self._margin(X)  # checks that the estimator is fitted
+        return self.prep_.inverse_y(margin)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -228,11 +243,12 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["classification"], *,
                  epsilon: float = 1.0, delta: float | None = None, horizon: int | None = None,
-                 counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
+                 counter: str | None = None, x_bound: float | str = 1.0, y_bound: float | str = 1.0,
                  calibration: str = "tight", random_state: object = None,
                  learner_options: dict | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = INTERCEPT_SCALING,
-                 postprocess: str = "average") -> None:
+                 postprocess: str = "average", scaling: str | None = None,
+                 bounds_budget: float = 0.1) -> None:
         self._store(locals())
 
     def _labels(self, y: np.ndarray) -> np.ndarray:
@@ -257,8 +273,9 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self._set_classes(y)
-        self._start(X.shape[1], self.horizon if self.horizon is not None else X.shape[0])
-        self._stream(X, self._labels(y))
+        labels = self._labels(y)
+        self._start(X, labels, self.horizon if self.horizon is not None else X.shape[0], False)
+        self._stream(X, labels)
         return self
 
     def partial_fit(self, X: object, y: object, classes: object = None) -> OnlineClassifier:
@@ -270,7 +287,7 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
             self._set_classes(y if classes is None else classes)
         labels = self._labels(y)
         if first:
-            self._start(X.shape[1], self.horizon or DEFAULT_STREAM_HORIZON)
+            self._start(X, labels, self.horizon or DEFAULT_STREAM_HORIZON, False)
         self._stream(X, labels)
         return self
 

@@ -24,7 +24,8 @@ import numpy as np
 from dpol._validation import check_real, fail
 from dpol.accounting.events import MechanismEvent
 
-__all__ = ["GRID", "PrivateBounds", "parse_bound", "private_bounds"]
+__all__ = ["GRID", "PrivateBounds", "parse_bound", "private_bounds", "pure_events",
+           "release_quantile"]
 
 #: the public candidate grid: 20 points per decade from 1e-3 to 1e6 (181 values, ratio
 #: 10**(1/20) ~ 1.122 between neighbours); the released bound is one of them
@@ -83,9 +84,13 @@ class PrivateBounds:
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
         """One pure-DP event per release (replace-one, unit: one stream element)."""
-        return tuple(MechanismEvent(dp_accounting.UnsupportedDpEvent(), "replace_one",
-                                    pure_epsilon=e, name="private quantile")
-                     for e in self.epsilons)
+        return pure_events(self.epsilons, "private quantile")
+
+
+def pure_events(epsilons: tuple[float, ...], name: str) -> tuple[MechanismEvent, ...]:
+    """One pure-DP replace-one event per private-quantile release of ``epsilons``."""
+    return tuple(MechanismEvent(dp_accounting.UnsupportedDpEvent(), "replace_one",
+                                pure_epsilon=e, name=name) for e in epsilons)
 
 
 def parse_bound(name: str, value: object) -> float | str:
@@ -109,9 +114,10 @@ def parse_bound(name: str, value: object) -> float | str:
     return check_real(name, value, low=0.0, low_open=True)
 
 
-def _release(values: np.ndarray, epsilon: float, quantile: float,
+def release_quantile(values: np.ndarray, epsilon: float, quantile: float,
              candidates: list[float]) -> tuple[float, float]:
-    """(released candidate, its epsilon) of OpenDP's private quantile of ``values``."""
+    """(released candidate, its epsilon) of OpenDP's private ``quantile`` of ``values``
+    at ``epsilon`` over the public ``candidates`` (replace-one; see :func:`private_bounds`)."""
     try:
         import opendp.prelude as dp
     except ImportError as exc:
@@ -230,7 +236,7 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
         if not np.all(np.isfinite(values)):
             raise fail(label, "be finite", values)
     share = epsilon / len(columns)
-    released = [_release(v, share, quantile, grid) for v in columns]
+    released = [release_quantile(v, share, quantile, grid) for v in columns]
     bounds = [r[0] for r in released]
     return PrivateBounds(bounds[0] if X is not None else None,
                          bounds[-1] if y is not None else None,

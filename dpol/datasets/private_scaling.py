@@ -1,0 +1,197 @@
+"""Feature scaling inside the guarantee: private per-feature quantiles, then the bounds.
+
+A linear learner needs features on comparable scales and public bounds ``||x|| <= R_x``,
+``|y| <= R_y``; a scaler fitted on the private data (scikit-learn's ``StandardScaler``) is
+not private. :func:`private_scaling` releases, with OpenDP's private quantile
+(:mod:`dpol.datasets.private_bounds`), the 10% and 90% quantiles of every feature (and of
+the label, for regression), maps each feature's [q10, q90] onto [-1, 1] (a private
+min / max that ignores the outer 10% of each tail), then releases the ``quantile`` of
+the scaled rows' norms (and of the scaled ``|y|``) as the bounds. Its
+:meth:`PrivateScaling.privacy_events` compose with the learner's into one guarantee
+(:func:`dpol.accounting.events.compose_guarantee`).
+
+Needs the optional extra ``opendp``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpol._validation import as_matrix, check_real, fail
+from dpol.accounting.events import MechanismEvent
+from dpol.datasets.private_bounds import GRID, pure_events, release_quantile
+
+__all__ = ["LOW", "SIGNED_GRID", "PrivateScaling", "private_scaling"]
+
+#: the levels (LOW, 1 - LOW) whose midpoint centres and whose half-spread scales a feature
+LOW = 0.1
+#: public candidates for signed values: -GRID, 0 and GRID (363 values)
+SIGNED_GRID = tuple(sorted({0.0, *GRID, *(-g for g in GRID)}))
+
+
+@dataclass(frozen=True)
+class PrivateScaling:
+    """Released scaling: ``z = (x - center) / scale`` then ``||z|| <= x_bound``; for
+    regression ``y' = (y - y_center) / y_scale`` then ``|y'| <= y_bound``.
+
+    Attributes
+    ----------
+    center, scale : ndarray of shape (d,)
+    x_bound : float
+    y_center, y_scale, y_bound : float or None
+        None for classification (labels are not scaled).
+    epsilons : tuple of float
+        Each release's pure epsilon (OpenDP's privacy map), in release order.
+    levels : tuple of float
+        Each release's quantile level (``min(a, 1 - a)`` sets how many rows it needs).
+    n, n_candidates : int
+    """
+
+    center: np.ndarray
+    scale: np.ndarray
+    x_bound: float
+    y_center: float | None
+    y_scale: float | None
+    y_bound: float | None
+    epsilons: tuple[float, ...]
+    levels: tuple[float, ...]
+    n: int
+    n_candidates: int
+
+    @property
+    def epsilon(self) -> float:
+        """The total epsilon of the releases (basic composition)."""
+        return float(sum(self.epsilons))
+
+    def transform(self, X: object) -> np.ndarray:
+        """``(X - center) / scale`` (a fresh array; rows are not clipped here)."""
+        return (np.asarray(X, dtype=np.float64) - self.center) / self.scale
+
+    def transform_y(self, y: object) -> np.ndarray:
+        """``(y - y_center) / y_scale``."""
+        return (np.asarray(y, dtype=np.float64) - self.y_center) / self.y_scale
+
+    def inverse_y(self, y: object) -> np.ndarray:
+        """Back to the label's units: ``y_center + y_scale * y``."""
+        return self.y_center + self.y_scale * np.asarray(y, dtype=np.float64)
+
+    def min_rows(self, beta: float = 0.05) -> int:
+        """Rows below which some release may land outside all the data with probability
+        ``beta`` (the largest :meth:`PrivateBounds.min_rows
+        <dpol.datasets.private_bounds.PrivateBounds.min_rows>` over the releases)."""
+        return max(math.ceil(2.0 * math.log(self.n_candidates / beta) / (e * min(a, 1 - a)))
+                   for e, a in zip(self.epsilons, self.levels, strict=True))
+
+    def note(self) -> str | None:
+        """A warning when ``n < min_rows()``: the scaling is then mostly noise."""
+        if self.n >= self.min_rows():
+            return None
+        return (f"the private scaling is unreliable at this size: {self.n} rows and "
+                f"epsilon {self.epsilon:g} over {len(self.epsilons)} releases need at least "
+                f"{self.min_rows()} rows; declare the scaling and bounds, or give them a "
+                "larger share of the budget")
+
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
+        """One pure-DP event per release (replace-one, unit: one stream element)."""
+        return pure_events(self.epsilons, "private scaling")
+
+
+def _spread(lo: float, hi: float) -> float:
+    # equal quantiles (a feature constant on 80% of its rows): leave it unscaled, a public 1
+    return (hi - lo) / 2.0 if hi > lo else 1.0
+
+
+def private_scaling(X: object, y: object = None, *, epsilon: float,
+                    quantile: float = 0.95) -> PrivateScaling:
+    """Release a per-feature scaling of ``X`` (and of ``y``) and the bounds after it.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    y : array of shape (n,), optional
+        Regression labels to scale and bound (None: classification, labels untouched).
+    epsilon : float
+        Total epsilon, split over the ``2 d + 1`` (``2 d + 4`` with ``y``) releases in
+        proportion to ``1 / min(a, 1 - a)`` (a the level: 10 for q10 and q90, 20 for the
+        0.95 bound), so that every release needs about the same number of rows.
+    quantile : float in (0.5, 1)
+        Level of the bounds released after scaling (about ``1 - quantile`` of the rows
+        are clipped to them).
+
+    Returns
+    -------
+    PrivateScaling
+
+    Notes
+    -----
+    OpenDP draws from the operating system's randomness (no seed). Small data sets
+    spread thin over many releases give noisy quantiles: :meth:`PrivateScaling.note`
+    says when. Measured (``OnlineClassifier(x_bound="auto", scaling="private")`` at
+    epsilon = 1, 3 runs, held-out accuracy on the raw features): river's Shuttle (39,278
+    rows, d = 9) 0.977-0.979 against 0.933 for the majority class; Phishing (1,000 rows)
+    and breast cancer (455 rows) are far too small (the majority class or worse, with
+    the warning): declare bounds from public knowledge there.
+
+    Privacy
+    -------
+    Relation: replace-one (one stream element ``(x, y)`` replaced; ``n`` public). Each
+    release is OpenDP's private quantile on the n values of one column (or of the scaled
+    row norms, or of the scaled ``|y|``): the exponential mechanism over public
+    candidates, score sensitivity 1 under one replacement on the sized domain (derivation
+    in :func:`dpol.datasets.private_bounds.private_bounds`), pure ``epsilon_i`` from
+    OpenDP's privacy map. A replaced element changes one value of every column, so every
+    release sees it: the releases compose by basic composition (Dwork, Roth, Theorem
+    3.16; the later releases read earlier ones adaptively, which basic composition
+    allows) to ``sum epsilon_i = epsilon``, pure DP. The learner then reads the scaled
+    rows: its own guarantee composes with these events.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal([100.0, 0.0], [50.0, 0.01], size=(50_000, 2))
+    >>> s = private_scaling(X, epsilon=1.0)
+    >>> bool(np.all(np.abs(s.center - [100.0, 0.0]) < [10.0, 0.002]))  # grid steps 12%
+    True
+    >>> bool(np.all(np.abs(np.log(s.scale / (1.2816 * np.array([50.0, 0.01])))) < 0.25))
+    True
+    >>> 1.5 < s.x_bound < 2.5, len(s.epsilons), round(s.epsilon, 12)  # Rayleigh: 1.91
+    (True, 5, 1.0)
+    """
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    quantile = check_real("quantile", quantile, low=0.5, high=1.0, low_open=True,
+                          high_open=True)
+    X = np.asarray(X, dtype=np.float64) if X is not None else X
+    if X is None or X.ndim != 2 or X.shape[0] == 0:
+        raise fail("X", "be a non-empty 2-d array", X)
+    X = as_matrix("X", X, X.shape[1])
+    if y is not None:
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (len(X),) or not np.all(np.isfinite(y)):
+            raise fail("y", f"be {len(X)} finite labels (one per row of X)", y)
+    d = X.shape[1]
+    levels = [LOW, 1.0 - LOW] * d + [quantile]
+    levels += [LOW, 1.0 - LOW, quantile] if y is not None else []
+    weights = np.array([1.0 / min(a, 1.0 - a) for a in levels])
+    shares = epsilon * weights / weights.sum()
+    grid, spent = list(SIGNED_GRID), []
+
+    def release(values: np.ndarray, i: int, candidates: list[float]) -> float:
+        value, eps = release_quantile(values, float(shares[i]), levels[i], candidates)
+        spent.append(eps)
+        return value
+
+    spans = np.array([[release(X[:, j], 2 * j + k, grid) for k in (0, 1)] for j in range(d)])
+    center = spans.mean(axis=1)
+    scale = np.array([_spread(lo, hi) for lo, hi in spans])
+    norms = np.linalg.norm((X - center) / scale, axis=1)
+    x_bound = release(norms, 2 * d, list(GRID))
+    y_center = y_scale = y_bound = None
+    if y is not None:
+        lo, hi = release(y, 2 * d + 1, grid), release(y, 2 * d + 2, grid)
+        y_center, y_scale = (lo + hi) / 2.0, _spread(lo, hi)
+        y_bound = release(np.abs((y - y_center) / y_scale), 2 * d + 3, list(GRID))
+    return PrivateScaling(center, scale, x_bound, y_center, y_scale, y_bound,
+                          tuple(spent), tuple(levels), len(X), len(grid))

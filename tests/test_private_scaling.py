@@ -1,0 +1,88 @@
+"""Private feature scaling and private bounds in the scikit-learn adapters (issue 19)."""
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("opendp")
+pytest.importorskip("sklearn")
+
+from dpol.accounting.events import compose_guarantee
+from dpol.adapters import OnlineClassifier, OnlineRegressor
+from dpol.datasets.private_bounds import GRID
+from dpol.datasets.private_scaling import private_scaling
+from dpol.errors import InvalidInputError, PrivateEstimateWarning
+
+STEP = GRID[1] / GRID[0]  # ratio between neighbouring candidates, 10 ** (1 / 20)
+
+
+def _regression(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal([500.0, -3.0, 0.0], [200.0, 1.0, 0.01], size=(n, 3))
+    z = (X - [500.0, -3.0, 0.0]) / [200.0, 1.0, 0.01]
+    y = 100.0 + 40.0 * (z @ [0.6, -0.5, 0.3]) + rng.normal(0.0, 5.0, n)
+    return X, y
+
+
+def test_scaling_recovers_the_features_ranges_and_spends_epsilon():
+    X, y = _regression(60_000)
+    s = private_scaling(X, y, epsilon=2.0)
+    # the 10% / 90% quantiles of N(m, sd) are m -+ 1.2816 sd: centre m, half-spread 1.28 sd.
+    # A release is a grid point: within one grid ratio (12%) of the true quantile when the
+    # rows suffice (60,000 > min_rows, so the exponential mechanism lands next to it)
+    assert s.note() is None and s.n >= s.min_rows()
+    assert np.all(np.abs(s.center - [500.0, -3.0, 0.0]) < (STEP - 1) * 1.2816 * np.array(
+        [200.0, 1.0, 0.01]) + np.abs([500.0, 3.0, 0.0]) * (STEP - 1))
+    assert np.all(np.abs(np.log(s.scale / (1.2816 * np.array([200.0, 1.0, 0.01]))))
+                  < 2 * math.log(STEP))
+    assert math.isclose(s.epsilon, 2.0, rel_tol=1e-9) and len(s.epsilons) == 2 * 3 + 4
+    # every release needs the same rows: shares in proportion to 1 / min(a, 1 - a)
+    ratio = np.array(s.epsilons) * np.minimum(s.levels, 1 - np.array(s.levels))
+    assert np.allclose(ratio, ratio[0], rtol=1e-6)
+
+
+def test_regressor_with_private_scaling_learns_in_the_labels_units():
+    X, y = _regression(40_000)
+    Xt, yt = _regression(5_000, seed=1)
+    reg = OnlineRegressor(x_bound="auto", y_bound="auto", scaling="private", epsilon=4.0,
+                          random_state=0).fit(X, y)
+    # R^2 of the noise-free model is 1 - 25 / (25 + 1600 * 0.7) = 0.98; the trivial
+    # predictor (a constant) scores <= 0. 0.5 leaves room for the noise at epsilon 3.6
+    assert reg.score(Xt, yt) > 0.5
+    events = [*reg.prep_.events(), *reg.learner_.privacy_events()]
+    assert reg.privacy_ == compose_guarantee(events, reg.learner_.delta, target=4.0)
+    assert reg.privacy_.epsilon <= 4.0
+    assert math.isclose(reg.learner_.epsilon, 0.9 * 4.0)
+
+
+def test_auto_bounds_alone_compose_with_the_learner():
+    X, y = _regression(20_000)
+    X = (X - X.mean(0)) / X.std(0)  # scaled with public constants, say
+    clf = OnlineClassifier(x_bound="auto", epsilon=1.0, bounds_budget=0.2,
+                           random_state=0).fit(X, np.sign(y - 100.0))
+    assert clf.prep_.estimate.y_bound is None and clf.prep_.x_bound in GRID
+    assert math.isclose(clf.learner_.epsilon, 0.8) and clf.privacy_.epsilon <= 1.0
+
+
+def test_few_rows_warn():
+    X, y = _regression(300)
+    with pytest.warns(PrivateEstimateWarning, match="300 rows"):
+        OnlineRegressor(x_bound="auto", y_bound="auto", scaling="private",
+                        random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("est, kwargs, name", [
+    (OnlineRegressor, dict(scaling="private"), "scaling"),  # bounds not 'auto'
+    (OnlineRegressor, dict(scaling="minmax", x_bound="auto", y_bound="auto"), "scaling"),
+    (OnlineClassifier, dict(y_bound="auto"), "y_bound"),
+    (OnlineRegressor, dict(x_bound="auto", epsilon=math.inf), "epsilon"),
+    (OnlineRegressor, dict(x_bound="auto", bounds_budget=1.0), "bounds_budget"),
+    (OnlineRegressor, dict(x_bound="big"), "x_bound"),
+])
+def test_bad_parameters_name_the_argument_and_fit_nothing(est, kwargs, name):
+    X, y = _regression(50)
+    model = est(**kwargs)
+    with pytest.raises(InvalidInputError, match=name):
+        model.fit(X, np.sign(y - 100.0) if est is OnlineClassifier else y)
+    assert not hasattr(model, "learner_")
