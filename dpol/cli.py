@@ -166,8 +166,11 @@ def _app():
         y_bound: str = typer.Option("1", help="Declared bound on |y| (regression labels), "
                                     "or auto: a private quantile of |y|."),
         bounds_budget: float = typer.Option(0.1, help="Share of epsilon for auto bounds."),
-        normalize: str = typer.Option("clip", help="clip (private end to end) or standardize "
-                                      "(reads data statistics: outside the guarantee)."),
+        normalize: str = typer.Option("clip", help="clip (private end to end), private "
+                                      "(features, labels and bounds scaled by private "
+                                      "quantiles on --bounds-budget, inside the guarantee) "
+                                      "or standardize (reads data statistics: outside the "
+                                      "guarantee)."),
         calibration: str = typer.Option("tight", help="tight or paper."),
         option: list[str] = typer.Option(None, help="KEY=VALUE constructor keyword (repeat)."),
         baseline: bool = typer.Option(True, help="Also run the non-private twin."),

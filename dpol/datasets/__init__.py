@@ -8,11 +8,14 @@
 * :mod:`dpol.datasets.files` — CSV / NPY / Parquet tables (or standard input) as streams
   within declared bounds;
 * :mod:`dpol.datasets.private_bounds` — bounds estimated privately (OpenDP's private
-  quantile, ``opendp`` extra) on a declared share of the budget.
+  quantile, ``opendp`` extra) on a declared share of the budget;
+* :mod:`dpol.datasets.private_scaling` — per-feature scaling and the bounds after it,
+  released privately the same way.
 """
 
 from dpol.datasets.files import NORMALIZATIONS, TASKS, read_table, table_stream
 from dpol.datasets.private_bounds import PrivateBounds, private_bounds
+from dpol.datasets.private_scaling import PrivateScaling, private_scaling
 from dpol.datasets.real import (
     load_covertype,
     load_fallback_classification,
@@ -29,6 +32,7 @@ __all__ = [
     "NORMALIZATIONS",
     "TASKS",
     "PrivateBounds",
+    "PrivateScaling",
     "Stream",
     "linear_regression_stream",
     "load_covertype",
@@ -42,6 +46,7 @@ __all__ = [
     "normalize_regression",
     "normalize_rows",
     "private_bounds",
+    "private_scaling",
     "read_table",
     "table_stream",
 ]

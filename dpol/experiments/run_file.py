@@ -35,22 +35,20 @@ from dpol.adapters.registry import LEARNERS, comparator, make_learner
 from dpol.datasets import DATASETS, Stream, load_dataset, read_table
 from dpol.datasets.files import NORMALIZATIONS, clip_to_bounds, split_label, table_stream
 from dpol.datasets.private_bounds import parse_bound, private_bounds
+from dpol.datasets.private_scaling import private_scaling
 from dpol.errors import NonPrivateWarning
 from dpol.experiments import run_scores as scores
-from dpol.experiments.account import describe_noise
 from dpol.experiments.plots import plot_curves
-from dpol.experiments.report import ERRATA, ExperimentResult, glossary, markdown_table
+from dpol.experiments.report import ExperimentResult
+from dpol.experiments.run_report import ERRATA_IDS, split_text, write_report
 from dpol.learners import Trace
 
-__all__ = ["load_run_stream", "run_learner"]
+__all__ = ["ERRATA_IDS", "RUN_NORMALIZATIONS", "load_run_stream", "run_learner"]
 
 CURVE_POINTS = 400
-#: the entries of docs/errata.md that each learner of dpol.adapters.LEARNERS decides
-ERRATA_IDS = {"pqftl": "JKT-4, JKT-5", "igd": "JKT-1", "giga": "JKT-1, JKT-3",
-              "ftal": "WDP-1, WDP-2, WDP-4", "frank-wolfe": "WDP-1, WDP-2, WDP-4 to WDP-7",
-              "incremental-regression": "KNJ-1 to KNJ-4", "incremental-erm": "KNJ-4",
-              "kernel": "NW-1 to NW-4", "pol": "JKT-6", "ridge": "JKT-4, JKT-5",
-              "ridge-classifier": "JKT-4, JKT-5"}
+#: ``normalize`` of :func:`run_learner`: a table's own, or "private" (scaling released
+#: privately on the ``bounds_budget`` share, inside the guarantee)
+RUN_NORMALIZATIONS = (*NORMALIZATIONS, "private")
 #: rows per call of ``run`` between two progress updates (at least; ~100 updates a run)
 CHUNK_ROWS = 1024
 
@@ -159,7 +157,11 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
 
     A bound ``"auto"`` is estimated privately from the rows the learner sees
     (:func:`~dpol.datasets.private_bounds.private_bounds`) with ``bounds_budget * epsilon``;
-    the learner gets the rest, and the reported guarantee composes both.
+    the learner gets the rest, and the reported guarantee composes both. ``normalize=
+    "private"`` scales the features (and a regression label) by quantiles released
+    privately on that share, then releases the bounds
+    (:func:`~dpol.datasets.private_scaling.private_scaling`); regret and scores are then
+    in the scaled units.
 
     Examples
     --------
@@ -176,11 +178,18 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     if delta is not None:  # None: the learner's default, 1e-5 or 1/T if smaller
         check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     check_choice("calibration", calibration, ("tight", "paper"))
-    check_choice("normalize", normalize, NORMALIZATIONS)
+    check_choice("normalize", normalize, RUN_NORMALIZATIONS)
     x_bound, y_bound = parse_bound("x_bound", x_bound), parse_bound("y_bound", y_bound)
-    auto = (x_bound == "auto", y_bound == "auto")
+    private = normalize == "private"  # the bounds are then released after the scaling
+    for name, value in (("x_bound", x_bound), ("y_bound", y_bound)):
+        if private and value not in ("auto", 1.0):  # 1.0: the default, left unset
+            raise fail(name, "be 'auto' or left unset with normalize='private' (the bounds "
+                       "are released after the private scaling)", value)
+    auto = (x_bound == "auto" or private,
+            y_bound == "auto" or (private and spec.task == "regression"))
     if any(auto):
-        _check_auto(bounds_budget, epsilon, normalize, auto[1] and spec.task != "regression")
+        _check_auto(bounds_budget, epsilon, normalize,
+                    y_bound == "auto" and spec.task != "regression")
     if horizon is not None:
         horizon = check_int("horizon", horizon, low=1)
     if test_fraction is not None:
@@ -201,7 +210,15 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     train = train[:horizon]
     horizon = available if horizon is None else horizon
     total, estimate = epsilon, None
-    if any(auto):  # from the rows the learner sees, before clipping
+    if private:  # from the rows the learner sees, before clipping
+        estimate = private_scaling(X_all[train], y_all[train] if auto[1] else None,
+                                   epsilon=bounds_budget * epsilon)
+        X_all = estimate.transform(X_all)
+        y_all = estimate.transform_y(y_all) if auto[1] else y_all
+        x_bound = estimate.x_bound
+        y_bound = estimate.y_bound if auto[1] else y_bound
+        epsilon = (1.0 - bounds_budget) * epsilon
+    elif any(auto):
         estimate = private_bounds(X_all[train] if auto[0] else None,
                                   y_all[train] if auto[1] else None,
                                   epsilon=bounds_budget * epsilon)
@@ -235,7 +252,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
         guarantee = compose_guarantee([*estimate.privacy_events(), *model.privacy_events()],
                                       model.delta, target=total)
         rows[0]["guarantee"] = str(guarantee)
-        rows[0]["privacy_split"] = _split_text(estimate, x_bound, y_bound, auto, epsilon)
+        rows[0]["privacy_split"] = split_text(estimate, x_bound, y_bound, auto, epsilon)
     zero_loss = model._loss_value(np.zeros(X.shape[1]), X, y)
     zero = {"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
             "average_regret": float(np.mean(zero_loss - ref)),
@@ -254,10 +271,11 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     rows += scores.trivial_rows(y, y_all[train], y_test, classification, zero)
     keys = list(dict.fromkeys(k for r in rows for k in r))
     rows = [{k: r.get(k, math.nan) for k in keys} for r in rows]
-    notes = [n for n in (scores.clip_note(clip, trace.n_clipped, classification),
+    notes = [n for n in (estimate and estimate.note(),  # the cause before its effect
+                         scores.clip_note(clip, trace.n_clipped, classification,
+                                          released=estimate is not None),
                          scores.horizon_note(horizon, len(y), available,
-                                             0 if test is None else len(test)),
-                         estimate and estimate.note()) if n]
+                                             0 if test is None else len(test))) if n]
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -285,7 +303,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
             "command": command, "test": None if test is None else (len(test), test_fraction),
             "notes": notes, "guarantee": guarantee, "epsilon": total,
             "split": rows[0].get("privacy_split")}
-    report = _report(out, info, rows, figures)
+    report = write_report(out, info, rows, figures)
     return ExperimentResult(f"run_{learner}", rows, report, losses, figures, notes)
 
 
@@ -294,105 +312,9 @@ def _check_auto(budget: float, epsilon: float, normalize: str, classifier: bool)
     if math.isinf(epsilon):
         raise fail("epsilon", "be finite for a bound 'auto' (a share of it estimates the "
                    "bound)", epsilon)
-    if normalize != "clip":
-        raise fail("normalize", "be 'clip' for a bound 'auto' (standardize scales the rows "
-                   "to declared bounds)", normalize)
+    if normalize == "standardize":
+        raise fail("normalize", "be 'clip' or 'private' for a bound 'auto' (standardize "
+                   "scales the rows to declared bounds)", normalize)
     if classifier:
         raise fail("y_bound", "be left unset for a classification learner (labels are "
                    "+-1, never clipped)", "auto")
-
-
-def _split_text(estimate, x_bound, y_bound, auto, epsilon: float) -> str:
-    parts = [f"{name} <= {b:g}" for name, b, a in (("||x||", x_bound, auto[0]),
-                                                    ("|y|", y_bound, auto[1])) if a]
-    return (f"bounds {', '.join(parts)} estimated privately (OpenDP's private quantile "
-            f"{estimate.quantile:g} of the rows, epsilon = {estimate.epsilon:g}, pure "
-            f"DP); learner epsilon = {epsilon:g}; composed")
-
-
-def _report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Path:
-    model, stream, spec = info["model"], info["stream"], info["spec"]
-    g = info["guarantee"]
-    counter = info["counter"] or spec.counter or "none (noise added without a counter)"
-    scope = (f"window DP, W = {g.window}: each element is protected in the {g.window} "
-             "releases from its arrival" if g.window is not None else
-             "the whole sequence of released iterates")
-    real = ("exactly the requested epsilon" if math.isclose(g.epsilon, info["epsilon"])
-            else f"epsilon = {g.epsilon:.4g} against the requested {info['epsilon']:g}")
-    calibration = ("tight (the smallest noise dp-accounting certifies for the requested "
-                   "epsilon)" if model.calibration == "tight" else
-                   "paper (the published formula verbatim; the guarantee above is what that "
-                   f"noise really gives; {ERRATA} in the dpol sources says where and why "
-                   "the published formulas fall short)")
-    relation = ("replace-one (one element replaced by any other within the bounds)"
-                if g.neighbouring == "replace_one" else
-                "add/remove (one element replaced by zero)")
-    used = len(stream.y)
-    params = [{"parameter": k, "value": v} for k, v in (
-        ("learner", f"{info['learner']} ({type(model).__name__}): {spec.summary}"),
-        ("data", f"{info['data']} ({stream.name})"),
-        ("rows used / available / in the data", f"{used} / {info['available']} / "
-                                                 f"{info['n_rows']}"),
-        ("dimension d", model.dim), ("horizon T (noise calibrated for)", info["horizon"]),
-        ("epsilon requested", info["epsilon"]), ("delta", model.delta),
-        ("bounds (R)", f"||x|| <= {info['x_bound']:g}, |y| <= {info['y_bound']:g}"),
-        ("counter", counter), ("seed", info["seed"]),
-        ("options", ", ".join(f"{k}={v!r}" for k, v in info["options"].items()) or "none"))]
-    columns = [c for c in ("model", "guarantee", "average_regret", "final_regret",
-                           "mean_loss", "comparator_mean_loss", "accuracy",
-                           "heldout_accuracy", "heldout_mse", "heldout_r2") if c in rows[0]]
-    heldout = []
-    if info["test"] is not None:
-        n_test, fraction = info["test"]
-        heldout = [f"* **Held out:** {n_test} of the {info['n_rows']} rows (a fixed random "
-                   f"{fraction:g}, drawn with seed {scores.SPLIT_SEED} whatever the noise "
-                   "seed), never seen by the learner. The final model (its `predict_one` "
-                   "after the stream: the mean of the released iterates weighted by the "
-                   "step squared, a least-squares prediction clipped to the label bound; "
-                   "post-processing of the releases, covered by the guarantee) scores "
-                   "them; rows are clipped to the bounds as in training, labels are scored "
-                   "unclipped."]
-    lines = [
-        f"# dpol run: {info['learner']} on {stream.name}", "",
-        *([f"`{info['command']}`", ""] if info["command"] else []),
-        *([f"> **Note:** {n}" for n in info["notes"]] + [""] if info["notes"] else []),
-        "## Privacy guarantee", "",
-        f"* **Guarantee:** ({g.epsilon:g}, {g.delta:g})-DP for {scope}; the unit protected "
-        f"is {g.unit}. The noise added gives {real}." if g.is_private else
-        "* **Guarantee:** none. epsilon = inf: the releases carry no noise and are not "
-        "private.",
-        f"* **Neighbouring streams:** {relation}.",
-        *([f"* **Bounds and budget:** {info['split']} into the guarantee above "
-           "(basic composition: the epsilons add)."] if info["split"] else []),
-        f"* **Calibration:** {calibration}.",
-        *([f"* **Errata of the paper decided here:** {ERRATA_IDS[info['learner']]} in "
-           f"{ERRATA}."] if info["learner"] in ERRATA_IDS else []),
-        f"* **Noise:** {describe_noise(model)}.",
-        f"* **Counter:** {counter}.",
-        f"* **Data within the bounds:** {stream.normalization}; {stream.n_clipped} rows "
-        f"clipped while loading, {info['n_clipped']} more by the learner. The proof "
-        "needs the bounds; clipping enforces them.",
-        "* **What is private:** `iterates.npy` (the released models). `losses.csv`, the "
-        "regret, the scores and the plots are computed from the raw stream: they are not "
-        "private, keep them with the data.", "",
-        "## Parameters", "", markdown_table(params), "",
-        "## Results", "",
-        "Regret is against the best fixed point in hindsight for the learner's own loss "
-        "and constraint set (computed offline on the whole stream)."
-        + (" Accuracy is online (each label predicted before it was learned)."
-           if "accuracy" in columns else ""), "", *heldout, *([""] if heldout else []),
-        markdown_table(rows, columns), "",
-        "## Plots", "",
-    ] + [f"![{f.stem}]({f.name})" for f in figures] + [
-        "", "Files: `iterates.npy` (T + 1 released iterates), `losses.csv` (per-step loss, "
-        "prediction, cumulative and average regret), `report.md`.", "",
-        "## Terms", "", glossary([t for t, used in (
-            ("replace-one", True), ("add/remove", True), ("R (the bounds)", True),
-            ("tight calibration", True), ("paper calibration", True),
-            ("window DP", g.window is not None), ("average regret", True),
-            ("non-private twin", len(rows) > 1 and "twin" in rows[1]["model"]),
-            ("trivial baselines", True), ("online accuracy", "accuracy" in columns),
-            ("held-out score", bool(heldout))) if used]), ""]
-    path = out / "report.md"
-    path.write_text("\n".join(lines))
-    return path

@@ -128,11 +128,14 @@ def trivial_rows(y: np.ndarray, raw_train: np.ndarray, test_y: np.ndarray | None
     return [zero, mean]
 
 
-def clip_note(clip: Clipping, by_learner: int, classification: bool) -> str | None:
+def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
+              released: bool = False) -> str | None:
     """The console line when more than :data:`CLIP_NOTE_SHARE` of the rows were clipped.
 
     It counts x and y apart (y only for regression: +-1 labels are never clipped) and
-    suggests bounds for the parts over the share (any clipped part if none is).
+    suggests bounds for the parts over the share (any clipped part if none is), unless the
+    bounds were ``released`` privately (then it says so: a suggestion read from the raw
+    data would not be in the scaled units, nor private).
 
     Examples
     --------
@@ -159,7 +162,11 @@ def clip_note(clip: Clipping, by_learner: int, classification: bool) -> str | No
     suggest = {"x": (f"--bound {clip.x_suggested:g}", "row norms"),
                "y": (f"--y-bound {clip.y_suggested:g}", "|y|")}
     text = (f"{clipped} of {clip.rows} rows ({100.0 * clipped / clip.rows:.0f}%) were clipped "
-            f"to the declared bounds: {', '.join(parts)}.")
+            f"to the {'privately released' if released else 'declared'} bounds: "
+            f"{', '.join(parts)}.")
+    if released:
+        return text + (" The private estimate landed below the data: declare the bounds "
+                       "or give the estimate a larger --bounds-budget.")
     if keys:
         text += (f" Suggested: {' and '.join(suggest[k][0] for k in keys)} (the "
                  f"{100 * SUGGEST_QUANTILE:.0f}th percentile of the raw "

@@ -1,0 +1,126 @@
+"""The report of ``dpol run`` (``report.md``): guarantee, parameters, results, plots, terms."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from dpol.datasets.private_scaling import PrivateScaling
+from dpol.experiments import run_scores as scores
+from dpol.experiments.account import describe_noise
+from dpol.experiments.report import ERRATA, glossary, markdown_table
+
+__all__ = ["ERRATA_IDS", "split_text", "write_report"]
+
+#: the entries of docs/errata.md that each learner of dpol.adapters.LEARNERS decides
+ERRATA_IDS = {"pqftl": "JKT-4, JKT-5", "igd": "JKT-1", "giga": "JKT-1, JKT-3",
+              "ftal": "WDP-1, WDP-2, WDP-4", "frank-wolfe": "WDP-1, WDP-2, WDP-4 to WDP-7",
+              "incremental-regression": "KNJ-1 to KNJ-4", "incremental-erm": "KNJ-4",
+              "kernel": "NW-1 to NW-4", "pol": "JKT-6", "ridge": "JKT-4, JKT-5",
+              "ridge-classifier": "JKT-4, JKT-5"}
+
+
+def split_text(estimate, x_bound, y_bound, auto, epsilon: float) -> str:
+    """How the budget was split between the private estimate and the learner."""
+    if isinstance(estimate, PrivateScaling):
+        label = "" if estimate.y_scale is None else (
+            f"; label (y - {estimate.y_center:.4g}) / {estimate.y_scale:.4g}, |y| <= "
+            f"{y_bound:g}")
+        return (f"features scaled privately (each feature's 10% / 90% quantiles onto "
+                f"[-1, 1]), ||x|| <= {x_bound:g} after scaling{label}: {len(estimate.epsilons)}"
+                f" releases of OpenDP's private quantile, epsilon = {estimate.epsilon:g} in "
+                f"all, pure DP; learner epsilon = {epsilon:g}; composed")
+    parts = [f"{name} <= {b:g}" for name, b, a in (("||x||", x_bound, auto[0]),
+                                                    ("|y|", y_bound, auto[1])) if a]
+    return (f"bounds {', '.join(parts)} estimated privately (OpenDP's private quantile "
+            f"{estimate.quantile:g} of the rows, epsilon = {estimate.epsilon:g}, pure "
+            f"DP); learner epsilon = {epsilon:g}; composed")
+
+
+def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Path:
+    """Write ``out / "report.md"`` from the run's ``info``, result rows and figures."""
+    model, stream, spec = info["model"], info["stream"], info["spec"]
+    g = info["guarantee"]
+    counter = info["counter"] or spec.counter or "none (noise added without a counter)"
+    scope = (f"window DP, W = {g.window}: each element is protected in the {g.window} "
+             "releases from its arrival" if g.window is not None else
+             "the whole sequence of released iterates")
+    real = ("exactly the requested epsilon" if math.isclose(g.epsilon, info["epsilon"])
+            else f"epsilon = {g.epsilon:.4g} against the requested {info['epsilon']:g}")
+    calibration = ("tight (the smallest noise dp-accounting certifies for the requested "
+                   "epsilon)" if model.calibration == "tight" else
+                   "paper (the published formula verbatim; the guarantee above is what that "
+                   f"noise really gives; {ERRATA} in the dpol sources says where and why "
+                   "the published formulas fall short)")
+    relation = ("replace-one (one element replaced by any other within the bounds)"
+                if g.neighbouring == "replace_one" else
+                "add/remove (one element replaced by zero)")
+    used = len(stream.y)
+    params = [{"parameter": k, "value": v} for k, v in (
+        ("learner", f"{info['learner']} ({type(model).__name__}): {spec.summary}"),
+        ("data", f"{info['data']} ({stream.name})"),
+        ("rows used / available / in the data", f"{used} / {info['available']} / "
+                                                 f"{info['n_rows']}"),
+        ("dimension d", model.dim), ("horizon T (noise calibrated for)", info["horizon"]),
+        ("epsilon requested", info["epsilon"]), ("delta", model.delta),
+        ("bounds (R)", f"||x|| <= {info['x_bound']:g}, |y| <= {info['y_bound']:g}"),
+        ("counter", counter), ("seed", info["seed"]),
+        ("options", ", ".join(f"{k}={v!r}" for k, v in info["options"].items()) or "none"))]
+    columns = [c for c in ("model", "guarantee", "average_regret", "final_regret",
+                           "mean_loss", "comparator_mean_loss", "accuracy",
+                           "heldout_accuracy", "heldout_mse", "heldout_r2") if c in rows[0]]
+    heldout = []
+    if info["test"] is not None:
+        n_test, fraction = info["test"]
+        heldout = [f"* **Held out:** {n_test} of the {info['n_rows']} rows (a fixed random "
+                   f"{fraction:g}, drawn with seed {scores.SPLIT_SEED} whatever the noise "
+                   "seed), never seen by the learner. The final model (its `predict_one` "
+                   "after the stream: the mean of the released iterates weighted by the "
+                   "step squared, a least-squares prediction clipped to the label bound; "
+                   "post-processing of the releases, covered by the guarantee) scores "
+                   "them; rows are clipped to the bounds as in training, labels are scored "
+                   "unclipped."]
+    lines = [
+        f"# dpol run: {info['learner']} on {stream.name}", "",
+        *([f"`{info['command']}`", ""] if info["command"] else []),
+        *([f"> **Note:** {n}" for n in info["notes"]] + [""] if info["notes"] else []),
+        "## Privacy guarantee", "",
+        f"* **Guarantee:** ({g.epsilon:g}, {g.delta:g})-DP for {scope}; the unit protected "
+        f"is {g.unit}. The noise added gives {real}." if g.is_private else
+        "* **Guarantee:** none. epsilon = inf: the releases carry no noise and are not "
+        "private.",
+        f"* **Neighbouring streams:** {relation}.",
+        *([f"* **Bounds and budget:** {info['split']} into the guarantee above "
+           "(basic composition: the epsilons add)."] if info["split"] else []),
+        f"* **Calibration:** {calibration}.",
+        *([f"* **Errata of the paper decided here:** {ERRATA_IDS[info['learner']]} in "
+           f"{ERRATA}."] if info["learner"] in ERRATA_IDS else []),
+        f"* **Noise:** {describe_noise(model)}.",
+        f"* **Counter:** {counter}.",
+        f"* **Data within the bounds:** {stream.normalization}; {stream.n_clipped} rows "
+        f"clipped while loading, {info['n_clipped']} more by the learner. The proof "
+        "needs the bounds; clipping enforces them.",
+        "* **What is private:** `iterates.npy` (the released models). `losses.csv`, the "
+        "regret, the scores and the plots are computed from the raw stream: they are not "
+        "private, keep them with the data.", "",
+        "## Parameters", "", markdown_table(params), "",
+        "## Results", "",
+        "Regret is against the best fixed point in hindsight for the learner's own loss "
+        "and constraint set (computed offline on the whole stream)."
+        + (" Accuracy is online (each label predicted before it was learned)."
+           if "accuracy" in columns else ""), "", *heldout, *([""] if heldout else []),
+        markdown_table(rows, columns), "",
+        "## Plots", "",
+    ] + [f"![{f.stem}]({f.name})" for f in figures] + [
+        "", "Files: `iterates.npy` (T + 1 released iterates), `losses.csv` (per-step loss, "
+        "prediction, cumulative and average regret), `report.md`.", "",
+        "## Terms", "", glossary([t for t, used in (
+            ("replace-one", True), ("add/remove", True), ("R (the bounds)", True),
+            ("tight calibration", True), ("paper calibration", True),
+            ("window DP", g.window is not None), ("average regret", True),
+            ("non-private twin", len(rows) > 1 and "twin" in rows[1]["model"]),
+            ("trivial baselines", True), ("online accuracy", "accuracy" in columns),
+            ("held-out score", bool(heldout))) if used]), ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path
