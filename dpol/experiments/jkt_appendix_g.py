@@ -148,10 +148,13 @@ def _regression_report(stream, rows, name, delta, alpha, counter, horizon, zero,
 
 def against_trivial(rows: list[dict], zero: float) -> str:
     """Which private rows beat always predicting 0, in words."""
-    beat = [f"{r['calibration']} at epsilon {r['epsilon']:g}" for r in rows
-            if 0 < r["epsilon"] < math.inf and r["mean_avg_regret"] < zero]
+    won: dict[str, list[str]] = {}
+    for r in rows:
+        if 0 < r["epsilon"] < math.inf and r["mean_avg_regret"] < zero:
+            won.setdefault(r["calibration"], []).append(f"{r['epsilon']:g}")
+    beat = [f"{label} at epsilon {', '.join(eps)}" for label, eps in won.items()]
     return (f"Against predicting 0 (average regret {zero:.3g}): "
-            + (f"beaten by {', '.join(beat)}; the other private rows lose to it (at this T "
+            + (f"beaten by {'; '.join(beat)}; the other private rows lose to it (at this T "
                "the noise outweighs what is learned)." if beat else
                "no private row beats it at this T: the noise outweighs what is learned."))
 
