@@ -70,6 +70,25 @@ at least half of the data sets. Losses: 1 - accuracy, or the MSE.
 """
 
 
+def _why(r: dict, rows: int, task: str) -> str:
+    """Why a target is out of reach, from the figures: the learner class or the noise."""
+    twin, trivial, mine = r.get("twin_loss"), r["trivial_loss"], r["loss_mean"]
+    if twin is None:
+        return ""
+    scale = 100.0 if task == "classification" else 1.0
+    what = "points of accuracy" if task == "classification" else "of MSE"
+    if twin >= trivial:
+        return ("Why: without noise this learner loses to the trivial baseline too (by "
+                f"{scale * (twin - trivial):.3g} {what}): a linear model on these features "
+                "has nothing over it here, so no private linear learner meets the target "
+                "without choosing privately between its model and the baseline (which would "
+                "spend budget; not in dpol yet).")
+    return (f"Why: noise. Without noise the learner gains {scale * (trivial - twin):.3g} "
+            f"{what} over the trivial baseline; at epsilon = 1 on a stream of {rows:,} rows "
+            f"the noise costs {scale * (mine - twin):.3g}: the signal is too weak for this "
+            "budget and size.")
+
+
 def _failures(result: dict) -> list[str]:
     """One line of figures per target missed."""
     out = []
@@ -86,12 +105,14 @@ def _failures(result: dict) -> list[str]:
                     f"; its non-private twin {unit(r['twin_loss'])}"
                 out.append(f"- {name}, T1 {part.replace('_', '-')}: {t['learner']} "
                            f"{unit(r['loss_mean'])} on average, {unit(r['loss_worst_seed'])} "
-                           f"in its worst seed; trivial {unit(r['trivial_loss'])}{twin}.")
+                           f"in its worst seed; trivial {unit(r['trivial_loss'])}{twin}. "
+                           + _why(r, result["datasets"][name]["stream"], task))
         if t["T2"]["pass"] is False:
             c = t["T2"]["closure"]
             out.append(f"- {name}, T2: gap closed "
                        + ", ".join(f"{p.replace('_', '-')} {v:.2f}" for p, v in c.items()
-                                   if v is not None) + " (needs 0.5).")
+                                   if v is not None) + " (needs 0.5). "
+                       + _why(t["T1_prequential"], result["datasets"][name]["stream"], task))
         if t["T3"]["pass"] is False:
             out.append(f"- {name}, T3: held-out {unit(t['T3']['loss'])} against diffprivlib's "
                        f"{unit(t['T3']['diffprivlib_loss'])} (medians over seeds "
