@@ -145,8 +145,8 @@ def _app():
 
     @app.command(epilog=f"Learners:\n\n{learners_help}")
     def run(
-        learner: str = typer.Argument(..., help=f"One of: {', '.join(LEARNERS)}."),
-        data: str = typer.Argument(..., help="A .csv/.txt/.data(.gz), .npy or .parquet file, "
+        learner: str = typer.Argument(None, help=f"One of: {', '.join(LEARNERS)}."),
+        data: str = typer.Argument(None, help="A .csv/.txt/.data(.gz), .npy or .parquet file, "
                                    "'-' for CSV on standard input, or a named data set: "
                                    f"{', '.join(DATASETS)}."),
         epsilon: float = typer.Option(1.0, help="Privacy parameter epsilon (inf: no noise)."),
@@ -177,44 +177,30 @@ def _app():
         test_fraction: float = typer.Option(None, help="Hold out this share of the rows "
                                             "(a fixed random split) and score the final "
                                             "model on them, beside the trivial baseline."),
+        checkpoint_every: int = typer.Option(None, min=1, help="Save the learners' state "
+                                             "and releases every N rows (in --out)."),
+        resume: Path = typer.Option(None, file_okay=False, help="Continue the run "
+                                    "checkpointed in this folder (no LEARNER, DATA)."),
     ) -> None:
         """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
 
         Classifiers are also scored by their online accuracy. When more than 5% of the
         rows are clipped to the bounds, or -T is not the number of rows, a warning says so.
+        Outputs are written whole (a Ctrl-C leaves none half-written); --checkpoint-every
+        N saves the progress, and --resume DIR continues it with the same releases.
         """
-        from dpol.experiments.run_file import run_learner
+        from types import SimpleNamespace
 
-        given = {"--epsilon": epsilon, "--delta": delta, "-T": horizon, "--counter": counter,
-                 "--seed": seed, "--target-col": target_col, "--bound": bound,
-                 "--y-bound": y_bound, "--normalize": normalize, "--calibration": calibration,
-                 "--test-fraction": test_fraction,
-                 "--bounds-budget": bounds_budget if "auto" in (bound, y_bound) else None}
-        command = " ".join(["dpol run", learner, data, *(f"{k} {v:g}" if isinstance(v, float)
-                                                          else f"{k} {v}" for k, v in
-                                                          given.items() if v is not None),
-                            *(f"--option {o}" for o in option or []),
-                            *([] if baseline else ["--no-baseline"])])
-        with refusals("run"), progress_bar(learner, unit="rows") as update:
-            result = run_learner(learner, data, out, epsilon=epsilon, delta=delta,
-                                 horizon=horizon, counter=counter, seed=seed,
-                                 calibration=calibration, target_col=target_col,
-                                 normalize=normalize, x_bound=bound, y_bound=y_bound,
-                                 bounds_budget=bounds_budget,
-                                 options=parse_options(option), baseline=baseline,
-                                 test_fraction=test_fraction, progress=update,
-                                 command=command)
-        for note in result.notes:
-            sys.stderr.write(f"dpol run: warning: {note}\n")
-        keys = [k for k in ("model", "average_regret", "mean_loss", "accuracy",
-                            "heldout_accuracy", "heldout_mse", "heldout_r2")
-                if k in result.rows[0]]
-        show_rows(f"{learner} on {data}", result.rows, keys)
-        if isinstance(result.rows[0].get("privacy_split"), str):
-            console.print(f"privacy: {result.rows[0]['privacy_split']}", highlight=False)
-        console.print(f"guarantee: {result.rows[0]['guarantee']}\nreport: {result.report}\n"
-                      f"iterates: {result.report.parent / 'iterates.npy'}\n"
-                      f"losses:  {result.csv}")
+        from dpol._cli_run import run_command
+
+        args = dict(learner=learner, data=data, out_dir=out, epsilon=epsilon, delta=delta,
+                    horizon=horizon, counter=counter, seed=seed, calibration=calibration,
+                    target_col=target_col, normalize=normalize, x_bound=bound,
+                    y_bound=y_bound, bounds_budget=bounds_budget, baseline=baseline,
+                    test_fraction=test_fraction)
+        ui = SimpleNamespace(refusals=refusals, progress_bar=progress_bar,
+                             show_rows=show_rows, console=console)
+        run_command(args, option, resume=resume, checkpoint_every=checkpoint_every, ui=ui)
 
     @app.command(name="reproduce")
     def reproduce_cmd(

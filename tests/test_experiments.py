@@ -172,7 +172,9 @@ def test_run_in_slices_releases_what_one_run_releases(name):
     one = whole.run(X, y, comparator=u)
     sliced = make_learner(name, 4, horizon=n, epsilon=1.0, seed=5)
     ticks = []
-    joined = run_file._run(sliced, X, y, u, ticks.append)
+    state = {"done": {}, "parts": {}, "models": {}}
+    joined = run_file._stream("private", sliced, X, y, u, ticks.append, state, None,
+                              lambda: None)
     assert ticks == [1024, n]
     for field in ("weights", "losses", "predictions", "final_weights"):
         np.testing.assert_array_equal(getattr(joined, field), getattr(one, field))

@@ -40,10 +40,18 @@ from dpol.errors import NonPrivateWarning
 from dpol.experiments import run_scores as scores
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
+from dpol.experiments.run_checkpoint import (
+    CHECKPOINT,
+    atomic_write,
+    data_fingerprint,
+    load_checkpoint,
+    save_checkpoint,
+)
 from dpol.experiments.run_report import ERRATA_IDS, split_text, write_report
 from dpol.learners import Trace
 
-__all__ = ["ERRATA_IDS", "RUN_NORMALIZATIONS", "load_run_stream", "run_learner"]
+__all__ = ["ERRATA_IDS", "RUN_NORMALIZATIONS", "load_run_stream", "resume_run",
+           "run_learner"]
 
 CURVE_POINTS = 400
 #: ``normalize`` of :func:`run_learner`: a table's own, or "private" (scaling released
@@ -99,14 +107,30 @@ def _thin(curve: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return idx + 1, curve[idx]
 
 
-def _run(model, X, y, u, tick: Callable[[int], None]) -> Trace:
-    """``model.run`` in slices (the same releases, bit for bit: a learner's ``run`` after
-    ``run`` continues its stream), so progress can be shown; their traces joined."""
+def _stream(key: str, model, X, y, u, tick: Callable[[int], None], state: dict,
+            every: int | None, save: Callable[[], None]) -> Trace:
+    """``model.run`` in slices from row ``state["done"][key]`` on (the same releases, bit
+    for bit: a learner's ``run`` after ``run`` continues its stream), so progress can be
+    shown and, at the end of the first slice after every ``every`` rows, the state saved
+    with the releases so far. The slices depend on the stream's length only, so a
+    resumed run adds up its regret in the same order as an uninterrupted one."""
+    parts = state["parts"].setdefault(key, [])
+    start = saved = state["done"].get(key, 0)
+    state["models"][key] = model
     step = max(CHUNK_ROWS, -(-len(y) // 100))
-    parts = []
-    for start in range(0, len(y), step):
-        parts.append(model.run(X[start:start + step], y[start:start + step], comparator=u))
-        tick(min(start + step, len(y)))
+    while start < len(y):
+        stop = min(start + step, len(y))
+        parts.append(model.run(X[start:stop], y[start:stop], comparator=u))
+        state["done"][key] = start = stop
+        if every and (stop - saved >= every or stop == len(y)):
+            save()  # the releases with the state that made them, in one atomic file
+            saved = stop
+        tick(stop)
+    return _join(parts)
+
+
+def _join(parts: list[Trace]) -> Trace:
+    """One trace of consecutive slices (regret continued across them)."""
     offsets = np.cumsum([0.0] + [p.regret[-1] for p in parts[:-1]])
     return Trace(weights=np.vstack([p.weights for p in parts]),
                  losses=np.concatenate([p.losses for p in parts]),
@@ -125,6 +149,10 @@ def _summary(label: str, trace, ref: np.ndarray) -> dict:
 
 
 def _write_losses(path: Path, trace) -> Path:
+    return atomic_write(path, lambda tmp: _losses_csv(tmp, trace))
+
+
+def _losses_csv(path: Path, trace) -> None:
     t = np.arange(1, len(trace.losses) + 1)
     with path.open("w", newline="") as fh:
         writer = csv.writer(fh)
@@ -132,7 +160,6 @@ def _write_losses(path: Path, trace) -> Path:
         for row in zip(t, trace.losses, trace.predictions, trace.regret, trace.regret / t,
                        strict=True):
             writer.writerow([int(row[0]), *(f"{v:.10g}" for v in row[1:])])
-    return path
 
 
 def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: float = 1.0,
@@ -143,7 +170,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                 options: dict | None = None, baseline: bool = True,
                 test_fraction: float | None = None,
                 progress: Callable[..., None] | None = None,
-                command: str | None = None) -> ExperimentResult:
+                command: str | None = None, checkpoint_every: int | None = None,
+                _resumed: dict | None = None) -> ExperimentResult:
     """Run ``learner`` (a name of :data:`dpol.adapters.LEARNERS`) on ``data``; write outputs.
 
     ``horizon`` is the length the noise is calibrated for (default: the number of rows;
@@ -154,6 +182,12 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     learned (``label``: the learner's name, then the twin's). ``command``, when given, is
     quoted in the report (how to reproduce it). The result's ``notes`` are what a user
     must not miss (heavy clipping, a horizon that is not the number of rows).
+
+    Every output is written atomically (:mod:`dpol.experiments.run_checkpoint`).
+    ``checkpoint_every`` saves the learners' state with their releases every that many
+    rows into ``out_dir/checkpoint.pkl``; :func:`resume_run` continues from it, with
+    releases identical to an uninterrupted run's. The checkpoint is removed once the
+    outputs are written.
 
     A bound ``"auto"`` is estimated privately from the rows the learner sees
     (:func:`~dpol.datasets.private_bounds.private_bounds`) with ``bounds_budget * epsilon``;
@@ -170,6 +204,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     >>> res.rows[0]["model"], round(res.rows[0]["average_regret"], 4), res.notes
     ('pqftl', 0.242, [])
     """
+    args = {k: v for k, v in locals().items() if k not in ("progress", "_resumed")}
     if not isinstance(learner, str) or learner not in LEARNERS:
         raise fail("learner", f"be one of {', '.join(LEARNERS)}", learner)
     spec = LEARNERS[learner]
@@ -198,6 +233,11 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     if counter is not None and spec.counter is None:
         raise fail("counter", f"be left unset: {learner} adds its noise without a counter",
                    counter)
+    if checkpoint_every is not None:
+        checkpoint_every = check_int("checkpoint_every", checkpoint_every, low=1)
+        if isinstance(data, str) and data == "-":
+            raise fail("checkpoint_every", "be unset for data read from standard input (a "
+                       "resumed run must read the same rows again)", checkpoint_every)
     classification = spec.task == "classification"
 
     X_all, y_all, name, how = _rows(data, task=spec.task, target_col=target_col,
@@ -210,8 +250,10 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     train = train[:horizon]
     horizon = available if horizon is None else horizon
     total, estimate = epsilon, None
+    if _resumed is not None:  # released once, before the crash: read back, never redrawn
+        estimate = _resumed["estimate"]
     if private:  # from the rows the learner sees, before clipping
-        estimate = private_scaling(X_all[train], y_all[train] if auto[1] else None,
+        estimate = estimate or private_scaling(X_all[train], y_all[train] if auto[1] else None,
                                    epsilon=bounds_budget * epsilon)
         X_all = estimate.transform(X_all)
         y_all = estimate.transform_y(y_all) if auto[1] else y_all
@@ -219,7 +261,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
         y_bound = estimate.y_bound if auto[1] else y_bound
         epsilon = (1.0 - bounds_budget) * epsilon
     elif any(auto):
-        estimate = private_bounds(X_all[train] if auto[0] else None,
+        estimate = estimate or private_bounds(X_all[train] if auto[0] else None,
                                   y_all[train] if auto[1] else None,
                                   epsilon=bounds_budget * epsilon)
         x_bound = estimate.x_bound if auto[0] else x_bound
@@ -230,21 +272,39 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                     n_clipped=clip.clipped)
     build = dict(horizon=horizon, epsilon=epsilon, delta=delta, counter=counter,
                  x_bound=x_bound, y_bound=y_bound, calibration=calibration, options=options)
-    model = make_learner(learner, X.shape[1], seed=seed, **build)
+    out = Path(out_dir)
+    state = {"args": args, "estimate": estimate, "fingerprint": data_fingerprint(X, y),
+             "done": {}, "parts": {}, "models": {}}
+    if _resumed is not None:
+        if _resumed["fingerprint"] != state["fingerprint"]:
+            raise fail("resume", "find the rows the checkpointed run read (the data "
+                       "changed since)", str(out))
+        state.update({k: _resumed[k] for k in ("done", "parts", "models")})
+    model = state["models"].get("private") or make_learner(learner, X.shape[1], seed=seed,
+                                                           **build)
     u = comparator(model, X, y)
     ref = model._loss_value(u, X, y)
+    if checkpoint_every:
+        out.mkdir(parents=True, exist_ok=True)
 
     def ticker(label: str) -> Callable[[int], None]:
         return lambda done: progress(done, len(y), label) if progress else None
 
-    trace = _run(model, X, y, u, ticker(learner))
+    def save() -> None:
+        save_checkpoint(out, state)
+
+    trace = _stream("private", model, X, y, u, ticker(learner), state, checkpoint_every,
+                    save)
     fits = [(learner, model, trace)]
     if baseline:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonPrivateWarning)
-            twin_model = make_learner(learner, X.shape[1], seed=seed,
-                                      **{**build, "epsilon": math.inf, "calibration": "tight"})
-        twin = _run(twin_model, X, y, u, ticker("non-private twin"))
+        twin_model = state["models"].get("twin")
+        if twin_model is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NonPrivateWarning)
+                twin_model = make_learner(learner, X.shape[1], seed=seed, **{
+                    **build, "epsilon": math.inf, "calibration": "tight"})
+        twin = _stream("twin", twin_model, X, y, u, ticker("non-private twin"), state,
+                       checkpoint_every, save)
         fits.append((f"{learner}, non-private twin", twin_model, twin))
     rows = [_summary(label, t, ref) for label, _, t in fits]
     guarantee = trace.privacy
@@ -277,9 +337,9 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                          scores.horizon_note(horizon, len(y), available,
                                              0 if test is None else len(test))) if n]
 
-    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "iterates.npy", np.vstack([trace.weights, trace.final_weights]))
+    iterates = np.vstack([trace.weights, trace.final_weights])
+    atomic_write(out / "iterates.npy", lambda p: np.save(p, iterates))
     losses = _write_losses(out / "losses.csv", trace)
     t = np.arange(1, len(y) + 1)
     label = f"{learner}, {guarantee}".split(", unit")[0]
@@ -290,11 +350,12 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
         mean_loss[f"{learner}, non-private"] = _thin(np.cumsum(fits[1][2].losses) / t)
     mean_loss["best fixed point (hindsight)"] = _thin(np.cumsum(ref) / t)
     figures = [
-        plot_curves(regret, out / "regret.png", ylabel="average regret R_t / t",
-                    title=f"Average regret, {learner} on {stream.name}, T={len(y)}",
-                    baselines={"predict 0": zero["average_regret"]}),
-        plot_curves(mean_loss, out / "loss.png", ylabel="mean loss up to t",
-                    title=f"Running mean loss, {learner} on {stream.name}"),
+        atomic_write(out / "regret.png", lambda p: plot_curves(
+            regret, p, ylabel="average regret R_t / t", title=f"Average regret, {learner} "
+            f"on {stream.name}, T={len(y)}", baselines={"predict 0": zero["average_regret"]})),
+        atomic_write(out / "loss.png", lambda p: plot_curves(
+            mean_loss, p, ylabel="mean loss up to t",
+            title=f"Running mean loss, {learner} on {stream.name}")),
     ]
     info = {"learner": learner, "spec": spec, "model": model, "stream": stream,
             "n_rows": n_rows, "available": available, "horizon": horizon, "seed": seed,
@@ -304,7 +365,22 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
             "notes": notes, "guarantee": guarantee, "epsilon": total,
             "split": rows[0].get("privacy_split")}
     report = write_report(out, info, rows, figures)
+    (out / CHECKPOINT).unlink(missing_ok=True)  # every output is whole: nothing to resume
     return ExperimentResult(f"run_{learner}", rows, report, losses, figures, notes)
+
+
+def resume_run(out_dir: str | Path, *, progress: Callable[..., None] | None = None
+               ) -> ExperimentResult:
+    """Continue the run whose checkpoint is in ``out_dir`` (see :func:`run_learner`).
+
+    The data are read again and must be the same rows; bounds or scaling released
+    privately before the stream come from the checkpoint (never released twice), and the
+    learners continue from their saved state: the releases are those of an
+    uninterrupted run with the same seed.
+    """
+    saved = load_checkpoint(out_dir)
+    args = {**saved["args"], "out_dir": out_dir}
+    return run_learner(**args, progress=progress, _resumed=saved)
 
 
 def _check_auto(budget: float, epsilon: float, normalize: str, classifier: bool) -> None:

@@ -9,6 +9,7 @@ from dpol.datasets.private_scaling import PrivateScaling
 from dpol.experiments import run_scores as scores
 from dpol.experiments.account import describe_noise
 from dpol.experiments.report import ERRATA, glossary, markdown_table
+from dpol.experiments.run_checkpoint import atomic_write
 
 __all__ = ["ERRATA_IDS", "split_text", "write_report"]
 
@@ -121,6 +122,5 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
             ("non-private twin", len(rows) > 1 and "twin" in rows[1]["model"]),
             ("trivial baselines", True), ("online accuracy", "accuracy" in columns),
             ("held-out score", bool(heldout))) if used]), ""]
-    path = out / "report.md"
-    path.write_text("\n".join(lines))
+    path = atomic_write(out / "report.md", lambda p: p.write_text("\n".join(lines)))
     return path

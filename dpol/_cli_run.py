@@ -1,0 +1,78 @@
+"""The body of ``dpol run`` (layer L6): the command line it quotes, the run or its
+resumption, what it prints, and a clean stop on Ctrl-C."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from dpol._cli_text import parse_options
+
+__all__ = ["run_command"]
+
+
+def _quoted(args: dict, option: list[str] | None) -> str:
+    """The command line that reproduces the run (quoted in its report)."""
+    given = {"--epsilon": args["epsilon"], "--delta": args["delta"], "-T": args["horizon"],
+             "--counter": args["counter"], "--seed": args["seed"],
+             "--target-col": args["target_col"], "--bound": args["x_bound"],
+             "--y-bound": args["y_bound"], "--normalize": args["normalize"],
+             "--calibration": args["calibration"], "--test-fraction": args["test_fraction"],
+             "--bounds-budget": args["bounds_budget"] if "auto" in (
+                 args["x_bound"], args["y_bound"]) or args["normalize"] == "private" else None}
+    return " ".join(["dpol run", args["learner"], str(args["data"]),
+                     *(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                       for k, v in given.items() if v is not None),
+                     *(f"--option {o}" for o in option or []),
+                     *([] if args["baseline"] else ["--no-baseline"])])
+
+
+def _interrupted(out: Path) -> str:
+    """The one line a Ctrl-C prints: what was kept."""
+    from dpol.experiments.run_checkpoint import CHECKPOINT, load_checkpoint
+
+    if not (out / CHECKPOINT).is_file():
+        return ("dpol run: interrupted: no output was written (outputs are written whole at "
+                "the end; --checkpoint-every N keeps the progress)\n")
+    done = load_checkpoint(out)["done"]
+    rows = ", ".join(f"{n} rows of the {k} learner" for k, n in done.items())
+    return (f"dpol run: interrupted: the checkpoint in {out} keeps {rows}; "
+            f"`dpol run --resume {out}` continues\n")
+
+
+def run_command(args: dict, option: list[str] | None, *, resume: Path | None,
+                checkpoint_every: int | None, ui) -> None:
+    """Run (or resume) and print the results; ``ui`` has the CLI's console helpers."""
+    from dpol.experiments.run_file import resume_run, run_learner
+
+    out = Path(resume) if resume is not None else args["out_dir"]
+    name = args["learner"] or "resumed run"
+    try:
+        with ui.refusals("run"), ui.progress_bar(name, unit="rows") as update:
+            if resume is not None:
+                result = resume_run(resume, progress=update)
+            else:
+                if args["learner"] is None or args["data"] is None:
+                    sys.stderr.write("dpol run: error: give LEARNER and DATA, or --resume "
+                                     "DIR\n")
+                    raise typer.Exit(2)
+                result = run_learner(**{**args, "options": parse_options(option)},
+                                     progress=update, command=_quoted(args, option),
+                                     checkpoint_every=checkpoint_every)
+    except KeyboardInterrupt:
+        sys.stderr.write(_interrupted(Path(out)))
+        raise typer.Exit(130) from None
+    for note in result.notes:
+        sys.stderr.write(f"dpol run: warning: {note}\n")
+    keys = [k for k in ("model", "average_regret", "mean_loss", "accuracy",
+                        "heldout_accuracy", "heldout_mse", "heldout_r2")
+            if k in result.rows[0]]
+    where = args['data'] if resume is None else f"{out} (resumed)"
+    ui.show_rows(f"{result.rows[0]['model']} on {where}", result.rows, keys)
+    if isinstance(result.rows[0].get("privacy_split"), str):
+        ui.console.print(f"privacy: {result.rows[0]['privacy_split']}", highlight=False)
+    ui.console.print(f"guarantee: {result.rows[0]['guarantee']}\nreport: {result.report}\n"
+                     f"iterates: {result.report.parent / 'iterates.npy'}\n"
+                     f"losses:  {result.csv}")

@@ -1,0 +1,123 @@
+"""Outputs that are whole or absent, and checkpoints ``dpol run`` resumes from (L5).
+
+Every file ``dpol run`` writes goes first to a temporary file in the same folder, is
+flushed to disk, then renamed over its final name (an atomic step on POSIX file
+systems), so an interruption leaves the old file or the new one, never half of one.
+
+A checkpoint holds, in one such file, everything a run needs to go on: its arguments,
+the learners (their whole state: counters, noise generators, post-processing), the
+releases made so far, and any bound or scaling released privately before the stream.
+
+**Why a resumed run cannot leak.** Releases become visible only inside a checkpoint or
+in the final outputs, and a checkpoint stores the releases together with the learner
+state that produced them. A crash after a release was computed but before its
+checkpoint was written loses that release unseen; resuming redraws it from the saved
+noise generator, the same value for a seeded run. So no step is ever visible with two
+different noisy values (which would let an observer average the noise away), and the
+private estimates made before the stream are read back from the checkpoint, never
+released a second time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from dpol._validation import fail
+
+__all__ = ["CHECKPOINT", "atomic_write", "data_fingerprint", "load_checkpoint",
+           "save_checkpoint"]
+
+#: the checkpoint's file name in a run's output folder
+CHECKPOINT = "checkpoint.pkl"
+_VERSION = 1
+
+
+def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "a.txt"
+    >>> atomic_write(out, lambda p: p.write_text("whole")).read_text()
+    'whole'
+    >>> def broken(p):
+    ...     p.write_text("half")
+    ...     raise KeyboardInterrupt
+    >>> try:
+    ...     atomic_write(out, broken)
+    ... except KeyboardInterrupt:
+    ...     pass
+    >>> out.read_text(), sorted(q.name for q in out.parent.iterdir())  # old file, no debris
+    ('whole', ['a.txt'])
+    """
+    path = Path(path)
+    # the final suffix kept last: writers that read the format from it (savefig) still can
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".partial{path.suffix}",
+                                dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as fh:  # on disk before the rename makes it visible
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would have made
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def data_fingerprint(*arrays: np.ndarray) -> str:
+    """A SHA-256 of the arrays' shapes and bytes: a resumed run checks its data is the same."""
+    digest = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        digest.update(repr((a.shape, a.dtype.str)).encode())
+        digest.update(a.tobytes())
+    return digest.hexdigest()
+
+
+def save_checkpoint(folder: str | Path, payload: dict) -> Path:
+    """Write ``payload`` (picklable) as the folder's checkpoint, atomically."""
+    body = {"version": _VERSION, **payload}
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            pickle.dump(body, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+    return atomic_write(Path(folder) / CHECKPOINT, write)
+
+
+def load_checkpoint(folder: str | Path) -> dict:
+    """The checkpoint of ``folder`` (written by :func:`save_checkpoint`).
+
+    A checkpoint is a pickle: load only your own runs' folders (unpickling runs code).
+    """
+    path = Path(folder) / CHECKPOINT
+    if not path.is_file():
+        raise fail("resume", f"be a folder holding a {CHECKPOINT} written by dpol run "
+                   "--checkpoint-every", str(folder))
+    try:
+        with open(path, "rb") as fh:
+            body = pickle.load(fh)  # the user's own checkpoint (documented above)
+    except Exception as exc:  # a truncated or foreign file
+        raise fail("resume", f"hold a readable {CHECKPOINT} ({type(exc).__name__})",
+                   str(folder)) from None
+    if not isinstance(body, dict) or body.get("version") != _VERSION:
+        raise fail("resume", f"hold a {CHECKPOINT} of this dpol version", str(folder))
+    return body
