@@ -1,8 +1,10 @@
 """dpol: differentially private online learning.
 
-Layers (imports point downward only): ``errors``/``_validation`` and ``noise`` (L0),
-``accounting`` (L1), ``counters`` (L2), ``losses`` and ``sets`` (L3), ``learners``
-and ``datasets`` (L4), ``evaluation`` and ``experiments`` (L5), ``cli`` (L6).
+Layers (imports point downward only, no cycles): ``errors``, ``_validation``,
+``_seeding``, ``clipping`` and ``noise`` (L0), ``accounting`` (L1), ``counters`` (L2),
+``losses`` and ``sets`` (L3), ``learners`` and ``datasets`` (L4), ``evaluation``,
+``adapters`` (learners by name, scikit-learn and river estimators) and ``experiments``
+(L5), ``cli`` (L6). docs/architecture.md says what each holds.
 """
 
 from dpol.errors import (

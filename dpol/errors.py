@@ -3,9 +3,13 @@
 Every error dpol raises on purpose derives from :class:`DpolError`, so callers can
 catch the library's refusals in one place. Bad arguments raise :class:`ValueError`
 subclasses because that is what Python users (and numpy, scikit-learn) expect.
+:func:`fail` builds every :class:`InvalidInputError` the validators raise, in one message
+format; it lives here, below every module that raises one.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 __all__ = [
     "BudgetExceededError",
@@ -211,3 +215,33 @@ class NumericalWarning(UserWarning):
     >>> caught[0].category.__name__, "indefinite; use fixes=True" in str(caught[0].message)
     ('NumericalWarning', True)
     """
+
+
+def _show(value: object) -> str:
+    """Short repr of a value for an error message (arrays are summarised)."""
+    if isinstance(value, np.ndarray):
+        if value.size == 0:  # no values to show: the shape is the whole story
+            return f"array([], shape={value.shape}, dtype={value.dtype})"
+        if value.size <= 6:
+            return f"array({np.array2string(value, precision=4)}, dtype={value.dtype})"
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def fail(name: str, rule: str, value: object) -> InvalidInputError:
+    """Build the uniform error ``"<name> must <rule>; got <value>"``.
+
+    The error is returned, not raised, so callers write ``raise fail(...)``. Long values
+    are shortened: arrays above 6 entries by their shape and dtype, reprs to 80 characters.
+
+    Examples
+    --------
+    >>> fail("horizon", "be an integer >= 1", 0)
+    InvalidInputError('horizon must be an integer >= 1; got 0')
+    >>> print(fail("x", "have shape (2,)", np.zeros(30)))
+    x must have shape (2,); got array of shape (30,) and dtype float64
+    >>> print(fail("X", "contain at least one row", np.zeros((0, 2))))
+    X must contain at least one row; got array([], shape=(0, 2), dtype=float64)
+    """
+    return InvalidInputError(f"{name} must {rule}; got {_show(value)}")

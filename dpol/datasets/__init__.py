@@ -7,6 +7,8 @@
   :func:`load_dataset`, every named stream of :data:`DATASETS`;
 * :mod:`dpol.datasets.files` — CSV / NPY / Parquet tables (or standard input) as streams
   within declared bounds;
+* :mod:`dpol.datasets.normalize` — the normalisation of the reproductions (rows into the
+  unit ball, targets onto [-1, 1]), shared by the loaders above;
 * :mod:`dpol.datasets.private_bounds` — bounds estimated privately (OpenDP's private
   quantile, ``opendp`` extra) on a declared share of the budget;
 * :mod:`dpol.datasets.private_scaling` — per-feature scaling and the bounds after it,
@@ -14,6 +16,7 @@
 """
 
 from dpol.datasets.files import NORMALIZATIONS, TASKS, read_table, table_stream
+from dpol.datasets.normalize import normalize_regression, normalize_rows
 from dpol.datasets.private_bounds import PrivateBounds, private_bounds
 from dpol.datasets.private_scaling import PrivateScaling, private_scaling
 from dpol.datasets.real import (
@@ -21,8 +24,6 @@ from dpol.datasets.real import (
     load_fallback_classification,
     load_fallback_regression,
     load_year_prediction,
-    normalize_regression,
-    normalize_rows,
 )
 from dpol.datasets.shipped import DATASETS, load_dataset, load_randhie, load_shuttle
 from dpol.datasets.synthetic import Stream, linear_regression_stream, logistic_stream

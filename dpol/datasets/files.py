@@ -30,8 +30,9 @@ from typing import NamedTuple, TextIO
 
 import numpy as np
 
-from dpol._validation import check_choice, check_real, clip_norms, clip_rows_l2, fail
-from dpol.datasets.real import normalize_regression, normalize_rows
+from dpol._validation import check_choice, check_real, fail
+from dpol.clipping import clip_norms, clip_rows_l2
+from dpol.datasets.normalize import normalize_regression, normalize_rows
 from dpol.datasets.synthetic import Stream
 from dpol.errors import InvalidInputError
 

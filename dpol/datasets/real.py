@@ -22,50 +22,15 @@ from pathlib import Path
 import numpy as np
 
 from dpol._validation import fail
+from dpol.datasets.files import read_table
+from dpol.datasets.normalize import normalize_regression, normalize_rows
 from dpol.datasets.synthetic import Stream
 
 __all__ = ["load_covertype", "load_fallback_classification", "load_fallback_regression",
-           "load_year_prediction", "normalize_regression", "normalize_rows"]
-
-
-def normalize_rows(X: np.ndarray) -> tuple[np.ndarray, str]:
-    """Standardise columns, then divide by the largest row norm: every ||x|| <= 1.
-
-    Examples
-    --------
-    >>> Z, how = normalize_rows(np.random.default_rng(0).normal(size=(5, 3)))
-    >>> Z.shape, round(float(np.linalg.norm(Z, axis=1).max()), 4)
-    ((5, 3), 1.0)
-    """
-    mean, std = X.mean(axis=0), X.std(axis=0)
-    std[std == 0] = 1.0
-    Z = (X - mean) / std
-    scale = float(np.max(np.linalg.norm(Z, axis=1)))
-    return Z / scale, f"columns standardised, rows divided by the largest row norm ({scale:.3g})"
-
-
-def normalize_regression(X: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
-    """Rows as :func:`normalize_rows`; the target mapped affinely onto [-1, 1].
-
-    JKT's Appendix G leaves the normalisation open (PQFTL needs ||x||, |y| <= R); this is
-    the one dpol's reproductions use, with R = 1.
-
-    Examples
-    --------
-    >>> X = np.random.default_rng(0).normal(size=(5, 3))
-    >>> Z, y, how = normalize_regression(X, np.arange(5.0))
-    >>> y
-    array([-1. , -0.5,  0. ,  0.5,  1. ])
-    """
-    Z, how = normalize_rows(X)
-    lo, hi = float(target.min()), float(target.max())
-    y = 2.0 * (target - lo) / (hi - lo) - 1.0 if hi > lo else np.zeros_like(target)
-    return Z, y, f"{how}; target mapped from [{lo:g}, {hi:g}] onto [-1, 1]"
+           "load_year_prediction"]
 
 
 def _read_table(path: str | Path) -> np.ndarray:
-    from dpol.datasets.files import read_table
-
     if not Path(path).is_file():
         raise fail("path", "name an existing file", str(path))
     return read_table(path)[0]

@@ -14,12 +14,8 @@ from collections.abc import Callable
 import numpy as np
 
 from dpol._validation import check_int, fail
-from dpol.datasets.real import (
-    load_fallback_classification,
-    load_fallback_regression,
-    normalize_regression,
-    normalize_rows,
-)
+from dpol.datasets.normalize import normalize_regression, normalize_rows
+from dpol.datasets.real import load_fallback_classification, load_fallback_regression
 from dpol.datasets.synthetic import Stream, linear_regression_stream, logistic_stream
 
 __all__ = ["DATASETS", "load_dataset", "load_randhie", "load_shuttle"]

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpol._validation import check_int, check_real, resolve_rng
+from dpol._seeding import resolve_rng
+from dpol._validation import check_int, check_real
 
 __all__ = ["Stream", "linear_regression_stream", "logistic_stream"]
 

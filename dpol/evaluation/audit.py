@@ -36,7 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dpol._validation import as_matrix, check_int, check_real, fail, spawn_seeds
+from dpol._seeding import spawn_seeds
+from dpol._validation import as_matrix, check_int, check_real, fail
 from dpol.accounting.guarantee import PrivacyGuarantee
 
 __all__ = [

@@ -58,7 +58,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpol._validation import check_choice, check_int, fail, spawn_seeds
+from dpol._seeding import spawn_seeds
+from dpol._validation import check_choice, check_int, fail
 from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.evaluation.audit import AuditResult, audit_releases
 from dpol.learners import (

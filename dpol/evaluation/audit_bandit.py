@@ -23,7 +23,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpol._validation import as_matrix, as_vector, check_choice, check_int, fail, spawn_seeds
+from dpol._seeding import spawn_seeds
+from dpol._validation import as_matrix, as_vector, check_choice, check_int, fail
 from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.evaluation.audit import (
     AuditResult,

@@ -11,16 +11,10 @@ import warnings
 
 import numpy as np
 
-from dpol._validation import (
-    as_matrix,
-    check_choice,
-    check_int,
-    check_real,
-    clip_rows_l2,
-    fail,
-    spawn_seeds,
-)
+from dpol._seeding import spawn_seeds
+from dpol._validation import as_matrix, check_choice, check_int, check_real, fail
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
+from dpol.clipping import clip_rows_l2
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 from dpol.evaluation.audit import (
     AuditResult,

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from dpol._validation import check_int, spawn_seeds
+from dpol._seeding import spawn_seeds
+from dpol._validation import check_int
 from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.evaluation.audit import (
     AuditResult,

@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dpol._validation import as_vector, clip_examples, exceeds_l2
+from dpol._validation import as_vector
+from dpol.clipping import clip_examples, exceeds_l2
 from dpol.counters import BinaryTreeCounter
 from dpol.errors import InvalidInputError
 from dpol.learners import PrivateFTAL

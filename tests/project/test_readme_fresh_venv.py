@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PIP_TIMEOUT = 1500  # seconds for one README command (installs from the package index)
 
 
@@ -99,8 +99,8 @@ def test_readme_commands_in_a_fresh_virtual_environment(tmp_path):
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     count = re.search(r"(\d+) tests? collected", collected.stdout)
     assert count and int(count.group(1)) > 500, collected.stdout[-500:]
-    quick = _run(f"{pytest_call} -q -n 0 -p no:cacheprovider tests/test_project.py::"
-                 "test_readme_has_exactly_two_setup_commands tests/test_cli.py::"
+    quick = _run(f"{pytest_call} -q -n 0 -p no:cacheprovider tests/project/test_project.py::"
+                 "test_readme_has_exactly_two_setup_commands tests/cli/test_cli.py::"
                  "test_help_of_the_command_and_every_subcommand", repo, env)
     assert quick.returncode == 0, quick.stdout[-3000:] + quick.stderr[-3000:]
     assert "2 passed" in quick.stdout

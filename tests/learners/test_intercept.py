@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dpol._validation import clip_examples, clip_norms
 from dpol.adapters import LEARNERS, comparator, make_learner
+from dpol.clipping import clip_examples, clip_norms
 from dpol.errors import (
     ClippingWarning,
     HorizonExceededError,

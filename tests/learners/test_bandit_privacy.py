@@ -212,7 +212,7 @@ def test_secure_add_remove_rounded_batch_sums_stay_within_the_node_sensitivity(m
 @pytest.fixture
 def seeded_os_rng(monkeypatch):
     """Secure samplers read the OS generator at call time: swap in a seeded one (as
-    tests/test_secure_learners.py), so the statistical tests are reproducible."""
+    tests/learners/test_secure_learners.py), so the statistical tests are reproducible."""
     monkeypatch.setattr(discrete, "OS_RNG", random.Random(20261123))
 
 

@@ -1,6 +1,6 @@
 """BltCounter against dense matrices, brute force and the square-root factorization.
 
-The contract tests (tests/test_counters.py, tests/test_counters_stats.py) cover run vs
+The contract tests (tests/counters/test_counters.py and test_counters_stats.py) cover run vs
 add, checkpoints, clipping, bad input and the statistical variance test; here: the
 factorization itself, built independently as dense numpy matrices.
 """

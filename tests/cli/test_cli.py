@@ -276,7 +276,7 @@ def test_committed_example_reports_show_real_plots():
     import re
     from pathlib import Path
 
-    docs = Path(__file__).resolve().parents[1] / "docs" / "examples"
+    docs = Path(__file__).resolve().parents[2] / "docs" / "examples"
     report = (docs / "run_pqftl_synthetic" / "report.md").read_text()
     for phrase in ("## Privacy guarantee", "Calibration:** tight", "Noise:**", "## Parameters",
                    "## Results", "non-private twin"):
@@ -455,6 +455,6 @@ def test_readme_lists_every_experiment_of_reproduce():
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     listed = re.search(r"`dpol reproduce (jkt-[^`\[]+)", readme).group(1)
     assert [e.strip() for e in listed.split("|")] == list(EXPERIMENTS)

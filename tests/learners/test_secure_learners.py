@@ -7,7 +7,7 @@ a zCDP parameter recomputed here from the learner's public noise scales and grid
 releases lie on their grid, and ``epsilon=inf`` is the float learner's non-private twin.
 
 Secure sources read the OS generator, which cannot be seeded: fixture ``seeded_os_rng``
-swaps it for a seeded ``random.Random`` (as tests/test_secure_noise.py), so every
+swaps it for a seeded ``random.Random`` (as tests/noise/test_secure_noise.py), so every
 statistical test here is reproducible; tolerances are at a family error rate of ALPHA.
 
 Tolerance of the F tests (``check_same_variance``): at step t the secure outputs (n_s

@@ -1,7 +1,7 @@
 """Absolute noise-scale tests of POL, WDP-COCOP (FTAL) and WDP-COCOL (online Frank-Wolfe),
 and zero-noise runs of PGIGA, FTAL and online Frank-Wolfe against independent references.
 
-tests/test_learner_sensitivity.py checks the sensitivities, the counters' inputs and the
+tests/learners/test_learner_sensitivity.py checks the sensitivities, the counters' inputs and the
 POCP noise (``noise_std``); this file checks that the noise actually released by the other
 noisy learners has the scale their Privacy sections state. Every expected scale is
 recomputed here from the docstring's formula with dp-accounting's analytic Gaussian

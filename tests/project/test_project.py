@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def readme_commands() -> list[str]:
@@ -40,10 +40,17 @@ def test_ruff_is_clean():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_no_module_over_600_lines():
-    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "dpol").rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 600}
-    assert not long
+#: modules still over 400 lines, each being split by the change that owns it; an entry
+#: that has come under the limit fails too, so the list only shrinks
+LONG_MODULES = {"dpol/counters/_base.py", "dpol/learners/_bandit.py"}
+
+
+def test_no_module_over_400_lines():
+    long = {str(p.relative_to(ROOT)) for p in (ROOT / "dpol").rglob("*.py")
+            if len(p.read_text().splitlines()) > 400}
+    assert sorted(long - LONG_MODULES) == []
+    assert sorted(LONG_MODULES - long) == [], "under 400 lines now: drop it from LONG_MODULES"
+    assert all(len(p.read_text().splitlines()) <= 600 for p in (ROOT / "dpol").rglob("*.py"))
 
 
 def test_cli_help_demo_counters_and_reproduce(tmp_path):
