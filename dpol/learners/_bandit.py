@@ -44,6 +44,7 @@ from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.counters import Counter, make_counter
 from dpol.errors import HorizonExceededError, NonPrivateWarning
 from dpol.learners._base import Checkpointable
+from dpol.learners._mechanism_args import TakesMechanism
 from dpol.sets import ConvexSet
 
 __all__ = [
@@ -218,7 +219,7 @@ class BanditTrace:
     comparator: np.ndarray | None = None
 
 
-class BanditFrankWolfeBase(Checkpointable, ABC):
+class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
     """ENV Algorithm 1 (PrivateBandit) with ask/tell; subclasses build the counter.
 
     See :class:`~dpol.learners.PrivateBanditFrankWolfe` for the parameters.

@@ -37,6 +37,7 @@ from dpol.accounting.events import (
 )
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import HorizonExceededError, NonPrivateWarning
+from dpol.learners._mechanism_args import TakesMechanism
 from dpol.learners.postprocess import (
     ReleaseAverage,
     model_weights,
@@ -149,7 +150,7 @@ class Trace:
         return self.regret / np.arange(1, len(self.regret) + 1)
 
 
-class OnlineLearner(Checkpointable, ABC):
+class OnlineLearner(TakesMechanism, Checkpointable, ABC):
     """Base class of the full-information learners: validation, clipping, state, run.
 
     Subclasses implement ``_learn(x, y)`` (one clean step and one release on a validated,
