@@ -9,7 +9,7 @@ import numpy as np
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import knj_tree_mech_sigma
-from dpol.counters import resolve_counter
+from dpol.counters import BinaryTreeCounter, resolve_counter
 from dpol.learners._base import OnlineLearner
 from dpol.learners._joint_counters import (
     joint_counters,
@@ -226,11 +226,12 @@ class PrivateIncrementalRegression(OnlineLearner):
                           "element_sensitivity": (math.sqrt(2.0) if replace else 1.0) * xb * xb}),
                  (p, {"bound": xb * yb})]
 
-        def paper() -> tuple[list[float], str]:
+        paper = None
+        if self.calibration == "paper" and self.is_private and cls is BinaryTreeCounter:
             # KNJ Alg. 2 line 1 / Alg. 4: Delta_2 = 2 for both trees (in units of the bounds)
-            return [knj_tree_mech_sigma(self.epsilon / 2, self.delta / 2, self.horizon, 2.0 * b)
-                    for b in (xb * xb, xb * yb)], "KNJ's TreeMech noise (docs/errata.md, KNJ-1)"
-
+            paper = ([knj_tree_mech_sigma(self.epsilon / 2, self.delta / 2, self.horizon,
+                                          2.0 * b) for b in (xb * xb, xb * yb)],
+                     "KNJ's TreeMech noise (docs/errata.md, KNJ-1)")
         return joint_counters(cls, self.horizon, specs, epsilon=self.epsilon,
                               delta=self.delta, neighbouring=self.neighbouring,
                               calibration=self.calibration, options=self.counter_options,

@@ -11,7 +11,7 @@ from threadpoolctl import ThreadpoolController
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import jkt_private_sum_sigma
-from dpol.counters import resolve_counter
+from dpol.counters import BinaryTreeCounter, resolve_counter
 from dpol.errors import NumericalWarning
 from dpol.learners._base import OnlineLearner
 from dpol.learners._joint_counters import (
@@ -188,11 +188,11 @@ class PrivateQuadraticFTL(OnlineLearner):
         dim_v = d * (d + 1) // 2 if self.fixes else d * d  # svec or vec (class Privacy)
         specs = [(dim_v, {"bound": r2, "element_sensitivity": sens_v}), (d, {"bound": r2})]
 
-        def paper() -> tuple[list[float], str]:
+        paper = None
+        if self.calibration == "paper" and self.is_private and cls is BinaryTreeCounter:
             # JKT Alg. 4: each tree at (eps/2, delta/2); it passes R for the u tree
-            return [jkt_private_sum_sigma(self.epsilon / 2, self.delta / 2, self.horizon, b)
-                    for b in (r2, self.bound)], "JKT's PQFTL noise (PrivateSum)"
-
+            paper = ([jkt_private_sum_sigma(self.epsilon / 2, self.delta / 2, self.horizon, b)
+                      for b in (r2, self.bound)], "JKT's PQFTL noise (PrivateSum)")
         return joint_counters(cls, self.horizon, specs, epsilon=self.epsilon,
                               delta=self.delta, neighbouring=self.neighbouring,
                               calibration=self.calibration, options=self.counter_options,
