@@ -12,9 +12,10 @@ Fast paths, exact where the composition has a closed form (the events must scale
 checked at z = 1 and z = 2):
 
 * Gaussian events of multipliers c_i z compose into one Gaussian of mu = mu_1 / z with
-  mu_1 = sqrt(sum 1/c_i^2) (Dong, Roth, Su 2019, Corollary 3.3), so z = mu_1 z*(epsilon,
-  delta), z* the exact analytic-Gaussian multiplier (Balle, Wang 2018;
-  :func:`~dpol.accounting.calibration.gaussian_noise_multiplier`);
+  mu_1 = sqrt(sum 1/c_i^2) (Dong, Roth, Su 2019, Corollary 3.3), so z = mu_1 /
+  mu*(epsilon, delta), mu* = 1/z* with z* the exact analytic-Gaussian multiplier (Balle,
+  Wang 2018; :func:`~dpol.accounting.calibration.gaussian_noise_multiplier`), and z = z*
+  for one Gaussian;
 * pure events (Laplace, or a stated ``pure_epsilon``) of epsilon e_1 / z add up, so
   z = e_1 / epsilon;
 * zCDP events of rho_1 / z^2 (xi fixed) add up (Bun, Steinke 2016, Lemma 2.3), so
@@ -40,9 +41,15 @@ import numpy as np
 from dpol._validation import check_real, fail
 from dpol.accounting.calibration import (
     gaussian_noise_multiplier,
+    mu_star,
     zcdp_gaussian_noise_multiplier,
 )
-from dpol.accounting.events import MechanismEvent, _leaves, compose_guarantee
+from dpol.accounting.events import (
+    FLOAT_ROUNDING,
+    MechanismEvent,
+    _leaves,
+    compose_guarantee,
+)
 
 __all__ = ["calibrate", "composed_epsilon"]
 
@@ -108,7 +115,9 @@ def _closed_form(events_of: EventsOf, epsilon: float, delta: float) -> float | N
     if kind == "gaussian" and math.isclose(two[1], size / 4.0, rel_tol=1e-12):
         if delta <= 0.0:
             return None  # refused by the generic search, with its message
-        return gaussian_noise_multiplier(epsilon, delta) * math.sqrt(size)
+        if size == 1.0:  # one Gaussian: z* itself, as every counter calibrates
+            return gaussian_noise_multiplier(epsilon, delta)
+        return math.sqrt(size) / mu_star(epsilon, delta)  # sensitivity over mu*
     if kind == "pure" and math.isclose(two[1], size / 2.0, rel_tol=1e-12):
         return size / epsilon
     if (kind == "zcdp" and math.isclose(two[1], size / 4.0, rel_tol=1e-12)
@@ -159,10 +168,11 @@ def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
     Returns
     -------
     float
-        z with ``compose_guarantee(events_of(z), delta).epsilon <= epsilon`` (so the
-        guarantee stated with ``target=epsilon`` is the target), within a relative 1e-6
-        of the smallest such z (the closed forms: exact up to float rounding, on the
-        safe side).
+        z with ``compose_guarantee(events_of(z), delta).epsilon <= epsilon`` up to the
+        float rounding the target rule of :mod:`dpol.accounting.events` counts as the
+        target (so the guarantee stated with ``target=epsilon`` is the target), within a
+        relative 1e-6 of the smallest such z (the closed forms: exact up to float
+        rounding).
 
     Raises
     ------
@@ -193,7 +203,8 @@ def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
     z = _closed_form(events_of, epsilon, delta)
     if z is None:
         z = _generic(events_of, epsilon, delta)
-    while composed_epsilon(events_of(z), delta) > epsilon:  # never on the unsafe side
+    # never on the unsafe side (float rounding of FLOAT_ROUNDING is the target's own)
+    while composed_epsilon(events_of(z), delta) > epsilon * (1.0 + FLOAT_ROUNDING):
         z *= 1.0 + 1e-12
     return z
 

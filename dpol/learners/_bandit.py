@@ -335,8 +335,8 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
         """l2 change of one batch sum when one loss changes: 2 (n/zeta) B (1x for add/remove)."""
         return (2.0 if self.neighbouring == "replace_one" else 1.0) * self.estimate_bound
 
-    def _make_counter(self, cls: object, *, probe: bool = False, **kwargs) -> Counter:
-        """The counter of the used batch sums; ``probe=True`` leaves the tree seed unspawned."""
+    def _make_counter(self, cls: object, **kwargs) -> Counter:
+        """The counter of the used batch sums."""
         with warnings.catch_warnings():  # the learner warns itself where it must
             warnings.simplefilter("ignore", NonPrivateWarning)
             return make_counter(cls, self.n_releases, self.dim,
@@ -347,7 +347,7 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
                                 # (secure noise then rounds both; the learner reports its
                                 # own relation)
                                 neighbouring="replace_one",
-                                seed=None if probe else self._tree_seed, **kwargs)
+                                seed=self._tree_seed, **kwargs)
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
         """The counter's event, protecting one loss function under the learner's relation.

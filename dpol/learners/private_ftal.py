@@ -12,6 +12,7 @@ from dpol.accounting.events import MechanismEvent
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
 from dpol.learners._base import OnlineLearner
+from dpol.learners._counter_calibration import counter_multiplier
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
 
@@ -127,7 +128,14 @@ class PrivateFTAL(OnlineLearner):
             # W = T: the full-stream guarantee, unless the options ask for a window (then
             # the counter's events carry it into ``privacy``)
             options.setdefault("window", self.horizon)
-        kwargs = {"epsilon": self.epsilon} if self.is_private else {"noise_multiplier": 0.0}
+        if not self.is_private:
+            kwargs = {"noise_multiplier": 0.0}
+        elif self.calibration == "tight":  # sized once, by the one calibrator
+            kwargs = {"noise_multiplier": counter_multiplier(
+                self.noise, self.neighbouring, self.epsilon,
+                self.delta if self.noise in ("gaussian", "secure") else 0.0)}
+        else:  # the counter's published formula
+            kwargs = {"epsilon": self.epsilon, "calibration": "paper"}
         if self.calibration == "tight" and "element_sensitivity" not in options:
             # the exact change of one data gradient at the public iterate (Privacy)
             exact = self._data.gradient_sensitivity(self.domain, self.neighbouring)
@@ -138,8 +146,8 @@ class PrivateFTAL(OnlineLearner):
             warnings.simplefilter("ignore", NonPrivateWarning)  # the learner warned already
             return make_counter(cls, self.horizon, self.dim, bound=self.lipschitz,
                                 delta=self.delta if self.noise in ("gaussian", "secure") else 0.0,
-                                neighbouring=self.neighbouring, calibration=self.calibration,
-                                noise=self.noise, seed=spawn_seeds(self.seed, 1)[0],
+                                neighbouring=self.neighbouring, noise=self.noise,
+                                seed=spawn_seeds(self.seed, 1)[0],
                                 **kwargs, **options)
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
