@@ -42,6 +42,7 @@ from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_gua
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.counters import Counter, make_counter
 from dpol.errors import HorizonExceededError, NonPrivateWarning
+from dpol.learners._api import LearnerAPI
 from dpol.learners._bandit_geometry import (
     LinearOracleDomain,
     frank_wolfe_step,
@@ -50,7 +51,6 @@ from dpol.learners._bandit_geometry import (
 )
 from dpol.learners._bandit_trace import BanditTrace
 from dpol.learners._base import Checkpointable
-from dpol.learners._mechanism_args import TakesMechanism
 from dpol.sets import ConvexSet
 
 __all__ = [
@@ -68,7 +68,7 @@ MODES = ("extended", "shrink")
 UNIT = "one loss function f_t (one round)"
 
 
-class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
+class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
     """ENV Algorithm 1 (PrivateBandit) with ask/tell; subclasses build the counter.
 
     See :class:`~dpol.learners.PrivateBanditFrankWolfe` for the parameters.
@@ -157,7 +157,7 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
         self._tree_seed, sphere_seed = spawn_seeds(seed, 2)
         self._rng = np.random.default_rng(sphere_seed)
         self._counter = self._build_counter()
-        self.t = 0
+        self.t_ = 0
         self.n_clipped_ = 0
         self.n_oracle_calls_ = 0
         self._batch, self._batch_start = 1, 0
@@ -259,10 +259,10 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
         self.n_clipped_ += int(np.count_nonzero(np.abs(values) > self.loss_bound))
         self._buf_u.append(u)
         self._buf_v.append(clipped)
-        self.t += len(values)
+        self.t_ += len(values)
         note_clipping(self, bounds=f"loss_bound={self.loss_bound:g}", unit="loss values",
                       raw=lambda: (None, values), names=("", "|f_t(x_t)|"), stacklevel=4)
-        if self.t - self._batch_start == min(self.batch_size, self.horizon - self._batch_start):
+        if self.t_ - self._batch_start == min(self.batch_size, self.horizon - self._batch_start):
             self._close_batch()
 
     def _close_batch(self) -> np.ndarray | None:
@@ -276,7 +276,7 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
             self._iterate = self._fw_x.copy()
             self._released.append(released.copy())
         self._batch += 1
-        self._batch_start = self.t
+        self._batch_start = self.t_
         return released
 
     def ask(self) -> np.ndarray:
@@ -289,7 +289,7 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
         if self._pending is not None:
             raise fail("ask", "be followed by tell(loss_value) before the next ask()",
                        "a second ask() while x_t is pending")
-        if self.t >= self.horizon:
+        if self.t_ >= self.horizon:
             raise HorizonExceededError(f"{type(self).__name__} was built for horizon="
                                        f"{self.horizon} rounds; all were played")
         self._fw_iterations(1)
@@ -327,17 +327,17 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
         """
         if self._pending is not None:
             raise fail("run", "not start between ask() and tell()", "a pending ask()")
-        n_steps = self.horizon - self.t if n_steps is None else check_int("n_steps", n_steps,
+        n_steps = self.horizon - self.t_ if n_steps is None else check_int("n_steps", n_steps,
                                                                         low=0)
-        if self.t + n_steps > self.horizon:
+        if self.t_ + n_steps > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: {n_steps} rounds after "
-                                       f"{self.t} exceed horizon={self.horizon}")
+                                       f"{self.t_} exceed horizon={self.horizon}")
         u_star = None if comparator is None else as_vector("comparator", comparator, self.dim)
         first_release = len(self._released)
-        points, iterates, values, start = [], [], [], self.t
-        while self.t < start + n_steps:
+        points, iterates, values, start = [], [], [], self.t_
+        while self.t_ < start + n_steps:
             size = min(self.batch_size, self.horizon - self._batch_start)
-            k = min(self._batch_start + size, start + n_steps) - self.t
+            k = min(self._batch_start + size, start + n_steps) - self.t_
             saved = (copy.deepcopy(self._rng.bit_generator.state), self._fw_x,
                      self.n_oracle_calls_)
             try:
@@ -345,7 +345,7 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
                 u = sample_sphere(self._rng, k, self.dim)
                 x = self._play(u)
                 v = as_vector("loss_fn(X, steps)", loss_fn(x.copy(), np.arange(
-                    self.t, self.t + k)), k)
+                    self.t_, self.t_ + k)), k)
             except Exception:
                 self._rng.bit_generator.state, self._fw_x, self.n_oracle_calls_ = saved
                 raise
@@ -359,7 +359,7 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
         regret = None
         if u_star is not None:
             ref = as_vector("loss_fn(comparator)", loss_fn(
-                np.broadcast_to(u_star, X.shape).copy(), np.arange(start, self.t)), len(X))
+                np.broadcast_to(u_star, X.shape).copy(), np.arange(start, self.t_)), len(X))
             regret = np.cumsum(losses - ref)
         sums = self._released[first_release:]
         return BanditTrace(points=X, iterates=np.vstack(iterates) if iterates else X.copy(),
@@ -384,7 +384,7 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
         """
         C = as_matrix("C", C, self.dim)
         b = np.zeros(len(C)) if offsets is None else as_vector("offsets", offsets, len(C))
-        start = self.t
+        start = self.t_
         best = self._oracle(C.sum(axis=0))
 
         def loss_fn(X: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -396,4 +396,4 @@ class BanditFrankWolfeBase(TakesMechanism, Checkpointable, ABC):
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(dim={self.dim}, horizon={self.horizon}, "
                 f"batch_size={self.batch_size}, mode={self.mode!r}, privacy={self.privacy}, "
-                f"t={self.t})")
+                f"t={self.t_})")

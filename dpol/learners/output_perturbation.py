@@ -141,6 +141,9 @@ class OutputPerturbation(OnlineLearner):
     (100, 37.3, '(1, 1e-05)-DP, replace_one, unit: one stream element')
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"secure", "paper"})
+
     def __init__(
         self,
         dim: int,
@@ -305,16 +308,16 @@ class OutputPerturbation(OnlineLearner):
     def _clean_step(self, x: np.ndarray, y: float) -> None:
         if self._step_fn is None:
             raise fail("step", "be given (or a subclass must define _clean_step)", None)
-        self._w = np.asarray(self._step_fn(self._w.copy(), self.t, x, y), dtype=float)
+        self._w = np.asarray(self._step_fn(self._w.copy(), self.t_, x, y), dtype=float)
 
     def _learn(self, x: np.ndarray, y: float) -> None:
         self._clean_step(x, y)
-        std = self._stds[self.t - 1]
+        std = self._stds[self.t_ - 1]
         if std == 0.0:  # non-private twin, or a data-independent (warm-up) iterate
             self._released = self._w.copy()
             return
         if self.noise == "secure":
-            self._released = self._project(self._secure_release(std, self._grids[self.t - 1]))
+            self._released = self._project(self._secure_release(std, self._grids[self.t_ - 1]))
             return
         self._released = self._project(self._w + std * self._rng.standard_normal(self.dim))
 

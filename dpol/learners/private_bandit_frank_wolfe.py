@@ -168,6 +168,9 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     True
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"bandit", "counters", "secure", "pure", "paper"})
+
     def __init__(self, domain: object, *, horizon: int, epsilon: float, delta: float | None = None,
                  noise: str = "gaussian", counter: object = "tree",
                  counter_options: dict | None = None, calibration: str = "tight",

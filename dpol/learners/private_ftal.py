@@ -89,6 +89,9 @@ class PrivateFTAL(OnlineLearner):
     ((256, 3), 32)
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"counters", "secure", "pure", "paper", "window"})
+
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
                  epsilon: float, delta: float | None = None, window: int | None = None,
                  noise: str = "gaussian", counter: object = "window",
@@ -169,7 +172,7 @@ class PrivateFTAL(OnlineLearner):
 
     def _learn(self, x: np.ndarray, y: float) -> None:
         g_hat = self._private_gradient_sum(x, y)
-        t = self.t
+        t = self.t_
         if not self.noise_ridge:
             self._w = self.domain.project(self._sum_w / t - g_hat / (self.mu * t))
             return

@@ -172,6 +172,9 @@ class PrivateIncrementalRegression(OnlineLearner):
     ((3,), 1.0, True)
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"counters", "secure", "paper", "window", "least_squares"})
+
     SOLVERS = ("npg", "surrogate")
 
     #: a least-squares learner: its post-processed predictions are clipped to y_bound
@@ -349,7 +352,7 @@ class PrivateIncrementalRegression(OnlineLearner):
 
     def _run(self, X: np.ndarray, y: np.ndarray, advance: bool = True) -> np.ndarray:
         n, p = X.shape[0], self.feature_dim
-        start = self.t - (0 if advance else 1)
+        start = self.t_ - (0 if advance else 1)
         before = np.empty((n, self.dim))
         block = max(1, _BLOCK_FLOATS // (p * p))
         for lo in range(0, n, block):
@@ -363,7 +366,7 @@ class PrivateIncrementalRegression(OnlineLearner):
             after = self._solve_block(Q_hat, q_hat, steps)
             before[lo + 1:lo + len(U)] = after[:-1]
         if advance:
-            self.t += n
+            self.t_ += n
         return before
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:

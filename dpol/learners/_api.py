@@ -1,10 +1,13 @@
-"""``mechanism=``: the learners' shared mechanism arguments as one object.
+"""What every learner shares beyond its algorithm: ``mechanism=``, ``tags``, ``t``.
 
 Every learner constructor takes the fields of :class:`dpol.accounting.Mechanism`
 (epsilon, delta, neighbouring, calibration, noise, counter, counter_options, seed) as
-keywords, the short form. :class:`TakesMechanism` lets it take them as one
-``mechanism=`` object too: the object's fields become those keywords (a field also given
-as a keyword must agree), and ``learner.mechanism`` gives them back.
+keywords, the short form. :class:`LearnerAPI` lets it take them as one ``mechanism=``
+object too: the object's fields become those keywords (a field also given as a keyword
+must agree), and ``learner.mechanism`` gives them back. Learned state ends in ``_``
+(scikit-learn's rule: ``t_``, ``n_clipped_``); ``t`` stays as a read-only alias.
+``tags`` names a learner's capabilities (river's estimator tags), read by code and tests
+instead of private flags.
 """
 
 from __future__ import annotations
@@ -15,7 +18,18 @@ from dataclasses import fields
 
 from dpol.accounting.mechanism import Mechanism, merge_mechanism
 
-__all__ = ["TakesMechanism"]
+__all__ = ["TAGS", "LearnerAPI"]
+
+#: the capability tags a learner may carry, and what each promises
+TAGS = {
+    "bandit": "ask/tell on scalar losses (else learn_one/run on (x, y) examples)",
+    "counters": "releases through continual counters (``counter=``, ``counter_options=``)",
+    "secure": "takes noise='secure': exact discrete noise on OS randomness",
+    "pure": "takes a pure-DP noise (delta = 0): 'laplace', 'gamma' or 'secure_laplace'",
+    "paper": "takes calibration='paper' (a published formula, stated, never trusted)",
+    "window": "can give window DP (WDP, Definition 6) through a window counter",
+    "least_squares": "predictions are clipped to y_bound (a least-squares model)",
+}
 
 _FIELDS = tuple(f.name for f in fields(Mechanism))
 
@@ -28,8 +42,9 @@ def _accepted(init) -> tuple[set[str] | None, inspect.Signature]:
     return {n for n in _FIELDS if n in sig.parameters}, sig
 
 
-class TakesMechanism:
-    """Mixin: every subclass's ``__init__`` also takes ``mechanism=`` (module docstring).
+class LearnerAPI:
+    """Mixin of every learner: ``mechanism=`` on each subclass's ``__init__``,
+    ``mechanism``, ``tags`` and ``t`` (module docstring).
 
     Examples
     --------
@@ -75,6 +90,19 @@ class TakesMechanism:
         __init__.__signature__ = sig.replace(parameters=params)
         __init__._takes_mechanism = True
         cls.__init__ = __init__
+
+    #: capability tags of the class (see :data:`TAGS`); subclasses extend them
+    _tags: frozenset[str] = frozenset()
+
+    @property
+    def tags(self) -> frozenset[str]:
+        """What this learner can do, from :data:`TAGS` (read-only)."""
+        return frozenset(self._tags)
+
+    @property
+    def t(self) -> int:
+        """Elements (rounds) seen so far: ``t_`` (read-only alias)."""
+        return self.t_
 
     @property
     def mechanism(self) -> Mechanism:
