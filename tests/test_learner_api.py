@@ -66,8 +66,12 @@ def test_bandit_tags_and_a_wrapper_s_tags():
         twin = BanditFrankWolfe(L2Ball(2), horizon=16, seed=0)
     private = PrivateBanditFrankWolfe(L2Ball(2), horizon=16, epsilon=1.0, seed=0)
     assert twin.tags == {"bandit"} and {"bandit", "counters", "pure"} <= private.tags
-    inner = PrivateQuadraticFTL(3, horizon=16, epsilon=1.0)
-    assert WithIntercept(inner).tags == inner.tags
+    assert twin.mechanism is None and private.mechanism.epsilon == 1.0
+    inner = PrivateQuadraticFTL(3, horizon=16, epsilon=1.0, counter="window",
+                                counter_options={"window": 4})
+    wrapped = WithIntercept(inner)
+    assert wrapped.tags == inner.tags and wrapped.mechanism == inner.mechanism
+    assert inner.mechanism.counter_options == {"window": 4}
 
 
 @pytest.mark.parametrize("name", ALL)

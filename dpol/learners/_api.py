@@ -105,9 +105,12 @@ class LearnerAPI:
         return self.t_
 
     @property
-    def mechanism(self) -> Mechanism:
-        """The mechanism arguments this learner was built with (delta resolved)."""
+    def mechanism(self) -> Mechanism | None:
+        """The mechanism arguments this learner was built with (delta resolved); None for
+        a learner without a privacy target (the non-private bandit twin)."""
         take = _chain_accepted(type(self))
+        if "epsilon" not in take:
+            return None
         values = {}
         for name in _FIELDS:
             if take is None or name in take:

@@ -156,6 +156,10 @@ class WithIntercept(OnlineLearner):
         return self.learner.tags
 
     @property
+    def mechanism(self):
+        return self.learner.mechanism
+
+    @property
     def n_clipped_(self) -> int:
         return self.learner.n_clipped_ + self._x_clipped
 

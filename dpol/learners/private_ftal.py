@@ -111,7 +111,8 @@ class PrivateFTAL(OnlineLearner):
             raise fail("noise_ridge", "be False unless the domain has a finite radius > 0",
                        noise_ridge)
         self.lipschitz = data.lipschitz(domain)
-        self._counter = self._build_counter(counter, dict(counter_options or {}))
+        self.counter_options = dict(counter_options or {})
+        self._counter = self._build_counter(counter, dict(self.counter_options))
         self._w = self._initial_point()
         self._sum_w = np.zeros(dim)
 
