@@ -81,3 +81,18 @@ def test_impossible_targets_are_refused_clearly():
 
 def test_infinite_epsilon_is_no_noise():
     assert calibrate(gauss(1.0), math.inf, 1e-5) == 0.0
+
+
+@pytest.mark.parametrize("noise, delta", [("gaussian", 1e-5), ("laplace", 0.0),
+                                          ("gamma", 0.0), ("secure", 1e-5),
+                                          ("secure_laplace", 0.0)])
+@pytest.mark.parametrize("eps", [0.3, 2.0])
+def test_a_learner_s_counter_gets_the_multiplier_its_own_calibration_would(noise, delta, eps):
+    from dpol.counters import BinaryTreeCounter
+    from dpol.learners._counter_calibration import counter_multiplier
+
+    z = counter_multiplier(noise, "replace_one", eps, delta)
+    own = BinaryTreeCounter(16, 2, epsilon=eps, delta=delta, noise=noise)
+    given = BinaryTreeCounter(16, 2, noise_multiplier=z, delta=delta, noise=noise)
+    assert given.noise_scale == own.noise_scale
+    assert compose_guarantee(given.privacy_events(), delta, target=eps).epsilon == eps

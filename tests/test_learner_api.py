@@ -121,3 +121,22 @@ def test_mechanism_is_frozen_and_its_options_read_only():
     with pytest.raises(TypeError):
         spec.counter_options["window"] = 8
     assert "mechanism" in inspect.signature(PrivateQuadraticFTL).parameters
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_no_counter_is_built_only_to_read_its_sensitivity(name, monkeypatch):
+    # every counter a learner constructs is one it runs: calibration needs no probes
+    from dpol.counters import Counter
+
+    built = []
+    original = Counter.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Counter, "__init__", counting)
+    m = make(name, 32)
+    held = getattr(m, "_counters", None) or (getattr(m, "_counter", None),)
+    held = [c for c in held if c is not None]
+    assert len(built) == len(held) and all(any(b is c for c in held) for b in built)
