@@ -1,8 +1,10 @@
-"""Privacy guarantees, tight calibration through dp-accounting, paper presets, window DP,
+"""Privacy guarantees, the one calibrator (from mechanism events, through dp-accounting),
+the shared mechanism arguments (``Mechanism``), paper presets, window DP,
 and the PrivacyBudget odometer (L1)."""
 
 from dpol.accounting import presets
 from dpol.accounting.budget import PrivacyBudget
+from dpol.accounting.calibrate import calibrate, composed_epsilon
 from dpol.accounting.calibration import (
     DEFAULT_DELTA,
     certified_epsilon,
@@ -21,6 +23,7 @@ from dpol.accounting.events import (
     derived_guarantee,
 )
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
+from dpol.accounting.mechanism import Mechanism
 from dpol.accounting.window import (
     effective_window,
     protected_releases,
@@ -31,12 +34,15 @@ from dpol.accounting.window import (
 __all__ = [
     "DEFAULT_DELTA",
     "NEIGHBOURING_RELATIONS",
+    "Mechanism",
     "MechanismEvent",
     "PrivacyBudget",
     "PrivacyGuarantee",
+    "calibrate",
     "certified_epsilon",
     "compose_dp_event",
     "compose_guarantee",
+    "composed_epsilon",
     "default_delta",
     "derived_guarantee",
     "effective_window",

@@ -1,4 +1,8 @@
-"""Tight noise calibration through dp-accounting.
+"""Tight noise calibration through dp-accounting: the closed forms.
+
+The one calibrator of a mechanism, from its events, is :func:`dpol.accounting.calibrate`;
+the functions here are the exact closed forms it takes where the composition has one
+(one Gaussian, one zCDP mechanism, pure noise).
 
 Conventions (as jax_privacy): a mechanism releases ``f(D) + noise`` where ``f`` is the
 *encoder* (for a tree counter: the vector of all noise-free node values). A

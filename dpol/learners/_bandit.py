@@ -24,7 +24,6 @@ import math
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import dp_accounting
 import numpy as np
@@ -43,6 +42,14 @@ from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_gua
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.counters import Counter, make_counter
 from dpol.errors import HorizonExceededError, NonPrivateWarning
+from dpol.learners._api import LearnerAPI
+from dpol.learners._bandit_geometry import (
+    LinearOracleDomain,
+    frank_wolfe_step,
+    one_point_gradient,
+    sample_sphere,
+)
+from dpol.learners._bandit_trace import BanditTrace
 from dpol.learners._base import Checkpointable
 from dpol.sets import ConvexSet
 
@@ -61,164 +68,7 @@ MODES = ("extended", "shrink")
 UNIT = "one loss function f_t (one round)"
 
 
-def sample_sphere(rng: np.random.Generator, k: int, dim: int) -> np.ndarray:
-    """k independent uniform points of the unit sphere S^(dim-1), shape (k, dim).
-
-    Normalised Gaussians. ``sample_sphere(rng, a, n)`` then ``(rng, b, n)`` gives the rows
-    of ``(rng, a + b, n)``, so a vectorized run repeats the ask/tell loop's draws exactly.
-
-    Examples
-    --------
-    >>> u = sample_sphere(np.random.default_rng(0), 5, 3)
-    >>> u.shape, bool(np.allclose(np.linalg.norm(u, axis=1), 1.0))
-    ((5, 3), True)
-    >>> rng = np.random.default_rng(0)  # 2 then 3 rows: the same 5 rows
-    >>> bool(np.array_equal(np.vstack([sample_sphere(rng, 2, 3), sample_sphere(rng, 3, 3)]), u))
-    True
-    """
-    z = rng.standard_normal((k, dim))
-    return z / np.sqrt(np.einsum("ij,ij->i", z, z))[:, None]
-
-
-def one_point_gradient(values: np.ndarray, directions: np.ndarray, zeta: float) -> np.ndarray:
-    """Rows (n/zeta) f(x + zeta u) u: unbiased for the gradient of the ball smoothing of f.
-
-    ENV Lemma 2.2(3) (after Flaxman-Kalai-McMahan). For linear f(x) = <theta, x> + b the
-    smoothing is f itself and the mean is exactly theta (E u = 0, E u u^T = I/n).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> u = sample_sphere(rng, 200000, 3); theta = np.array([1.0, -2.0, 0.5])
-    >>> g = one_point_gradient(u @ theta * 0.1 + 0.3, u, 0.1)   # f(x) = <theta, x> + 0.3 at 0
-    >>> bool(np.all(np.abs(g.mean(axis=0) - theta) < 0.05))
-    True
-    """
-    values = np.asarray(values, dtype=np.float64)
-    return ((directions.shape[1] / zeta) * values)[:, None] * directions
-
-
-def frank_wolfe_step(oracle: Callable, x: np.ndarray, center: np.ndarray, y: np.ndarray
-                     ) -> tuple[np.ndarray, float]:
-    """One Frank-Wolfe iteration on q(x) = 1/2 ||x - center||^2 + <y, x> (one oracle call).
-
-    ENV Alg. 1 line 14 with the sign corrected (docs/errata.md, ENV-1: the paper prints
-    ``- <eta s~, x>``, whose minimiser moves towards high loss). Exact line search for this
-    unit-curvature quadratic, gamma = min(1, gap / ||v - x||^2) (ENV-3); the new point is a
-    convex combination of x and the oracle's vertex v, so it stays in the set. Returns the new
-    point and the Frank-Wolfe gap <grad q(x), x - v> >= q(x) - min q >= 1/2 ||x - x*||^2.
-
-    Examples
-    --------
-    With ``y = 0`` the minimiser is the projection of ``center`` on the set, here (1, 0.5):
-
-    >>> from dpol.sets import Box
-    >>> box, x = Box(0.0, 1.0, dim=2), np.zeros(2)
-    >>> for _ in range(3):
-    ...     x, gap = frank_wolfe_step(box.linear_oracle, x, np.array([2.0, 0.5]), np.zeros(2))
-    ...     print(x.tolist(), gap)
-    [1.0, 1.0] 2.5
-    [1.0, 0.5] 0.5
-    [1.0, 0.5] 0.0
-    """
-    g = x - center + y
-    v = np.asarray(oracle(g), dtype=np.float64)
-    direction = v - x
-    gap = float(g @ (x - v))
-    dd = float(direction @ direction)
-    if gap <= 0.0 or dd == 0.0:
-        return x, max(gap, 0.0)
-    return x + min(1.0, gap / dd) * direction, gap
-
-
-class LinearOracleDomain:
-    """A convex set known only through its linear minimisation oracle.
-
-    Parameters
-    ----------
-    oracle : callable ``oracle(c) -> argmin_{x in D} <c, x>``
-        Exact, with deterministic tie-breaking; must be picklable for checkpoints.
-    dim : int
-    diameter : float
-        An upper bound on the l2 diameter of D.
-
-    Examples
-    --------
-    >>> from dpol.sets import Box
-    >>> box = Box(0.0, 1.0, dim=2)
-    >>> d = LinearOracleDomain(box.linear_oracle, 2, box.diameter)
-    >>> d.linear_oracle([1.0, -1.0])
-    array([0., 1.])
-    """
-
-    def __init__(self, oracle: Callable, dim: int, diameter: float) -> None:
-        if not callable(oracle):
-            raise fail("oracle", "be callable", oracle)
-        self.oracle = oracle
-        self.dim = check_int("dim", dim, low=1)
-        self.diameter = check_real("diameter", diameter, low=0.0, low_open=True)
-
-    def linear_oracle(self, c: object) -> np.ndarray:
-        """argmin over the set of <c, x> (a fresh array)."""
-        return self._linear_oracle(as_vector("c", c, self.dim))
-
-    def _linear_oracle(self, c: np.ndarray) -> np.ndarray:
-        """The oracle on a clean float64 vector; its answer is checked (shape, finite)."""
-        v = np.array(self.oracle(c), dtype=np.float64)
-        if v.shape != (self.dim,) or not np.isfinite(v).all():
-            raise fail("oracle(c)", f"return a finite vector of shape ({self.dim},)", v)
-        return v
-
-    def __repr__(self) -> str:
-        return f"LinearOracleDomain(dim={self.dim}, diameter={self.diameter:g})"
-
-
-@dataclass(frozen=True)
-class BanditTrace:
-    """What a bandit learner played and observed over a run.
-
-    Attributes
-    ----------
-    points : array (k, n)
-        The points played (queried), one per round.
-    iterates : array (k, n)
-        The batch centre x~_{R-1} of each round: a Frank-Wolfe iterate, always in D.
-    losses : array (k,)
-        The observed values f_t(points[t]) (before clipping).
-    noisy_sums : array (r, n)
-        The prefix sums s~_R the counter released during the run (r batches closed).
-    privacy : PrivacyGuarantee
-    n_clipped : int
-    regret : array (k,) or None
-        Cumulative regret against ``comparator`` when one is known.
-    comparator : array (n,) or None
-
-    Examples
-    --------
-    >>> from dpol.learners import PrivateBanditFrankWolfe
-    >>> from dpol.sets import Box
-    >>> m = PrivateBanditFrankWolfe(Box(0.0, 1.0, dim=2), horizon=100, epsilon=1.0,
-    ...                             delta=1e-5, seed=0)  # 10 batches of 10 rounds
-    >>> trace = m.run_linear(np.tile([0.5, -0.5], (100, 1)))
-    >>> trace.points.shape, trace.iterates.shape, trace.losses.shape, trace.regret.shape
-    ((100, 2), (100, 2), (100,), (100,))
-    >>> trace.noisy_sums.shape, trace.comparator, trace.n_clipped  # the last batch unused
-    ((9, 2), array([0., 1.]), 0)
-    >>> str(trace.privacy)
-    '(1, 1e-05)-DP, replace_one, unit: one loss function f_t (one round)'
-    """
-
-    points: np.ndarray
-    iterates: np.ndarray
-    losses: np.ndarray
-    noisy_sums: np.ndarray
-    privacy: PrivacyGuarantee
-    n_clipped: int
-    regret: np.ndarray | None = None
-    comparator: np.ndarray | None = None
-
-
-class BanditFrankWolfeBase(Checkpointable, ABC):
+class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
     """ENV Algorithm 1 (PrivateBandit) with ask/tell; subclasses build the counter.
 
     See :class:`~dpol.learners.PrivateBanditFrankWolfe` for the parameters.
@@ -307,7 +157,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         self._tree_seed, sphere_seed = spawn_seeds(seed, 2)
         self._rng = np.random.default_rng(sphere_seed)
         self._counter = self._build_counter()
-        self.t = 0
+        self.t_ = 0
         self.n_clipped_ = 0
         self.n_oracle_calls_ = 0
         self._batch, self._batch_start = 1, 0
@@ -334,8 +184,8 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         """l2 change of one batch sum when one loss changes: 2 (n/zeta) B (1x for add/remove)."""
         return (2.0 if self.neighbouring == "replace_one" else 1.0) * self.estimate_bound
 
-    def _make_counter(self, cls: object, *, probe: bool = False, **kwargs) -> Counter:
-        """The counter of the used batch sums; ``probe=True`` leaves the tree seed unspawned."""
+    def _make_counter(self, cls: object, **kwargs) -> Counter:
+        """The counter of the used batch sums."""
         with warnings.catch_warnings():  # the learner warns itself where it must
             warnings.simplefilter("ignore", NonPrivateWarning)
             return make_counter(cls, self.n_releases, self.dim,
@@ -346,7 +196,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
                                 # (secure noise then rounds both; the learner reports its
                                 # own relation)
                                 neighbouring="replace_one",
-                                seed=None if probe else self._tree_seed, **kwargs)
+                                seed=self._tree_seed, **kwargs)
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
         """The counter's event, protecting one loss function under the learner's relation.
@@ -409,10 +259,10 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         self.n_clipped_ += int(np.count_nonzero(np.abs(values) > self.loss_bound))
         self._buf_u.append(u)
         self._buf_v.append(clipped)
-        self.t += len(values)
+        self.t_ += len(values)
         note_clipping(self, bounds=f"loss_bound={self.loss_bound:g}", unit="loss values",
                       raw=lambda: (None, values), names=("", "|f_t(x_t)|"), stacklevel=4)
-        if self.t - self._batch_start == min(self.batch_size, self.horizon - self._batch_start):
+        if self.t_ - self._batch_start == min(self.batch_size, self.horizon - self._batch_start):
             self._close_batch()
 
     def _close_batch(self) -> np.ndarray | None:
@@ -426,7 +276,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
             self._iterate = self._fw_x.copy()
             self._released.append(released.copy())
         self._batch += 1
-        self._batch_start = self.t
+        self._batch_start = self.t_
         return released
 
     def ask(self) -> np.ndarray:
@@ -439,7 +289,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         if self._pending is not None:
             raise fail("ask", "be followed by tell(loss_value) before the next ask()",
                        "a second ask() while x_t is pending")
-        if self.t >= self.horizon:
+        if self.t_ >= self.horizon:
             raise HorizonExceededError(f"{type(self).__name__} was built for horizon="
                                        f"{self.horizon} rounds; all were played")
         self._fw_iterations(1)
@@ -477,17 +327,17 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         """
         if self._pending is not None:
             raise fail("run", "not start between ask() and tell()", "a pending ask()")
-        n_steps = self.horizon - self.t if n_steps is None else check_int("n_steps", n_steps,
+        n_steps = self.horizon - self.t_ if n_steps is None else check_int("n_steps", n_steps,
                                                                         low=0)
-        if self.t + n_steps > self.horizon:
+        if self.t_ + n_steps > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: {n_steps} rounds after "
-                                       f"{self.t} exceed horizon={self.horizon}")
+                                       f"{self.t_} exceed horizon={self.horizon}")
         u_star = None if comparator is None else as_vector("comparator", comparator, self.dim)
         first_release = len(self._released)
-        points, iterates, values, start = [], [], [], self.t
-        while self.t < start + n_steps:
+        points, iterates, values, start = [], [], [], self.t_
+        while self.t_ < start + n_steps:
             size = min(self.batch_size, self.horizon - self._batch_start)
-            k = min(self._batch_start + size, start + n_steps) - self.t
+            k = min(self._batch_start + size, start + n_steps) - self.t_
             saved = (copy.deepcopy(self._rng.bit_generator.state), self._fw_x,
                      self.n_oracle_calls_)
             try:
@@ -495,7 +345,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
                 u = sample_sphere(self._rng, k, self.dim)
                 x = self._play(u)
                 v = as_vector("loss_fn(X, steps)", loss_fn(x.copy(), np.arange(
-                    self.t, self.t + k)), k)
+                    self.t_, self.t_ + k)), k)
             except Exception:
                 self._rng.bit_generator.state, self._fw_x, self.n_oracle_calls_ = saved
                 raise
@@ -509,7 +359,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         regret = None
         if u_star is not None:
             ref = as_vector("loss_fn(comparator)", loss_fn(
-                np.broadcast_to(u_star, X.shape).copy(), np.arange(start, self.t)), len(X))
+                np.broadcast_to(u_star, X.shape).copy(), np.arange(start, self.t_)), len(X))
             regret = np.cumsum(losses - ref)
         sums = self._released[first_release:]
         return BanditTrace(points=X, iterates=np.vstack(iterates) if iterates else X.copy(),
@@ -534,7 +384,7 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
         """
         C = as_matrix("C", C, self.dim)
         b = np.zeros(len(C)) if offsets is None else as_vector("offsets", offsets, len(C))
-        start = self.t
+        start = self.t_
         best = self._oracle(C.sum(axis=0))
 
         def loss_fn(X: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -546,4 +396,4 @@ class BanditFrankWolfeBase(Checkpointable, ABC):
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(dim={self.dim}, horizon={self.horizon}, "
                 f"batch_size={self.batch_size}, mode={self.mode!r}, privacy={self.privacy}, "
-                f"t={self.t})")
+                f"t={self.t_})")

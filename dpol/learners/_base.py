@@ -37,6 +37,7 @@ from dpol.accounting.events import (
 )
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import HorizonExceededError, NonPrivateWarning
+from dpol.learners._api import LearnerAPI
 from dpol.learners.postprocess import (
     ReleaseAverage,
     model_weights,
@@ -149,7 +150,7 @@ class Trace:
         return self.regret / np.arange(1, len(self.regret) + 1)
 
 
-class OnlineLearner(Checkpointable, ABC):
+class OnlineLearner(LearnerAPI, Checkpointable, ABC):
     """Base class of the full-information learners: validation, clipping, state, run.
 
     Subclasses implement ``_learn(x, y)`` (one clean step and one release on a validated,
@@ -212,7 +213,7 @@ class OnlineLearner(Checkpointable, ABC):
         if not self.is_private:
             warnings.warn(f"{type(self).__name__} with epsilon=inf releases without noise",
                           NonPrivateWarning, stacklevel=3)
-        self.t = 0
+        self.t_ = 0
         self.n_clipped_ = 0
         self._average = ReleaseAverage(self.dim)  # the model's state (postprocess)
 
@@ -256,7 +257,7 @@ class OnlineLearner(Checkpointable, ABC):
 
     @abstractmethod
     def _learn(self, x: np.ndarray, y: float) -> None:
-        """One step on a validated, clipped element (``self.t`` is already advanced)."""
+        """One step on a validated, clipped element (``self.t_`` is already advanced)."""
 
     @abstractmethod
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -267,7 +268,7 @@ class OnlineLearner(Checkpointable, ABC):
         out = np.empty_like(X)
         for i in range(X.shape[0]):
             out[i] = self.weights
-            self.t += 1
+            self.t_ += 1
             self._learn(X[i], float(y[i]))
         return out
 
@@ -319,7 +320,7 @@ class OnlineLearner(Checkpointable, ABC):
         """
         xv = as_vector("x", x, self.dim)
         yv = self._check_label(y)
-        if self.t >= self.horizon:
+        if self.t_ >= self.horizon:
             raise HorizonExceededError(f"{type(self).__name__} was calibrated for horizon="
                                        f"{self.horizon} elements; all were seen")
         # _clip's own test (so run() clips identically): the usual in-bound element skips
@@ -329,7 +330,7 @@ class OnlineLearner(Checkpointable, ABC):
             X, Y, clipped = self._clip(xv[None, :], np.array([yv]))
             xv, yv = X[0], float(Y[0])
             self.n_clipped_ += clipped
-        self.t += 1
+        self.t_ += 1
         self._learn(xv, yv)
         if clipped:
             note_clipping(self, bounds=self._bounds_text())
@@ -350,9 +351,9 @@ class OnlineLearner(Checkpointable, ABC):
         X = as_matrix("X", X, self.dim)
         y = as_vector("y", y, X.shape[0])
         u = None if comparator is None else as_vector("comparator", comparator, self.dim)
-        if self.t + X.shape[0] > self.horizon:
+        if self.t_ + X.shape[0] > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: {X.shape[0]} elements after "
-                                       f"{self.t} exceed horizon={self.horizon}")
+                                       f"{self.t_} exceed horizon={self.horizon}")
         # X is as_matrix's fresh copy: clipped in place (a second copy of a 515,345 x 90
         # stream cost 0.4-0.8 s in a fresh process, most of it first touches of pages)
         X, y, clipped = self._clip(X, y, copy=False)
@@ -385,4 +386,4 @@ class OnlineLearner(Checkpointable, ABC):
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(dim={self.dim}, horizon={self.horizon}, "
-                f"privacy={self.privacy}, t={self.t})")
+                f"privacy={self.privacy}, t={self.t_})")

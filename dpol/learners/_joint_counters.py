@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
 
 import dp_accounting
 
 from dpol._validation import check_choice, fail, spawn_seeds
-from dpol.accounting.calibration import (
-    gaussian_epsilon,
-    mu_star,
-    zcdp_gaussian_noise_multiplier,
-)
+from dpol.accounting.calibrate import calibrate
+from dpol.accounting.calibration import gaussian_epsilon
 from dpol.accounting.events import MechanismEvent
+from dpol.accounting.presets import tree_levels
 from dpol.counters import BinaryTreeCounter, make_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 
@@ -86,7 +83,7 @@ def joint_zcdp(counters: tuple, element_sensitivity: float | None) -> tuple[floa
     >>> counters, stacked = joint_counters(
     ...     BinaryTreeCounter, 64, [(4, {}), (2, {})], epsilon=1.0, delta=1e-5,
     ...     neighbouring="replace_one", calibration="tight", options={}, seed=None,
-    ...     paper=None, noise="secure")
+    ...     noise="secure")
     >>> rho, xi = joint_zcdp(counters, stacked)
     >>> round(rho, 6), xi  # rho <= 1/(2 z^2) = 0.030553
     (0.030553, 0.0)
@@ -164,7 +161,7 @@ def joint_events(counters: tuple, element_sensitivity: float | None
     >>> from dpol.counters import BinaryTreeCounter
     >>> from dpol.accounting import compose_guarantee
     >>> kw = dict(epsilon=1.0, delta=1e-5, neighbouring="replace_one", calibration="tight",
-    ...           options={}, seed=0, paper=None)
+    ...           options={}, seed=0)
     >>> bound = outer_product_sensitivity(1.0, 1.0, "replace_one")
     >>> counters, stacked = joint_counters(BinaryTreeCounter, 64, [(4, {}), (2, {})], **kw,
     ...                                    element_sensitivity=bound)
@@ -176,7 +173,7 @@ def joint_events(counters: tuple, element_sensitivity: float | None
     1.373
     """
     own = tuple(e for c in counters for e in c.privacy_events())
-    if element_sensitivity is None or any(c._noise_multiplier == 0.0 for c in counters):
+    if element_sensitivity is None or any(c.noise_scale == 0.0 for c in counters):
         return own
     whom = {(e.neighbouring, e.window, e.horizon, e.unit) for e in own}
     if len(whom) != 1:  # joint_counters builds them alike; a stacked bound needs that
@@ -201,7 +198,7 @@ def joint_events(counters: tuple, element_sensitivity: float | None
 def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
                    epsilon: float, delta: float, neighbouring: str, calibration: str,
                    options: dict, seed: object,
-                   paper: Callable[[], tuple[list[float], str]],
+                   paper: tuple[list[float], str] | None = None,
                    element_sensitivity: float | None = None,
                    noise: str = "gaussian") -> tuple[tuple, float | None]:
     """Build one counter per ``(dim, keywords)`` spec, all fed by the same element.
@@ -213,8 +210,15 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     on the l2 change of the stacked element (all counters' inputs together, e.g.
     :func:`outer_product_sensitivity`); as every counter has the same structure, one
     element then moves the stacked node vectors by it times the encoder's column norm,
-    which replaces the quadrature sum when smaller. Paper: ``paper()`` returns the
-    published per-counter sigmas and the name of the formula (binary tree only), and a
+    which replaces the quadrature sum when smaller. The column norm c is common to all
+    counters (one class, horizon and options), so s_k = Delta_k c with Delta_k the node
+    sensitivity (``element_sensitivity`` of the spec, else 2 bound under replace-one and
+    bound under add/remove) and c cancels from each counter's multiplier z_k = sigma /
+    s_k = z J / Delta_k, J = min(sqrt(sum Delta_k^2), element_sensitivity), z the one
+    multiplier :func:`dpol.accounting.calibrate` gives the stacked release: no counter is
+    built before its noise is known. Paper: ``paper`` holds the published per-counter
+    sigmas and the name of the formula (binary tree only, whose column norm is
+    sqrt(floor(log2 T) + 1), :func:`dpol.accounting.presets.tree_levels`), and a
     ``PaperCalibrationWarning`` says when the real epsilon of their Gaussian-DP
     composition exceeds ``epsilon``. ``epsilon=inf`` builds noiseless counters. The
     counters are built under ``neighbouring`` (the learner's relation: ``options`` may not
@@ -253,7 +257,7 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
 
     >>> from dpol.counters import BinaryTreeCounter
     >>> kw = dict(epsilon=1.0, delta=1e-5, neighbouring="replace_one", calibration="tight",
-    ...           options={}, seed=0, paper=None)
+    ...           options={}, seed=0)
     >>> counters, stacked = joint_counters(BinaryTreeCounter, 64, [(4, {}), (2, {})], **kw)
     >>> [c.dim for c in counters], stacked
     ([4, 2], None)
@@ -275,27 +279,29 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
         raise fail("counter_options", "not set what the joint calibration sets ("
                    f"{', '.join(_RESERVED)})", clash)
     common = {"neighbouring": neighbouring, **options}
-    probes = [make_counter(cls, horizon, dim, noise_multiplier=1.0, **kw, **common)
-              for dim, kw in specs]
-    sens = [p.sensitivity for p in probes]
-    if noise == "secure" and math.isfinite(epsilon):
-        return _secure_counters(cls, horizon, specs, common, sens, epsilon, delta, seed,
-                                element_sensitivity,
-                                _float_joint(probes, sens, element_sensitivity)), \
-            element_sensitivity
+    nodes = [_node_sensitivity(kw, neighbouring) for _, kw in specs]
+    joint = math.sqrt(sum(n * n for n in nodes))  # J of the docstring, per unit column
+    if element_sensitivity is not None:
+        joint = min(joint, element_sensitivity)
     stacked = None
     if not math.isfinite(epsilon):
         zs = [0.0] * len(specs)
+    elif noise == "secure":
+        z = calibrate(lambda v: [MechanismEvent(dp_accounting.ZCDpEvent(0.5 / v**2),
+                                                neighbouring)], epsilon, delta)
+        return _secure_counters(cls, horizon, specs, common, [z * joint / n for n in nodes],
+                                z, seed, element_sensitivity), element_sensitivity
     elif calibration == "tight":
-        joint = _float_joint(probes, sens, element_sensitivity)
-        sigma = joint / mu_star(epsilon, delta)
-        zs, stacked = [sigma / s for s in sens], element_sensitivity
+        z = calibrate(lambda v: [MechanismEvent(dp_accounting.GaussianDpEvent(v),
+                                                neighbouring)], epsilon, delta)
+        zs, stacked = [z * joint / n for n in nodes], element_sensitivity
     else:
-        if cls is not BinaryTreeCounter:
+        if cls is not BinaryTreeCounter or paper is None:
             raise fail("calibration", "be 'tight' unless counter='tree' (the published "
                        "formulas are for the binary tree)", "paper")
-        sigmas, formula = paper()
-        zs = [sig / s for sig, s in zip(sigmas, sens, strict=True)]
+        sigmas, formula = paper
+        column = math.sqrt(float(tree_levels(horizon)))  # the tree's encoder column norm
+        zs = [sig / (n * column) for sig, n in zip(sigmas, nodes, strict=True)]
         # the counters' own events compose into this (mu^2 adds): what privacy reports
         eps = gaussian_epsilon(1.0 / math.sqrt(sum(1.0 / z**2 for z in zs)), delta)
         if eps > epsilon * (1 + 1e-9):
@@ -304,13 +310,11 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     return _build(cls, horizon, specs, common, zs, seed, noise), stacked
 
 
-def _float_joint(probes: list, sens: list[float], element_sensitivity: float | None) -> float:
-    """l2 sensitivity of the stacked node vectors (class docstring of joint_counters)."""
-    joint = math.sqrt(sum(s * s for s in sens))
-    if element_sensitivity is not None:  # same encoder in every counter: one column norm
-        column = probes[0].sensitivity / probes[0].node_sensitivity
-        joint = min(joint, element_sensitivity * column)
-    return joint
+def _node_sensitivity(keywords: dict, neighbouring: str) -> float:
+    """A counter's node sensitivity from its keywords (``Counter.node_sensitivity``)."""
+    if keywords.get("element_sensitivity") is not None:
+        return float(keywords["element_sensitivity"])
+    return (2.0 if neighbouring == "replace_one" else 1.0) * keywords.get("bound", 1.0)
 
 
 def _build(cls: type, horizon: int, specs: list, common: dict, zs: list[float],
@@ -323,19 +327,15 @@ def _build(cls: type, horizon: int, specs: list, common: dict, zs: list[float],
                                                 strict=True))
 
 
-def _secure_counters(cls: type, horizon: int, specs: list, common: dict, sens: list[float],
-                     epsilon: float, delta: float, seed: object,
-                     element_sensitivity: float | None, joint: float) -> tuple:
+def _secure_counters(cls: type, horizon: int, specs: list, common: dict, zs: list[float],
+                     z: float, seed: object, element_sensitivity: float | None) -> tuple:
     """Secure counters with min_k sigma_k >= z * (joint inflated sensitivity) (Privacy)."""
-    z = zcdp_gaussian_noise_multiplier(epsilon, delta)
-    sigma = z * joint  # before rounding; each counter then inflates its own std
     for _ in range(64):  # grids only grow with sigma, up to their caps: a few rounds
-        counters = _build(cls, horizon, specs, common, [sigma / s for s in sens], seed,
-                          "secure")
+        counters = _build(cls, horizon, specs, common, zs, seed, "secure")
         low = min(c.noise_scale for c in counters)
         need = z * secure_joint_sensitivity(counters, element_sensitivity)
         if low >= need:
             return counters
-        sigma *= need / low * (1.0 + 1e-12)
+        zs = [v * need / low * (1.0 + 1e-12) for v in zs]
     # the grids are capped, so this cannot happen
     raise RuntimeError("secure joint calibration did not settle")  # pragma: no cover

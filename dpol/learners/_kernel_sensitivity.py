@@ -60,8 +60,32 @@ import math
 
 import numpy as np
 
-__all__ = ["diameter_factor", "position_weights", "release_sensitivities", "transcript_mu",
+from dpol._validation import check_real, fail
+
+__all__ = ["check_t0", "diameter_factor", "position_weights", "release_sensitivities",
+           "transcript_mu",
            "transcript_rho"]
+
+
+def check_t0(t0: float | None, kappa: float, theta: float) -> float:
+    """NW's offset t0, checked: t0^theta >= kappa^2 + 1, which the step sizes
+    eta_t = (t - 1 + t0)^-theta need for the bounds below; None: the smallest integer.
+
+    Examples
+    --------
+    >>> check_t0(None, 1.0, 0.5)
+    4.0
+    """
+    need = kappa**2 + 1.0
+    if t0 is None:
+        t0 = math.ceil(need ** (1.0 / theta))
+        while t0**theta < need:
+            t0 += 1
+        return float(t0)
+    t0 = check_real("t0", t0, low=0.0, low_open=True)
+    if t0**theta < need:
+        raise fail("t0", f"satisfy t0^theta >= kappa^2 + 1 = {need:g}", t0)
+    return t0
 
 
 def diameter_factor(r: np.ndarray | float) -> np.ndarray:

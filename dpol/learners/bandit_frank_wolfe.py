@@ -42,6 +42,9 @@ class BanditFrankWolfe(BanditFrankWolfeBase):
     (1, 10, 10)
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"bandit"})
+
     def _build_counter(self) -> Counter | None:
         if self.n_releases == 0:
             return None

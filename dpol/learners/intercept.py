@@ -114,7 +114,7 @@ class WithIntercept(OnlineLearner):
         if type(learner).predict_one is not OnlineLearner.predict_one:
             raise fail("learner", "be a linear learner (predicting x . w)",
                        type(learner).__name__)
-        if learner.dim < 2 or learner.t != 0:
+        if learner.dim < 2 or learner.t_ != 0:
             raise fail("learner", "be fresh (t = 0), of dimension d + 1 >= 2", learner)
         self.learner = learner
         self.intercept_scaling = check_real("intercept_scaling", intercept_scaling, low=0.0,
@@ -148,8 +148,16 @@ class WithIntercept(OnlineLearner):
 
     # ------------------------------------------------------------------ delegation
     @property
-    def t(self) -> int:
-        return self.learner.t
+    def t_(self) -> int:
+        return self.learner.t_
+
+    @property
+    def tags(self) -> frozenset[str]:
+        return self.learner.tags
+
+    @property
+    def mechanism(self):
+        return self.learner.mechanism
 
     @property
     def n_clipped_(self) -> int:

@@ -18,12 +18,8 @@ import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.calibration import (
-    gaussian_epsilon,
-    mu_star,
-    zcdp_epsilon,
-    zcdp_gaussian_noise_multiplier,
-)
+from dpol.accounting.calibrate import calibrate
+from dpol.accounting.calibration import gaussian_epsilon, mu_star, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
 from dpol.learners.noisy_proj_grad import (  # re-exported: they lived here
@@ -301,14 +297,17 @@ class PrivateProjectedSGD:
             return self._secure_calibrate(sizes, epsilon, delta)
         if self.sampling == "full":
             k = sum(self.n_steps(n) for n in sizes)
-            return self._ratio(1) * math.sqrt(k) / mu_star(epsilon, delta) * (1.0 + 1e-12)
+            mu = 1.0 / calibrate(lambda z: [MechanismEvent(dp_accounting.GaussianDpEvent(z))],
+                                 epsilon, delta)  # mu*: k steps compose to sqrt(k) / z
+            return self._ratio(1) * math.sqrt(k) / mu * (1.0 + 1e-12)
         return _bisect_sigma(self, tuple(sizes), epsilon, delta)
 
     def _secure_calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
         """sigma = z sqrt(k) (2L + g(sigma) sqrt(p)): the grid grows with sigma up to its
         cap, so the fixed point is reached in a few rounds; checked by :meth:`epsilon`."""
         root_k = math.sqrt(sum(self.n_steps(n) for n in sizes))
-        z = zcdp_gaussian_noise_multiplier(epsilon, delta)
+        z = calibrate(lambda v: [MechanismEvent(dp_accounting.ZCDpEvent(0.5 / v**2))],
+                      epsilon, delta)  # one step's 1/(2 z^2)-zCDP; k steps: sqrt(k) z
         sigma = z * root_k * self._ratio(1)
         for _ in range(64):
             need = z * root_k * (self._ratio(1) + self.grid(sigma) * math.sqrt(self.domain.dim))

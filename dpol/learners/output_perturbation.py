@@ -10,7 +10,7 @@ import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_real, fail, resolve_rng
-from dpol.accounting.calibration import mu_star, zcdp_gaussian_noise_multiplier
+from dpol.accounting.calibrate import calibrate
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import jkt_doubling_beta, jkt_pocp_beta
 from dpol.errors import PaperCalibrationWarning
@@ -141,6 +141,9 @@ class OutputPerturbation(OnlineLearner):
     (100, 37.3, '(1, 1e-05)-DP, replace_one, unit: one stream element')
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"secure", "paper"})
+
     def __init__(
         self,
         dim: int,
@@ -192,50 +195,66 @@ class OutputPerturbation(OnlineLearner):
         return np.arange(1, self.horizon + 1)
 
     def _noise_stds(self) -> np.ndarray:
-        """s_t for every step t = 1..horizon (0 where nothing data-dependent is released)."""
+        """s_t for every step t = 1..horizon (0 where nothing data-dependent is released).
+
+        Tight: one noise multiplier z from :func:`dpol.accounting.calibrate` on the
+        releases' events (:meth:`_calibration_events`), then s_t = z Delta_t a_t with
+        Delta_t = lam / t (secure: plus the grid rounding) and the schedule's a_t (1, or
+        1 / sqrt(w_t) anytime). Paper: the published betas (:meth:`_paper_stds`).
+        """
         stds = np.zeros(self.horizon)
-        if not self.is_private:
-            return stds
         steps = self._noised_steps()
-        eps, delta, lam = self.epsilon, self.delta, self.lam
+        if not self.is_private or steps.size == 0:
+            return stds
+        lam = self.lam
+        if self.calibration == "paper":
+            stds[steps - 1] = self._paper_stds(steps)
+            return stds
+        z = calibrate(self._calibration_events, self.epsilon, self.delta)
+        anytime = (1.0 / (2.0 * steps * (1.0 + np.log(steps)) ** 2)
+                   if self.schedule == "anytime" else None)  # w_t, sum_t w_t <= 1
         if self.noise == "secure":
-            return self._secure_stds(steps, stds)
-        if self.schedule == "anytime":
-            w = 1.0 / (2.0 * steps * (1.0 + np.log(steps)) ** 2)
-            stds[steps - 1] = lam / (steps * mu_star(eps, delta) * np.sqrt(w))
-        elif self.calibration == "tight":
+            zs = z / np.sqrt(anytime) if anytime is not None else np.full(steps.size, z)
+            sens = lam / steps
+            root_d = math.sqrt(self.dim)
+            grids = np.array([grid_spacing(v) for v in np.minimum(zs * sens, sens / root_d)])
+            self._grids[steps - 1] = grids
+            stds[steps - 1] = zs * (sens + grids * root_d)
+        elif anytime is not None:  # s_t = lam / (t mu sqrt(w_t)), mu = 1/z
+            stds[steps - 1] = lam / (steps * (1.0 / z) * np.sqrt(anytime))
+        else:
             # the doubling schedule only matters for unknown T; with a horizon, tight
             # calibration of the fixed schedule is the smallest valid noise
-            z = math.sqrt(steps.size) / mu_star(eps, delta)
             stds[steps - 1] = z * lam / steps
-        elif self.schedule == "fixed":
+        return stds
+
+    def _calibration_events(self, z: float) -> list[MechanismEvent]:
+        """The releases' events at noise multiplier z (what ``calibrate`` sizes z for).
+
+        Each noised release is one Gaussian (secure: 1/(2 z^2)-zCDP) mechanism of
+        multiplier z relative to its sensitivity; anytime: the multiplier of release t is
+        z / sqrt(w_t) with sum_t w_t <= 1 over every length, so one mechanism of
+        multiplier z bounds every prefix.
+        """
+        event = (dp_accounting.ZCDpEvent(0.5 / z**2) if self.noise == "secure"
+                 else dp_accounting.GaussianDpEvent(z))
+        if self.schedule != "anytime":
+            event = dp_accounting.SelfComposedDpEvent(event, self._noised_steps().size)
+        return [MechanismEvent(event, self.neighbouring)]
+
+    def _paper_stds(self, steps: np.ndarray) -> np.ndarray:
+        """s_t of the published betas: JKT Alg. 1 (fixed) or Alg. 7 (doubling)."""
+        eps, delta, lam = self.epsilon, self.delta, self.lam
+        if self.schedule == "fixed":
             if self.horizon < 2:
                 raise fail("horizon", "be >= 2 for calibration='paper' (JKT's c divides "
                            "by ln T)", self.horizon)
-            stds[steps - 1] = jkt_pocp_beta(eps, delta, self.horizon, lam) / steps
-        else:
-            # JKT Section 6.2: for a constant target (eps, delta), Alg. 7 runs with
-            # eps / log2 T and delta / log2 T (Theorem 13 then claims (3 eps, ...))
-            scale = max(1.0, math.log2(self.horizon))
-            stds[steps - 1] = [jkt_doubling_beta(eps / scale, delta / scale, int(t), lam) / t
-                               for t in steps]
-        return stds
-
-    def _secure_stds(self, steps: np.ndarray, stds: np.ndarray) -> np.ndarray:
-        """s_t and the grids g_t of secure noise (class Privacy)."""
-        if steps.size == 0:
-            return stds
-        z1 = zcdp_gaussian_noise_multiplier(self.epsilon, self.delta)
-        sens = self.lam / steps
-        if self.schedule == "anytime":
-            z = z1 / np.sqrt(1.0 / (2.0 * steps * (1.0 + np.log(steps)) ** 2))
-        else:
-            z = np.full(steps.size, z1 * math.sqrt(steps.size))
-        root_d = math.sqrt(self.dim)
-        grids = np.array([grid_spacing(v) for v in np.minimum(z * sens, sens / root_d)])
-        self._grids[steps - 1] = grids
-        stds[steps - 1] = z * (sens + grids * root_d)
-        return stds
+            return jkt_pocp_beta(eps, delta, self.horizon, lam) / steps
+        # JKT Section 6.2: for a constant target (eps, delta), Alg. 7 runs with
+        # eps / log2 T and delta / log2 T (Theorem 13 then claims (3 eps, ...))
+        scale = max(1.0, math.log2(self.horizon))
+        return np.array([jkt_doubling_beta(eps / scale, delta / scale, int(t), lam) / t
+                         for t in steps])
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
         """The releases' noise (class Privacy): one Gaussian (or, secure, zCDP) event per
@@ -289,16 +308,16 @@ class OutputPerturbation(OnlineLearner):
     def _clean_step(self, x: np.ndarray, y: float) -> None:
         if self._step_fn is None:
             raise fail("step", "be given (or a subclass must define _clean_step)", None)
-        self._w = np.asarray(self._step_fn(self._w.copy(), self.t, x, y), dtype=float)
+        self._w = np.asarray(self._step_fn(self._w.copy(), self.t_, x, y), dtype=float)
 
     def _learn(self, x: np.ndarray, y: float) -> None:
         self._clean_step(x, y)
-        std = self._stds[self.t - 1]
+        std = self._stds[self.t_ - 1]
         if std == 0.0:  # non-private twin, or a data-independent (warm-up) iterate
             self._released = self._w.copy()
             return
         if self.noise == "secure":
-            self._released = self._project(self._secure_release(std, self._grids[self.t - 1]))
+            self._released = self._project(self._secure_release(std, self._grids[self.t_ - 1]))
             return
         self._released = self._project(self._w + std * self._rng.standard_normal(self.dim))
 

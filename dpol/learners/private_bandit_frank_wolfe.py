@@ -7,11 +7,16 @@ import warnings
 
 from dpol._validation import check_choice, check_real, fail
 from dpol.accounting.calibration import resolve_delta
-from dpol.accounting.presets import env_bandit_gaussian_sigma, env_bandit_laplace_scale
+from dpol.accounting.presets import (
+    env_bandit_gaussian_sigma,
+    env_bandit_laplace_scale,
+    tree_levels,
+)
 from dpol.accounting.presets._common import LOG_READINGS
 from dpol.counters import BinaryTreeCounter, Counter, resolve_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 from dpol.learners._bandit import BanditFrankWolfeBase
+from dpol.learners._counter_calibration import counter_multiplier
 from dpol.noise.source import NOISE_KINDS, SECURE_NOISE_KINDS
 
 __all__ = ["PrivateBanditFrankWolfe"]
@@ -163,6 +168,9 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     True
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"bandit", "counters", "secure", "pure", "paper"})
+
     def __init__(self, domain: object, *, horizon: int, epsilon: float, delta: float | None = None,
                  noise: str = "gaussian", counter: object = "tree",
                  counter_options: dict | None = None, calibration: str = "tight",
@@ -210,9 +218,10 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         cls, options = self._counter_cls, {"noise": self.noise, **self.counter_options}
         if not self.is_private:
             return self._make_counter(cls, noise_multiplier=0.0, **options)
-        if self.calibration == "tight":
-            counter = self._make_counter(cls, epsilon=self.epsilon, delta=self.delta, **options)
-            return self._full_dp(counter)
+        if self.calibration == "tight":  # sized once, by the one calibrator
+            z = counter_multiplier(self.noise, "replace_one", self.epsilon, self.delta)
+            return self._full_dp(self._make_counter(cls, noise_multiplier=z,
+                                                    delta=self.delta, **options))
         options.setdefault("padded", True)
         T, n, L = self.horizon, self.dim, self.lipschitz
         if self.noise == "laplace":
@@ -222,11 +231,14 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         else:
             scale = env_bandit_gaussian_sigma(self.epsilon, self.delta, T, n, L, log=self.log)
             cite = "ENV Lemma 5.4's Gaussian sigma (proof gap; docs/errata.md, ENV-2)"
-        # the counter's noise_multiplier is relative to its own sensitivity; read it off a
-        # probe (unseeded: the real counter's seed must not be spawned twice)
-        probe = self._make_counter(cls, noise_multiplier=1.0, probe=True, **options)
+        # the counter's noise_multiplier is relative to its own sensitivity: the binary
+        # tree's node sensitivity over its floor(log2 T) + 1 levels, l2 (Gaussian) or l1
+        # over the levels and the dim coordinates (Laplace; Counter, Privacy)
+        levels = float(tree_levels(self.n_releases))
+        reference = (self.element_sensitivity * math.sqrt(levels) if self.noise == "gaussian"
+                     else levels * self.element_sensitivity * math.sqrt(n))
         counter = self._full_dp(self._make_counter(
-            cls, noise_multiplier=scale / probe.noise_scale, delta=self.delta, **options))
+            cls, noise_multiplier=scale / reference, delta=self.delta, **options))
         guarantee = counter.privacy
         if guarantee.epsilon > self.epsilon * (1.0 + 1e-9):
             warnings.warn(f"{cite} gives only ({guarantee.epsilon:.4g}, {guarantee.delta:g})"

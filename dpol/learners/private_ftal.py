@@ -12,6 +12,7 @@ from dpol.accounting.events import MechanismEvent
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
 from dpol.learners._base import OnlineLearner
+from dpol.learners._counter_calibration import counter_multiplier
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
 
@@ -88,6 +89,9 @@ class PrivateFTAL(OnlineLearner):
     ((256, 3), 32)
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"counters", "secure", "pure", "paper", "window"})
+
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
                  epsilon: float, delta: float | None = None, window: int | None = None,
                  noise: str = "gaussian", counter: object = "window",
@@ -107,7 +111,8 @@ class PrivateFTAL(OnlineLearner):
             raise fail("noise_ridge", "be False unless the domain has a finite radius > 0",
                        noise_ridge)
         self.lipschitz = data.lipschitz(domain)
-        self._counter = self._build_counter(counter, dict(counter_options or {}))
+        self.counter_options = dict(counter_options or {})
+        self._counter = self._build_counter(counter, dict(self.counter_options))
         self._w = self._initial_point()
         self._sum_w = np.zeros(dim)
 
@@ -127,7 +132,14 @@ class PrivateFTAL(OnlineLearner):
             # W = T: the full-stream guarantee, unless the options ask for a window (then
             # the counter's events carry it into ``privacy``)
             options.setdefault("window", self.horizon)
-        kwargs = {"epsilon": self.epsilon} if self.is_private else {"noise_multiplier": 0.0}
+        if not self.is_private:
+            kwargs = {"noise_multiplier": 0.0}
+        elif self.calibration == "tight":  # sized once, by the one calibrator
+            kwargs = {"noise_multiplier": counter_multiplier(
+                self.noise, self.neighbouring, self.epsilon,
+                self.delta if self.noise in ("gaussian", "secure") else 0.0)}
+        else:  # the counter's published formula
+            kwargs = {"epsilon": self.epsilon, "calibration": "paper"}
         if self.calibration == "tight" and "element_sensitivity" not in options:
             # the exact change of one data gradient at the public iterate (Privacy)
             exact = self._data.gradient_sensitivity(self.domain, self.neighbouring)
@@ -138,8 +150,8 @@ class PrivateFTAL(OnlineLearner):
             warnings.simplefilter("ignore", NonPrivateWarning)  # the learner warned already
             return make_counter(cls, self.horizon, self.dim, bound=self.lipschitz,
                                 delta=self.delta if self.noise in ("gaussian", "secure") else 0.0,
-                                neighbouring=self.neighbouring, calibration=self.calibration,
-                                noise=self.noise, seed=spawn_seeds(self.seed, 1)[0],
+                                neighbouring=self.neighbouring, noise=self.noise,
+                                seed=spawn_seeds(self.seed, 1)[0],
                                 **kwargs, **options)
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
@@ -161,7 +173,7 @@ class PrivateFTAL(OnlineLearner):
 
     def _learn(self, x: np.ndarray, y: float) -> None:
         g_hat = self._private_gradient_sum(x, y)
-        t = self.t
+        t = self.t_
         if not self.noise_ridge:
             self._w = self.domain.project(self._sum_w / t - g_hat / (self.mu * t))
             return

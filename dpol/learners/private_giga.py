@@ -77,12 +77,12 @@ class PrivateGIGA(OutputPerturbation):
         return np.arange(min(self.warmup, self.horizon + 1), self.horizon + 1)
 
     def _clean_step(self, x: np.ndarray, y: float) -> None:
-        if self.t < self.warmup:
+        if self.t_ < self.warmup:
             return  # data-independent warm-up iterate (JKT Alg. 3, line 1)
         margin = float(x @ self._w)
         grad = float(self._data._dphi(np.array([margin]), np.array([y]))[0]) * x \
             + self._alpha * self._w
-        self._w = self.domain.project(self._w - (2.0 / (self._alpha * self.t)) * grad)
+        self._w = self.domain.project(self._w - (2.0 / (self._alpha * self.t_)) * grad)
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return pointwise_loss(self._data, self._alpha, np.broadcast_to(w, X.shape), X, y)

@@ -72,7 +72,7 @@ class PrivateIGD(OutputPerturbation):
                          y_bound=self._data.y_bound, **kwargs)
 
     def _clean_step(self, x: np.ndarray, y: float) -> None:
-        eta = 1.0 / (self._alpha * self.t)
+        eta = 1.0 / (self._alpha * self.t_)
         self._w = implicit_step(self._data, self._alpha, self._w, x, y, eta, self._radius)
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -132,6 +132,9 @@ class PrivateIncrementalERM(OnlineLearner):
     (4, 4, 1.0)
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"secure", "paper"})
+
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
                  epsilon: float, delta: float | None = None, tau: int | None = None,
                  solver: object = "sgd", solver_options: dict | None = None,
@@ -229,7 +232,7 @@ class PrivateIncrementalERM(OnlineLearner):
         return self._theta.copy()
 
     def _learn(self, x: np.ndarray, y: float) -> None:
-        t = self.t
+        t = self.t_
         self._X[t - 1], self._y[t - 1] = x, y
         if t % self.tau == 0:
             j = t // self.tau - 1

@@ -9,7 +9,7 @@ import numpy as np
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import knj_tree_mech_sigma
-from dpol.counters import resolve_counter
+from dpol.counters import BinaryTreeCounter, resolve_counter
 from dpol.learners._base import OnlineLearner
 from dpol.learners._joint_counters import (
     joint_counters,
@@ -172,6 +172,9 @@ class PrivateIncrementalRegression(OnlineLearner):
     ((3,), 1.0, True)
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"counters", "secure", "paper", "window", "least_squares"})
+
     SOLVERS = ("npg", "surrogate")
 
     #: a least-squares learner: its post-processed predictions are clipped to y_bound
@@ -226,11 +229,12 @@ class PrivateIncrementalRegression(OnlineLearner):
                           "element_sensitivity": (math.sqrt(2.0) if replace else 1.0) * xb * xb}),
                  (p, {"bound": xb * yb})]
 
-        def paper() -> tuple[list[float], str]:
+        paper = None
+        if self.calibration == "paper" and self.is_private and cls is BinaryTreeCounter:
             # KNJ Alg. 2 line 1 / Alg. 4: Delta_2 = 2 for both trees (in units of the bounds)
-            return [knj_tree_mech_sigma(self.epsilon / 2, self.delta / 2, self.horizon, 2.0 * b)
-                    for b in (xb * xb, xb * yb)], "KNJ's TreeMech noise (docs/errata.md, KNJ-1)"
-
+            paper = ([knj_tree_mech_sigma(self.epsilon / 2, self.delta / 2, self.horizon,
+                                          2.0 * b) for b in (xb * xb, xb * yb)],
+                     "KNJ's TreeMech noise (docs/errata.md, KNJ-1)")
         return joint_counters(cls, self.horizon, specs, epsilon=self.epsilon,
                               delta=self.delta, neighbouring=self.neighbouring,
                               calibration=self.calibration, options=self.counter_options,
@@ -348,7 +352,7 @@ class PrivateIncrementalRegression(OnlineLearner):
 
     def _run(self, X: np.ndarray, y: np.ndarray, advance: bool = True) -> np.ndarray:
         n, p = X.shape[0], self.feature_dim
-        start = self.t - (0 if advance else 1)
+        start = self.t_ - (0 if advance else 1)
         before = np.empty((n, self.dim))
         block = max(1, _BLOCK_FLOATS // (p * p))
         for lo in range(0, n, block):
@@ -362,7 +366,7 @@ class PrivateIncrementalRegression(OnlineLearner):
             after = self._solve_block(Q_hat, q_hat, steps)
             before[lo + 1:lo + len(U)] = after[:-1]
         if advance:
-            self.t += n
+            self.t_ += n
         return before
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:

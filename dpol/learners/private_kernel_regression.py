@@ -17,11 +17,12 @@ from dpol._validation import (
     fail,
     spawn_seeds,
 )
-from dpol.accounting.calibration import mu_star, zcdp_gaussian_noise_multiplier
+from dpol.accounting.calibrate import calibrate
 from dpol.accounting.events import MechanismEvent
 from dpol.errors import HorizonExceededError, PaperCalibrationWarning
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._kernel_sensitivity import (
+    check_t0,
     position_weights,
     release_sensitivities,
     transcript_mu,
@@ -130,6 +131,8 @@ class PrivateKernelRegression(OnlineLearner):
     ((400, 64), 1.0, 1.0)
     """
 
+    _tags = frozenset({"secure"})
+
     def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
                  mode: str = "random_features", kernel: str = "gaussian",
                  bandwidth: float = 1.0, degree: int = 2, coef0: float = 1.0,
@@ -153,7 +156,7 @@ class PrivateKernelRegression(OnlineLearner):
                                 high_open=True)
         self.kernel = Kernel(kernel, bandwidth, degree, coef0, self.x_bound)
         self.kappa = self.kernel.kappa
-        self.t0 = self._check_t0(t0)
+        self.t0 = check_t0(t0, self.kappa, self.theta)
         if self.calibration == "paper" and self.mode != "published_scalar":
             raise fail("calibration", f"be 'tight' with mode={self.mode!r} (NW publishes only "
                        "the scalar mechanism, mode='published_scalar', which is not "
@@ -182,18 +185,6 @@ class PrivateKernelRegression(OnlineLearner):
         self._offset = 0.0  # b_t of published_scalar
 
     # ------------------------------------------------------------------ calibration
-    def _check_t0(self, t0: float | None) -> float:
-        need = self.kappa**2 + 1.0
-        if t0 is None:
-            t0 = math.ceil(need ** (1.0 / self.theta))
-            while t0**self.theta < need:
-                t0 += 1
-            return float(t0)
-        t0 = check_real("t0", t0, low=0.0, low_open=True)
-        if t0**self.theta < need:
-            raise fail("t0", f"satisfy t0^theta >= kappa^2 + 1 = {need:g}", t0)
-        return t0
-
     def _sensitivities(self) -> np.ndarray:
         """l2 sensitivity of release t = 1..T (sup-norm C_t for the scalar mechanism)."""
         if self.mode == "published_scalar":  # NW's own C_t: the mode reproduces the paper
@@ -224,14 +215,17 @@ class PrivateKernelRegression(OnlineLearner):
                           "noise-free, so it is not differentially private (epsilon = inf, "
                           f"docs/errata.md, NW-1){slip}", PaperCalibrationWarning, stacklevel=3)
             return self._sens / self.epsilon
-        if self.noise == "secure":
-            return self._secure_calibrate()
+        secure = self.noise == "secure"  # the transcript: one Gaussian (or zCDP) mechanism
+        z = calibrate(lambda v: [MechanismEvent(
+            dp_accounting.ZCDpEvent(0.5 / v**2) if secure else dp_accounting.GaussianDpEvent(v),
+            self.neighbouring)], self.epsilon, self.delta)
+        if secure:
+            return self._secure_calibrate(z)
         joint = transcript_mu(self._m, self._h, self._sens)  # J of the class Privacy
-        return self._sens * joint / mu_star(self.epsilon, self.delta)
+        return self._sens * joint / (1.0 / z)  # Delta_t J / mu*
 
-    def _secure_calibrate(self) -> np.ndarray:
+    def _secure_calibrate(self, z_1: float) -> np.ndarray:
         """s_t and the grids g_t of secure noise (class Privacy)."""
-        z_1 = zcdp_gaussian_noise_multiplier(self.epsilon, self.delta)
         z = z_1 * transcript_mu(self._m, self._h, self._sens)  # as for float noise
         root_n = math.sqrt(self.n_outputs)
         self._grids = np.array([grid_spacing(v) for v in np.minimum(z * self._sens,
@@ -363,7 +357,7 @@ class PrivateKernelRegression(OnlineLearner):
         return before, preds
 
     def _learn(self, x: np.ndarray, y: float) -> None:
-        self._advance(x[None, :], np.array([y]), self.t - 1)
+        self._advance(x[None, :], np.array([y]), self.t_ - 1)
 
     def run(self, X: object, y: object, *, comparator: object = None) -> Trace:
         """Learn from a whole stream; the same releases as the ``learn_one`` loop.
@@ -376,9 +370,9 @@ class PrivateKernelRegression(OnlineLearner):
         y = as_vector("y", y, X.shape[0])
         if comparator is not None and not callable(comparator):
             comparator = as_vector("comparator", comparator, self.dim)
-        if self.t + X.shape[0] > self.horizon:
+        if self.t_ + X.shape[0] > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: {X.shape[0]} elements after "
-                                       f"{self.t} exceed horizon={self.horizon}")
+                                       f"{self.t_} exceed horizon={self.horizon}")
         X, y, clipped = self._clip(X, y)
         ref = None
         if isinstance(comparator, np.ndarray):
@@ -386,8 +380,8 @@ class PrivateKernelRegression(OnlineLearner):
         elif comparator is not None:
             ref = 0.5 * (as_vector("comparator(X)", comparator(X), X.shape[0]) - y) ** 2
         self.n_clipped_ += clipped
-        before, preds = self._advance(X, y, self.t)
-        self.t += X.shape[0]
+        before, preds = self._advance(X, y, self.t_)
+        self.t_ += X.shape[0]
         losses = 0.5 * (preds - y) ** 2
         return Trace(weights=before, losses=losses, predictions=preds,
                      final_weights=self.weights, privacy=self.privacy,

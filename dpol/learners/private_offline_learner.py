@@ -9,7 +9,7 @@ import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_real, fail, resolve_rng
-from dpol.accounting.calibration import mu_star, zcdp_gaussian_noise_multiplier
+from dpol.accounting.calibrate import calibrate
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import jkt_pol_beta
 from dpol.errors import PaperCalibrationWarning
@@ -78,6 +78,9 @@ class PrivateOfflineLearner(OnlineLearner):
     ((2,), '(1, 1e-05)-DP, replace_one, unit: one stream element')
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"secure", "paper"})
+
     def __init__(self, dim: int, *, loss: object, x_star_norm: float, excess: float,
                  horizon: int, epsilon: float, delta: float | None = None,
                  noise: str = "gaussian", **kwargs) -> None:
@@ -115,15 +118,18 @@ class PrivateOfflineLearner(OnlineLearner):
         """beta, the std of the output noise (class Privacy)."""
         if not self.is_private:
             return 0.0
-        if self.noise == "secure":
-            z = zcdp_gaussian_noise_multiplier(self.epsilon, self.delta)
+        if self.calibration == "paper":
+            return jkt_pol_beta(self.epsilon, self.delta, self.horizon, self.lipschitz,
+                                self.alpha, self.x_star_norm)
+        secure = self.noise == "secure"  # the one noisy average: Gaussian, or its zCDP twin
+        z = calibrate(lambda v: [MechanismEvent(
+            dp_accounting.ZCDpEvent(0.5 / v**2) if secure else dp_accounting.GaussianDpEvent(v),
+            self.neighbouring)], self.epsilon, self.delta)
+        if secure:
             root_d = math.sqrt(self.dim)
             self.grid = grid_spacing(min(z * self.sensitivity, self.sensitivity / root_d))
             return z * (self.sensitivity + self.grid * root_d)
-        if self.calibration == "tight":
-            return self.sensitivity / mu_star(self.epsilon, self.delta)
-        return jkt_pol_beta(self.epsilon, self.delta, self.horizon, self.lipschitz,
-                            self.alpha, self.x_star_norm)
+        return self.sensitivity / (1.0 / z)  # Delta / mu*
 
     def _warn_paper(self) -> None:
         """Eq. (37) is stated, never trusted: warn if its noise certifies less."""
@@ -162,11 +168,11 @@ class PrivateOfflineLearner(OnlineLearner):
         return np.where(np.asarray(steps) == self.horizon, var, 0.0)
 
     def _learn(self, x: np.ndarray, y: float) -> None:
-        eta = 1.0 / (self.alpha * self.t)
+        eta = 1.0 / (self.alpha * self.t_)
         self._w = implicit_step(self._data, self.alpha, self._w, x, y, eta,
                                 self.x_star_norm)
         self._sum += self._w
-        if self.t == self.horizon:
+        if self.t_ == self.horizon:
             noisy = self._sum / self.horizon
             if self.grid > 0.0:
                 noisy = grid_release(noisy, self.beta, self.grid)

@@ -131,7 +131,7 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
 
     def _learn(self, x: np.ndarray, y: float) -> None:
         g_hat = self._private_gradient_sum(x, y)
-        t = self.t
+        t = self.t_
         grad = g_hat + self.mu * ((t + self.c0) * self._w - self._sum_w - self.c0 * self._w1)
         r = self.radius(t)
         if self._hull_weights is not None:

@@ -11,7 +11,7 @@ from threadpoolctl import ThreadpoolController
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import jkt_private_sum_sigma
-from dpol.counters import resolve_counter
+from dpol.counters import BinaryTreeCounter, resolve_counter
 from dpol.errors import NumericalWarning
 from dpol.learners._base import OnlineLearner
 from dpol.learners._joint_counters import (
@@ -151,6 +151,9 @@ class PrivateQuadraticFTL(OnlineLearner):
     1.0
     """
 
+    #: capabilities (:data:`dpol.learners._api.TAGS`)
+    _tags = frozenset({"counters", "secure", "paper", "window", "least_squares"})
+
     #: a least-squares learner: its post-processed predictions are clipped to y_bound
     #: (:func:`dpol.learners.postprocess.label_bound`)
     least_squares = True
@@ -188,11 +191,11 @@ class PrivateQuadraticFTL(OnlineLearner):
         dim_v = d * (d + 1) // 2 if self.fixes else d * d  # svec or vec (class Privacy)
         specs = [(dim_v, {"bound": r2, "element_sensitivity": sens_v}), (d, {"bound": r2})]
 
-        def paper() -> tuple[list[float], str]:
+        paper = None
+        if self.calibration == "paper" and self.is_private and cls is BinaryTreeCounter:
             # JKT Alg. 4: each tree at (eps/2, delta/2); it passes R for the u tree
-            return [jkt_private_sum_sigma(self.epsilon / 2, self.delta / 2, self.horizon, b)
-                    for b in (r2, self.bound)], "JKT's PQFTL noise (PrivateSum)"
-
+            paper = ([jkt_private_sum_sigma(self.epsilon / 2, self.delta / 2, self.horizon, b)
+                      for b in (r2, self.bound)], "JKT's PQFTL noise (PrivateSum)")
         return joint_counters(cls, self.horizon, specs, epsilon=self.epsilon,
                               delta=self.delta, neighbouring=self.neighbouring,
                               calibration=self.calibration, options=self.counter_options,
@@ -233,15 +236,15 @@ class PrivateQuadraticFTL(OnlineLearner):
             v_hat = self._counters[0].add(np.outer(x, x).ravel())
             u_hat = self._counters[1].add(y * x)
             self._w = self._solve_full(v_hat.reshape(1, d, d), u_hat[None, :],
-                                       np.array([float(self.t)]))[0]
+                                       np.array([float(self.t_)]))[0]
             return
         layout = _svec_layout(d)
         v_hat = self._counters[0].add(_svec_outer(x[None, :], layout)[0])
         u_hat = self._counters[1].add(y * x)
         v_hat /= layout.scale  # add returns a fresh array
         # _run's ridge: t alpha + 0.0 without noise_ridge, the same float either way
-        ridge = (float(self._ridges(np.array([float(self.t)]))[0]) if self.noise_ridge
-                 else float(self.t) * self.alpha)
+        ridge = (float(self._ridges(np.array([float(self.t_)]))[0]) if self.noise_ridge
+                 else float(self.t_) * self.alpha)
         solver = _psd_solver(d)
         if d < 16:  # see _run: the BLAS limit costs ~9 us, more than a small solve
             self._w = solver.solve_clipped(v_hat, u_hat, ridge, self.radius)
@@ -261,7 +264,7 @@ class PrivateQuadraticFTL(OnlineLearner):
         if not self.fixes:
             return self._run_full(X, y)
         n, d = X.shape
-        start = self.t
+        start = self.t_
         layout, solver = _svec_layout(d), _psd_solver(d)
         helped = self.n_jobs > 1 and d >= _HELPER_DIM and n >= _HELPER_ROWS \
             and _helper_possible()
@@ -315,14 +318,14 @@ class PrivateQuadraticFTL(OnlineLearner):
                 raise
             if helper is not None:
                 helper.close()
-        self.t += n
+        self.t_ += n
         self._w = weights[-1].copy()
         return weights[:-1]
 
     def _run_full(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``_run`` without fixes: vec(x x^T) elements, batched solves."""
         n, d = X.shape
-        start = self.t
+        start = self.t_
         before = np.empty((n, d))
         block = max(1, _BLOCK_FLOATS // (d * d))
         for lo in range(0, n, block):
@@ -334,7 +337,7 @@ class PrivateQuadraticFTL(OnlineLearner):
             before[lo] = self._w
             before[lo + 1:lo + len(Xb)] = after[:-1]
             self._w = after[-1].copy()
-        self.t += n
+        self.t_ += n
         return before
 
     def _solve_full(self, v_hat: np.ndarray, u_hat: np.ndarray, steps: np.ndarray

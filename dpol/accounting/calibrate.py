@@ -1,0 +1,233 @@
+"""The one calibrator: the smallest noise multiplier whose events meet a target.
+
+A mechanism is described by a function from its noise multiplier z to the
+:class:`~dpol.accounting.events.MechanismEvent` s it runs at that multiplier (every
+counter, output noise and noisy statistic). :func:`calibrate` returns the smallest z
+whose composed guarantee (:func:`~dpol.accounting.events.compose_guarantee`, the same
+function every ``privacy`` is derived with) is at most the target epsilon at delta, so
+the claim a learner reports is the one its noise was sized for, within the target rule
+of :mod:`dpol.accounting.events` (``TARGET_TOLERANCE`` below, never above).
+
+Fast paths, exact where the composition has a closed form (the events must scale with z:
+checked at z = 1 and z = 2):
+
+* Gaussian events of multipliers c_i z compose into one Gaussian of mu = mu_1 / z with
+  mu_1 = sqrt(sum 1/c_i^2) (Dong, Roth, Su 2019, Corollary 3.3), so z = mu_1 /
+  mu*(epsilon, delta), mu* = 1/z* with z* the exact analytic-Gaussian multiplier (Balle,
+  Wang 2018; :func:`~dpol.accounting.calibration.gaussian_noise_multiplier`), and z = z*
+  for one Gaussian;
+* pure events (Laplace, or a stated ``pure_epsilon``) of epsilon e_1 / z add up, so
+  z = e_1 / epsilon;
+* zCDP events of rho_1 / z^2 (xi fixed) add up (Bun, Steinke 2016, Lemma 2.3), so
+  z = sqrt(2 rho_1) z_zCDP(epsilon, delta, xi)
+  (:func:`~dpol.accounting.calibration.zcdp_gaussian_noise_multiplier`).
+
+Anything else (a mix of kinds, events that do not scale with z, sampled or windowed
+compositions the accountants handle) goes through dp-accounting's generic
+``calibrate_dp_mechanism`` (Brent's method on the accountant's epsilon gap), with
+:func:`compose_guarantee`'s epsilon as the accountant. Every answer is then checked
+against that same epsilon and stepped up until it meets the target.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import attr
+import dp_accounting
+import numpy as np
+
+from dpol._validation import check_real, fail
+from dpol.accounting.calibration import (
+    gaussian_noise_multiplier,
+    mu_star,
+    zcdp_gaussian_noise_multiplier,
+)
+from dpol.accounting.events import (
+    FLOAT_ROUNDING,
+    MechanismEvent,
+    _leaves,
+    compose_guarantee,
+)
+
+__all__ = ["calibrate", "composed_epsilon"]
+
+EventsOf = Callable[[float], Sequence[MechanismEvent]]
+
+#: relative tolerance of the generic search (the calibrators' "within 1e-10")
+_TOL = 1e-10
+#: the generic search gives up past this multiplier: the target is out of reach
+_LARGEST = 2.0**60
+
+
+def composed_epsilon(events: Sequence[MechanismEvent], delta: float) -> float:
+    """The epsilon at ``delta`` that :func:`compose_guarantee` derives for ``events``.
+
+    Examples
+    --------
+    >>> composed_epsilon([MechanismEvent(dp_accounting.LaplaceDpEvent(4.0))], 1e-5)
+    0.25
+    """
+    return compose_guarantee(events, delta).epsilon
+
+
+def _shape(events: Sequence[MechanismEvent]) -> tuple[str, float, float] | None:
+    """(kind, size, xi) when every event is of one closed-form kind, else None.
+
+    Gaussian: size = mu^2 = sum count / c^2; pure: the summed epsilon; zCDP: the summed
+    rho (and xi).
+    """
+    mu2 = pure = rho = xi = 0.0
+    kinds = set()
+    for mech in events:
+        if mech.pure_epsilon is not None:
+            kinds.add("pure")
+            pure += mech.pure_epsilon
+            continue
+        for event, count in _leaves(mech.event):
+            if isinstance(event, dp_accounting.NoOpDpEvent):
+                continue
+            if isinstance(event, dp_accounting.GaussianDpEvent):
+                kinds.add("gaussian")
+                mu2 += count / event.noise_multiplier**2 if event.noise_multiplier else math.inf
+            elif isinstance(event, dp_accounting.LaplaceDpEvent):
+                kinds.add("pure")
+                pure += count / event.noise_multiplier if event.noise_multiplier else math.inf
+            elif isinstance(event, dp_accounting.ZCDpEvent):
+                kinds.add("zcdp")
+                rho += count * event.rho
+                xi += count * event.xi
+            else:
+                return None
+    if len(kinds) != 1:
+        return None
+    kind = kinds.pop()
+    return kind, {"gaussian": mu2, "pure": pure, "zcdp": rho}[kind], xi
+
+
+def _closed_form(events_of: EventsOf, epsilon: float, delta: float) -> float | None:
+    """The fast paths of the module docstring, or None when they do not apply."""
+    one, two = _shape(events_of(1.0)), _shape(events_of(2.0))
+    if one is None or two is None or one[0] != two[0] or not 0.0 < one[1] < math.inf:
+        return None
+    kind, size, xi = one
+    if kind == "gaussian" and math.isclose(two[1], size / 4.0, rel_tol=1e-12):
+        if delta <= 0.0:
+            return None  # refused by the generic search, with its message
+        if size == 1.0:  # one Gaussian: z* itself, as every counter calibrates
+            return gaussian_noise_multiplier(epsilon, delta)
+        return math.sqrt(size) / mu_star(epsilon, delta)  # sensitivity over mu*
+    if kind == "pure" and math.isclose(two[1], size / 2.0, rel_tol=1e-12):
+        return size / epsilon
+    if (kind == "zcdp" and math.isclose(two[1], size / 4.0, rel_tol=1e-12)
+            and two[2] == xi and 0.0 < delta and xi < epsilon):
+        return zcdp_gaussian_noise_multiplier(epsilon, delta, xi=xi) * math.sqrt(2.0 * size)
+    return None
+
+
+@attr.define(frozen=True)
+class _Multiplier(dp_accounting.DpEvent):
+    """The mechanism at noise multiplier ``value`` (what the generic search composes)."""
+
+    value: float
+
+
+class _EventsAccountant(dp_accounting.PrivacyAccountant):
+    """dp-accounting's accountant interface around :func:`compose_guarantee`."""
+
+    def __init__(self, events_of: EventsOf) -> None:
+        super().__init__(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+        self._events_of = events_of
+        self._events: list[MechanismEvent] = []
+
+    def _maybe_compose(self, event: dp_accounting.DpEvent, count: int, do_compose: bool):
+        if not isinstance(event, _Multiplier):
+            return self.CompositionErrorDetails(event, "not a noise multiplier")
+        if do_compose:
+            self._events.extend(list(self._events_of(event.value)) * count)
+        return None
+
+    def get_epsilon(self, target_delta: float) -> float:
+        return composed_epsilon(self._events, target_delta)
+
+
+def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
+    """Smallest noise multiplier z whose events are (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    events_of : callable
+        z -> the mechanism's ``MechanismEvent`` s at noise multiplier z (more noise for
+        larger z: the composed epsilon must not increase with z).
+    epsilon : float
+        The target; ``inf`` asks for no noise (0.0 is returned).
+    delta : float
+        The delta at which epsilon is stated (0 for pure DP).
+
+    Returns
+    -------
+    float
+        z with ``compose_guarantee(events_of(z), delta).epsilon <= epsilon`` up to the
+        float rounding the target rule of :mod:`dpol.accounting.events` counts as the
+        target (so the guarantee stated with ``target=epsilon`` is the target), within a
+        relative 1e-6 of the smallest such z (the closed forms: exact up to float
+        rounding).
+
+    Raises
+    ------
+    InvalidInputError
+        When no multiplier reaches the target (e.g. Gaussian noise at delta = 0, or a
+        zCDP slack xi of at least epsilon).
+
+    Examples
+    --------
+    >>> from dpol.accounting.calibration import gaussian_noise_multiplier
+    >>> gauss = lambda z: [MechanismEvent(dp_accounting.GaussianDpEvent(z))]
+    >>> calibrate(gauss, 1.0, 1e-5) == gaussian_noise_multiplier(1.0, 1e-5)
+    True
+    >>> two = lambda z: [MechanismEvent(dp_accounting.GaussianDpEvent(z))] * 2
+    >>> round(calibrate(two, 1.0, 1e-5) / calibrate(gauss, 1.0, 1e-5), 12)  # sqrt(2)
+    1.414213562373
+    >>> calibrate(lambda z: [MechanismEvent(dp_accounting.LaplaceDpEvent(z))], 0.5, 0.0)
+    2.0
+    >>> calibrate(gauss, 1.0, 0.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: epsilon must be reachable by some noise multiplier ...
+    """
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+    delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
+    if math.isinf(epsilon):
+        return 0.0
+    z = _closed_form(events_of, epsilon, delta)
+    if z is None:
+        z = _generic(events_of, epsilon, delta)
+    # never on the unsafe side (float rounding of FLOAT_ROUNDING is the target's own)
+    while composed_epsilon(events_of(z), delta) > epsilon * (1.0 + FLOAT_ROUNDING):
+        z *= 1.0 + 1e-12
+    return z
+
+
+def _quiet_epsilon(events_of: EventsOf, z: float, delta: float) -> float:
+    """The epsilon at a bracket end: at huge z the Gaussian curve's log underflows to
+    epsilon 0 (dp-accounting warns about the log of 0 on the way)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return composed_epsilon(events_of(z), delta)
+
+
+def _generic(events_of: EventsOf, epsilon: float, delta: float) -> float:
+    """dp-accounting's ``calibrate_dp_mechanism`` with compose_guarantee's epsilon."""
+    high = 1.0
+    while _quiet_epsilon(events_of, high, delta) > epsilon:
+        high *= 2.0
+        if high > _LARGEST:
+            eps = _quiet_epsilon(events_of, high, delta)
+            raise fail("epsilon", "be reachable by some noise multiplier (at z = 2^60 the "
+                       f"events still give epsilon = {eps:.4g} at delta = {delta:g})", epsilon)
+    low = high / 2.0
+    while low > 1e-12 and composed_epsilon(events_of(low), delta) <= epsilon:
+        high, low = low, low / 2.0
+    return float(dp_accounting.calibrate_dp_mechanism(
+        lambda: _EventsAccountant(events_of), _Multiplier, epsilon, delta,
+        dp_accounting.ExplicitBracketInterval(low, high), tol=_TOL * high))

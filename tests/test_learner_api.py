@@ -1,0 +1,142 @@
+"""What every learner shares: mechanism= (the mechanism arguments as one object), the
+capability tags, and learned state ending in ``_`` (``t_``, with ``t`` a read-only alias)."""
+
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+from learner_cases import LEARNERS, make, stream
+
+from dpol.accounting import Mechanism
+from dpol.errors import InvalidInputError, NonPrivateWarning
+from dpol.learners import (
+    BanditFrankWolfe,
+    PrivateBanditFrankWolfe,
+    PrivateIGD,
+    PrivateQuadraticFTL,
+)
+from dpol.learners._api import TAGS
+from dpol.learners.intercept import WithIntercept
+from dpol.losses import Regularized, SquaredLoss
+from dpol.sets import L2Ball
+
+ALL = sorted(LEARNERS)
+
+
+def _builds(name: str, **kw) -> bool:
+    factory, _ = LEARNERS[name]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            factory(16, **{"epsilon": 1.0, "delta": 1e-5, "seed": 0, **kw})
+    except (InvalidInputError, TypeError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("tag, keywords", [
+    ("secure", {"noise": "secure"}),
+    ("paper", {"calibration": "paper"}),
+    ("pure", {"noise": "gamma", "delta": 0.0}),
+])
+def test_tags_say_what_the_constructors_accept(tag, keywords):
+    # a tag: some configuration of the class accepts the keyword; no tag: none does
+    by_class: dict[type, list[bool]] = {}
+    for name in ALL:
+        by_class.setdefault(type(make(name, 16)), []).append(_builds(name, **keywords))
+    for cls, accepted in by_class.items():
+        assert (tag in cls._tags) == any(accepted), (cls.__name__, tag, accepted)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_tags_are_known_read_only_and_match_the_public_attributes(name):
+    m = make(name, 16)
+    assert m.tags <= set(TAGS)
+    assert ("least_squares" in m.tags) == bool(getattr(m, "least_squares", False))
+    assert ("counters" in m.tags) == ("counter" in inspect.signature(type(m)).parameters
+                                      or hasattr(m, "_counter") or hasattr(m, "_counters"))
+    with pytest.raises(AttributeError):
+        m.tags = frozenset()
+
+
+def test_bandit_tags_and_a_wrapper_s_tags():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonPrivateWarning)
+        twin = BanditFrankWolfe(L2Ball(2), horizon=16, seed=0)
+    private = PrivateBanditFrankWolfe(L2Ball(2), horizon=16, epsilon=1.0, seed=0)
+    assert twin.tags == {"bandit"} and {"bandit", "counters", "pure"} <= private.tags
+    assert twin.mechanism is None and private.mechanism.epsilon == 1.0
+    inner = PrivateQuadraticFTL(3, horizon=16, epsilon=1.0, counter="window",
+                                counter_options={"window": 4})
+    wrapped = WithIntercept(inner)
+    assert wrapped.tags == inner.tags and wrapped.mechanism == inner.mechanism
+    assert inner.mechanism.counter_options == {"window": 4}
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_t_is_learned_state_with_a_read_only_alias(name):
+    m = make(name, 32)
+    X, y = stream(name, 32)
+    m.run(X[:5], y[:5])
+    m.learn_one(X[5], y[5])
+    assert m.t_ == m.t == 6
+    with pytest.raises(AttributeError):
+        m.t = 0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_mechanism_object_equals_the_keywords(name):
+    X, y = stream(name, 32)
+    short = make(name, 32, seed=5)
+    spec = Mechanism(epsilon=1.0, delta=0.0 if "gamma" in name else 1e-5, seed=5)
+    factory, _ = LEARNERS[name]
+    long = factory(32, mechanism=spec)
+    np.testing.assert_array_equal(short.run(X, y).weights, long.run(X, y).weights)
+    assert long.privacy == short.privacy and long.mechanism == short.mechanism
+    # the learner gives back what it was built with, and takes it again
+    again = factory(32, mechanism=long.mechanism)
+    assert again.mechanism == long.mechanism
+
+
+def test_mechanism_and_keywords_must_agree():
+    spec = Mechanism(epsilon=1.0, delta=1e-6, neighbouring="add_remove")
+    m = PrivateQuadraticFTL(2, horizon=8, mechanism=spec, delta=1e-6)  # the same: fine
+    assert (m.delta, m.neighbouring) == (1e-6, "add_remove")
+    with pytest.raises(InvalidInputError, match="neighbouring must be given once"):
+        PrivateQuadraticFTL(2, horizon=8, mechanism=spec, neighbouring="replace_one")
+    with pytest.raises(InvalidInputError, match="PrivateIGD takes no counter_options"):
+        PrivateIGD(2, loss=Regularized(SquaredLoss(), 0.1), domain=L2Ball(2), horizon=8,
+                   mechanism=Mechanism(1.0, counter_options={"window": 4}))
+    with pytest.raises(InvalidInputError, match=r"mechanism must be a dpol\.accounting"):
+        PrivateQuadraticFTL(2, horizon=8, mechanism={"epsilon": 1.0})
+    with pytest.raises(InvalidInputError, match="neighbouring must be one of"):
+        Mechanism(1.0, neighbouring="swap")
+
+
+def test_mechanism_is_frozen_and_its_options_read_only():
+    spec = Mechanism(1.0, counter_options={"window": 4})
+    with pytest.raises(AttributeError):
+        spec.epsilon = 2.0
+    with pytest.raises(TypeError):
+        spec.counter_options["window"] = 8
+    assert "mechanism" in inspect.signature(PrivateQuadraticFTL).parameters
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_no_counter_is_built_only_to_read_its_sensitivity(name, monkeypatch):
+    # every counter a learner constructs is one it runs: calibration needs no probes
+    from dpol.counters import Counter
+
+    built = []
+    original = Counter.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Counter, "__init__", counting)
+    m = make(name, 32)
+    held = getattr(m, "_counters", None) or (getattr(m, "_counter", None),)
+    held = [c for c in held if c is not None]
+    assert len(built) == len(held) and all(any(b is c for c in held) for b in built)
