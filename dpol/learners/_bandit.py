@@ -29,15 +29,8 @@ import dp_accounting
 import numpy as np
 
 from dpol._clip_warning import note_clipping
-from dpol._validation import (
-    as_matrix,
-    as_vector,
-    check_choice,
-    check_int,
-    check_real,
-    fail,
-    spawn_seeds,
-)
+from dpol._seeding import spawn_seeds
+from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.counters import Counter, make_counter

@@ -18,17 +18,7 @@ import dp_accounting
 import numpy as np
 
 from dpol._clip_warning import note_clipping
-from dpol._validation import (
-    as_matrix,
-    as_vector,
-    check_choice,
-    check_int,
-    check_real,
-    clip_examples,
-    clip_norms,
-    exceeds_l2,
-    fail,
-)
+from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
 from dpol.accounting.calibration import resolve_delta
 from dpol.accounting.events import (
     MechanismEvent,
@@ -36,6 +26,7 @@ from dpol.accounting.events import (
     derived_guarantee,
 )
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
+from dpol.clipping import clip_examples, clip_norms, exceeds_l2
 from dpol.errors import HorizonExceededError, NonPrivateWarning
 from dpol.learners._api import LearnerAPI
 from dpol.learners.postprocess import (

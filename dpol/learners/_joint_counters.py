@@ -13,7 +13,8 @@ import warnings
 
 import dp_accounting
 
-from dpol._validation import check_choice, fail, spawn_seeds
+from dpol._seeding import spawn_seeds
+from dpol._validation import check_choice, fail
 from dpol.accounting.calibrate import calibrate
 from dpol.accounting.calibration import gaussian_epsilon
 from dpol.accounting.events import MechanismEvent

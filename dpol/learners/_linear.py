@@ -7,7 +7,8 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
-from dpol._validation import as_matrix, as_vector, check_real, clip_examples, fail
+from dpol._validation import as_matrix, as_vector, check_real, fail
+from dpol.clipping import clip_examples
 from dpol.losses import LinearLoss, Regularized, SquaredLoss
 
 __all__ = ["ball_radius", "implicit_step", "pointwise_loss", "split_loss"]

@@ -20,15 +20,8 @@ import math
 import numpy as np
 
 from dpol._clip_warning import note_clipping
-from dpol._validation import (
-    as_matrix,
-    as_vector,
-    check_choice,
-    check_real,
-    clip_norms,
-    fail,
-    scale_rows_l2,
-)
+from dpol._validation import as_matrix, as_vector, check_choice, check_real, fail
+from dpol.clipping import clip_norms, scale_rows_l2
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners.postprocess import POSTPROCESSINGS
 

@@ -7,7 +7,8 @@ import warnings
 
 import numpy as np
 
-from dpol._validation import fail, spawn_seeds
+from dpol._seeding import spawn_seeds
+from dpol._validation import fail
 from dpol.accounting.events import MechanismEvent
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning

@@ -8,7 +8,8 @@ import warnings
 import dp_accounting
 import numpy as np
 
-from dpol._validation import check_choice, check_int, fail, resolve_rng, spawn_seeds
+from dpol._seeding import resolve_rng, spawn_seeds
+from dpol._validation import check_choice, check_int, fail
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import knj_mechanism1_split
 from dpol.errors import PaperCalibrationWarning

@@ -8,15 +8,8 @@ import warnings
 import dp_accounting
 import numpy as np
 
-from dpol._validation import (
-    as_matrix,
-    as_vector,
-    check_choice,
-    check_int,
-    check_real,
-    fail,
-    spawn_seeds,
-)
+from dpol._seeding import spawn_seeds
+from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
 from dpol.accounting.calibrate import calibrate
 from dpol.accounting.events import MechanismEvent
 from dpol.errors import HorizonExceededError, PaperCalibrationWarning

@@ -8,7 +8,8 @@ import warnings
 import dp_accounting
 import numpy as np
 
-from dpol._validation import check_choice, check_real, fail, resolve_rng
+from dpol._seeding import resolve_rng
+from dpol._validation import check_choice, check_real, fail
 from dpol.accounting.calibrate import calibrate
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import jkt_pol_beta

@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 from scipy.optimize import linprog
 
-from dpol._validation import check_choice, check_int, check_real, fail, resolve_rng, spawn_seeds
+from dpol._seeding import resolve_rng, spawn_seeds
+from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.errors import NumericalWarning
 from dpol.learners.private_incremental_regression import PrivateIncrementalRegression
 from dpol.sets import ConvexHull, L1Ball, L2Ball, Simplex
