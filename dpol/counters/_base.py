@@ -31,16 +31,14 @@ from dpol._validation import (
     exceeds_l2,
     fail,
 )
-from dpol.accounting.calibration import (
-    gaussian_epsilon,
-    gaussian_noise_multiplier,
-    zcdp_gaussian_noise_multiplier,
-)
+from dpol.accounting import calibration as calibrations
+from dpol.accounting.calibration import gaussian_epsilon
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import HorizonExceededError, NonPrivateWarning, PaperCalibrationWarning
 from dpol.noise.discrete import discrete_gaussian_tau, grid_spacing
-from dpol.noise.source import NOISE_KINDS, SECURE_NOISE_KINDS, NoiseSource
+from dpol.noise.kinds import STRATEGY_NOISES, noise_kind, strategy_noises
+from dpol.noise.source import NoiseSource
 
 __all__ = ["Counter"]
 
@@ -92,7 +90,7 @@ class Counter(ABC):
     of multiples of g are exact below 2^53 g, checked at construction with a 2^20 s
     margin for the noise). Counters with real weights (Honaker, Toeplitz, BLT) compute
     each release from exact grid noisy values only (``counters._secure_release``;
-    their Privacy sections). Subclasses declare soundness by ``_secure_exact``.
+    their Privacy sections). Subclasses declare soundness by the tag ``"secure_exact"``.
     Rounding moves an element by at most g sqrt(d)/2 in l2, so the node sensitivity
     becomes Delta' = Delta + g sqrt(d) under replace-one (both elements rounded) and
     Delta + g sqrt(d)/2 under add/remove (zero is on the grid); the grid choice keeps
@@ -133,10 +131,18 @@ class Counter(ABC):
     #: noise kinds for which ``calibration="paper"`` has a published formula
     _paper_noises: tuple[str, ...] = ()
 
-    #: whether secure noise is sound: releases are S_t plus integer combinations of node
-    #: noises (exact grid values with grid-rounded elements: the binary and window trees),
-    #: or post-processing of exact grid values only (Honaker, Toeplitz, BLT in secure mode)
-    _secure_exact: bool = False
+    #: public capability tags (read-only): ``"secure_exact"``: secure noise is sound, the
+    #: releases being S_t plus integer combinations of node noises (exact grid values with
+    #: grid-rounded elements: the binary and window trees) or post-processing of exact grid
+    #: values only (Honaker, Toeplitz, BLT in secure mode); ``"bit_identical_run"``: ``run``
+    #: repeats the ``add`` loop bit for bit (float noise); ``"continues_vectorized"``:
+    #: ``run`` is vectorized from any state, not only from a fresh counter
+    tags: frozenset[str] = frozenset({"bit_identical_run"})
+
+    #: the row of :data:`dpol.noise.kinds.STRATEGY_NOISES`: the noise kinds it takes, and
+    #: why it refuses the others
+    _strategy = ""
+    _refusal = ""
 
     def __init__(
         self,
@@ -159,8 +165,13 @@ class Counter(ABC):
         self.delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
         self.neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
         self.calibration = check_choice("calibration", calibration, CALIBRATIONS)
-        self.noise = check_choice("noise", noise, NOISE_KINDS + SECURE_NOISE_KINDS)
-        if self.noise in SECURE_NOISE_KINDS and not self._secure_exact:
+        kind = self.noise_kind = noise_kind(noise)
+        self.noise = kind.name
+        takes = STRATEGY_NOISES[self._strategy]
+        if kind.name not in takes:
+            raise fail("noise", f"be {' or '.join(map(repr, takes))} for {self._refusal}",
+                       self.noise)
+        if kind.secure and "secure_exact" not in self.tags:
             raise fail("noise", f"not be {self.noise!r} for {type(self).__name__}: its "
                        "releases weigh node noises by non-integers, so they are no exact "
                        "grid values and floating point could leak the data", self.noise)
@@ -170,14 +181,14 @@ class Counter(ABC):
         self._node_sensitivity = default if element_sensitivity is None else check_real(
             "element_sensitivity", element_sensitivity, low=0.0, high=default, low_open=True)
         self.epsilon = epsilon
-        self.noise_multiplier = noise_multiplier
+        self._noise_multiplier_arg = noise_multiplier  # as passed (checkpoints rebuild by it)
         self._setup_structure()
         # the epsilon the noise is calibrated for (None: given as a noise multiplier);
         # ``privacy`` is derived from the events of the noise actually added
         self._noise_multiplier, self._target = self._calibrate(epsilon, noise_multiplier)
         self.grid: float | None = None  # the grid of secure noise (None: float noise)
         self._tau = 0.0
-        if self.noise in SECURE_NOISE_KINDS and self._noise_multiplier > 0.0:
+        if kind.secure and self._noise_multiplier > 0.0:
             self._setup_grid()
         self._privacy = compose_guarantee(self.privacy_events(), self.delta,
                                           target=self._target)
@@ -186,6 +197,19 @@ class Counter(ABC):
         self.n_clipped_ = 0
         self._sum = np.zeros(self.dim)
         self._reset_structure()
+
+    @classmethod
+    def supported_noises(cls, *, secure: bool | None = None) -> tuple[str, ...]:
+        """The noise kinds this counter takes (its row of
+        :data:`dpol.noise.kinds.STRATEGY_NOISES`; ``secure``: only secure or only float).
+
+        Examples
+        --------
+        >>> from dpol.counters import ToeplitzCounter
+        >>> ToeplitzCounter.supported_noises()
+        ('gaussian', 'secure')
+        """
+        return strategy_noises(cls._strategy, secure=secure)
 
     # ------------------------------------------------------------------ structure
     @abstractmethod
@@ -209,13 +233,10 @@ class Counter(ABC):
     def _step_noise(self) -> np.ndarray:
         """Draw what step ``self.t`` needs and return its release noise (shape (dim,))."""
 
-    #: whether ``_fresh_run_noise`` also continues from a non-fresh state
-    _continues_vectorized = False
-
     @abstractmethod
     def _fresh_run_noise(self, n: int) -> np.ndarray:
         """Release noise of the next n steps, same draws as ``_step_noise``: from a fresh
-        state, or from any state when ``_continues_vectorized``."""
+        state, or from any state with the tag ``"continues_vectorized"``."""
 
     @abstractmethod
     def node_values(self, values: np.ndarray) -> np.ndarray:
@@ -249,7 +270,7 @@ class Counter(ABC):
                        f"{largest:.3g} exceed 2^52 grid steps of {g:g}, where float64 sums "
                        "stop being exact (use more noise or float noise)", self.noise)
         self.grid, self._node_sensitivity = g, inflated
-        if self.noise == "secure" and self.delta > 0.0:
+        if self.noise_kind.approximate and self.delta > 0.0:  # the discrete Gaussian
             coords = self.horizon * self._levels * self.dim  # >= the noised values
             self._tau = discrete_gaussian_tau(self.noise_scale / g, coords)
 
@@ -263,11 +284,6 @@ class Counter(ABC):
             np.rint(rows / self.grid, out=rows)
             rows *= self.grid
         return rows
-
-    @property
-    def _gaussian_kind(self) -> bool:
-        """Whether the noise is Gaussian (float or discrete) rather than pure-DP noise."""
-        return self.noise in ("gaussian", "secure")
 
     # ------------------------------------------------------------------ calibration
     @property
@@ -312,8 +328,7 @@ class Counter(ABC):
         of radius r lies in the l1 ball of radius sqrt(dim) r). Gamma: the privacy loss of
         each node is at most ||change||_2 / theta, summed over levels nodes.
         """
-        l1 = math.sqrt(self.dim) if self.noise in ("laplace", "secure_laplace") else 1.0
-        return self._levels * self.node_sensitivity * l1
+        return self._levels * self.node_sensitivity * self.noise_kind.l1_factor(self.dim)
 
     def _calibrate(
         self, epsilon: float | None, noise_multiplier: float | None
@@ -322,7 +337,7 @@ class Counter(ABC):
         if (epsilon is None) == (noise_multiplier is None):
             raise fail("epsilon / noise_multiplier", "be given exactly one of the two",
                         (epsilon, noise_multiplier))
-        gaussian = self._gaussian_kind
+        gaussian = self.noise_kind.approximate
         if noise_multiplier is not None:
             if self.calibration == "paper":
                 raise fail("calibration", "be 'tight' when noise_multiplier is given", "paper")
@@ -340,11 +355,9 @@ class Counter(ABC):
         if gaussian and self.delta == 0.0:
             raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace', 'gamma' or "
                        "'secure_laplace' for pure epsilon-DP)", self.delta)
-        if self.calibration == "tight":
-            to_z = (zcdp_gaussian_noise_multiplier if self.noise == "secure"
-                    else gaussian_noise_multiplier)
-            z = to_z(eps, self.delta) if gaussian else 1.0 / eps
-            return z, eps
+        if self.calibration == "tight":  # the noise kind names its calibration
+            to_z = getattr(calibrations, self.noise_kind.calibration)
+            return (to_z(eps, self.delta) if gaussian else to_z(eps)), eps
         return self._calibrate_paper(eps)
 
     def _calibrate_paper(self, eps: float) -> tuple[float, float]:
@@ -356,7 +369,7 @@ class Counter(ABC):
         if scale <= 0.0:
             raise fail("calibration", f"not be 'paper' here: {citation} adds no noise at "
                        f"horizon={self.horizon}", "paper")
-        gaussian = self.noise == "gaussian"
+        gaussian = self.noise_kind.approximate  # paper noises: gaussian, laplace, gamma
         z = scale / (self.sensitivity if gaussian else self._pure_sensitivity)
         real = gaussian_epsilon(z, self.delta) if gaussian else 1.0 / z
         if real > eps * (1.0 + 1e-9):
@@ -385,18 +398,15 @@ class Counter(ABC):
         The l2 Gamma mechanism and the discrete Laplace are pure DP at ``1 /
         noise_multiplier`` (class Privacy); ``pure_epsilon`` carries it.
         """
-        z = self._noise_multiplier
-        pure = None
-        if not self._gaussian_kind and z > 0.0:
-            pure = 1.0 / z
         return (MechanismEvent(self.dp_event(), self.neighbouring, window=self._window(),
-                               horizon=self.horizon, pure_epsilon=pure,
+                               horizon=self.horizon,
+                               pure_epsilon=self.noise_kind.pure_epsilon(self._noise_multiplier),
                                name=type(self).__name__),)
 
     @property
     def noise_scale(self) -> float:
         """Per-node scale: Gaussian std, Laplace scale, or theta of the Gamma mechanism."""
-        ref = self.sensitivity if self._gaussian_kind else self._pure_sensitivity
+        ref = self.sensitivity if self.noise_kind.approximate else self._pure_sensitivity
         return self._noise_multiplier * ref
 
     def dp_event(self) -> dp_accounting.DpEvent:
@@ -411,15 +421,14 @@ class Counter(ABC):
         14), and epsilon^2/2 = 1/(2 z^2) for the pure epsilon-DP discrete Laplace (Bun &
         Steinke 2016, Proposition 1.4).
         """
-        if self._noise_multiplier == 0.0:
-            return dp_accounting.NonPrivateDpEvent()
-        if self.noise in SECURE_NOISE_KINDS:
-            return dp_accounting.ZCDpEvent(0.5 / self._noise_multiplier**2, self._tau)
-        if self.noise == "gaussian":
-            return dp_accounting.GaussianDpEvent(self._noise_multiplier)
-        if self.noise == "laplace":
-            return dp_accounting.LaplaceDpEvent(self._noise_multiplier)
-        return dp_accounting.UnsupportedDpEvent()
+        return self.noise_kind.dp_event(self._noise_multiplier, self._tau)
+
+    @property
+    def noise_multiplier(self) -> float:
+        """The noise multiplier in use: as given, or calibrated from ``epsilon`` (0.0 for
+        ``epsilon=inf``); never None. The per-node scale is this times the sensitivity
+        (Gaussian kinds) or the summed per-node sensitivity (pure kinds)."""
+        return self._noise_multiplier
 
     @property
     def levels(self) -> int:
@@ -498,7 +507,7 @@ class Counter(ABC):
         if self.t + n > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: adding {n} elements after "
                                        f"{self.t} exceeds horizon={self.horizon}")
-        if self.t > 0 and not self._continues_vectorized:
+        if self.t > 0 and "continues_vectorized" not in self.tags:
             return np.stack([self.add(row) for row in rows])
         rows, clipped = clip_rows_l2(rows, self.bound)
         rows = self._to_grid(rows)
@@ -527,7 +536,7 @@ class Counter(ABC):
     def _params(self) -> dict:
         return {
             "horizon": self.horizon, "dim": self.dim, "bound": self.bound,
-            "noise_multiplier": self.noise_multiplier, "epsilon": self.epsilon,
+            "noise_multiplier": self._noise_multiplier_arg, "epsilon": self.epsilon,
             "delta": self.delta, "neighbouring": self.neighbouring,
             "calibration": self.calibration, "noise": self.noise, "seed": None,
             "element_sensitivity": self.element_sensitivity,

@@ -105,7 +105,9 @@ class BinaryTreeCounter(Counter):
     """
 
     _paper_noises = ("gaussian", "laplace")  # JKT Alg. 5, ENV Thm 2.3
-    _secure_exact = True  # releases add node noises with integer weights (noise="secure")
+    # releases add node noises with integer weights (secure noise is exact)
+    tags = frozenset({"bit_identical_run", "secure_exact", "continues_vectorized"})
+    _strategy = "tree"
 
     def __init__(self, horizon: int, dim: int = 1, *, padded: bool = False, **kwargs) -> None:
         if not isinstance(padded, bool):
@@ -135,7 +137,7 @@ class BinaryTreeCounter(Counter):
     def _paper_scale(self, eps: float) -> tuple[float, str]:
         from dpol.accounting import presets
 
-        if self.noise == "gaussian":
+        if self.noise_kind.approximate:  # gaussian (paper noises: gaussian, laplace)
             sigma = presets.jkt_private_sum_sigma(eps, self.delta, self.horizon, self.bound)
             return sigma, "JKT Alg. 5 / Lemma 6 sigma"
         scale = presets.env_tree_laplace_scale(eps, self.horizon, math.sqrt(self.dim) * self.bound)
@@ -158,8 +160,6 @@ class BinaryTreeCounter(Counter):
         for row in self._source.draw(n):
             pad = pad + row
         return pad
-
-    _continues_vectorized = True
 
     def _fresh_run_noise(self, n: int) -> np.ndarray:
         start = self.t

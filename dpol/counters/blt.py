@@ -254,9 +254,10 @@ class BltCounter(SecureReleaseMixin, Counter):
     (1024, 1)
     """
 
-    _continues_vectorized = True
-    _bit_identical_run = False
-    _secure_exact = True  # secure mode rounds the encoder itself (Privacy)
+    # secure mode rounds the encoder itself (Privacy); FFT / lfilter: run agrees to rounding
+    tags = frozenset({"secure_exact", "continues_vectorized"})
+    _strategy = "blt"
+    _refusal = "a matrix-factorization counter (its l1 column norm grows like sqrt(T))"
 
     def __init__(self, horizon: int, dim: int = 1, *, buffers: int | None = None,
                  thetas: object = None, omegas: object = None, **kwargs) -> None:
@@ -273,9 +274,6 @@ class BltCounter(SecureReleaseMixin, Counter):
         super().__init__(horizon, dim, **kwargs)
 
     def _setup_structure(self) -> None:
-        if self.noise not in ("gaussian", "secure"):
-            raise fail("noise", "be 'gaussian' or 'secure' for a matrix-factorization "
-                       "counter (its l1 column norm grows like sqrt(T))", self.noise)
         if self._given is None:
             b = DEFAULT_BUFFERS if self.buffers is None else self.buffers
             self._given = _check_parameters(*_optimized(self.horizon, b))

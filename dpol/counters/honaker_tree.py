@@ -81,7 +81,9 @@ class HonakerTreeCounter(SecureReleaseMixin, Counter):
     [0.5714, 0.5333]
     """
 
-    _secure_exact = True  # secure mode: releases post-process the noisy nodes (Privacy)
+    # secure mode: releases post-process the noisy nodes (Privacy)
+    tags = frozenset({"bit_identical_run", "secure_exact"})
+    _strategy = "honaker"
 
     def _setup_structure(self) -> None:
         self._depth = self.horizon.bit_length()

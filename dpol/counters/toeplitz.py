@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from scipy.signal import fftconvolve
 
-from dpol._validation import fail
 from dpol.counters._base import Counter
 from dpol.counters._secure_release import SecureReleaseMixin, setup_encoder_grid
 
@@ -83,14 +82,12 @@ class ToeplitzCounter(SecureReleaseMixin, Counter):
     (1024, 1)
     """
 
-    _continues_vectorized = True
-    _bit_identical_run = False
-    _secure_exact = True  # secure mode rounds the encoder itself (Privacy)
+    # secure mode rounds the encoder itself (Privacy); FFT / lfilter: run agrees to rounding
+    tags = frozenset({"secure_exact", "continues_vectorized"})
+    _strategy = "toeplitz"
+    _refusal = "a matrix-factorization counter (its l1 column norm grows like sqrt(T))"
 
     def _setup_structure(self) -> None:
-        if self.noise not in ("gaussian", "secure"):
-            raise fail("noise", "be 'gaussian' or 'secure' for a matrix-factorization "
-                       "counter (its l1 column norm grows like sqrt(T))", self.noise)
         self._f = sqrt_toeplitz_coefficients(self.horizon)
         self._cum_sq = np.cumsum(self._f**2)
 

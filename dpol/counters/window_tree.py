@@ -59,7 +59,9 @@ class WindowTreeCounter(Counter):
     """
 
     _paper_noises = ("gaussian", "gamma")  # WDP Lemmas 3 and 1
-    _secure_exact = True  # releases add node noises with integer weights (noise="secure")
+    # releases add node noises with integer weights (secure noise is exact)
+    tags = frozenset({"bit_identical_run", "secure_exact"})
+    _strategy = "window_tree"
 
     def __init__(self, horizon: int, dim: int = 1, *, window: int, **kwargs) -> None:
         self.window = check_int("window", window, low=1)
@@ -89,7 +91,7 @@ class WindowTreeCounter(Counter):
         from dpol.accounting import presets
 
         delta_2 = self.node_sensitivity
-        if self.noise == "gaussian":
+        if self.noise_kind.approximate:  # gaussian (paper noises: gaussian, gamma)
             sigma = presets.wdp_gaussian_sigma(eps, self.delta, delta_2, self.window)
             return sigma, "WDP Lemma 3 sigma"
         return presets.wdp_gamma_theta(eps, delta_2, self.window), "WDP Lemma 1 theta"
