@@ -41,7 +41,7 @@ def test_every_kind_states_its_norm_event_and_calibration():
 def test_counters_take_exactly_the_kinds_of_the_table(name):
     cls, extra = COUNTERS[name]
     takes = cls.supported_noises()
-    assert takes == STRATEGY_NOISES[cls._strategy]
+    assert takes == STRATEGY_NOISES[cls._strategy_class.name]
     for kind in KINDS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonPrivateWarning)
