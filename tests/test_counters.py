@@ -359,5 +359,6 @@ def test_capability_tags_are_public_and_read_only(name):
     assert "secure_exact" in cls.tags  # every counter here is sound with secure noise
     c = make(name, 8)
     assert c.tags is cls.tags
+    assert ("continues_vectorized" in c.tags) == c.strategy.continues_vectorized
     with pytest.raises(AttributeError):
         c.tags.add("x")

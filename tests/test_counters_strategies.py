@@ -20,12 +20,12 @@ from dpol.noise.kinds import STRATEGY_NOISES
 T = 13
 
 
-def strategies(horizon=T):
+def strategies(horizon=T, window=4):
     return {
         "tree": TreeStrategy(horizon),
         "padded_tree": PaddedTreeStrategy(horizon),
         "honaker": HonakerStrategy(horizon),
-        "window_tree": WindowTreeStrategy(horizon, 4),
+        "window_tree": WindowTreeStrategy(horizon, window),
         "toeplitz": ToeplitzStrategy(horizon),
         "blt": BltStrategy(horizon, *optimal_blt_parameters(horizon, buffers=3)),
     }
@@ -68,12 +68,13 @@ def test_decoder_times_encoder_is_the_prefix_sum_matrix(name):
     np.testing.assert_allclose(product, np.tril(np.ones((T, T))), atol=1e-12)
 
 
+@pytest.mark.parametrize("window", [4, 64])  # 64 > T: one block, the binary tree
 @pytest.mark.parametrize("name", sorted(strategies()))
-def test_one_step_and_blocks_give_the_same_noise(name):
-    s = strategies()[name]
+def test_one_step_and_blocks_give_the_same_noise(name, window):
+    s = strategies(window=window)[name]
     steps = correlation_matrix(s)
     fresh = correlation_matrix(s, chunks=[T])  # one block from a fresh state
-    pieces = correlation_matrix(s, chunks=[5, 1, 7]) if s.continues_vectorized else fresh
+    pieces = correlation_matrix(s, chunks=[4, 3, 1, 5]) if s.continues_vectorized else fresh
     for block in (fresh, pieces):
         if name in ("toeplitz", "blt"):  # FFT / lfilter against the direct recursion
             np.testing.assert_allclose(block, steps, rtol=0, atol=1e-12)
@@ -86,3 +87,20 @@ def test_strategy_state_restores_to_the_template_shapes():
     state = s.init_state(2)
     restored = s.restore_state({k: v.tolist() for k, v in state.items()}, 2)
     assert {k: v.shape for k, v in restored.items()} == {"u": (3, 2), "n": (2,)}
+
+
+@pytest.mark.parametrize("name", sorted(strategies()))
+def test_random_blocks_from_any_state_give_the_steps_noise(name):
+    horizon = 100
+    s = strategies(horizon, window=8)[name]
+    rng = np.random.default_rng(0)
+    chunks, left = [], horizon
+    while left:
+        chunks.append(int(min(left, rng.integers(1, 20))))
+        left -= chunks[-1]
+    steps = correlation_matrix(s, horizon)
+    blocks = correlation_matrix(s, horizon, chunks=chunks)
+    if name in ("toeplitz", "blt"):
+        np.testing.assert_allclose(blocks, steps, rtol=0, atol=1e-12)
+    else:
+        assert np.array_equal(blocks, steps)

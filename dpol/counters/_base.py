@@ -267,8 +267,9 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         """Add a whole block of elements; return the private prefix sums, shape (n, dim).
 
         Same distribution as calling :meth:`add` on each row, and bit-identical for the
-        same seed. Vectorized from a fresh counter (and from any state for the binary
-        tree); the other counters continue a started stream with the ``add`` loop.
+        same seed (to rounding for the matrix factorizations: FFT, lfilter). Vectorized
+        from any state (the tag ``"continues_vectorized"``); a counter without it
+        continues a started stream with the ``add`` loop.
         """
         sums = self._run_owned(as_matrix("values", values, self.dim))
         note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements", raw=lambda: (

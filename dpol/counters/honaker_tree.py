@@ -63,7 +63,7 @@ class HonakerTreeCounter(SecureReleaseMixin, Counter):
     """
 
     # secure mode: releases post-process the noisy nodes (Privacy)
-    tags = frozenset({"bit_identical_run", "secure_exact"})
+    tags = frozenset({"bit_identical_run", "secure_exact", "continues_vectorized"})
     _strategy_class = HonakerStrategy
     _secure_keys = ("mark",)
 

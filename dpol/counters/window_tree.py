@@ -60,7 +60,7 @@ class WindowTreeCounter(Counter):
 
     _paper_noises = ("gaussian", "gamma")  # WDP Lemmas 3 and 1
     # releases add node noises with integer weights (secure noise is exact)
-    tags = frozenset({"bit_identical_run", "secure_exact"})
+    tags = frozenset({"bit_identical_run", "secure_exact", "continues_vectorized"})
     _strategy_class = WindowTreeStrategy
 
     def __init__(self, horizon: int, dim: int = 1, *, window: int, **kwargs) -> None:

@@ -30,6 +30,23 @@ def honaker_level_variances(depth: int) -> np.ndarray:
     return v
 
 
+class _PrefixFromEstimates:
+    """``level_prefix`` of :func:`prefix_noise` read from Honaker's state: the release
+    noise of the latest step p <= start with k trailing zeros is the sum of the current
+    estimates of the levels of p's set bits, high to low (the ``add`` loop's order); no
+    later node of those levels has closed when p is the parent of a step after start."""
+
+    def __init__(self, estimate: np.ndarray, start: int) -> None:
+        self.estimate, self.start = estimate, start
+
+    def __getitem__(self, k: int) -> np.ndarray:
+        p = ((self.start - (1 << k)) >> (k + 1) << (k + 1)) + (1 << k)
+        acc = np.zeros(self.estimate.shape[1])
+        for j in set_bits_high_to_low(p):
+            acc = acc + self.estimate[j]
+        return acc
+
+
 class HonakerStrategy(Strategy):
     """Every complete dyadic node noised when it closes, re-estimated online (Honaker 2015).
 
@@ -40,9 +57,9 @@ class HonakerStrategy(Strategy):
     them. State: the estimate of the latest node per level (O(d log T)); step t draws
     tz(t) + 1 rows (its leaf and the nodes it closes, bottom up).
 
-    ``correlate`` on a block of n > 1 steps needs a fresh state; the rows it receives may
-    be noisy node *values* rather than node noises (secure mode): the arithmetic is the
-    same.
+    ``correlate`` continues from any state, one level at a time; the rows it receives
+    may be noisy node *values* rather than node noises (secure mode): the arithmetic is
+    the same.
 
     Examples
     --------
@@ -52,6 +69,7 @@ class HonakerStrategy(Strategy):
     """
 
     name = "honaker"
+    continues_vectorized = True
 
     def __init__(self, horizon: int) -> None:
         super().__init__(horizon)
@@ -81,37 +99,36 @@ class HonakerStrategy(Strategy):
 
     def correlate(self, state: dict, rows: np.ndarray, start: int, n: int) -> np.ndarray:
         estimate = state["estimate"]
-        if n == 1:
-            t = start + 1
-            right = rows[0]
-            for k in range(1, rows.shape[0]):  # rows: the leaf, then levels 1..tz(t)
-                left = estimate[k - 1].copy()  # a view would be overwritten next line
-                estimate[k - 1] = right
-                right = self._w_own[k] * rows[k] + self._w_children[k] * (left + right)
-            estimate[rows.shape[0] - 1] = right
-            acc = np.zeros(rows.shape[1])
-            for j in set_bits_high_to_low(t):
-                acc = acc + estimate[j]
-            return acc[None, :]
-        steps = np.arange(1, n + 1, dtype=np.int64)
+        end = start + n
+        steps = np.arange(start + 1, end + 1, dtype=np.int64)
         tz = trailing_zeros(steps)
-        offset = np.concatenate([[0], np.cumsum(tz + 1)[:-1]])
-        # estimate of the level-k node ending at step e = k' 2^k, vectorized per level
-        levels = [rows[offset]]
-        for k in range(1, int(tz.max()) + 1):
-            ends = np.arange(1, n // 2**k + 1, dtype=np.int64) * 2**k
-            children = levels[k - 1]
-            own = rows[offset[ends - 1] + k]
-            levels.append(self._w_own[k] * own
-                          + self._w_children[k] * (children[0::2][: len(ends)]
-                                                   + children[1::2][: len(ends)]))
+        offset = np.concatenate([[0], np.cumsum(tz + 1)[:-1]])  # each step's leaf row
+        # per level k: (first end, estimates of the level-k nodes ending in (start, end]);
+        # a leaf is its own estimate, a level-k node mixes its own noisy value with its
+        # children's estimates, the left child ending before the block only for the first
+        levels = [(start + 1, rows[offset])]
+        for k in range(1, self.depth):
+            size, half = 1 << k, 1 << (k - 1)
+            first = (start // size + 1) * size
+            if first > end:
+                break
+            ends = np.arange(first, end + 1, size)
+            below_first, below = levels[-1]
+            right = below[(ends - below_first) // half]
+            left_at = (ends - half - below_first) // half
+            left = below[np.maximum(left_at, 0)]
+            if left_at[0] < 0:  # the left child closed before this block: in the state
+                left[0] = estimate[k - 1]
+            own = rows[offset[ends - start - 1] + k]
+            levels.append((first, self._w_own[k] * own + self._w_children[k] * (left + right)))
         node = np.empty((n, rows.shape[1]))
-        for k, est in enumerate(levels):
-            closing = np.flatnonzero(tz == k)  # step closes the level-k node number e >> k
-            node[closing] = est[(steps[closing] >> k) - 1]
-            if est.shape[0]:
-                estimate[k] = est[-1]
-        return prefix_noise(node)
+        for k, (first, est) in enumerate(levels):
+            closing = np.flatnonzero(tz == k)
+            node[closing] = est[(steps[closing] - first) >> k]
+        noise = prefix_noise(node, start, _PrefixFromEstimates(estimate, start))
+        for k, (_, est) in enumerate(levels):  # the latest node of each level, as add leaves
+            estimate[k] = est[-1]
+        return noise
 
     def encode(self, values: np.ndarray) -> np.ndarray:
         """Clean values of every complete node, level by level (leaves first)."""

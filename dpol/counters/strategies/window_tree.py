@@ -20,7 +20,7 @@ class WindowTreeStrategy(Strategy):
     W' - 1 suffix nodes of a block when the next block starts (docs/errata.md, WDP-8).
     One element lies in m = min(log2 W', floor(log2 T)) + 1 noised nodes. With W' >= T
     the draws and the noise are those of :class:`~dpol.counters.strategies.TreeStrategy`.
-    ``correlate`` on a block of n > 1 steps needs a fresh state.
+    ``correlate`` continues from any state.
 
     Examples
     --------
@@ -30,6 +30,7 @@ class WindowTreeStrategy(Strategy):
     """
 
     name = "window_tree"
+    continues_vectorized = True
 
     def __init__(self, horizon: int, window: int) -> None:
         super().__init__(horizon)
@@ -71,50 +72,55 @@ class WindowTreeStrategy(Strategy):
             out[..., a, :] = nodes[..., a - 1, :] + out[..., a + lowbit(a), :]
         return out
 
+    def _prefix_before(self, level_noise: np.ndarray, step: int) -> np.ndarray:
+        """Prefix noise of a step before the block, from the state: its in-block nodes'
+        noises, high bit to low (the ``add`` loop's sum; still current, see TreeStrategy)."""
+        acc = np.zeros(level_noise.shape[1])
+        for b in set_bits_high_to_low((step - 1) % self.block + 1):
+            acc = acc + level_noise[b]
+        return acc
+
     def correlate(self, state: dict, rows: np.ndarray, start: int, n: int) -> np.ndarray:
-        level_noise = state["level_noise"]
-        if n == 1:
-            block, off = divmod(start, self.block)
-            if off == 0 and block >= 1:
-                state["prev_suffix"] = self._suffix_noise(rows[:-1])
-                level_noise[:] = 0.0
-            j = off + 1
-            level_noise[int(trailing_zeros(j))] = rows[-1]
-            acc = np.zeros(rows.shape[1])
-            for b in set_bits_high_to_low(j):
-                acc = acc + level_noise[b]
-            return (acc if block == 0 else state["prev_suffix"][j] + acc)[None, :]
-        size = self.block
-        n_blocks = -(-n // size)
-        # draw layout: block 0's prefix rows; then per block b >= 1 the W'-1 suffix rows of
-        # block b-1 followed by block b's prefix rows, exactly the add loop's order
-        steps = np.arange(1, n + 1, dtype=np.int64)
+        size, level_noise = self.block, state["level_noise"]
+        steps = np.arange(start + 1, start + n + 1, dtype=np.int64)
         block, off = np.divmod(steps - 1, size)
-        row_of_step = np.where(block == 0, off, size + (block - 1) * (2 * size - 1)
-                               + (size - 1) + off)
-        prefix_nodes = rows[row_of_step]
-        # prefix noise restarts every block: run the recurrence on the in-block index j
         j = off + 1
+        # draw layout: a step opening block b >= 1 draws the W'-1 suffix rows of block b-1,
+        # then its prefix node; every other step its prefix node only (the add loop's order)
+        opens = np.flatnonzero((off == 0) & (block >= 1))
+        row_of_step = np.arange(n) + np.searchsorted(opens, np.arange(n), side="right") \
+            * (size - 1)
+        prefix_nodes = rows[row_of_step]
+        # prefix noise restarts every block: noise(t) = noise(t - lowbit(j)) + node(t)
         noise = np.empty((n, rows.shape[1]))
         counts = popcount(j)
         single = counts == 1
         noise[single] = prefix_nodes[single]
-        for k in range(2, int(counts.max()) + 1):
+        for k in np.unique(counts[~single]):  # parents have fewer bits: done before
             idx = np.flatnonzero(counts == k)
-            noise[idx] = noise[idx - lowbit(j[idx])] + prefix_nodes[idx]
-        if n_blocks > 1:
-            first = size + np.arange(n_blocks - 1) * (2 * size - 1)  # suffix rows per block
-            suffix_rows = rows[first[:, None] + np.arange(size - 1)[None, :]]
-            suffix = self._suffix_noise(suffix_rows)  # (n_blocks-1, W'+1, d)
-            later = block >= 1
-            noise[later] = suffix[block[later] - 1, j[later]] + noise[later]
+            parent = idx - lowbit(j[idx])
+            before = parent < 0  # the parent step was taken before this call: the state
+            for i, p in zip(idx[before], parent[before], strict=True):
+                noise[i] = self._prefix_before(level_noise, start + 1 + p) + prefix_nodes[i]
+            idx, parent = idx[~before], parent[~before]
+            noise[idx] = noise[parent] + prefix_nodes[idx]
+        opened = block[opens[0]] if opens.size else block[-1] + 1  # first block opened here
+        old = np.flatnonzero((block >= 1) & (block < opened))  # in the state's block
+        if old.size:
+            noise[old] = state["prev_suffix"][j[old]] + noise[old]
+        if opens.size:  # suffix nodes of every block closed in this call, batched
+            first = row_of_step[opens] - (size - 1)
+            suffix = self._suffix_noise(rows[first[:, None] + np.arange(size - 1)[None, :]])
+            new = np.flatnonzero(block >= opened)
+            noise[new] = suffix[block[new] - opened, j[new]] + noise[new]
             state["prev_suffix"] = suffix[-1].copy()
-        # the add loop's state: prefix nodes of the current (last) block
-        last = block == block[-1]
-        tz_last = trailing_zeros(j[last])
-        for k in range(self.height + 1):
-            closed = np.flatnonzero(tz_last == k)
-            level_noise[k] = prefix_nodes[last][closed[-1]] if closed.size else 0.0
+        # the add loop's state: prefix nodes of the last block (zero where none closed yet
+        # if the block opened here)
+        last = np.flatnonzero(block == block[-1])
+        if off[last[0]] == 0:
+            level_noise[:] = 0.0
+        levels, latest = np.unique(trailing_zeros(j[last])[::-1], return_index=True)
+        level_noise[levels] = prefix_nodes[last[::-1][latest]]  # per level, its last node
         return noise
 
     def encode(self, values: np.ndarray) -> np.ndarray:
