@@ -1,4 +1,9 @@
-"""Continual release of private prefix sums (layer L2), one mechanism per file."""
+"""Continual release of private prefix sums (layer L2), one mechanism per file.
+
+A counter is a strategy (:mod:`dpol.counters.strategies`: a factorisation of the
+prefix-sum workload with its noise correlation), a noise kind (:mod:`dpol.noise.kinds`),
+a calibration, clipping and state.
+"""
 
 from dpol.counters._base import Counter
 from dpol.counters.binary_tree import BinaryTreeCounter

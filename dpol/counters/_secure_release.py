@@ -1,10 +1,11 @@
-"""Secure noise for counters whose releases weigh noisy values by non-integers (layer L2).
+"""Secure noise for the counters: the grid, the inflated sensitivity, exact releases (L2).
 
 The binary and window trees release ``S_t + noise_t`` with integer node weights, so with
-grid-rounded elements that sum *is* an exact function of the noisy nodes. The Honaker
-tree (real inverse-variance weights) and the matrix-factorization counters (real encoder
-C) are not: there, in secure mode, every release is computed from the noisy released
-values alone (post-processing), never as ``S_t + weighted noise``, and the matrix
+grid-rounded elements that sum *is* an exact function of the noisy nodes
+(:func:`setup_node_grid`). The Honaker tree (real inverse-variance weights) and the
+matrix-factorization counters (real encoder C) are not: there, in secure mode, every
+release is computed from the noisy released values alone (post-processing,
+:class:`SecureReleaseMixin`), never as ``S_t + weighted noise``, and the matrix
 counters round the encoder itself to the grid (:func:`setup_encoder_grid`).
 """
 
@@ -18,7 +19,7 @@ from dpol._validation import fail
 from dpol.errors import HorizonExceededError
 from dpol.noise.discrete import discrete_gaussian_tau, grid_spacing
 
-__all__ = ["SecureReleaseMixin", "float_dot_error", "setup_encoder_grid"]
+__all__ = ["SecureReleaseMixin", "float_dot_error", "setup_encoder_grid", "setup_node_grid"]
 
 #: unit roundoff of float64
 UNIT_ROUNDOFF = 2.0**-53
@@ -40,12 +41,73 @@ def float_dot_error(n: int, abs_sum: float) -> float:
     return gamma * abs_sum
 
 
+def setup_node_grid(counter: object) -> None:
+    """Secure noise of a tree counter: pick the grid, inflate the sensitivity, re-certify.
+
+    Privacy
+    -------
+    Secure noise (``noise="secure"``: discrete Gaussian, the twin of "gaussian";
+    ``noise="secure_laplace"``: discrete Laplace, the twin of "laplace"). Exact integer
+    samplers on OS randomness (:mod:`dpol.noise.discrete`, CKS 2020 Algorithms 1-3) put
+    the noise on a grid g Z, g a power of two: g = the largest power of two <=
+    min(s, Delta / sqrt(d)) / 2^10, s the per-node noise scale, Delta the node
+    sensitivity, d = dim. Noise on g Z added to real sums would give neighbours disjoint
+    supports (infinite privacy loss, Mironov 2012), so every clipped element is rounded
+    to the nearest point of g Z^d first; the noise-free nodes are then exact grid sums
+    and, in counters whose releases add node noises with integer weights (the binary and
+    window trees), every release is an exact grid value (float64 sums of multiples of g
+    are exact below 2^53 g, checked here with a 2^20 s margin for the noise). Counters
+    with real weights (Honaker, Toeplitz, BLT) compute each release from exact grid noisy
+    values only (:class:`SecureReleaseMixin`; their Privacy sections). Rounding moves an
+    element by at most g sqrt(d)/2 in l2, so the node sensitivity becomes Delta' = Delta
+    + g sqrt(d) under replace-one (both elements rounded) and Delta + g sqrt(d)/2 under
+    add/remove (zero is on the grid); the grid choice keeps this within a factor 1 +
+    2^-10. The l1 sensitivity of the Laplace twin is sqrt(d) Delta', as for float noise.
+    Calibration: the discrete Gaussian of std s on a lattice the sensitivity respects is
+    (Delta'^2 m / (2 s^2))-zCDP over the m nodes one element touches (CKS Theorem 14, the
+    continuous Gaussian's Renyi curve), so z is the smallest noise multiplier that
+    dp-accounting's RDP accountant certifies for (epsilon, delta) (4-11% above the
+    analytic Gaussian's z for epsilon in [0.1, 10]; CKS Theorem 15's slack tau, computed
+    here and carried as the zCDP xi, is 0.0 in float64 at s >= 2^10 g). The discrete
+    Laplace of scale b with integer l1 sensitivity Delta_1 / g is (Delta_1 / b)-DP, so
+    z = 1 / epsilon as for float Laplace.
+
+    Examples
+    --------
+    >>> from dpol.counters import BinaryTreeCounter
+    >>> c = BinaryTreeCounter(16, 2, noise="secure", epsilon=1.0, delta=1e-5)
+    >>> ref = BinaryTreeCounter(16, 2, epsilon=1.0, delta=1e-5)
+    >>> bool(ref.node_sensitivity < c.node_sensitivity <= (1 + 2**-10) * ref.node_sensitivity)
+    True
+    """
+    delta_node = counter._node_sensitivity
+    dim, levels = counter.dim, counter.levels
+    g = grid_spacing(min(counter.noise_scale, delta_node / math.sqrt(dim)))
+    # add/remove: the neighbour's element is 0, on the grid, so only one side is rounded.
+    # A caller whose neighbours differ in two nonzero elements (the bandit's batch sums
+    # with and without one loss) must say replace_one here, with its element_sensitivity
+    half = 1.0 if counter.neighbouring == "replace_one" else 0.5
+    inflated = delta_node + half * g * math.sqrt(dim)
+    scale = counter.noise_scale * inflated / delta_node
+    largest = counter.horizon * counter.bound + 2.0**20 * scale * levels
+    if largest >= 2.0**52 * g:
+        raise fail("noise", f"not be {counter.noise!r} at this noise level: sums up to "
+                   f"{largest:.3g} exceed 2^52 grid steps of {g:g}, where float64 sums "
+                   "stop being exact (use more noise or float noise)", counter.noise)
+    counter.grid, counter._node_sensitivity = g, inflated
+    if counter.noise_kind.approximate and counter.delta > 0.0:  # the discrete Gaussian
+        coords = counter.horizon * levels * dim  # >= the noised values
+        counter._tau = discrete_gaussian_tau(counter.noise_scale / g, coords)
+
+
 class SecureReleaseMixin:
     """Releases computed from noisy values alone in secure mode (mix in before Counter).
 
-    ``_step_noise`` stores the release in ``self._release``; ``add`` returns a copy of it
-    instead of ``S_t + noise``. ``run`` is the ``add`` loop in secure mode (the exact
-    sampler, ~25 us per coordinate, dominates its cost); float noise is unchanged.
+    The strategy correlates the noisy values (``_noisy_values``: the matrix counters'
+    noisy encoder, Honaker's noisy nodes) instead of the draws, so its output is the
+    release itself; ``add`` returns a copy of it instead of ``S_t + noise``. ``run`` is
+    the ``add`` loop in secure mode (the exact sampler, ~25 us per coordinate, dominates
+    its cost); float noise is unchanged.
 
     Privacy
     -------
@@ -69,11 +131,39 @@ class SecureReleaseMixin:
         """l2 sensitivity of the (secure: grid-rounded) encoder (see Privacy)."""
         return super().sensitivity + self._extra_sensitivity
 
-    def _reset_rounded_encoder(self) -> None:
+    def _reset_secure(self) -> None:
         """Secure matrix counters keep the grid-rounded elements and S_{t-1} (else None)."""
         secure = self.grid is not None
         self._x = np.zeros((0, self.dim)) if secure else None
         self._last_sum = np.zeros(self.dim) if secure else None
+
+    def _noisy_values(self, rows: np.ndarray) -> np.ndarray:
+        """Secure matrix counters: the noisy encoder w_t = round_g(E_t) + z_t."""
+        if self.grid is None:
+            return rows
+        return self._rounded_encoder(self.strategy.coefficients) + rows  # exact grid values
+
+    def _noise(self, start: int, n: int) -> np.ndarray:
+        noise = super()._noise(start, n)
+        if self.grid is not None:  # the release, computed from the noisy values alone
+            self._release = noise[0]
+        return noise
+
+    #: secure-mode state checkpointed beside the strategy's (attributes ``_<key>``)
+    _secure_keys: tuple[str, ...] = ("x", "last_sum")
+
+    def _state_arrays(self) -> dict:
+        return {**super()._state_arrays(),
+                **{key: getattr(self, "_" + key) for key in self._secure_keys}}
+
+    def _set_state_arrays(self, state: dict) -> None:
+        super()._set_state_arrays({k: v for k, v in state.items()
+                                   if k not in self._secure_keys})
+        if self.grid is not None:
+            for key in self._secure_keys:
+                shape = getattr(self, "_" + key).shape
+                setattr(self, "_" + key, np.array(state[key], dtype=np.float64).reshape(
+                    -1, *shape[1:]))
 
     def _rounded_encoder(self, coefficients: np.ndarray) -> np.ndarray:
         """Secure matrix counters: record x_t, return round_g((C x)_t) from the rounded x.
@@ -136,7 +226,7 @@ def setup_encoder_grid(counter: object, abs_column_sum: float) -> None:
     (6.103515625e-05, True)
     """
     delta = counter._node_sensitivity
-    norm = math.sqrt(counter._encoder_norm_sq)
+    norm = math.sqrt(counter.strategy.column_norm_sq())
     sens = delta * norm
     dim = counter.dim
     coords = math.sqrt(counter.horizon * dim)

@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import fftconvolve
 
-from dpol._validation import fail
 from dpol.counters._base import Counter
 from dpol.counters._secure_release import SecureReleaseMixin, setup_encoder_grid
+from dpol.counters.strategies import ToeplitzStrategy
+from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
 
 __all__ = ["ToeplitzCounter", "sqrt_toeplitz_coefficients"]
-
-
-def sqrt_toeplitz_coefficients(n: int) -> np.ndarray:
-    """f_0 = 1, f_k = f_{k-1} (2k - 1) / (2k): the Taylor coefficients of (1 - x)^(-1/2).
-
-    The lower-triangular Toeplitz matrix C with first column f satisfies C C = A, the
-    all-ones lower-triangular (prefix-sum) matrix, because ((1 - x)^(-1/2))^2 = 1/(1 - x).
-
-    Examples
-    --------
-    >>> sqrt_toeplitz_coefficients(4)
-    array([1.    , 0.5   , 0.375 , 0.3125])
-    """
-    k = np.arange(1, n, dtype=np.float64)
-    return np.concatenate([[1.0], np.cumprod((2.0 * k - 1.0) / (2.0 * k))])[:n]
 
 
 class ToeplitzCounter(SecureReleaseMixin, Counter):
@@ -83,60 +68,12 @@ class ToeplitzCounter(SecureReleaseMixin, Counter):
     (1024, 1)
     """
 
-    _continues_vectorized = True
-    _bit_identical_run = False
-    _secure_exact = True  # secure mode rounds the encoder itself (Privacy)
+    # secure mode rounds the encoder itself (Privacy); FFT / lfilter: run agrees to rounding
+    tags = frozenset({"secure_exact", "continues_vectorized"})
+    _strategy_class = ToeplitzStrategy
 
-    def _setup_structure(self) -> None:
-        if self.noise not in ("gaussian", "secure"):
-            raise fail("noise", "be 'gaussian' or 'secure' for a matrix-factorization "
-                       "counter (its l1 column norm grows like sqrt(T))", self.noise)
-        self._f = sqrt_toeplitz_coefficients(self.horizon)
-        self._cum_sq = np.cumsum(self._f**2)
+    def _make_strategy(self) -> ToeplitzStrategy:
+        return ToeplitzStrategy(self.horizon)
 
     def _setup_grid(self) -> None:
-        setup_encoder_grid(self, float(np.sum(self._f)))
-
-    @property
-    def _levels(self) -> int:
-        return self.horizon  # the first element enters every encoder value
-
-    @property
-    def _encoder_norm_sq(self) -> float:
-        return float(self._cum_sq[-1])
-
-    def _reset_structure(self) -> None:
-        self._z = np.zeros((0, self.dim))  # float: the noise; secure: the noisy encoder w
-        self._reset_rounded_encoder()
-
-    def _node_counts(self, t: np.ndarray) -> np.ndarray:
-        return self._cum_sq[t - 1]
-
-    def _step_noise(self) -> np.ndarray:
-        if self.grid is None:
-            self._z = np.vstack([self._z, self._source.draw(1)])
-            return self._f[: self.t][::-1] @ self._z
-        encoder = self._rounded_encoder(self._f)  # round_g(E_t)
-        self._z = np.vstack([self._z, encoder + self._source.draw(1)])  # exact grid values
-        self._release = self._f[: self.t][::-1] @ self._z  # post-processing of w only
-        return self._release
-
-    def _fresh_run_noise(self, n: int) -> np.ndarray:
-        start = self.t
-        self._z = np.vstack([self._z, self._source.draw(n)])
-        conv = fftconvolve(self._z, self._f[: start + n, None], axes=0)
-        return conv[start:start + n]
-
-    def node_values(self, values: np.ndarray) -> np.ndarray:
-        """The encoder C x: every value that receives noise."""
-        values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
-        return fftconvolve(values, self._f[: len(values), None], axes=0)[: len(values)]
-
-    def _state_arrays(self) -> dict:
-        return {"z": self._z, "x": self._x, "last_sum": self._last_sum}
-
-    def _set_state_arrays(self, state: dict) -> None:
-        self._z = np.array(state["z"], dtype=np.float64).reshape(-1, self.dim)
-        if self.grid is not None:
-            self._x = np.array(state["x"], dtype=np.float64).reshape(-1, self.dim)
-            self._last_sum = np.array(state["last_sum"], dtype=np.float64).reshape(self.dim)
+        setup_encoder_grid(self, float(np.sum(self.strategy.coefficients)))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
+import numpy as np  # noqa: F401 (doctests)
 
 from dpol._validation import check_int
 from dpol.counters._base import Counter
-from dpol.counters._bits import lowbit, popcount, set_bits_high_to_low, trailing_zeros
+from dpol.counters.strategies import WindowTreeStrategy
 
 __all__ = ["WindowTreeCounter"]
 
@@ -59,126 +59,28 @@ class WindowTreeCounter(Counter):
     """
 
     _paper_noises = ("gaussian", "gamma")  # WDP Lemmas 3 and 1
-    _secure_exact = True  # releases add node noises with integer weights (noise="secure")
+    # releases add node noises with integer weights (secure noise is exact)
+    tags = frozenset({"bit_identical_run", "secure_exact", "continues_vectorized"})
+    _strategy_class = WindowTreeStrategy
 
     def __init__(self, horizon: int, dim: int = 1, *, window: int, **kwargs) -> None:
         self.window = check_int("window", window, low=1)
         super().__init__(horizon, dim, **kwargs)
 
-    def _setup_structure(self) -> None:
-        self._h = (self.window - 1).bit_length()  # W' = 2^h >= W
-        self._block = 1 << self._h
+    def _make_strategy(self) -> WindowTreeStrategy:
+        return WindowTreeStrategy(self.horizon, self.window)
 
     def _window(self) -> int | None:
         return self.window
-
-    @property
-    def _levels(self) -> int:
-        return min(self._h, self.horizon.bit_length() - 1) + 1
-
-    def _reset_structure(self) -> None:
-        self._level_noise = np.zeros((self._h + 1, self.dim))  # prefix nodes, current block
-        self._prev_suffix: np.ndarray | None = None  # (W'+1, d) suffix noise, previous block
-
-    def _node_counts(self, t: np.ndarray) -> np.ndarray:
-        j = (t - 1) % self._block + 1
-        suffix = np.where(t > self._block, popcount(self._block - j), 0)
-        return (popcount(j) + suffix).astype(np.float64)
 
     def _paper_scale(self, eps: float) -> tuple[float, str]:
         from dpol.accounting import presets
 
         delta_2 = self.node_sensitivity
-        if self.noise == "gaussian":
+        if self.noise_kind.approximate:  # gaussian (paper noises: gaussian, gamma)
             sigma = presets.wdp_gaussian_sigma(eps, self.delta, delta_2, self.window)
             return sigma, "WDP Lemma 3 sigma"
         return presets.wdp_gamma_theta(eps, delta_2, self.window), "WDP Lemma 1 theta"
-
-    def _suffix_noise(self, nodes: np.ndarray) -> np.ndarray:
-        """Suffix sums over a block's right-child nodes; ``nodes[a-1]`` covers [a, a + lowbit(a)).
-
-        snoise[a] = node(a) + snoise[a + lowbit(a)], snoise[W'] = 0, for a = W'-1 .. 1; the
-        same right-to-left order of additions in the streaming and the vectorized path.
-        Works on a leading batch axis: ``nodes`` of shape (..., W'-1, d).
-        """
-        size = self._block
-        out = np.zeros((*nodes.shape[:-2], size + 1, nodes.shape[-1]))
-        offsets = np.arange(1, size, dtype=np.int64)
-        steps_left = popcount(size - offsets)  # nodes in the decomposition of [a, W')
-        for k in range(1, int(steps_left.max(initial=0)) + 1):
-            a = offsets[steps_left == k]
-            out[..., a, :] = nodes[..., a - 1, :] + out[..., a + lowbit(a), :]
-        return out
-
-    def _step_noise(self) -> np.ndarray:
-        block, off = divmod(self.t - 1, self._block)
-        if off == 0 and block >= 1:
-            self._prev_suffix = self._suffix_noise(self._source.draw(self._block - 1))
-            self._level_noise[:] = 0.0
-        j = off + 1
-        self._level_noise[int(trailing_zeros(j))] = self._source.draw(1)[0]
-        acc = np.zeros(self.dim)
-        for b in set_bits_high_to_low(j):
-            acc = acc + self._level_noise[b]
-        return acc if block == 0 else self._prev_suffix[j] + acc
-
-    def _fresh_run_noise(self, n: int) -> np.ndarray:
-        size = self._block
-        n_blocks = -(-n // size)
-        # draw layout: block 0's prefix rows; then per block b >= 1 the W'-1 suffix rows of
-        # block b-1 followed by block b's prefix rows, exactly the add loop's order
-        rows = self._source.draw(n + (n_blocks - 1) * (size - 1))
-        steps = np.arange(1, n + 1, dtype=np.int64)
-        block, off = np.divmod(steps - 1, size)
-        row_of_step = np.where(block == 0, off, size + (block - 1) * (2 * size - 1)
-                               + (size - 1) + off)
-        prefix_nodes = rows[row_of_step]
-        # prefix noise restarts every block: run the recurrence on the in-block index j
-        j = off + 1
-        noise = np.empty((n, self.dim))
-        counts = popcount(j)
-        single = counts == 1
-        noise[single] = prefix_nodes[single]
-        for k in range(2, int(counts.max()) + 1):
-            idx = np.flatnonzero(counts == k)
-            noise[idx] = noise[idx - lowbit(j[idx])] + prefix_nodes[idx]
-        if n_blocks > 1:
-            first = size + np.arange(n_blocks - 1) * (2 * size - 1)  # suffix rows per block
-            suffix_rows = rows[first[:, None] + np.arange(size - 1)[None, :]]
-            suffix = self._suffix_noise(suffix_rows)  # (n_blocks-1, W'+1, d)
-            later = block >= 1
-            noise[later] = suffix[block[later] - 1, j[later]] + noise[later]
-            self._prev_suffix = suffix[-1].copy()
-        # the add loop's state: prefix nodes of the current (last) block
-        last = block == block[-1]
-        tz_last = trailing_zeros(j[last])
-        for k in range(self._h + 1):
-            closed = np.flatnonzero(tz_last == k)
-            self._level_noise[k] = prefix_nodes[last][closed[-1]] if closed.size else 0.0
-        return noise
-
-    def node_values(self, values: np.ndarray) -> np.ndarray:
-        """Clean values of every noised node: each step's prefix node, then the right-child
-        nodes of every block that has a successor within the stream."""
-        values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
-        n, size = len(values), self._block
-        sums = np.vstack([np.zeros((1, values.shape[1])), np.cumsum(values, axis=0)])
-        steps = np.arange(1, n + 1)
-        j = (steps - 1) % size + 1
-        prefix = sums[steps] - sums[steps - lowbit(j)]
-        a = np.arange(1, size)
-        starts = np.arange(0, n - size, size)  # blocks followed by another block
-        lo = (starts[:, None] + a[None, :]).ravel()
-        suffix = sums[lo + np.tile(lowbit(a), len(starts))] - sums[lo]
-        return np.vstack([prefix, suffix])
-
-    def _state_arrays(self) -> dict:
-        return {"level_noise": self._level_noise, "prev_suffix": self._prev_suffix}
-
-    def _set_state_arrays(self, state: dict) -> None:
-        self._level_noise = np.array(state["level_noise"], dtype=np.float64)
-        prev = state["prev_suffix"]
-        self._prev_suffix = None if prev is None else np.array(prev, dtype=np.float64)
 
     def _params(self) -> dict:
         return {**super()._params(), "window": self.window}

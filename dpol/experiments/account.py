@@ -26,7 +26,7 @@ CALIBRATIONS = ("tight", "paper")
 
 def _counter_noise(counter: Counter) -> str:
     return (f"{type(counter).__name__} ({counter.noise}): noise multiplier "
-            f"{counter._noise_multiplier:.4g}, per-node scale {counter.noise_scale:.4g}, "
+            f"{counter.noise_multiplier:.4g}, per-node scale {counter.noise_scale:.4g}, "
             f"worst-case RMS error of a release {math.sqrt(counter.max_variance()):.4g}")
 
 
@@ -117,7 +117,7 @@ def account_counter(counter: str, *, epsilon: float, delta: float, horizon: int,
                          "note": note})
             continue
         rows.append({"calibration": calibration, "counter": counter, "noise": noise,
-                     "noise_multiplier": obj._noise_multiplier, "noise_scale": obj.noise_scale,
+                     "noise_multiplier": obj.noise_multiplier, "noise_scale": obj.noise_scale,
                      "max_rms_error": math.sqrt(obj.max_variance()), "epsilon": epsilon,
                      "real_epsilon": obj.privacy.epsilon, "delta": obj.privacy.delta,
                      "guarantee": str(obj.privacy), "note": note})

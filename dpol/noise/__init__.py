@@ -1,5 +1,8 @@
-"""Noise samplers (layer L0). Every float sampler takes an ``np.random.Generator``; no global
-RNG. The secure samplers of :mod:`dpol.noise.discrete` draw exact discrete noise from the OS."""
+"""Noise samplers and noise kinds (layer L0). Every float sampler takes an
+``np.random.Generator``; no global RNG. The secure samplers of :mod:`dpol.noise.discrete`
+draw exact discrete noise from the OS. :mod:`dpol.noise.kinds` makes each kind an object
+(sampler, sensitivity norm, dp-accounting event, calibration hook) and holds the one table
+of which counter strategy takes which kind."""
 
 from dpol.noise.discrete import (
     bernoulli_exp,
@@ -8,13 +11,17 @@ from dpol.noise.discrete import (
     grid_spacing,
 )
 from dpol.noise.gaussian import gaussian
+from dpol.noise.kinds import KINDS, STRATEGY_NOISES, NoiseKind, noise_kind, strategy_noises
 from dpol.noise.l2_gamma import l2_gamma
 from dpol.noise.laplace import laplace
 from dpol.noise.source import NOISE_KINDS, SECURE_NOISE_KINDS, NoiseSource
 
 __all__ = [
+    "KINDS",
     "NOISE_KINDS",
     "SECURE_NOISE_KINDS",
+    "STRATEGY_NOISES",
+    "NoiseKind",
     "NoiseSource",
     "bernoulli_exp",
     "discrete_gaussian",
@@ -23,4 +30,6 @@ __all__ = [
     "grid_spacing",
     "l2_gamma",
     "laplace",
+    "noise_kind",
+    "strategy_noises",
 ]

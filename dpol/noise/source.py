@@ -4,29 +4,14 @@ from __future__ import annotations
 
 import copy
 import math
-from fractions import Fraction
 
 import numpy as np
 
-from dpol._validation import check_choice, check_int, check_real, fail, spawn_seeds
-from dpol.noise.discrete import (
-    GRID_BITS,
-    discrete_gaussian,
-    discrete_laplace,
-    discrete_laplace_variance,
-    grid_spacing,
-)
-from dpol.noise.gaussian import gaussian
-from dpol.noise.l2_gamma import l2_gamma
-from dpol.noise.laplace import laplace
+from dpol._validation import check_int, check_real, fail, spawn_seeds
+from dpol.noise.discrete import GRID_BITS, grid_spacing
+from dpol.noise.kinds import NOISE_KINDS, SECURE_NOISE_KINDS, noise_kind
 
 __all__ = ["NOISE_KINDS", "SECURE_NOISE_KINDS", "NoiseSource"]
-
-#: float noise drawn from numpy generators (seeded, replayable bit for bit)
-NOISE_KINDS = ("gaussian", "laplace", "gamma")
-#: exact discrete noise on a power-of-two grid from OS randomness: the secure twins of
-#: "gaussian" (discrete Gaussian) and "laplace" (discrete Laplace); never seeded
-SECURE_NOISE_KINDS = ("secure", "secure_laplace")
 
 
 class NoiseSource:
@@ -68,11 +53,12 @@ class NoiseSource:
 
     def __init__(self, kind: str, dim: int, scale: float, seed: object = None, *,
                  grid: float | None = None) -> None:
-        self.kind = check_choice("noise", kind, NOISE_KINDS + SECURE_NOISE_KINDS)
+        self.noise_kind = noise_kind(kind)
+        self.kind = self.noise_kind.name
         self.dim = check_int("dim", dim, low=1)
         self.scale = check_real("scale", scale, low=0.0)
         main, radius = spawn_seeds(seed, 2)
-        self.secure = self.kind in SECURE_NOISE_KINDS
+        self.secure = self.noise_kind.secure
         if grid is not None and not (self.secure and self.scale > 0.0):
             raise fail("grid", "be None unless the noise is secure with scale > 0", grid)
         self.grid: float | None = None
@@ -80,8 +66,6 @@ class NoiseSource:
             self._rng = self._radius_rng = None
             if self.scale > 0.0:
                 self.grid = grid_spacing(self.scale) if grid is None else self._check_grid(grid)
-                units = Fraction(self.scale) / Fraction(self.grid)  # exact: scale in grid steps
-                self._param = units**2 if self.kind == "secure" else units
         else:
             self._rng = np.random.default_rng(main)
             self._radius_rng = np.random.default_rng(radius)
@@ -96,32 +80,14 @@ class NoiseSource:
     @property
     def variance(self) -> float:
         """Per-coordinate variance of one row."""
-        if self.kind in ("gaussian", "secure"):
-            # discrete Gaussian: below scale^2 by a relative 4 pi^2 s^2 e^(-4 pi^2 s^2),
-            # s = scale/grid >= 2^10 (CKS Proposition 19): exactly scale^2 in float64
-            return self.scale**2
-        if self.kind == "laplace":
-            return 2.0 * self.scale**2
-        if self.kind == "secure_laplace":
-            if self.scale == 0.0:
-                return 0.0
-            return self.grid**2 * discrete_laplace_variance(self.scale / self.grid)
-        return (self.dim + 1) * self.scale**2
+        return self.noise_kind.variance(self.scale, self.dim, self.grid)
 
     def draw(self, n: int) -> np.ndarray:
         """The next ``n`` rows, shape (n, dim). Zero scale gives exact zeros."""
         if self.scale == 0.0:
             return np.zeros((n, self.dim))
-        if self.secure:
-            sampler = discrete_gaussian if self.kind == "secure" else discrete_laplace
-            ints = sampler(self._param, n * self.dim)  # OS randomness, exact
-            # |ints| < 2^53, so float64 holds them exactly; times a power of two: exact
-            return np.array(ints, dtype=np.float64).reshape(n, self.dim) * self.grid
-        if self.kind == "gaussian":
-            return gaussian(self._rng, (n, self.dim), self.scale)
-        if self.kind == "laplace":
-            return laplace(self._rng, (n, self.dim), self.scale)
-        return l2_gamma(self._rng, n, self.dim, self.scale, radius_rng=self._radius_rng)
+        return self.noise_kind.sample(self._rng, n, self.dim, self.scale,
+                                      radius_rng=self._radius_rng, grid=self.grid)
 
     def get_state(self) -> dict:
         """A deep copy of the generators' states (for checkpointing).

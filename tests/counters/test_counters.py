@@ -337,3 +337,28 @@ def test_toeplitz_bruteforce_sensitivity(horizon, neighbouring):
     counter = ToeplitzCounter(horizon, noise_multiplier=1.0, neighbouring=neighbouring)
     best = brute_force_sensitivity(counter, horizon, neighbouring)
     assert best == pytest.approx(counter.sensitivity, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_noise_multiplier_is_public_and_resolved(name):
+    calibrated = make(name, 16, epsilon=1.0, delta=1e-5)
+    given = make(name, 16, noise_multiplier=calibrated.noise_multiplier)
+    assert isinstance(calibrated.noise_multiplier, float) and calibrated.noise_multiplier > 0
+    assert given.noise_scale == calibrated.noise_scale
+    with pytest.warns(NonPrivateWarning):
+        assert make(name, 16, epsilon=float("inf")).noise_multiplier == 0.0
+    clone = type(calibrated).from_state(calibrated.get_state())  # rebuilt from epsilon
+    assert clone.noise_multiplier == calibrated.noise_multiplier and clone.epsilon == 1.0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_capability_tags_are_public_and_read_only(name):
+    cls = COUNTERS[name][0]
+    assert isinstance(cls.tags, frozenset)
+    assert cls.tags <= {"bit_identical_run", "secure_exact", "continues_vectorized"}
+    assert "secure_exact" in cls.tags  # every counter here is sound with secure noise
+    c = make(name, 8)
+    assert c.tags is cls.tags
+    assert ("continues_vectorized" in c.tags) == c.strategy.continues_vectorized
+    with pytest.raises(AttributeError):
+        c.tags.add("x")

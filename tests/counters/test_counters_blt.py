@@ -15,13 +15,10 @@ import pytest
 from scipy.linalg import toeplitz
 
 from dpol.counters import BltCounter, ToeplitzCounter, make_counter
-from dpol.counters.blt import (
-    _ROW_LOOP_DIM,
-    _inverse_coefficients,
-    _optimized,
-    blt_loss,
-    optimal_blt_parameters,
-)
+from dpol.counters.blt import blt_loss, optimal_blt_parameters
+from dpol.counters.strategies.blt import ROW_LOOP_DIM as _ROW_LOOP_DIM
+from dpol.counters.strategies.blt import inverse_coefficients as _inverse_coefficients
+from dpol.counters.strategies.blt_optimizer import _optimized
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.noise.source import NoiseSource
 
@@ -248,4 +245,4 @@ def test_registry_builds_blt_with_calibrated_privacy():
     probe = ToeplitzCounter(64, epsilon=1.0, delta=1e-5)
     z_blt = counter.noise_scale / counter.sensitivity
     assert z_blt == pytest.approx(probe.noise_scale / probe.sensitivity, rel=1e-12)
-    assert counter.sensitivity == pytest.approx(2.0 * math.sqrt(counter._encoder_norm_sq))
+    assert counter.sensitivity == pytest.approx(2.0 * math.sqrt(counter.strategy.column_norm_sq()))

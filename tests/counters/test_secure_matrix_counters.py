@@ -42,7 +42,7 @@ def make(cls, horizon=16, dim=3, **kwargs):
 
 
 def coefficients(c) -> np.ndarray:
-    return c._f if isinstance(c, ToeplitzCounter) else c._c
+    return c.strategy.coefficients
 
 
 def clean_values(c, rounded: np.ndarray) -> list[np.ndarray]:
@@ -103,10 +103,10 @@ def test_releases_are_functions_of_exact_grid_noisy_values_only(cls):
     assert np.array_equal(ra, rb)
     assert not np.array_equal(np.cumsum(V, axis=0), np.cumsum(W, axis=0))
     if cls is ToeplitzCounter:  # the release, recomputed from the stored noisy encoder
-        w = a._z
+        w = a._state["z"]
         assert np.array_equal(w, np.vstack(noisy))
         for t in range(1, 17):
-            assert np.array_equal(ra[t - 1], a._f[:t][::-1] @ w[:t])
+            assert np.array_equal(ra[t - 1], a.strategy.coefficients[:t][::-1] @ w[:t])
     if cls is BltCounter:  # cumsum(G w) by the buffer recursion, from w alone
         u, n = np.zeros((a.thetas_.size, 3)), np.zeros(3)
         for t, w in enumerate(np.vstack(noisy)):
@@ -215,7 +215,7 @@ def test_secure_checkpoint_and_bad_input(cls):
     if cls is not HonakerTreeCounter:  # the restored history continues the encoder
         assert np.array_equal(restored._x, np.rint(V / c.grid) * c.grid)
     if cls is ToeplitzCounter:  # the continued noisy encoder is still on the grid
-        assert np.all(restored._z / restored.grid % 1 == 0)
+        assert np.all(restored._state["z"] / restored.grid % 1 == 0)
 
 
 @pytest.mark.parametrize("cls", [ToeplitzCounter, BltCounter])
@@ -234,7 +234,7 @@ def test_joint_sensitivity_of_secure_matrix_counters_counts_the_encoder_rounding
     from dpol.learners._joint_counters import secure_joint_sensitivity
 
     counters = (make(ToeplitzCounter, 16, 4), make(ToeplitzCounter, 16, 2))
-    norm = math.sqrt(counters[0]._encoder_norm_sq)
+    norm = math.sqrt(counters[0].strategy.column_norm_sq())
     rounding = math.sqrt(sum(c.grid**2 * c.dim for c in counters))
     extra = math.sqrt(sum(c._extra_sensitivity**2 for c in counters))
     got = secure_joint_sensitivity(counters, 1.0)

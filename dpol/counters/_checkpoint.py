@@ -1,0 +1,62 @@
+"""Checkpoints of a counter: get_state / from_state (layer L2)."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+from dpol._validation import fail
+from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
+
+__all__ = ["CounterCheckpoint"]
+
+
+class CounterCheckpoint:
+    """``get_state`` / ``from_state`` (or pickle): a rebuilt counter continues identically."""
+
+    def get_state(self) -> dict:
+        """A deep copy of everything needed to continue identically (see :meth:`from_state`)."""
+        return copy.deepcopy({
+            "class": type(self).__name__,
+            "params": self._params(),
+            "t": self.t,
+            "n_clipped_": self.n_clipped_,
+            "sum": self._sum,
+            "noise": self._source.get_state(),
+            "structure": self._state_arrays(),
+        })
+
+    def _params(self) -> dict:
+        return {
+            "horizon": self.horizon, "dim": self.dim, "bound": self.bound,
+            "noise_multiplier": self._noise_multiplier_arg, "epsilon": self.epsilon,
+            "delta": self.delta, "neighbouring": self.neighbouring,
+            "calibration": self.calibration, "noise": self.noise, "seed": None,
+            "element_sensitivity": self.element_sensitivity,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> CounterCheckpoint:
+        """Rebuild a counter from :meth:`get_state`; its releases continue identically."""
+        if state.get("class") != cls.__name__:
+            raise fail("state", f"come from {cls.__name__}.get_state()", state.get("class"))
+        state = copy.deepcopy(state)
+        with warnings.catch_warnings():  # the original already warned when it was built
+            warnings.simplefilter("ignore", NonPrivateWarning)
+            warnings.simplefilter("ignore", PaperCalibrationWarning)
+            obj = cls(**state["params"])
+        obj.t = state["t"]
+        obj.n_clipped_ = state["n_clipped_"]
+        obj._sum = state["sum"]
+        obj._source.set_state(state["noise"])
+        obj._set_state_arrays(state["structure"])
+        return obj
+
+    def _state_arrays(self) -> dict:
+        """Noise-correlation state (and secure-mode state) to checkpoint."""
+        return dict(self._state)
+
+    def _set_state_arrays(self, state: dict) -> None:
+        """Restore :meth:`_state_arrays`."""
+        self._state = self.strategy.restore_state(state, self.dim)
+

@@ -1,0 +1,125 @@
+"""What every strategy offers: a factorisation of the prefix-sum workload (layer L2).
+
+A strategy writes the prefix-sum matrix A (lower-triangular ones, T x T) as A = B C: the
+encoder C maps the stream x to the values that receive noise (tree nodes, C x), the
+decoder B maps the noisy values back to prefix sums. The release at t is
+S_t + (B z)_t: the exact running sum plus correlated noise, so a strategy needs to know
+
+- its structure: ``encode`` (C x for a whole stream), ``levels`` (the most noised
+  values one element enters);
+- the column norms of C, i.e. the sensitivity to one element, per participation pattern
+  (``column_norm_sq``; one participation per element here);
+- ``variance(t)``: the noise variance of the release at t per unit of noise variance
+  (the squared norm of row t of B), and ``loss()`` = max (or mean) variance x column
+  norm^2, the figure to compare strategies by;
+- the streaming noise correlation: ``draws(start, n)`` rows of i.i.d. noise feed
+  ``correlate(state, rows, start, n)``, the release noise of steps start+1 .. start+n, one
+  method for a single step (``add``) and for a block (``run``), from the state the
+  previous call left.
+
+Strategies are stateless beyond their constants: the correlation state lives in the
+dict :meth:`init_state` returns, which the counter owns and checkpoints.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from dpol._validation import check_choice
+
+__all__ = ["PARTICIPATIONS", "Strategy"]
+
+#: participation patterns a strategy can give the sensitivity for (each element of the
+#: stream enters once; multiple participations, as in DP-FTRL's epochs, are to come)
+PARTICIPATIONS = ("single",)
+
+
+class Strategy(ABC):
+    """A factorisation A = B C of the prefix-sum workload over ``horizon`` steps.
+
+    Parameters
+    ----------
+    horizon : int
+        T, validated by the counter.
+
+    Examples
+    --------
+    >>> from dpol.counters.strategies import TreeStrategy
+    >>> s = TreeStrategy(8)
+    >>> s.variance(np.arange(1, 9)).tolist(), s.column_norm_sq(), s.loss(), s.loss("mean")
+    ([1.0, 1.0, 2.0, 1.0, 2.0, 2.0, 3.0, 1.0], 4.0, 12.0, 6.5)
+    """
+
+    #: the row of :data:`dpol.noise.kinds.STRATEGY_NOISES`
+    name = ""
+    #: why the strategy refuses the kinds its row lacks (for the error message)
+    refusal = ""
+    #: whether ``correlate`` runs blocks of n > 1 steps from any state (else from a fresh
+    #: state only; the counter then continues a started stream step by step)
+    continues_vectorized = False
+
+    def __init__(self, horizon: int) -> None:
+        self.horizon = horizon
+
+    # ------------------------------------------------------------------ structure
+    @property
+    @abstractmethod
+    def levels(self) -> int:
+        """Largest number of noised encoder values one element enters (the m of the
+        trees' basic composition for pure noise)."""
+
+    @abstractmethod
+    def encode(self, values: np.ndarray) -> np.ndarray:
+        """C x: every value that receives noise, for a stream of shape (T', d), T' <= T."""
+
+    def column_norm_sq(self, participation: str = "single") -> float:
+        """Largest squared l2 norm of a column of C: one element's weights in the encoder.
+
+        Trees: every node holds an element with weight 1, so it is the level count;
+        matrix factorizations override it.
+        """
+        check_choice("participation", participation, PARTICIPATIONS)
+        return float(self.levels)
+
+    # ------------------------------------------------------------------ error figures
+    @abstractmethod
+    def variance(self, t: np.ndarray) -> np.ndarray:
+        """Noise variance of the release at steps t (int64 array, 1-based) per unit of
+        one draw's variance: the number (or weighted count) of draws the release sums."""
+
+    def loss(self, reduction: str = "max") -> float:
+        """max (or mean) over t <= T of ``variance(t)`` x ``column_norm_sq()``: the
+        release variance at noise multiplier 1 and unit sensitivity of one node."""
+        check_choice("reduction", reduction, ("max", "mean"))
+        counts = self.variance(np.arange(1, self.horizon + 1, dtype=np.int64))
+        worst = np.max(counts) if reduction == "max" else np.mean(counts)
+        return float(worst) * self.column_norm_sq()
+
+    # ------------------------------------------------------------------ noise correlation
+    @abstractmethod
+    def init_state(self, dim: int) -> dict:
+        """The correlation state before the first step (arrays, checkpointed as is)."""
+
+    def draws(self, start: int, n: int) -> int:
+        """Rows of noise that steps start+1 .. start+n draw, in the order they draw them."""
+        return n
+
+    @abstractmethod
+    def correlate(self, state: dict, rows: np.ndarray, start: int, n: int) -> np.ndarray:
+        """Release noise of steps start+1 .. start+n from their ``draws`` rows; updates
+        ``state`` in place. ``n = 1`` is the ``add`` step; larger blocks need a fresh
+        state unless ``continues_vectorized``."""
+
+    def restore_state(self, state: dict, dim: int) -> dict:
+        """A checkpointed state as float arrays of the shapes of :meth:`init_state`."""
+        out = {}
+        for key, template in self.init_state(dim).items():
+            value = state[key]
+            if value is not None:
+                value = np.array(value, dtype=np.float64)
+                if template is not None:
+                    value = value.reshape(-1, *template.shape[1:])
+            out[key] = value
+        return out

@@ -1,0 +1,82 @@
+"""The square-root Toeplitz factorization A = C C of the prefix-sum matrix."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.signal import fftconvolve
+
+from dpol.counters.strategies._strategy import Strategy
+
+__all__ = ["ToeplitzStrategy", "sqrt_toeplitz_coefficients"]
+
+#: the matrix factorizations refuse pure noise: their l1 column norm grows like sqrt(T)
+MATRIX_REFUSAL = "a matrix-factorization counter (its l1 column norm grows like sqrt(T))"
+
+
+def sqrt_toeplitz_coefficients(n: int) -> np.ndarray:
+    """f_0 = 1, f_k = f_{k-1} (2k - 1) / (2k): the Taylor coefficients of (1 - x)^(-1/2).
+
+    The lower-triangular Toeplitz matrix C with first column f satisfies C C = A, the
+    all-ones lower-triangular (prefix-sum) matrix, because ((1 - x)^(-1/2))^2 = 1/(1 - x).
+
+    Examples
+    --------
+    >>> sqrt_toeplitz_coefficients(4)
+    array([1.    , 0.5   , 0.375 , 0.3125])
+    """
+    k = np.arange(1, n, dtype=np.float64)
+    return np.concatenate([[1.0], np.cumprod((2.0 * k - 1.0) / (2.0 * k))])[:n]
+
+
+class ToeplitzStrategy(Strategy):
+    """Encoder C x, decoder C (C lower-triangular Toeplitz with coefficients f_k).
+
+    The release noise is C z: sum_{k < t} f_k z_{t-k}, of variance sum_{k < t} f_k^2 per
+    unit (about (ln t)/pi); column 1 of C has the largest norm, sqrt(sum_{k < T} f_k^2)
+    (Fichtenberger, Henzinger, Upadhyay 2023; Henzinger, Upadhyay, Upadhyay 2023). State:
+    every past draw (O(T d)); one step is a direct dot product, a block of n > 1 steps an
+    FFT convolution over the whole history (the two agree to rounding, not bit for bit).
+
+    Examples
+    --------
+    >>> s = ToeplitzStrategy(2**10)
+    >>> round(s.loss(), 2), bool(s.column_norm_sq() == s.variance(np.array([1024]))[0])
+    (10.71, True)
+    """
+
+    name = "toeplitz"
+    refusal = MATRIX_REFUSAL
+    continues_vectorized = True
+
+    def __init__(self, horizon: int) -> None:
+        super().__init__(horizon)
+        #: first column of the encoder C (and of the decoder)
+        self.coefficients = sqrt_toeplitz_coefficients(horizon)
+        self._cum_sq = np.cumsum(self.coefficients**2)
+
+    @property
+    def levels(self) -> int:
+        return self.horizon  # the first element enters every encoder value
+
+    def column_norm_sq(self, participation: str = "single") -> float:
+        super().column_norm_sq(participation)
+        return float(self._cum_sq[-1])
+
+    def variance(self, t: np.ndarray) -> np.ndarray:
+        return self._cum_sq[t - 1]
+
+    def init_state(self, dim: int) -> dict:
+        return {"z": np.zeros((0, dim))}  # float: the draws; secure: the noisy encoder
+
+    def correlate(self, state: dict, rows: np.ndarray, start: int, n: int) -> np.ndarray:
+        z = state["z"] = np.vstack([state["z"], rows])
+        f = self.coefficients
+        if n == 1:
+            return (f[: start + 1][::-1] @ z)[None, :]
+        return fftconvolve(z, f[: start + n, None], axes=0)[start:start + n]
+
+    def encode(self, values: np.ndarray) -> np.ndarray:
+        """The encoder C x: every value that receives noise."""
+        values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
+        return fftconvolve(values, self.coefficients[: len(values), None],
+                           axes=0)[: len(values)]

@@ -1,0 +1,252 @@
+"""Noise kinds as objects: sampler, sensitivity norm, dp-accounting event, calibration hook.
+
+A mechanism that adds noise asks its kind everything that depends on the kind, instead of
+comparing the ``noise`` string: how to draw it, which norm of the sensitivity its scale is
+relative to, what one noise multiplier means to dp-accounting, and which calibration of
+:mod:`dpol.accounting.calibration` sizes it (named here, called by the mechanism: this
+module sits below the accounting layer). Which counter strategy takes which kind is one
+table, :data:`STRATEGY_NOISES`, read by the counters and by their tests.
+
+Examples
+--------
+>>> kind = noise_kind("laplace")
+>>> kind.norm, kind.approximate, kind.secure_twin
+('l1', False, 'secure_laplace')
+>>> kind.dp_event(2.0)
+LaplaceDpEvent(noise_multiplier=2.0)
+>>> noise_kind("secure").dp_event(1.0), noise_kind("gamma").pure_epsilon(0.5)
+(ZCDpEvent(rho=0.5, xi=0.0), 2.0)
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import dp_accounting
+import numpy as np
+
+from dpol._validation import check_choice
+from dpol.noise.discrete import discrete_gaussian, discrete_laplace, discrete_laplace_variance
+from dpol.noise.gaussian import gaussian
+from dpol.noise.l2_gamma import l2_gamma
+from dpol.noise.laplace import laplace
+
+__all__ = [
+    "KINDS",
+    "NOISE_KINDS",
+    "SECURE_NOISE_KINDS",
+    "STRATEGY_NOISES",
+    "NoiseKind",
+    "noise_kind",
+    "strategy_noises",
+]
+
+
+class NoiseKind:
+    """One kind of noise; subclasses are stateless singletons in :data:`KINDS`.
+
+    Attributes
+    ----------
+    name : str
+        The ``noise=`` string that selects it.
+    secure : bool
+        Exact discrete noise on a power-of-two grid from OS randomness (never seeded).
+    approximate : bool
+        (epsilon, delta)-DP noise (the Gaussian kinds, which need delta > 0); otherwise
+        pure epsilon-DP, at epsilon = 1 / noise multiplier.
+    norm : {"l2", "l1"}
+        The norm of one node's change that the scale is relative to (Laplace: l1, so an
+        l2 bound r gives sqrt(d) r; the Gaussian and the l2 Gamma mechanism: l2).
+    calibration : str
+        Name of the function of :mod:`dpol.accounting.calibration` that turns epsilon
+        (and delta for approximate kinds) into the noise multiplier.
+    secure_twin : str or None
+        The secure kind with the same law on a grid, if any.
+    """
+
+    name = ""
+    secure = False
+    approximate = False
+    norm = "l2"
+    calibration = "pure_noise_multiplier"
+    secure_twin: str | None = None
+
+    def l1_factor(self, dim: int) -> float:
+        """What one node's l2 sensitivity is multiplied by in this kind's norm (<= sqrt(d))."""
+        return math.sqrt(dim) if self.norm == "l1" else 1.0
+
+    def variance(self, scale: float, dim: int, grid: float | None = None) -> float:
+        """Per-coordinate variance of one draw of this scale."""
+        raise NotImplementedError
+
+    def sample(self, rng: np.random.Generator | None, n: int, dim: int, scale: float, *,
+               radius_rng: np.random.Generator | None = None,
+               grid: float | None = None) -> np.ndarray:
+        """``n`` rows of noise of this scale, shape (n, dim), drawn from ``rng`` (float
+        kinds; the l2 Gamma mechanism draws radii from ``radius_rng``) or from the OS
+        (secure kinds, on the grid ``grid``)."""
+        raise NotImplementedError
+
+    def dp_event(self, noise_multiplier: float, tau: float = 0.0) -> dp_accounting.DpEvent:
+        """The dp-accounting event of one mechanism run at this noise multiplier,
+        relative to sensitivity one in this kind's norm (``tau``: the zCDP slack xi of
+        secure Gaussian noise)."""
+        if noise_multiplier == 0.0:
+            return dp_accounting.NonPrivateDpEvent()
+        return self._event(noise_multiplier, tau)
+
+    def _event(self, z: float, tau: float) -> dp_accounting.DpEvent:
+        return dp_accounting.UnsupportedDpEvent()
+
+    def pure_epsilon(self, noise_multiplier: float) -> float | None:
+        """The pure-DP epsilon of this multiplier (None for approximate kinds or z = 0)."""
+        if self.approximate or noise_multiplier <= 0.0:
+            return None
+        return 1.0 / noise_multiplier
+
+    def __repr__(self) -> str:
+        return f"noise_kind({self.name!r})"
+
+
+class Gaussian(NoiseKind):
+    """i.i.d. N(0, scale^2) (:func:`dpol.noise.gaussian`); exact analytic Gaussian calibration."""
+
+    name, approximate, secure_twin = "gaussian", True, "secure"
+    calibration = "gaussian_noise_multiplier"
+
+    def variance(self, scale, dim, grid=None):
+        return scale**2
+
+    def sample(self, rng, n, dim, scale, *, radius_rng=None, grid=None):
+        return gaussian(rng, (n, dim), scale)
+
+    def _event(self, z, tau):
+        return dp_accounting.GaussianDpEvent(z)
+
+
+class Laplace(NoiseKind):
+    """i.i.d. Laplace(0, scale) per coordinate (:func:`dpol.noise.laplace`), l1 norm."""
+
+    name, norm, secure_twin = "laplace", "l1", "secure_laplace"
+
+    def variance(self, scale, dim, grid=None):
+        return 2.0 * scale**2
+
+    def sample(self, rng, n, dim, scale, *, radius_rng=None, grid=None):
+        return laplace(rng, (n, dim), scale)
+
+    def _event(self, z, tau):
+        return dp_accounting.LaplaceDpEvent(z)
+
+
+class L2Gamma(NoiseKind):
+    """WDP's l2 Gamma mechanism (:func:`dpol.noise.l2_gamma`): pure DP, no dp-accounting
+    event (UnsupportedDpEvent; the guarantee is carried as pure epsilon)."""
+
+    name = "gamma"
+
+    def variance(self, scale, dim, grid=None):
+        return (dim + 1) * scale**2
+
+    def sample(self, rng, n, dim, scale, *, radius_rng=None, grid=None):
+        return l2_gamma(rng, n, dim, scale, radius_rng=radius_rng)
+
+
+class _Discrete(NoiseKind):
+    """Exact discrete noise on g Z (:mod:`dpol.noise.discrete`, OS randomness)."""
+
+    secure = True
+
+    def _ints(self, units: Fraction, size: int) -> list[int]:
+        raise NotImplementedError
+
+    def sample(self, rng, n, dim, scale, *, radius_rng=None, grid=None):
+        units = Fraction(scale) / Fraction(grid)  # exact: the scale in grid steps
+        ints = self._ints(units, n * dim)
+        # |ints| < 2^53, so float64 holds them exactly; times a power of two: exact
+        return np.array(ints, dtype=np.float64).reshape(n, dim) * grid
+
+
+class DiscreteGaussian(_Discrete):
+    """g N_Z(0, (scale/g)^2): (1/(2 z^2))-zCDP (CKS 2020 Theorem 14), with CKS Theorem
+    15's slack tau as the zCDP xi; calibrated by dp-accounting's RDP accountant."""
+
+    name, approximate = "secure", True
+    calibration = "zcdp_gaussian_noise_multiplier"
+
+    def variance(self, scale, dim, grid=None):
+        # below scale^2 by a relative 4 pi^2 s^2 e^(-4 pi^2 s^2), s = scale/grid >= 2^10
+        # (CKS Proposition 19): exactly scale^2 in float64
+        return scale**2
+
+    def _ints(self, units, size):
+        return discrete_gaussian(units**2, size)
+
+    def _event(self, z, tau):
+        return dp_accounting.ZCDpEvent(0.5 / z**2, tau)
+
+
+class DiscreteLaplace(_Discrete):
+    """The discrete Laplace of scale ``scale`` on g Z: pure (1/z)-DP, carried to the RDP
+    accountant as (1/(2 z^2))-zCDP (Bun and Steinke 2016, Proposition 1.4)."""
+
+    name, norm = "secure_laplace", "l1"
+
+    def variance(self, scale, dim, grid=None):
+        if scale == 0.0:
+            return 0.0
+        return grid**2 * discrete_laplace_variance(scale / grid)
+
+    def _ints(self, units, size):
+        return discrete_laplace(units, size)
+
+    def _event(self, z, tau):
+        return dp_accounting.ZCDpEvent(0.5 / z**2, tau)
+
+
+#: every kind by name, float kinds first
+KINDS: dict[str, NoiseKind] = {k.name: k for k in (
+    Gaussian(), Laplace(), L2Gamma(), DiscreteGaussian(), DiscreteLaplace())}
+#: float noise drawn from numpy generators (seeded, replayable bit for bit)
+NOISE_KINDS = tuple(name for name, k in KINDS.items() if not k.secure)
+#: exact discrete noise on a power-of-two grid from OS randomness: the secure twins of
+#: "gaussian" (discrete Gaussian) and "laplace" (discrete Laplace); never seeded
+SECURE_NOISE_KINDS = tuple(name for name, k in KINDS.items() if k.secure)
+
+_ALL = NOISE_KINDS + SECURE_NOISE_KINDS
+_GAUSSIAN = ("gaussian", "secure")
+#: which counter strategy takes which noise: the one table. Trees take every kind (their
+#: releases add node noises with integer weights, or post-process exact grid nodes);
+#: the matrix factorizations only Gaussian noise, their l1 column norm growing like sqrt(T)
+STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
+    "tree": _ALL,
+    "padded_tree": _ALL,
+    "honaker": _ALL,
+    "window_tree": _ALL,
+    "toeplitz": _GAUSSIAN,
+    "blt": _GAUSSIAN,
+}
+
+
+def noise_kind(name: object) -> NoiseKind:
+    """The kind called ``name`` (``InvalidInputError`` naming ``noise`` otherwise).
+
+    Examples
+    --------
+    >>> noise_kind("gamma").variance(1.0, 3)  # (d + 1) theta^2
+    4.0
+    """
+    return KINDS[check_choice("noise", name, _ALL)]
+
+
+def strategy_noises(strategy: str, *, secure: bool | None = None) -> tuple[str, ...]:
+    """The kinds a strategy takes (``secure``: only secure or only float kinds).
+
+    Examples
+    --------
+    >>> strategy_noises("blt"), strategy_noises("tree", secure=False)
+    (('gaussian', 'secure'), ('gaussian', 'laplace', 'gamma'))
+    """
+    kinds = STRATEGY_NOISES[strategy]
+    return kinds if secure is None else tuple(k for k in kinds if KINDS[k].secure == secure)
