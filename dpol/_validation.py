@@ -14,17 +14,6 @@ from numbers import Integral, Real
 
 import numpy as np
 
-# re-exported until counters/learners import dpol._seeding
-from dpol._seeding import resolve_rng, spawn_seeds  # noqa: F401
-
-# re-exported until counters/learners import dpol.clipping
-from dpol.clipping import (  # noqa: F401
-    clip_examples,
-    clip_norms,
-    clip_rows_l2,
-    exceeds_l2,
-    scale_rows_l2,
-)
 from dpol.errors import fail
 
 __all__ = ["as_matrix", "as_vector", "check_choice", "check_int", "check_real", "fail"]

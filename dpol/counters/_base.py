@@ -18,19 +18,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpol._clip_warning import note_clipping
-from dpol._validation import (
-    as_matrix,
-    as_vector,
-    check_choice,
-    check_int,
-    check_real,
-    clip_norms,
-    clip_rows_l2,
-    exceeds_l2,
-    fail,
-)
+from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
 from dpol.accounting.events import compose_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
+from dpol.clipping import clip_norms, clip_rows_l2, exceeds_l2
 from dpol.counters._checkpoint import CounterCheckpoint
 from dpol.counters._privacy import CounterPrivacy
 from dpol.counters._running_sum import running_sum_rows

@@ -14,7 +14,7 @@ import warnings
 import dp_accounting
 
 from dpol._validation import check_real, fail
-from dpol.accounting import calibration as calibrations
+from dpol.accounting.calibrate import calibrate
 from dpol.accounting.calibration import gaussian_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.guarantee import PrivacyGuarantee
@@ -90,10 +90,16 @@ class CounterPrivacy:
         if gaussian and self.delta == 0.0:
             raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace', 'gamma' or "
                        "'secure_laplace' for pure epsilon-DP)", self.delta)
-        if self.calibration == "tight":  # the noise kind names its calibration
-            to_z = getattr(calibrations, self.noise_kind.calibration)
-            return (to_z(eps, self.delta) if gaussian else to_z(eps)), eps
+        if self.calibration == "tight":  # the one calibrator, on this counter's event
+            return calibrate(self._events_at, eps, self.delta), eps
         return self._calibrate_paper(eps)
+
+    def _events_at(self, z: float) -> list[MechanismEvent]:
+        """The counter's event at noise multiplier z (relative to its sensitivity). The
+        discrete Gaussian's slack tau depends on the grid, set after the scale: it is
+        calibrated without it, and ``privacy`` states it (derived from the events)."""
+        return [MechanismEvent(self.noise_kind.dp_event(z), self.neighbouring,
+                               pure_epsilon=self.noise_kind.pure_epsilon(z))]
 
     def _calibrate_paper(self, eps: float) -> tuple[float, float]:
         """The published scale for this counter and noise; the real guarantee is recomputed."""

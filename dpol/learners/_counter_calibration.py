@@ -8,26 +8,11 @@ none calibrates itself, to learn its noise.
 
 from __future__ import annotations
 
-import dp_accounting
-
 from dpol.accounting.calibrate import calibrate
 from dpol.accounting.events import MechanismEvent
+from dpol.noise.kinds import KINDS
 
 __all__ = ["counter_multiplier"]
-
-#: a counter's event at noise multiplier z, by noise kind (``Counter.privacy_events``):
-#: (dp-accounting event, pure epsilon or None). Gaussian and Laplace as dp-accounting
-#: states them; the l2 Gamma mechanism (WDP) is pure at 1/z and unsupported by the
-#: accountants; the discrete Gaussian is 1/(2 z^2)-zCDP (CKS 2020, Theorem 14) and the
-#: discrete Laplace pure at 1/z (its zCDP event is what RDP accountants read).
-_EVENTS = {
-    "gaussian": lambda z: (dp_accounting.GaussianDpEvent(z), None),
-    "laplace": lambda z: (dp_accounting.LaplaceDpEvent(z), None),
-    "gamma": lambda z: (dp_accounting.UnsupportedDpEvent(), 1.0 / z),
-    "secure": lambda z: (dp_accounting.ZCDpEvent(0.5 / z**2), None),
-    "secure_laplace": lambda z: (dp_accounting.ZCDpEvent(0.5 / z**2), 1.0 / z),
-}
-
 
 def counter_multiplier(noise: str, neighbouring: str, epsilon: float, delta: float) -> float:
     """Smallest noise multiplier of a counter with ``noise`` that is (epsilon, delta)-DP.
@@ -46,6 +31,7 @@ def counter_multiplier(noise: str, neighbouring: str, epsilon: float, delta: flo
     2.0
     """
     def events_of(z: float) -> list[MechanismEvent]:
-        event, pure = _EVENTS[noise](z)
-        return [MechanismEvent(event, neighbouring, pure_epsilon=pure)]
+        kind = KINDS[noise]  # the table of noise kinds: their events and pure epsilons
+        return [MechanismEvent(kind.dp_event(z), neighbouring,
+                               pure_epsilon=kind.pure_epsilon(z))]
     return calibrate(events_of, epsilon, delta)

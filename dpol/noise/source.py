@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from dpol._validation import check_int, check_real, fail, spawn_seeds
+from dpol._seeding import spawn_seeds
+from dpol._validation import check_int, check_real, fail
 from dpol.noise.discrete import GRID_BITS, grid_spacing
 from dpol.noise.kinds import NOISE_KINDS, SECURE_NOISE_KINDS, noise_kind
 

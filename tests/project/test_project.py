@@ -42,7 +42,7 @@ def test_ruff_is_clean():
 
 #: modules still over 400 lines, each being split by the change that owns it; an entry
 #: that has come under the limit fails too, so the list only shrinks
-LONG_MODULES = {"dpol/counters/_base.py"}
+LONG_MODULES: set[str] = set()
 
 
 def test_no_module_over_400_lines():
