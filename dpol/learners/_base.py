@@ -277,6 +277,14 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         return check_real(name, y)
 
     # ------------------------------------------------------------------ the model
+    @classmethod
+    def _model_kinds(cls) -> tuple[bool, bool]:
+        """(keeps a post-processed model, enters releases with the default weights): a
+        learner with its own ``predict_one`` (kernel regression, not x . w) keeps none."""
+        return (cls.predict_one is OnlineLearner.predict_one,
+                cls._release_weights is OnlineLearner._release_weights
+                and cls._release_noise_variance is OnlineLearner._release_noise_variance)
+
     def _release_weights(self, steps: np.ndarray) -> np.ndarray:
         """Weights a_s of the releases after steps s in the model's average."""
         return release_weights(steps)

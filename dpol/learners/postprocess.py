@@ -235,13 +235,8 @@ _KINDS: dict[type, tuple[bool, bool]] = {}
 
 
 def _kinds(cls: type) -> tuple[bool, bool]:
-    if cls not in _KINDS:
-        from dpol.learners._base import OnlineLearner
-
-        # a learner with its own predict_one (kernel regression, not x . w) keeps none
-        _KINDS[cls] = (cls.predict_one is OnlineLearner.predict_one,
-                       cls._release_weights is OnlineLearner._release_weights
-                       and cls._release_noise_variance is OnlineLearner._release_noise_variance)
+    if cls not in _KINDS:  # the learner's class says (OnlineLearner._model_kinds)
+        _KINDS[cls] = cls._model_kinds()
     return _KINDS[cls]
 
 
