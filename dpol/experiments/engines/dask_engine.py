@@ -1,0 +1,50 @@
+"""Dask engine (``dpol[dask]``): a ``LocalCluster`` started here, or a running scheduler."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future
+
+__all__ = ["DaskEngine"]
+
+
+class DaskEngine:
+    """Tasks on Dask workers (processes, one thread each).
+
+    Without an address, a ``distributed.LocalCluster`` of ``workers`` processes (its
+    nannies restart a worker that dies, and the scheduler resubmits its task); with one,
+    a client of that scheduler (whose workers must have dpol installed). :meth:`close`
+    stops what it started.
+    """
+
+    def __init__(self, workers: int, address: str | None = None) -> None:
+        try:
+            from distributed import Client, LocalCluster
+            from distributed.scheduler import KilledWorker
+        except ImportError as exc:
+            raise ImportError("--backend dask needs the 'dask' extra: pip install "
+                              "'dpol[dask]'", name=exc.name) from None
+
+        self.lost = (KilledWorker,)
+        self._cluster = None
+        if address is None:
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
+                                         processes=True, dashboard_address=None,
+                                         silence_logs=logging.ERROR)
+            self._client = Client(self._cluster)
+        else:
+            self._client = Client(address, timeout="10s")
+        self.workers = len(self._client.scheduler_info()["workers"]) or workers
+        self._executor = self._client.get_executor(pure=False)
+
+    def describe(self) -> str:
+        return f"dask ({self.workers} workers)"
+
+    def submit(self, func, *args) -> Future:
+        return self._executor.submit(func, *args)
+
+    def close(self, cancel: bool = False) -> None:
+        self._executor.shutdown(wait=False)
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
