@@ -140,8 +140,8 @@ runs nothing); got []
                    lambda v: v is None or (_is_real(v) and 0 < v < 1), "hold numbers in (0, 1)")
     deltas = [None if v is None else float(v) for v in deltas]
     seeds = grid["seeds"]
-    if _is_int(seeds) and seeds >= 1:
-        seeds = list(range(seeds))
+    if _is_int(seeds):  # a count: 0 is an empty grid
+        seeds = list(range(seeds)) if seeds >= 1 else []
     seeds = _list("grid.seeds", seeds, lambda v: _is_int(v) and v >= 0,
                   "be a count >= 1 or a list of integers >= 0")
     horizon = raw.get("horizon")
