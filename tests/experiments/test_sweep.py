@@ -181,3 +181,19 @@ def test_interrupted_in_process_keeps_what_finished(tmp_path, reference):
         sweep(config(TINY), workers=1, store=tmp_path / "s.sqlite", progress=stop_after_three)
     kept = results(tmp_path / "s.sqlite")
     assert len(kept) == 3 and all(reference[0][k] == v for k, v in kept.items())
+
+
+def test_help_and_reproduce_refuse_an_unknown_backend_in_one_line(tmp_path):
+    from dpol.cli import _app
+
+    runner = typer_testing.CliRunner()
+    top = runner.invoke(_app(), ["--help"])
+    assert top.exit_code == 0 and "sweep" in top.output
+    helped = runner.invoke(_app(), ["sweep", "--help"], env={"COLUMNS": "200"})
+    assert helped.exit_code == 0 and "--backend" in helped.output and "report" in helped.output
+    result = runner.invoke(_app(), ["reproduce", "jkt-logistic", "--quick", "--backend",
+                                    "spark", "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stderr == ("dpol reproduce: error: backend must be one of 'local', 'ray', "
+                             "'dask'; got 'spark'\n")
+    assert not any(tmp_path.iterdir())  # refused before any run
