@@ -151,8 +151,9 @@ runs nothing); got []
     if calibration not in ("tight", "paper"):
         raise fail("calibration", "be tight or paper", calibration)
     options = _unknown("options", raw.get("options", {}), tuple(learners))
-    for name, opts in options.items():
-        _unknown(f"options.{name}", opts, tuple(opts) if isinstance(opts, dict) else ())
+    for name, opts in options.items():  # their keywords: checked by _preflight
+        if not isinstance(opts, dict):
+            raise fail(f"options.{name}", "be a table of constructor keywords", opts)
     run = _unknown("run", raw.get("run", {}), RUN_KEYS)
     store = raw.get("store", "")
     if not isinstance(store, str):

@@ -56,6 +56,10 @@ GOOD = ('horizon = 100\n[grid]\nlearners = ["pqftl"]\nepsilons = [1.0]\nseeds = 
     (GOOD, ["--backend", "dask", "--address", "tcp://127.0.0.1:9"],
      "address must be a reachable Dask scheduler"),
     (GOOD, ["--backend", "ray", "--address", "no-port"], "address must be host:port"),
+    (GOOD, ["--backend", "ray", "--address", "127.0.0.1:9"], "address must be a reachable Ray"),
+    (GOOD, ["--address", "127.0.0.1:9"], "address must be left unset for --backend local"),
+    (GOOD + "[options]\npqftl = 3\n", [], "options.pqftl must be a table"),
+    (GOOD + "[run]\nworkers = 'two'\n", [], "workers must be an integer"),
 ])
 def test_bad_input_is_one_line_before_any_task(tmp_path, text, args, named):
     from dpol.cli import _app
