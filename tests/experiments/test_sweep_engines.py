@@ -11,7 +11,7 @@ import pytest
 from sweep_cases import SLOW, TINY, config, results
 
 from dpol.experiments.runner import run_sweep
-from dpol.experiments.sweep import sweep
+from dpol.experiments.sweep import SweepInterrupted, sweep
 
 psutil = pytest.importorskip("psutil")
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,4 +83,21 @@ def test_a_worker_killed_mid_task_is_retried(tmp_path, reference, engine):
     summary = sweep(config(SLOW), store=tmp_path / "s.sqlite", progress=kill_a_busy_worker,
                     **engine)
     assert killed and (summary.done, summary.failed) == (len(reference[1]), 0)
+    assert results(tmp_path / "s.sqlite") == reference[1]
+
+
+def test_interrupted_sweep_keeps_finished_cells_and_a_rerun_ends_it(tmp_path, reference,
+                                                                     engine):
+    engine, _ = engine
+
+    def stop_after_two(done: int, total: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt  # as Ctrl-C in the driver: queued cells are cancelled
+
+    with pytest.raises(SweepInterrupted, match="cells kept in"):
+        sweep(config(SLOW), store=tmp_path / "s.sqlite", progress=stop_after_two, **engine)
+    kept = results(tmp_path / "s.sqlite")
+    assert len(kept) == 2 and all(reference[1][k] == v for k, v in kept.items())
+    summary = sweep(config(SLOW), store=tmp_path / "s.sqlite", **engine)  # the rerun
+    assert (summary.skipped, summary.done) == (2, len(reference[1]) - 2)
     assert results(tmp_path / "s.sqlite") == reference[1]
