@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpol._validation import check_choice, check_int
-from dpol.experiments.engines import BACKENDS, check_address, open_engine
+from dpol._validation import check_int
+from dpol.experiments.engines import check_address, open_engine, require
 from dpol.experiments.runner import run_tasks
 from dpol.experiments.sweep_cell import run_cell
 from dpol.experiments.sweep_config import SweepConfig, cell_key, load_config
@@ -74,7 +74,7 @@ def sweep(config: str | Path | SweepConfig, *, backend: str | None = None,
     ((2, 0), (0, 2))
     """
     cfg = config if isinstance(config, SweepConfig) else load_config(config)
-    backend = check_choice("backend", backend or cfg.run.get("backend", "local"), BACKENDS)
+    backend = require(backend or cfg.run.get("backend", "local"))
     workers = check_int("workers", workers or cfg.run.get("workers") or os.cpu_count() or 1,
                         low=1)
     address = check_address(backend, address or cfg.run.get("address"))

@@ -201,3 +201,12 @@ def test_help_and_reproduce_refuse_an_unknown_backend_in_one_line(tmp_path):
     assert result.stderr == ("dpol reproduce: error: backend must be one of 'local', 'ray', "
                              "'dask'; got 'spark'\n")
     assert not any(tmp_path.iterdir())  # refused before any run
+
+
+@pytest.mark.parametrize(("backend", "module"), [("ray", "ray"), ("dask", "distributed")])
+def test_a_missing_engine_is_named_before_the_store_is_opened(tmp_path, monkeypatch, backend,
+                                                              module):
+    monkeypatch.setitem(sys.modules, module, None)  # as if the extra were not installed
+    with pytest.raises(ImportError, match=rf"needs the '{backend}' extra: pip install"):
+        sweep(config(TINY), backend=backend, store=tmp_path / "s.sqlite")
+    assert not (tmp_path / "s.sqlite").exists()

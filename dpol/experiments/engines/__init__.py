@@ -9,13 +9,14 @@ adapters are imported only when asked for.
 
 from __future__ import annotations
 
+import importlib
 import socket
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from dpol._validation import check_choice, check_int, fail
 
-__all__ = ["BACKENDS", "check_address", "open_engine"]
+__all__ = ["BACKENDS", "check_address", "open_engine", "require"]
 
 BACKENDS = ("local", "ray", "dask")
 
@@ -62,6 +63,29 @@ on this machine); got 'tcp://127.0.0.1:1'
     return address
 
 
+def require(backend: str) -> str:
+    """Refuse an unknown backend, or one whose extra is not installed, before any work.
+
+    Examples
+    --------
+    >>> require("local")
+    'local'
+    >>> require("spark")
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: backend must be one of 'local', 'ray', 'dask'; got 'spark'
+    """
+    backend = check_choice("backend", backend, BACKENDS)
+    module = {"ray": "ray", "dask": "distributed"}.get(backend)
+    if module is not None:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ImportError(f"--backend {backend} needs the '{backend}' extra: pip install "
+                              f"'dpol[{backend}]'", name=exc.name) from None
+    return backend
+
+
 @contextmanager
 def open_engine(backend: str = "local", workers: int = 1, address: str | None = None):
     """Start (or join) an engine for the block; it is shut down after (if dpol started it).
@@ -72,7 +96,7 @@ def open_engine(backend: str = "local", workers: int = 1, address: str | None = 
     ...     engine.submit(pow, 2, 10).result()
     1024
     """
-    backend = check_choice("backend", backend, BACKENDS)
+    backend = require(backend)
     workers = check_int("workers", workers, low=1)
     address = check_address(backend, address)
     if backend == "ray":

@@ -30,12 +30,8 @@ class DaskEngine:
     """
 
     def __init__(self, workers: int, address: str | None = None) -> None:
-        try:
-            from distributed import Client, LocalCluster
-            from distributed.scheduler import KilledWorker
-        except ImportError as exc:
-            raise ImportError("--backend dask needs the 'dask' extra: pip install "
-                              "'dpol[dask]'", name=exc.name) from None
+        from distributed import Client, LocalCluster  # available: open_engine required it
+        from distributed.scheduler import KilledWorker
 
         self.lost = (KilledWorker,)
         self._cluster = None

@@ -22,12 +22,8 @@ class RayEngine:
     """
 
     def __init__(self, workers: int, address: str | None = None) -> None:
-        try:
-            import ray
-            import ray.exceptions as rex
-        except ImportError as exc:
-            raise ImportError("--backend ray needs the 'ray' extra: pip install 'dpol[ray]'",
-                              name=exc.name) from None
+        import ray  # available: open_engine required it
+        import ray.exceptions as rex
 
         self._ray = ray
         self.lost = (rex.WorkerCrashedError, rex.NodeDiedError, rex.OwnerDiedError)
