@@ -1,4 +1,4 @@
-"""The ``dpol`` command (layer L6): demo, run, reproduce, account, audit, counters.
+"""The ``dpol`` command (layer L6): demo, run, reproduce, sweep, account, audit, counters.
 
 The logic lives below this layer (:mod:`dpol.experiments`); this module parses options,
 shows progress and tables with rich, and turns refused input (:class:`~dpol.errors.DpolError`),
@@ -44,6 +44,7 @@ def _app():
     from dpol.counters import COUNTER_NAMES
     from dpol.datasets import DATASETS
     from dpol.errors import DpolError
+    from dpol.experiments.sweep_cli import register as register_sweep
 
     app = typer.Typer(add_completion=False, no_args_is_help=True,
                       help="Differentially private online learning.")
@@ -211,6 +212,8 @@ def _app():
         data: Path = typer.Option(None, exists=True, dir_okay=False,
                                   help="Local copy of YearPredictionMSD / Covertype (CSV)."),
         workers: int = typer.Option(1, min=1, help="Local worker processes."),
+        backend: str = typer.Option("local", help="local, ray or dask (docs/sweeps.md)."),
+        address: str = typer.Option(None, help="A Ray head or Dask scheduler to join."),
     ) -> None:
         """Reproduce a paper experiment: PNG, CSV and a markdown report."""
         if experiment not in EXPERIMENTS:
@@ -218,8 +221,10 @@ def _app():
                                      f"{experiment!r}", param_hint="EXPERIMENT")
         with refusals("reproduce"), progress_bar(experiment) as update:
             result = reproduce(experiment, out, quick=quick, seeds=seeds, data=data,
-                               workers=workers, progress=update)
+                               workers=workers, progress=update, backend=backend, address=address)
         show_result(result)
+
+    register_sweep(app, console, refusals, progress_bar, show_rows)  # dpol sweep
 
     @app.command()
     def account(

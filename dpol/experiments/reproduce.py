@@ -13,8 +13,13 @@ EXPERIMENTS = ("jkt-synthetic", "jkt-year", "jkt-logistic", "wdp-regret", "nw-ke
 
 
 def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
-              data: Path | None, workers: int, progress=None):
+              data: Path | None, workers: int, progress=None, backend: str = "local",
+              address: str | None = None):
     """Run one experiment; ``quick`` shrinks it to about a minute.
+
+    Its runs go to one engine (:func:`~dpol.experiments.runner.using_engine`): ``workers``
+    local processes, or ``backend`` "ray" or "dask" (started here, or joined at
+    ``address``); the results are the same whichever runs them.
 
     Examples
     --------
@@ -33,6 +38,15 @@ def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
     check_choice("experiment", experiment, EXPERIMENTS)  # before any work: no fall-through
     if seeds is not None:  # 0 seeds ran the sweep on nothing and failed in the plots
         seeds = check_int("seeds", seeds, low=1)
+    from dpol.experiments.runner import using_engine
+
+    with using_engine(backend, workers, address):
+        return _reproduce(experiment, out, quick=quick, seeds=seeds, data=data,
+                          workers=workers, progress=progress)
+
+
+def _reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
+               data: Path | None, workers: int, progress):
     from dpol.experiments import jkt_appendix_g as jkt
     from dpol.experiments.env_bandit import env_bandit_regret
     from dpol.experiments.knj_incremental import incremental_regression

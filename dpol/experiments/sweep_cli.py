@@ -1,0 +1,83 @@
+"""The ``dpol sweep`` command's body (layer L6; registered by :mod:`dpol.cli`)."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+
+__all__ = ["register"]
+
+SUMMARY_KEYS = ["dataset", "learner", "counter", "epsilon", "delta", "done", "failed",
+                "real_epsilon", "average_regret", "mean_loss", "accuracy", "seconds",
+                "options", "first_error"]
+
+
+def register(app, console, refusals, progress_bar, show_rows) -> None:
+    """Add ``dpol sweep CONFIG.toml`` and ``dpol sweep report STORE`` to ``app``."""
+    import typer
+
+    from dpol.errors import InvalidInputError
+
+    @app.command(epilog="A config, in TOML: docs/sweeps.md. Exit code 130 after Ctrl-C "
+                 "(finished cells kept: rerun to finish the others).")
+    def sweep(
+        config: str = typer.Argument(..., help="A sweep config (TOML), or 'report'."),
+        store: Path = typer.Argument(None, help="With 'report': the results store to read."),
+        backend: str = typer.Option(None, help="local (processes on this machine), ray or "
+                                    "dask (default: the config's [run] table, else local)."),
+        workers: int = typer.Option(None, min=1, help="Workers (default: one per CPU); "
+                                    "with --address the cluster's own."),
+        address: str = typer.Option(None, help="A running Ray head (host:port, ray://..., "
+                                    "auto) or Dask scheduler (tcp://host:8786) to join."),
+        results: Path = typer.Option(None, "--store", help="Results store (default: the "
+                                     "config's, or CONFIG with .sqlite)."),
+        out: Path = typer.Option(None, help="report: folder of the plots (default: beside "
+                                 "the store)."),
+    ) -> None:
+        """Run a grid of learners x counters x epsilons x deltas x seeds x data sets
+        (`dpol sweep CONFIG.toml`), or summarise and plot its results store
+        (`dpol sweep report STORE`). Finished cells are kept: a rerun skips them."""
+        if config == "report":
+            _report(store, out)
+            return
+        from dpol.experiments.sweep import SweepInterrupted
+        from dpol.experiments.sweep import sweep as run
+
+        if store is not None:
+            sys.stderr.write(f"dpol sweep: error: a second argument only follows 'report' "
+                             f"(the store of a config is --store); got {store}\n")
+            raise typer.Exit(1)
+        try:
+            with refusals("sweep"), progress_bar(Path(config).stem, unit="cells") as update:
+                summary = run(config, backend=backend, workers=workers, address=address,
+                              store=results, progress=update)
+        except SweepInterrupted as stop:
+            sys.stderr.write(f"dpol sweep: {stop}\n")
+            raise typer.Exit(130) from None
+        console.print(summary.line(), highlight=False)
+        if summary.failed:
+            sys.stderr.write(f"dpol sweep: warning: {summary.failed} cells failed; "
+                             f"`dpol sweep report {summary.store}` shows their errors\n")
+
+    def _report(store: Path | None, out: Path | None) -> None:
+        from dpol.experiments.sweep_report import summarize, sweep_plots
+        from dpol.experiments.sweep_store import ResultStore
+
+        with refusals("sweep report"):
+            if store is None or not store.is_file():
+                raise InvalidInputError(f"STORE must be the results store of a sweep; got "
+                                        f"{store}")
+            try:
+                with ResultStore(store) as s:
+                    rows = summarize(s.rows())
+                figures = sweep_plots(store, out or store.parent)
+            except sqlite3.DatabaseError as exc:
+                raise InvalidInputError(f"STORE must be the results store of a sweep; got "
+                                        f"{store} ({exc})") from None
+        for row in rows:
+            row.update(counter=row["counter"] or "-", delta=row["delta"] or "default",
+                       options=row["options"] if row["options"] != "{}" else "")
+        show_rows(f"{store}: {len(rows)} configurations", rows, SUMMARY_KEYS)
+        for fig in figures:
+            console.print(f"figure: {fig}")

@@ -1,0 +1,212 @@
+"""dpol sweep on local processes: bad input refused before any task, resume, faults."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sweep_cases import SLOW, TINY, config, results
+
+from dpol.errors import InvalidInputError
+from dpol.experiments.sweep import SweepInterrupted, sweep
+from dpol.experiments.sweep_config import SweepConfig, load_config
+
+typer_testing = pytest.importorskip("typer.testing")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The TINY and SLOW grids run in this process: what every other run must equal."""
+    tmp = tmp_path_factory.mktemp("reference")
+    sweep(config(TINY), workers=1, store=tmp / "tiny.sqlite")
+    sweep(config(SLOW), workers=1, store=tmp / "slow.sqlite")
+    return results(tmp / "tiny.sqlite"), results(tmp / "slow.sqlite")
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "sweep.toml"
+    path.write_text(text)
+    return path
+
+
+GOOD = ('horizon = 100\n[grid]\nlearners = ["pqftl"]\nepsilons = [1.0]\nseeds = 1\n'
+        'datasets = ["synthetic-regression"]\n')
+
+
+@pytest.mark.parametrize(("text", "args", "named"), [
+    (GOOD.replace("epsilons", "epsilon"), [], "grid.epsilon must be a known key"),
+    (GOOD.replace("[1.0]", '["one"]'), [], "grid.epsilons must hold numbers > 0"),
+    (GOOD.replace("[1.0]", "[]"), [], "grid.epsilons must be a non-empty list"),
+    (GOOD.replace('"pqftl"', '"nope"'), [], "grid.learners must name learners"),
+    (GOOD.replace("seeds = 1", "seeds = 1.5"), [], "grid.seeds must be a count"),
+    (GOOD.replace('"synthetic-regression"', '"breast-cancer"'), [],
+     "grid.datasets must hold a regression data set for pqftl"),
+    (GOOD + "[options.pqftl]\nnope = 1\n", [], "options must hold keywords"),
+    (GOOD + "colour = 1\n", [], "colour must be a known key"),
+    (GOOD.replace("[grid]", "horizon2 = [\n[grid]"), [], "not valid TOML"),
+    (GOOD, ["--backend", "spark"], "backend must be one of 'local', 'ray', 'dask'; got 'spark'"),
+    (GOOD, ["--backend", "dask", "--address", "tcp://127.0.0.1:9"],
+     "address must be a reachable Dask scheduler"),
+    (GOOD, ["--backend", "ray", "--address", "no-port"], "address must be host:port"),
+    (GOOD, ["--backend", "ray", "--address", "127.0.0.1:9"], "address must be a reachable Ray"),
+    (GOOD, ["--address", "127.0.0.1:9"], "address must be left unset for --backend local"),
+    (GOOD + "[options]\npqftl = 3\n", [], "options.pqftl must be a table"),
+    (GOOD + "[run]\nworkers = 'two'\n", [], "workers must be an integer"),
+])
+def test_bad_input_is_one_line_before_any_task(tmp_path, text, args, named):
+    from dpol.cli import _app
+
+    path = write(tmp_path, text)
+    result = typer_testing.CliRunner().invoke(_app(), ["sweep", str(path), *args])
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("dpol ")]
+    assert len(lines) == 1 and "error:" in lines[0] and named in lines[0], result.stderr
+    assert not path.with_suffix(".sqlite").exists()  # no task started, no store opened
+
+
+def test_the_python_api_refuses_the_same_input():
+    with pytest.raises(InvalidInputError, match=r"grid\.seeds must be a non-empty list"):
+        sweep(config({**TINY, "grid": {**TINY["grid"], "seeds": 0}}))
+    with pytest.raises(InvalidInputError, match="workers must be"):
+        sweep(config(TINY), workers=-1)
+
+
+def test_cells_are_written_once_and_a_rerun_skips_them(tmp_path, reference):
+    store = tmp_path / "s.sqlite"
+    cfg = config(TINY)
+    first = sweep(cfg, workers=2, store=store)
+    assert (first.total, first.done, first.failed, first.skipped) == (len(cfg.cells),) * 2 + (
+        0, 0)
+    assert results(store) == reference[0]  # two local processes: the same bits
+    lost = next(iter(reference[0]))  # a crash before this cell's commit: it is not there
+    with sqlite3.connect(store) as db:
+        db.execute("DELETE FROM cells WHERE key = ?", (lost,))
+    again = sweep(cfg, workers=2, store=store)
+    assert (again.skipped, again.done) == (len(cfg.cells) - 1, 1)
+    assert results(store) == reference[0]
+
+
+def test_a_cell_that_raises_is_recorded_and_the_rest_go_on(tmp_path, reference):
+    cfg = config(TINY)
+    bad = {**cfg.cells[0], "dataset": "no-such-set"}  # past the config check: fails in its task
+    summary = sweep(SweepConfig([bad, *cfg.cells], tmp_path / "s.sqlite"), workers=2)
+    assert (summary.done, summary.failed) == (len(cfg.cells), 1)
+    rows = results(tmp_path / "s.sqlite")
+    failed = [r for r in rows.values() if r["status"] == "failed"]
+    assert len(failed) == 1 and "dataset must be one of" in failed[0]["error"]
+    assert failed[0]["traceback"].startswith("Traceback")
+    assert {k: v for k, v in rows.items() if v["status"] == "done"} == reference[0]
+
+
+def test_a_killed_worker_is_replaced_and_its_task_rerun(tmp_path, reference):
+    killed = []
+
+    def kill_one_worker(done: int, total: int) -> None:
+        if done == 1 and not killed:  # the other worker, and this one's next cell, mid-task
+            victim = multiprocessing.active_children()[0]
+            os.kill(victim.pid, signal.SIGKILL)
+            killed.append(victim.pid)
+
+    summary = sweep(config(SLOW), workers=2, store=tmp_path / "s.sqlite",
+                    progress=kill_one_worker)
+    assert killed and (summary.done, summary.failed) == (6, 0)
+    assert results(tmp_path / "s.sqlite") == reference[1]
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:  # a fresh pool ran the retried cells
+        pids = {w.split(":")[1] for (w,) in db.execute("SELECT worker FROM cells")}
+    assert len(pids) > 2
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_finished_cells(tmp_path, reference):
+    raw = dict(SLOW, grid={**SLOW["grid"], "seeds": list(range(6))})  # 18 cells, ~10 s
+    lines = [f"horizon = {raw['horizon']}", "[grid]"] + [
+        f"{k} = {v!r}".replace("'", '"') for k, v in raw["grid"].items()] + ["[run]",
+                                                                              "workers = 2"]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    store = path.with_suffix(".sqlite")
+    proc = subprocess.Popen([sys.executable, "-c", "from dpol.cli import main; main()",
+                             "sweep", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(_done(store)) < 2:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    message = [line for line in err.splitlines() if line.startswith("dpol sweep:")]
+    assert len(message) == 1 and "cells kept in" in message[0], err
+    assert "Traceback" not in err
+    kept = _done(store)
+    assert 2 <= len(kept) < 18
+    summary = sweep(load_config(path), workers=2)  # the rerun finishes the others
+    assert (summary.skipped, summary.done) == (len(kept), 18 - len(kept))
+    assert {k: r for k, r in results(store).items() if k in reference[1]} == reference[1]
+
+
+def _done(store: Path) -> set[str]:
+    if not store.exists():
+        return set()
+    try:
+        with sqlite3.connect(store) as db:
+            return {k for (k,) in db.execute("SELECT key FROM cells WHERE status = 'done'")}
+    except sqlite3.OperationalError:  # the driver is creating the table
+        return set()
+
+
+def test_report_prints_a_table_and_writes_plots(tmp_path):
+    from dpol.cli import _app
+
+    store = tmp_path / "s.sqlite"
+    sweep(config(TINY), workers=1, store=store)
+    result = typer_testing.CliRunner().invoke(
+        _app(), ["sweep", "report", str(store), "--out", str(tmp_path / "plots")],
+        env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert "configurations" in result.stdout and "honaker" in result.stdout
+    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
+    assert pngs == ["sweep_synthetic-classification_regret.png",
+                    "sweep_synthetic-regression_regret.png"]
+
+
+def test_interrupted_in_process_keeps_what_finished(tmp_path, reference):
+    def stop_after_three(done: int, total: int) -> None:
+        if done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(SweepInterrupted, match=f"3 of {len(reference[0])} cells kept"):
+        sweep(config(TINY), workers=1, store=tmp_path / "s.sqlite", progress=stop_after_three)
+    kept = results(tmp_path / "s.sqlite")
+    assert len(kept) == 3 and all(reference[0][k] == v for k, v in kept.items())
+
+
+def test_help_and_reproduce_refuse_an_unknown_backend_in_one_line(tmp_path):
+    from dpol.cli import _app
+
+    runner = typer_testing.CliRunner()
+    top = runner.invoke(_app(), ["--help"])
+    assert top.exit_code == 0 and "sweep" in top.output
+    helped = runner.invoke(_app(), ["sweep", "--help"], env={"COLUMNS": "200"})
+    assert helped.exit_code == 0 and "--backend" in helped.output and "report" in helped.output
+    result = runner.invoke(_app(), ["reproduce", "jkt-logistic", "--quick", "--backend",
+                                    "spark", "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stderr == ("dpol reproduce: error: backend must be one of 'local', 'ray', "
+                             "'dask'; got 'spark'\n")
+    assert not any(tmp_path.iterdir())  # refused before any run
+
+
+@pytest.mark.parametrize(("backend", "module"), [("ray", "ray"), ("dask", "distributed")])
+def test_a_missing_engine_is_named_before_the_store_is_opened(tmp_path, monkeypatch, backend,
+                                                              module):
+    monkeypatch.setitem(sys.modules, module, None)  # as if the extra were not installed
+    with pytest.raises(ImportError, match=rf"needs the '{backend}' extra: pip install"):
+        sweep(config(TINY), backend=backend, store=tmp_path / "s.sqlite")
+    assert not (tmp_path / "s.sqlite").exists()

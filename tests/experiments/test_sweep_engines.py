@@ -1,0 +1,103 @@
+"""dpol sweep on real Ray and Dask engines (2 CPUs each, one start per engine): the same
+bits as local processes, and a worker killed with SIGKILL mid-task is retried."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from sweep_cases import SLOW, TINY, config, results
+
+from dpol.experiments.runner import run_sweep
+from dpol.experiments.sweep import SweepInterrupted, sweep
+
+psutil = pytest.importorskip("psutil")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("reference")
+    sweep(config(TINY), workers=1, store=tmp / "tiny.sqlite")
+    sweep(config(SLOW), workers=1, store=tmp / "slow.sqlite")
+    return results(tmp / "tiny.sqlite"), results(tmp / "slow.sqlite")
+
+
+@pytest.fixture(scope="module")
+def ray_engine():
+    """A local Ray instance; the engine reuses it (``ray.init`` is not called again)."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+
+    def busy() -> list[int]:  # Ray names a worker after the task it runs
+        return [p.pid for p in psutil.process_iter(["cmdline"])
+                if any("ray::run_cell" in part for part in p.info["cmdline"] or [])]
+
+    yield {"backend": "ray"}, busy
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def dask_engine():
+    """A ``LocalCluster`` of 2 worker processes, joined by its address (as --address does)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+
+        def busy() -> list[int]:  # both workers hold a cell when the first result is in
+            return list(client.run(os.getpid).values())
+
+        yield {"backend": "dask", "address": cluster.scheduler_address}, busy
+
+
+@pytest.fixture(params=["ray", "dask"])
+def engine(request):
+    return request.getfixturevalue(f"{request.param}_engine")
+
+
+def test_same_bits_as_local_processes(tmp_path, reference, engine):
+    engine, _ = engine
+    summary = sweep(config(TINY), store=tmp_path / "s.sqlite", **engine)
+    assert (summary.done, summary.failed, summary.backend) == (len(reference[0]), 0,
+                                                                engine["backend"])
+    assert results(tmp_path / "s.sqlite") == reference[0]
+    # the paper experiments' runner (dpol reproduce --backend) goes through the same engine
+    assert run_sweep(dict, [{"a": 1}, {"a": 2}], **engine) == [
+        {"a": 1, "warnings": ""}, {"a": 2, "warnings": ""}]
+
+
+def test_a_worker_killed_mid_task_is_retried(tmp_path, reference, engine):
+    engine, busy = engine
+    killed = []
+
+    def kill_a_busy_worker(done: int, total: int) -> None:
+        if done == 1 and not killed:
+            victim = busy()[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    summary = sweep(config(SLOW), store=tmp_path / "s.sqlite", progress=kill_a_busy_worker,
+                    **engine)
+    assert killed and (summary.done, summary.failed) == (len(reference[1]), 0)
+    assert results(tmp_path / "s.sqlite") == reference[1]
+
+
+def test_interrupted_sweep_keeps_finished_cells_and_a_rerun_ends_it(tmp_path, reference,
+                                                                     engine):
+    engine, _ = engine
+
+    def stop_after_two(done: int, total: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt  # as Ctrl-C in the driver: queued cells are cancelled
+
+    with pytest.raises(SweepInterrupted, match="cells kept in"):
+        sweep(config(SLOW), store=tmp_path / "s.sqlite", progress=stop_after_two, **engine)
+    kept = results(tmp_path / "s.sqlite")
+    assert len(kept) == 2 and all(reference[1][k] == v for k, v in kept.items())
+    summary = sweep(config(SLOW), store=tmp_path / "s.sqlite", **engine)  # the rerun
+    assert (summary.skipped, summary.done) == (2, len(reference[1]) - 2)
+    assert results(tmp_path / "s.sqlite") == reference[1]
