@@ -18,7 +18,7 @@ import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.calibrate import calibrate
+from dpol.accounting.calibrate import bisect_multiplier, calibrate
 from dpol.accounting.calibration import gaussian_epsilon, mu_star, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
@@ -71,12 +71,8 @@ def _bisect_sigma(solver: PrivateProjectedSGD, sizes: tuple[int, ...], epsilon: 
     constructions of the same mechanism do not repeat the accountant's work)."""
     hi = solver._ratio(max(sizes)) * math.sqrt(sum(solver.n_steps(n) for n in sizes)) \
         / mu_star(epsilon, delta)  # without amplification: always enough
-    lo = hi * 1e-4
-    while hi / lo > 1.0 + 1e-4:
-        mid = math.sqrt(lo * hi)
-        ok = solver.epsilon(list(sizes), mid, delta, target=epsilon) <= epsilon
-        lo, hi = (lo, mid) if ok else (mid, hi)
-    return hi
+    return bisect_multiplier(
+        lambda sigma: solver.epsilon(list(sizes), sigma, delta, target=epsilon), epsilon, hi)
 
 
 class PrivateProjectedSGD:
