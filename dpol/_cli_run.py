@@ -43,7 +43,7 @@ def _interrupted(out: Path) -> str:
 
 
 def run_command(args: dict, option: list[str] | None, *, resume: Path | None,
-                checkpoint_every: int | None, ui) -> None:
+                checkpoint_every: int | None, chunk_rows: int | None = None, ui) -> None:
     """Run (or resume) and print the results; ``ui`` has the CLI's console helpers."""
     from dpol.experiments.run_file import resume_run, run_learner
 
@@ -60,7 +60,8 @@ def run_command(args: dict, option: list[str] | None, *, resume: Path | None,
                     raise typer.Exit(2)
                 result = run_learner(**{**args, "options": parse_options(option)},
                                      progress=update, command=_quoted(args, option),
-                                     checkpoint_every=checkpoint_every)
+                                     checkpoint_every=checkpoint_every,
+                                     chunk_rows=chunk_rows)
     except KeyboardInterrupt:
         sys.stderr.write(_interrupted(Path(out)))
         raise typer.Exit(130) from None

@@ -182,6 +182,8 @@ def _app():
                                              "and releases every N rows (in --out)."),
         resume: Path = typer.Option(None, file_okay=False, help="Continue the run "
                                     "checkpointed in this folder (no LEARNER, DATA)."),
+        chunk_rows: int = typer.Option(None, min=1, help="Read and learn the file N rows "
+                                       "at a time (streams larger than memory; no regret)."),
     ) -> None:
         """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
 
@@ -201,7 +203,8 @@ def _app():
                     test_fraction=test_fraction)
         ui = SimpleNamespace(refusals=refusals, progress_bar=progress_bar,
                              show_rows=show_rows, console=console)
-        run_command(args, option, resume=resume, checkpoint_every=checkpoint_every, ui=ui)
+        run_command(args, option, resume=resume, checkpoint_every=checkpoint_every,
+                    chunk_rows=chunk_rows, ui=ui)
 
     @app.command(name="reproduce")
     def reproduce_cmd(

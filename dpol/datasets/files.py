@@ -64,11 +64,12 @@ def _refuse(rule: str, where: str) -> InvalidInputError:
     return InvalidInputError(f"data must {rule}; got {where}")
 
 
-def _first_unreadable(body: list[tuple[int, str]], names: list[str]) -> str:
+def _first_unreadable(body: list[tuple[int, str]], names: list[str], first_row: int = 1
+                      ) -> str:
     """Where and why np.loadtxt failed: the first row with a wrong field count or a
     field that is not a number (numpy's own message names body rows from 0 or 1 by
     version and suggests ``usecols``, which means nothing to a ``dpol`` user)."""
-    for row, (line, text) in enumerate(body, start=1):
+    for row, (line, text) in enumerate(body, start=first_row):
         fields = [f.strip() for f in text.split(",")]
         if len(fields) != len(names):
             return f"{len(fields)} fields in row {row} (line {line})"

@@ -30,9 +30,13 @@ from pathlib import Path
 import numpy as np
 
 from dpol._validation import fail
+from dpol.learners import Trace
 
-__all__ = ["CHECKPOINT", "atomic_write", "data_fingerprint", "load_checkpoint",
-           "save_checkpoint"]
+__all__ = ["CHECKPOINT", "atomic_write", "data_fingerprint", "join_traces", "load_checkpoint",
+           "save_checkpoint", "stream_slices"]
+
+#: rows per call of ``run`` between two progress updates (at least; ~100 updates a run)
+CHUNK_ROWS = 1024
 
 #: the checkpoint's file name in a run's output folder
 CHECKPOINT = "checkpoint.pkl"
@@ -121,3 +125,37 @@ def load_checkpoint(folder: str | Path) -> dict:
     if not isinstance(body, dict) or body.get("version") != _VERSION:
         raise fail("resume", f"hold a {CHECKPOINT} of this dpol version", str(folder))
     return body
+
+
+def stream_slices(key: str, model, X, y, u, tick: Callable[[int], None], state: dict,
+            every: int | None, save: Callable[[], None]) -> Trace:
+    """``model.run`` in slices from row ``state["done"][key]`` on (the same releases, bit
+    for bit: a learner's ``run`` after ``run`` continues its stream), so progress can be
+    shown and, at the end of the first slice after every ``every`` rows, the state saved
+    with the releases so far. The slices depend on the stream's length only, so a
+    resumed run adds up its regret in the same order as an uninterrupted one."""
+    parts = state["parts"].setdefault(key, [])
+    start = saved = state["done"].get(key, 0)
+    state["models"][key] = model
+    step = max(CHUNK_ROWS, -(-len(y) // 100))
+    while start < len(y):
+        stop = min(start + step, len(y))
+        parts.append(model.run(X[start:stop], y[start:stop], comparator=u))
+        state["done"][key] = start = stop
+        if every and (stop - saved >= every or stop == len(y)):
+            save()  # the releases with the state that made them, in one atomic file
+            saved = stop
+        tick(stop)
+    return join_traces(parts)
+
+
+def join_traces(parts: list[Trace]) -> Trace:
+    """One trace of consecutive slices (regret continued across them)."""
+    offsets = np.cumsum([0.0] + [p.regret[-1] for p in parts[:-1]])
+    return Trace(weights=np.vstack([p.weights for p in parts]),
+                 losses=np.concatenate([p.losses for p in parts]),
+                 predictions=np.concatenate([p.predictions for p in parts]),
+                 final_weights=parts[-1].final_weights, privacy=parts[-1].privacy,
+                 n_clipped=parts[-1].n_clipped,
+                 regret=np.concatenate([p.regret + o for p, o in zip(parts, offsets,
+                                                                      strict=True)]))

@@ -46,9 +46,10 @@ from dpol.experiments.run_checkpoint import (
     data_fingerprint,
     load_checkpoint,
     save_checkpoint,
+    stream_slices,
 )
 from dpol.experiments.run_report import ERRATA_IDS, split_text, write_report
-from dpol.learners import Trace
+from dpol.experiments.run_stream import chunked_arguments, run_chunked
 
 __all__ = ["ERRATA_IDS", "RUN_NORMALIZATIONS", "load_run_stream", "resume_run",
            "run_learner"]
@@ -57,8 +58,6 @@ CURVE_POINTS = 400
 #: ``normalize`` of :func:`run_learner`: a table's own, or "private" (scaling released
 #: privately on the ``bounds_budget`` share, inside the guarantee)
 RUN_NORMALIZATIONS = (*NORMALIZATIONS, "private")
-#: rows per call of ``run`` between two progress updates (at least; ~100 updates a run)
-CHUNK_ROWS = 1024
 
 
 def _rows(data: object, *, task: str, target_col, normalize: str, x_bound: float,
@@ -107,40 +106,6 @@ def _thin(curve: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return idx + 1, curve[idx]
 
 
-def _stream(key: str, model, X, y, u, tick: Callable[[int], None], state: dict,
-            every: int | None, save: Callable[[], None]) -> Trace:
-    """``model.run`` in slices from row ``state["done"][key]`` on (the same releases, bit
-    for bit: a learner's ``run`` after ``run`` continues its stream), so progress can be
-    shown and, at the end of the first slice after every ``every`` rows, the state saved
-    with the releases so far. The slices depend on the stream's length only, so a
-    resumed run adds up its regret in the same order as an uninterrupted one."""
-    parts = state["parts"].setdefault(key, [])
-    start = saved = state["done"].get(key, 0)
-    state["models"][key] = model
-    step = max(CHUNK_ROWS, -(-len(y) // 100))
-    while start < len(y):
-        stop = min(start + step, len(y))
-        parts.append(model.run(X[start:stop], y[start:stop], comparator=u))
-        state["done"][key] = start = stop
-        if every and (stop - saved >= every or stop == len(y)):
-            save()  # the releases with the state that made them, in one atomic file
-            saved = stop
-        tick(stop)
-    return _join(parts)
-
-
-def _join(parts: list[Trace]) -> Trace:
-    """One trace of consecutive slices (regret continued across them)."""
-    offsets = np.cumsum([0.0] + [p.regret[-1] for p in parts[:-1]])
-    return Trace(weights=np.vstack([p.weights for p in parts]),
-                 losses=np.concatenate([p.losses for p in parts]),
-                 predictions=np.concatenate([p.predictions for p in parts]),
-                 final_weights=parts[-1].final_weights, privacy=parts[-1].privacy,
-                 n_clipped=parts[-1].n_clipped,
-                 regret=np.concatenate([p.regret + o for p, o in zip(parts, offsets,
-                                                                      strict=True)]))
-
-
 def _summary(label: str, trace, ref: np.ndarray) -> dict:
     n = len(trace.losses)
     return {"model": label, "guarantee": str(trace.privacy),
@@ -171,7 +136,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                 test_fraction: float | None = None,
                 progress: Callable[..., None] | None = None,
                 command: str | None = None, checkpoint_every: int | None = None,
-                _resumed: dict | None = None) -> ExperimentResult:
+                chunk_rows: int | None = None, _resumed: dict | None = None
+                ) -> ExperimentResult:
     """Run ``learner`` (a name of :data:`dpol.adapters.LEARNERS`) on ``data``; write outputs.
 
     ``horizon`` is the length the noise is calibrated for (default: the number of rows;
@@ -187,7 +153,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     ``checkpoint_every`` saves the learners' state with their releases every that many
     rows into ``out_dir/checkpoint.pkl``; :func:`resume_run` continues from it, with
     releases identical to an uninterrupted run's. The checkpoint is removed once the
-    outputs are written.
+    outputs are written. ``chunk_rows`` reads and learns the file that many rows at a time
+    (:mod:`dpol.experiments.run_stream`), for streams larger than memory.
 
     A bound ``"auto"`` is estimated privately from the rows the learner sees
     (:func:`~dpol.datasets.private_bounds.private_bounds`) with ``bounds_budget * epsilon``;
@@ -238,6 +205,10 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
         if isinstance(data, str) and data == "-":
             raise fail("checkpoint_every", "be unset for data read from standard input (a "
                        "resumed run must read the same rows again)", checkpoint_every)
+    if chunk_rows is not None:  # streams larger than memory: another path, same outputs
+        return run_chunked(learner, data, out_dir, **chunked_arguments(
+            {**args, "x_bound": x_bound, "y_bound": y_bound}, chunk_rows, any(auto)),
+            progress=progress)
     classification = spec.task == "classification"
 
     X_all, y_all, name, how = _rows(data, task=spec.task, target_col=target_col,
@@ -293,7 +264,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     def save() -> None:
         save_checkpoint(out, state)
 
-    trace = _stream("private", model, X, y, u, ticker(learner), state, checkpoint_every,
+    trace = stream_slices("private", model, X, y, u, ticker(learner), state, checkpoint_every,
                     save)
     fits = [(learner, model, trace)]
     if baseline:
@@ -303,7 +274,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                 warnings.simplefilter("ignore", NonPrivateWarning)
                 twin_model = make_learner(learner, X.shape[1], seed=seed, **{
                     **build, "epsilon": math.inf, "calibration": "tight"})
-        twin = _stream("twin", twin_model, X, y, u, ticker("non-private twin"), state,
+        twin = stream_slices("twin", twin_model, X, y, u, ticker("non-private twin"), state,
                        checkpoint_every, save)
         fits.append((f"{learner}, non-private twin", twin_model, twin))
     rows = [_summary(label, t, ref) for label, _, t in fits]

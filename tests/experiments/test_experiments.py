@@ -160,10 +160,10 @@ def test_run_in_slices_releases_what_one_run_releases(name):
     # dpol run feeds the learner in slices to show progress: the releases, losses and
     # regret must be those of one run, bit for bit
     from dpol.adapters.registry import LEARNERS, comparator, make_learner
-    from dpol.experiments import run_file
+    from dpol.experiments import run_checkpoint
 
     rng = np.random.default_rng(1)
-    n = 1500  # slices of 1024 and 476 rows (run_file.CHUNK_ROWS)
+    n = 1500  # slices of 1024 and 476 rows (run_checkpoint.CHUNK_ROWS)
     X = rng.normal(size=(n, 4)) * 0.3
     target = X @ np.array([0.5, -0.3, 0.2, 0.1])
     y = np.sign(target) if LEARNERS[name].task == "classification" else target
@@ -173,8 +173,8 @@ def test_run_in_slices_releases_what_one_run_releases(name):
     sliced = make_learner(name, 4, horizon=n, epsilon=1.0, seed=5)
     ticks = []
     state = {"done": {}, "parts": {}, "models": {}}
-    joined = run_file._stream("private", sliced, X, y, u, ticks.append, state, None,
-                              lambda: None)
+    joined = run_checkpoint.stream_slices("private", sliced, X, y, u, ticks.append, state,
+                                          None, lambda: None)
     assert ticks == [1024, n]
     for field in ("weights", "losses", "predictions", "final_weights"):
         np.testing.assert_array_equal(getattr(joined, field), getattr(one, field))

@@ -1,0 +1,113 @@
+"""Tables read in chunks of rows, for streams larger than memory (layer L4).
+
+:func:`iter_table` yields a file's rows ``chunk_rows`` at a time with the checks and the
+messages of :func:`~dpol.datasets.files.read_table` (a cell that is not a finite number
+is refused with its row, counted over the whole file, its column and its line), so
+only one chunk is ever in memory: CSV (also gzipped) line by line, NPY through a
+memory map, Parquet by record batches (the ``parquet`` extra).
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from dpol._validation import check_int, fail
+from dpol.datasets.files import SUFFIXES, _cell, _first_unreadable, _is_number, _refuse
+
+__all__ = ["iter_table"]
+
+
+def _csv_chunks(path: Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, list[str]]]:
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    where = str(path)
+    with opener(path, "rt") as handle:
+        numbered = ((n, line) for n, line in enumerate(handle, start=1) if line.strip())
+        first = next(numbered, None)
+        if first is None:
+            raise fail("data", "hold at least one row", where)
+        fields = [f.strip() for f in first[1].split(",")]
+        header = not all(_is_number(f) for f in fields)
+        names = fields if header else [f"x{i}" for i in range(len(fields))]
+        rows = numbered if header else itertools.chain([first], numbered)
+        done, any_row = 0, False
+        while body := list(itertools.islice(rows, chunk_rows)):
+            any_row = True
+            try:
+                table = np.loadtxt([text for _, text in body], delimiter=",", ndmin=2,
+                                   dtype=np.float64)
+                if table.shape[1] != len(names):
+                    raise ValueError
+            except ValueError:
+                raise _refuse(f"hold numbers only, {len(names)} per row",
+                              f"{_first_unreadable(body, names, done + 1)} of {where}"
+                              ) from None
+            bad = ~np.isfinite(table)
+            if bad.any():
+                row, col = np.argwhere(bad)[0]
+                raise _refuse("contain only finite numbers", f"{table[row, col]} in "
+                              f"{_cell(done + int(row) + 1, names, int(col), body[row][0])}"
+                              f" of {where}")
+            done += len(body)
+            yield table, names
+        if not any_row:
+            raise fail("data", "hold at least one row below its header", where)
+
+
+def iter_table(path: str | Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, list[str]]]:
+    """Yield ``(rows, column names)`` of the file ``chunk_rows`` rows at a time.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_text("a,b\\n1,2\\n3,4\\n5,6\\n")
+    >>> [(t.tolist(), names) for t, names in iter_table(p, 2)]
+    [([[1.0, 2.0], [3.0, 4.0]], ['a', 'b']), ([[5.0, 6.0]], ['a', 'b'])]
+    >>> _ = p.write_text("a,b\\n1,2\\n3,4\\n5,x\\n")
+    >>> list(iter_table(p, 2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: data must hold numbers only, 2 per row; got 'x' in row 3, ...
+    """
+    chunk_rows = check_int("chunk_rows", chunk_rows, low=1)
+    path = Path(path)
+    if not path.is_file():
+        raise fail("data", "name an existing file (chunked reading needs a file)", str(path))
+    gz = path.suffix.lower() == ".gz"
+    suffix = Path(path.stem).suffix.lower() if gz else path.suffix.lower()
+    if suffix not in SUFFIXES or (gz and suffix in (".npy", ".parquet")):
+        raise fail("data", f"end in one of {', '.join(SUFFIXES)}", str(path))
+    if suffix == ".npy":
+        table = np.load(path, mmap_mode="r", allow_pickle=False)
+        if table.ndim != 2 or table.dtype.kind not in "iuf":
+            raise fail("data", "hold a 2-d numeric array", f"{path}: {table.dtype}{table.shape}")
+        names = [f"x{i}" for i in range(table.shape[1])]
+        for start in range(0, table.shape[0], chunk_rows):
+            chunk = np.array(table[start:start + chunk_rows], dtype=np.float64)
+            if not np.all(np.isfinite(chunk)):
+                row, col = np.argwhere(~np.isfinite(chunk))[0]
+                raise _refuse("contain only finite numbers", f"{chunk[row, col]} in "
+                              f"{_cell(start + int(row) + 1, names, int(col), None)} of {path}")
+            yield chunk, names
+        return
+    if suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as exc:
+            raise ImportError("reading Parquet needs pyarrow: pip install 'dpol[parquet]'") \
+                from exc
+        source = pq.ParquetFile(path)
+        names = list(source.schema_arrow.names)
+        for batch in source.iter_batches(batch_size=chunk_rows):
+            try:
+                yield np.column_stack([np.asarray(c.to_numpy(zero_copy_only=False),
+                                                  dtype=np.float64) for c in batch.columns]), names
+            except (TypeError, ValueError) as exc:
+                raise fail("data", f"hold numeric columns only ({exc})", str(path)) from None
+        return
+    yield from _csv_chunks(path, chunk_rows)

@@ -1,0 +1,94 @@
+"""`dpol run --chunk-rows`: streams read and learned in chunks give the releases of the
+whole-file run, refuse what needs the whole file, and leave nothing half-written."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from dpol.errors import InvalidInputError
+from dpol.experiments.run_file import run_learner
+from dpol.experiments.run_stream import count_rows
+
+
+def _table(n=5000, seed=0, classification=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) / 3
+    y = X @ [0.5, -0.3, 0.2] + 0.05 * rng.normal(size=n)
+    return np.column_stack([X, (y > 0).astype(float) if classification else y])
+
+
+@pytest.mark.parametrize("learner", ["pqftl", "igd"])
+def test_chunked_run_releases_what_the_whole_file_run_releases(tmp_path, learner):
+    classification = learner == "igd"
+    path = tmp_path / "d.npy"
+    np.save(path, _table(classification=classification))
+    whole = run_learner(learner, str(path), tmp_path / "whole", seed=4)
+    part = run_learner(learner, str(path), tmp_path / "part", seed=4, chunk_rows=777)
+    np.testing.assert_array_equal(np.load(tmp_path / "part" / "iterates.npy"),
+                                  np.load(tmp_path / "whole" / "iterates.npy"))
+    a = np.loadtxt(tmp_path / "whole" / "losses.csv", delimiter=",", skiprows=1)
+    b = np.loadtxt(tmp_path / "part" / "losses.csv", delimiter=",", skiprows=1)
+    np.testing.assert_array_equal(b[:, :2], a[:, :2])  # t and the loss, to 10 digits
+    assert part.rows[0]["mean_loss"] == pytest.approx(whole.rows[0]["mean_loss"], rel=1e-12)
+    assert part.rows[1]["mean_loss"] == pytest.approx(whole.rows[1]["mean_loss"], rel=1e-12)
+    if classification:
+        assert part.rows[0]["accuracy"] == whole.rows[0]["accuracy"]
+    assert "regret is not computed" in part.notes[0]
+    assert sorted(p.name for p in (tmp_path / "part").iterdir()) == [
+        "iterates.npy", "loss.png", "losses.csv", "report.md"]
+
+
+def test_a_bad_cell_in_a_later_chunk_is_named_and_nothing_is_written(tmp_path):
+    path = tmp_path / "d.csv"
+    rows = [",".join(f"{v:.4f}" for v in r) for r in _table(n=300)]
+    rows[250] = rows[250].replace(rows[250].split(",")[1], "oops", 1)
+    path.write_text("a,b,c,label\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "out"
+    with pytest.raises(InvalidInputError, match=r"'oops' in row 251, column 'b' \(line 252\)"):
+        run_learner("pqftl", str(path), out, chunk_rows=100)
+    assert not out.exists() or not list(out.iterdir())
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(test_fraction=0.2), "test_fraction"),
+    (dict(normalize="private"), "normalize"),
+    (dict(x_bound="auto"), "x_bound"),
+    (dict(checkpoint_every=100), "checkpoint_every"),
+    (dict(chunk_rows=0), "chunk_rows"),
+])
+def test_what_needs_the_whole_file_is_refused(tmp_path, kwargs, name):
+    path = tmp_path / "d.npy"
+    np.save(path, _table(n=50))
+    with pytest.raises(InvalidInputError, match=f"^{name} must"):
+        run_learner("pqftl", str(path), tmp_path / "out", **{"chunk_rows": 10, **kwargs})
+    assert not (tmp_path / "out").exists()
+
+
+def test_standard_input_and_named_sets_are_refused(tmp_path):
+    for data in ("-", "synthetic-regression"):
+        with pytest.raises(InvalidInputError, match=r"^data must be a file for a chunked run"):
+            run_learner("pqftl", data, tmp_path / "out", chunk_rows=10)
+
+
+def test_classification_labels_must_be_coded(tmp_path):
+    table = _table(n=200, classification=True)
+    table[150, -1] = 2.0
+    path = tmp_path / "d.npy"
+    np.save(path, table)
+    with pytest.raises(InvalidInputError, match=r"-1 / \+1 or 0 / 1.*got '2 in row 151'"):
+        run_learner("igd", str(path), tmp_path / "out", chunk_rows=64)
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_count_rows_reads_no_cell(tmp_path):
+    body = "1,2\n3,4\n\n5,6\n"
+    (tmp_path / "a.csv").write_text("x,y\n" + body)
+    (tmp_path / "b.csv").write_text(body)
+    with gzip.open(tmp_path / "c.csv.gz", "wt") as fh:
+        fh.write("x,y\n" + body)
+    np.save(tmp_path / "d.npy", np.zeros((7, 2)))
+    assert [count_rows(tmp_path / f) for f in ("a.csv", "b.csv", "c.csv.gz", "d.npy")] == [
+        3, 3, 3, 7]
