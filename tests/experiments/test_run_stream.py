@@ -92,3 +92,17 @@ def test_count_rows_reads_no_cell(tmp_path):
     np.save(tmp_path / "d.npy", np.zeros((7, 2)))
     assert [count_rows(tmp_path / f) for f in ("a.csv", "b.csv", "c.csv.gz", "d.npy")] == [
         3, 3, 3, 7]
+
+
+def test_parquet_is_read_by_record_batches(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = _table(n=2500)
+    frame = pa.table({name: table[:, i] for i, name in enumerate(["a", "b", "c", "label"])})
+    pq.write_table(frame, tmp_path / "d.parquet", row_group_size=1000)
+    np.save(tmp_path / "d.npy", table)
+    run_learner("pqftl", str(tmp_path / "d.parquet"), tmp_path / "pq", seed=1, chunk_rows=300)
+    run_learner("pqftl", str(tmp_path / "d.npy"), tmp_path / "np", seed=1)
+    np.testing.assert_array_equal(np.load(tmp_path / "pq" / "iterates.npy"),
+                                  np.load(tmp_path / "np" / "iterates.npy"))
+    assert count_rows(tmp_path / "d.parquet") == 2500
