@@ -17,6 +17,7 @@ from dpol.counters import BinaryTreeCounter, Counter, resolve_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 from dpol.learners._bandit import BanditFrankWolfeBase
 from dpol.learners._counter_calibration import counter_multiplier
+from dpol.noise.kinds import KINDS
 from dpol.noise.source import NOISE_KINDS, SECURE_NOISE_KINDS
 
 __all__ = ["PrivateBanditFrankWolfe"]
@@ -190,7 +191,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         if counter_options is not None and not isinstance(counter_options, dict):
             raise fail("counter_options", "be a dict of counter keywords", counter_options)
         self.counter_options = dict(counter_options or {})
-        if self.is_private and self.noise in ("gaussian", "secure") and self.delta == 0.0:
+        if self.is_private and KINDS[self.noise].approximate and self.delta == 0.0:
             raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace' or 'gamma' "
                        "for pure epsilon-DP)", self.delta)
         if self.is_private and self.calibration == "paper":

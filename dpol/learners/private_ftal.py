@@ -16,6 +16,7 @@ from dpol.learners._base import OnlineLearner
 from dpol.learners._counter_calibration import counter_multiplier
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
+from dpol.noise.kinds import KINDS
 
 __all__ = ["PrivateFTAL"]
 
@@ -138,7 +139,7 @@ class PrivateFTAL(OnlineLearner):
         elif self.calibration == "tight":  # sized once, by the one calibrator
             kwargs = {"noise_multiplier": counter_multiplier(
                 self.noise, self.neighbouring, self.epsilon,
-                self.delta if self.noise in ("gaussian", "secure") else 0.0)}
+                self.delta if KINDS[self.noise].approximate else 0.0)}
         else:  # the counter's published formula
             kwargs = {"epsilon": self.epsilon, "calibration": "paper"}
         if self.calibration == "tight" and "element_sensitivity" not in options:
@@ -150,7 +151,7 @@ class PrivateFTAL(OnlineLearner):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonPrivateWarning)  # the learner warned already
             return make_counter(cls, self.horizon, self.dim, bound=self.lipschitz,
-                                delta=self.delta if self.noise in ("gaussian", "secure") else 0.0,
+                                delta=self.delta if KINDS[self.noise].approximate else 0.0,
                                 neighbouring=self.neighbouring, noise=self.noise,
                                 seed=spawn_seeds(self.seed, 1)[0],
                                 **kwargs, **options)

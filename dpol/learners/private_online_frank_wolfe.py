@@ -110,7 +110,7 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
         if c.noise_scale == 0.0:
             return 0.0
         beta, horizon, d = self.failure_prob, self.horizon, self.dim
-        if c.noise in ("gaussian", "secure"):
+        if c.noise_kind.approximate:  # Gaussian, or the discrete Gaussian
             # e_t ~ N(0, v_t I): ||e_t|| <= sqrt(v_t) (sqrt(d) + sqrt(2 ln(T/beta))) for all
             # t with prob. 1 - beta (Lipschitz concentration + union bound; WDP-5);
             # secure: the same for subgaussian noise, plus the grid rounding (Privacy)
