@@ -94,7 +94,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
 
     def __init__(
         self,
-        horizon: int,
+        horizon: int | None,
         dim: int = 1,
         *,
         bound: float = 1.0,
@@ -107,7 +107,9 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         seed: object = None,
         element_sensitivity: float | None = None,
     ) -> None:
-        self.horizon = check_int("horizon", horizon, low=1)
+        # None: a stream without end, for strategies that need no horizon
+        self.horizon = None if horizon is None and self._strategy_class.unbounded else \
+            check_int("horizon", horizon, low=1)
         self.dim = check_int("dim", dim, low=1)
         self.bound = check_real("bound", bound, low=0.0, low_open=True)
         self.delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
@@ -200,19 +202,27 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     def variance(self, t: int | np.ndarray) -> float | np.ndarray:
         """Analytic per-coordinate noise variance of the release at step t (1-based)."""
         arr = np.asarray(t)
-        if arr.dtype.kind not in "iu" or np.any(arr < 1) or np.any(arr > self.horizon):
-            raise fail("t", f"be an integer step in 1..{self.horizon}", t)
+        last = np.inf if self.horizon is None else self.horizon
+        if arr.dtype.kind not in "iu" or np.any(arr < 1) or np.any(arr > last):
+            raise fail("t", f"be an integer step in 1..{last}", t)
         out = self.strategy.variance(arr.astype(np.int64)) * self._source.variance
         return float(out) if out.ndim == 0 else out
 
     def max_variance(self) -> float:
         """max over t <= horizon of ``variance(t)`` (a public, data-independent figure)."""
+        self._check_bounded("max_variance()")
         return float(np.max(self.variance(np.arange(1, self.horizon + 1, dtype=np.int64))))
 
     def loss(self) -> float:
         """max_t variance(t) / z^2 at bound=1 under add/remove (to compare counters by):
         the strategy's ``loss()``, a property of the structure alone."""
+        self._check_bounded("loss()")
         return self.strategy.loss()
+
+    def _check_bounded(self, what: str) -> None:
+        if self.horizon is None:
+            raise fail("horizon", f"be an int for {what}, a max over t <= horizon (an "
+                       "unbounded counter has variance(t) for every t)", None)
 
     # ------------------------------------------------------------------ releases
     def add(self, v: object) -> np.ndarray:
@@ -224,7 +234,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         ``n_clipped_``.
         """
         vec = as_vector("v", v, self.dim)
-        if self.t >= self.horizon:
+        if self.horizon is not None and self.t >= self.horizon:
             raise HorizonExceededError(f"{type(self).__name__} was calibrated for horizon="
                                        f"{self.horizon} elements; all were added")
         rows = vec[None, :]
@@ -283,7 +293,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         draws of consecutive chunks are the rows of one draw: the same bits as one block).
         """
         n = rows.shape[0]
-        if self.t + n > self.horizon:
+        if self.horizon is not None and self.t + n > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: adding {n} elements after "
                                        f"{self.t} exceeds horizon={self.horizon}")
         if self.t > 0 and not self.strategy.continues_vectorized:

@@ -41,8 +41,8 @@ class Strategy(ABC):
 
     Parameters
     ----------
-    horizon : int
-        T, validated by the counter.
+    horizon : int or None
+        T, validated by the counter (None for an ``unbounded`` strategy).
 
     Examples
     --------
@@ -59,11 +59,14 @@ class Strategy(ABC):
     #: whether ``correlate`` runs blocks of n > 1 steps from any state (else from a fresh
     #: state only; the counter then continues a started stream step by step)
     continues_vectorized = False
+    #: whether the strategy needs no horizon (``horizon=None``: column norms bounded over
+    #: an infinite stream, ``variance(t)`` for every t)
+    unbounded = False
     #: whether the counter's ``run`` feeds ``correlate`` chunk by chunk (bounded memory);
     #: a strategy whose block costs grow with the history (Toeplitz) takes it whole
     run_chunks = True
 
-    def __init__(self, horizon: int) -> None:
+    def __init__(self, horizon: int | None) -> None:
         self.horizon = horizon
 
     # ------------------------------------------------------------------ structure
