@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 
+from dpol._validation import check_choice
 from dpol.counters._bits import popcount
-from dpol.counters.strategies._strategy import Strategy
+from dpol.counters.strategies._strategy import PARTICIPATIONS, Strategy
 from dpol.counters.strategies.tree import keep_level_prefix, prefix_noise
 
 __all__ = ["UnboundedTreeStrategy", "block_of"]
@@ -68,11 +69,11 @@ class UnboundedTreeStrategy(Strategy):
         super().__init__(None)
 
     @property
-    def levels(self) -> int:
-        return 1  # one unit column norm: not a count of equal nodes (see the class)
+    def levels(self) -> int | None:
+        return None  # a block-k element lies in k + 1 nodes: no bound over the stream
 
     def column_norm_sq(self, participation: str = "single") -> float:
-        super().column_norm_sq(participation)
+        check_choice("participation", participation, PARTICIPATIONS)
         return 1.0
 
     def variance(self, t: np.ndarray) -> np.ndarray:
