@@ -40,7 +40,7 @@ from _timing import max_rss_mib, meta, write_json
 ROOT = str(Path(__file__).resolve().parents[1])
 sys.path.insert(0, ROOT)
 
-NAMES = ("numpy_cumsum", "tree", "honaker", "window", "toeplitz", "blt")
+NAMES = ("numpy_cumsum", "tree", "honaker", "window", "toeplitz", "blt", "unbounded_tree")
 MIB = 2**20
 
 
@@ -50,6 +50,10 @@ def build(name: str, horizon: int, dim: int):
 
     if name == "numpy_cumsum":
         return None
+    if name == "unbounded_tree":  # no horizon (and not in main's code: "after" only)
+        from dpol.counters import UnboundedTreeCounter
+
+        return UnboundedTreeCounter(dim=dim, noise_multiplier=1.0, seed=0)
     kwargs = {"window": 1024} if name == "window" else {}
     return make_counter(name, horizon, dim, noise_multiplier=1.0, seed=0, **kwargs)
 
