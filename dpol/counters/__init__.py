@@ -11,6 +11,7 @@ from dpol.counters.blt import BltCounter
 from dpol.counters.honaker_tree import HonakerTreeCounter
 from dpol.counters.registry import COUNTER_NAMES, make_counter, resolve_counter
 from dpol.counters.toeplitz import ToeplitzCounter
+from dpol.counters.unbounded_tree import UnboundedTreeCounter
 from dpol.counters.window_tree import WindowTreeCounter
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "Counter",
     "HonakerTreeCounter",
     "ToeplitzCounter",
+    "UnboundedTreeCounter",
     "WindowTreeCounter",
     "make_counter",
     "resolve_counter",

@@ -94,7 +94,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
 
     def __init__(
         self,
-        horizon: int,
+        horizon: int | None,
         dim: int = 1,
         *,
         bound: float = 1.0,
@@ -107,7 +107,9 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         seed: object = None,
         element_sensitivity: float | None = None,
     ) -> None:
-        self.horizon = check_int("horizon", horizon, low=1)
+        # None: a stream without end, for strategies that need no horizon
+        self.horizon = None if horizon is None and self._strategy_class.unbounded else \
+            check_int("horizon", horizon, low=1)
         self.dim = check_int("dim", dim, low=1)
         self.bound = check_real("bound", bound, low=0.0, low_open=True)
         self.delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
@@ -200,19 +202,27 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     def variance(self, t: int | np.ndarray) -> float | np.ndarray:
         """Analytic per-coordinate noise variance of the release at step t (1-based)."""
         arr = np.asarray(t)
-        if arr.dtype.kind not in "iu" or np.any(arr < 1) or np.any(arr > self.horizon):
-            raise fail("t", f"be an integer step in 1..{self.horizon}", t)
+        last = np.inf if self.horizon is None else self.horizon
+        if arr.dtype.kind not in "iu" or np.any(arr < 1) or np.any(arr > last):
+            raise fail("t", f"be an integer step in 1..{last}", t)
         out = self.strategy.variance(arr.astype(np.int64)) * self._source.variance
         return float(out) if out.ndim == 0 else out
 
     def max_variance(self) -> float:
         """max over t <= horizon of ``variance(t)`` (a public, data-independent figure)."""
+        self._check_bounded("max_variance()")
         return float(np.max(self.variance(np.arange(1, self.horizon + 1, dtype=np.int64))))
 
     def loss(self) -> float:
         """max_t variance(t) / z^2 at bound=1 under add/remove (to compare counters by):
         the strategy's ``loss()``, a property of the structure alone."""
+        self._check_bounded("loss()")
         return self.strategy.loss()
+
+    def _check_bounded(self, what: str) -> None:
+        if self.horizon is None:
+            raise fail("horizon", f"be an int for {what}, a max over t <= horizon (an "
+                       "unbounded counter has variance(t) for every t)", None)
 
     # ------------------------------------------------------------------ releases
     def add(self, v: object) -> np.ndarray:
@@ -224,7 +234,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         ``n_clipped_``.
         """
         vec = as_vector("v", v, self.dim)
-        if self.t >= self.horizon:
+        if self.horizon is not None and self.t >= self.horizon:
             raise HorizonExceededError(f"{type(self).__name__} was calibrated for horizon="
                                        f"{self.horizon} elements; all were added")
         rows = vec[None, :]
@@ -260,7 +270,9 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         Same distribution as calling :meth:`add` on each row, and bit-identical for the
         same seed (to rounding for the matrix factorizations: FFT, lfilter). Vectorized
         from any state (the tag ``"continues_vectorized"``); a counter without it
-        continues a started stream with the ``add`` loop.
+        continues a started stream with the ``add`` loop. Streams in chunks of about
+        ``run_chunk_values`` noise values (bounded memory: the input, its copy that
+        becomes the output, and one chunk), with the bits of one block.
         """
         sums = self._run_owned(as_matrix("values", values, self.dim))
         note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements", raw=lambda: (
@@ -274,23 +286,46 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
 
         Skips ``as_matrix``'s finiteness pass and copy: 4.9 us of PQFTL's ~76 us a row in
         the process that draws the noise, at d(d+1)/2 = 4095 (profiled, issue 8).
+
+        The block streams in chunks of :meth:`_chunk_rows` rows: each is clipped, summed
+        and noised before the next, so the working set beyond ``rows`` is one chunk's
+        (the strategies' ``correlate`` continues from any state, and the noise source's
+        draws of consecutive chunks are the rows of one draw: the same bits as one block).
         """
         n = rows.shape[0]
-        if self.t + n > self.horizon:
+        if self.horizon is not None and self.t + n > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: adding {n} elements after "
                                        f"{self.t} exceeds horizon={self.horizon}")
         if self.t > 0 and not self.strategy.continues_vectorized:
             return np.stack([self.add(row) for row in rows])
-        rows, clipped = clip_rows_l2(rows, self.bound)
-        rows = self._to_grid(rows)
+        step = self._chunk_rows(n)
+        for lo in range(0, n, step):
+            self._run_chunk(rows[lo:lo + step])
+        return rows
+
+    #: float64 values per chunk of ``run`` (2 MiB: ~26000 rows at d = 10)
+    run_chunk_values = 2**18
+
+    def _chunk_rows(self, n: int) -> int:
+        """Rows per chunk of ``run``: ``run_chunk_values`` over the values a step draws
+        (dim x the strategy's ``draws_per_step``; at least 64 rows), or the whole block
+        for a strategy whose blocks are cheaper whole (``run_chunks``)."""
+        if not self.strategy.run_chunks:
+            return max(n, 1)
+        return max(64, int(self.run_chunk_values / (self.dim * self.strategy.draws_per_step)))
+
+    def _run_chunk(self, rows: np.ndarray) -> None:
+        """Clip, sum and noise one chunk of ``run``, in place (``rows`` becomes releases)."""
+        n = rows.shape[0]
+        _, clipped = clip_rows_l2(rows, self.bound)
+        self._to_grid(rows)
         noise = self._noise(self.t, n)
         rows[0] += self._sum  # continue the running sum with the same additions as add()
-        sums = running_sum_rows(rows)  # in place (rows is our copy): one pass less
+        running_sum_rows(rows)  # in place (rows is our copy): one pass less
         self.n_clipped_ += clipped
-        self._sum = sums[-1].copy()
+        self._sum = rows[-1].copy()
         self.t += n
-        sums += noise  # in place, as above (profiled at T = 2^20, d = 10: 0.06 s of 0.26 s)
-        return sums
+        rows += noise  # in place, as above (profiled at T = 2^20, d = 10: 0.06 s of 0.26 s)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(horizon={self.horizon}, dim={self.dim}, "

@@ -20,6 +20,7 @@ from dpol.counters.strategies.blt_optimizer import (
     check_blt_parameters,
     optimal_blt_parameters,
 )
+from dpol.noise.kinds import SECURE_NOISE_KINDS
 
 __all__ = ["DEFAULT_BUFFERS", "BltCounter", "blt_loss", "optimal_blt_parameters"]
 
@@ -44,7 +45,10 @@ class BltCounter(SecureReleaseMixin, Counter):
 
     Parameters
     ----------
-    horizon, dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, seed,
+    horizon : int or None
+        T; None for a stream without end (then ``thetas`` and ``omegas`` are required,
+        float Gaussian noise only, and the sensitivity sums every column norm: Privacy).
+    dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, seed,
     element_sensitivity
         See :class:`dpol.counters.Counter`. Gaussian noise: ``"gaussian"`` or its exact
         discrete twin ``"secure"``.
@@ -74,6 +78,21 @@ class BltCounter(SecureReleaseMixin, Counter):
     z = 1/mu*(epsilon, delta) from dp-accounting (the base class). No paper of ours
     publishes this counter, so ``calibration="paper"`` is refused.
 
+    ``horizon=None`` (an endless stream; every finite prefix of releases has the
+    guarantee): the column of element i holds c_0, c_1, ... up to the current step, so
+    every column norm is at most sqrt(sum_{k >= 0} c_k^2), and that series converges:
+    c_k = -omega^T M^(k-1) 1 with M = diag(theta) - 1 omega^T, whose spectral radius is
+    below 1 for a stable C = G^{-1} (checked), so sum_{k >= 1} c_k^2 = omega^T X omega
+    with X = sum_j M^j 1 1^T (M^j)^T, the solution of the Stein equation X = M X M^T +
+    1 1^T (``infinite_column_norm_sq``): sensitivity Delta sqrt(1 + omega^T X omega),
+    fixed by the parameters, no horizon. The same Gaussian mechanism, calibration and
+    adaptive argument then hold for every prefix. The price is the error: variance(t)
+    = sigma^2 sum_{k < t} h_k^2 grows like sigma^2 (1 - sum_i s_i)^2 t once t passes the
+    horizon the parameters were optimized for (at T0 = 2^10: a squared column norm
+    3.52 against 3.27 bounded; variance(t) / (z Delta)^2 = 3.52 x 18.7 = 66 at t = 2^16
+    and 3.52 x 254 = 894 at t = 2^20, where :class:`~dpol.counters.UnboundedTreeCounter`
+    has 231 at 2^20 and at most 1.5 log2(t)^2 = 630 before 2^21).
+
     Secure noise (``noise="secure"``): C x is real, so C x + z on a grid would give
     neighbours disjoint supports. The noisy encoder is w_t = round_g(E_t) + z_t instead,
     E_t = sum_k c_k x_{t-k} computed in float64 from the grid-rounded elements (a direct
@@ -102,10 +121,17 @@ class BltCounter(SecureReleaseMixin, Counter):
     tags = frozenset({"secure_exact", "continues_vectorized"})
     _strategy_class = BltStrategy
 
-    def __init__(self, horizon: int, dim: int = 1, *, buffers: int | None = None,
+    def __init__(self, horizon: int | None, dim: int = 1, *, buffers: int | None = None,
                  thetas: object = None, omegas: object = None, **kwargs) -> None:
         if (thetas is None) != (omegas is None):
             raise fail("thetas / omegas", "be given both or neither", (thetas, omegas))
+        if horizon is None and thetas is None:
+            raise fail("horizon", "be an int unless thetas and omegas are given (for an "
+                       "endless stream: parameters optimized for a design horizon T0, "
+                       "optimal_blt_parameters(T0))", None)
+        if horizon is None and kwargs.get("noise") in SECURE_NOISE_KINDS:
+            raise fail("noise", "not be secure for horizon=None (secure mode keeps every "
+                       "element: O(t d) memory)", kwargs["noise"])
         if buffers is not None:
             check_int("buffers", buffers, low=1)
         given = None if thetas is None else check_blt_parameters(thetas, omegas)
@@ -122,7 +148,11 @@ class BltCounter(SecureReleaseMixin, Counter):
             self._given = check_blt_parameters(*_optimized(self.horizon, b))
         self.thetas_, self.omegas_ = (a.copy() for a in self._given)
         self.thetas_.flags.writeable = self.omegas_.flags.writeable = False
-        return BltStrategy(self.horizon, self.thetas_, self.omegas_)
+        try:
+            return BltStrategy(self.horizon, self.thetas_, self.omegas_)
+        except ValueError as err:  # horizon None with an unstable inverse
+            raise fail("thetas / omegas", f"give a stable C = G^-1 ({err})",
+                       (self.thetas, self.omegas)) from None
 
     def _setup_grid(self) -> None:
         setup_encoder_grid(self, float(np.sum(np.abs(self.strategy.coefficients))))

@@ -226,6 +226,7 @@ STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
     "window_tree": _ALL,
     "toeplitz": _GAUSSIAN,
     "blt": _GAUSSIAN,
+    "unbounded_tree": ("gaussian",),  # real node weights: no exact secure twin
 }
 
 

@@ -13,6 +13,7 @@ from dpol.counters.strategies.honaker import HonakerStrategy
 from dpol.counters.strategies.padded_tree import PaddedTreeStrategy
 from dpol.counters.strategies.toeplitz import ToeplitzStrategy
 from dpol.counters.strategies.tree import TreeStrategy
+from dpol.counters.strategies.unbounded_tree import UnboundedTreeStrategy
 from dpol.counters.strategies.window_tree import WindowTreeStrategy
 
 __all__ = [
@@ -23,5 +24,6 @@ __all__ = [
     "Strategy",
     "ToeplitzStrategy",
     "TreeStrategy",
+    "UnboundedTreeStrategy",
     "WindowTreeStrategy",
 ]

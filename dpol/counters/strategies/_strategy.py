@@ -41,8 +41,8 @@ class Strategy(ABC):
 
     Parameters
     ----------
-    horizon : int
-        T, validated by the counter.
+    horizon : int or None
+        T, validated by the counter (None for an ``unbounded`` strategy).
 
     Examples
     --------
@@ -59,8 +59,14 @@ class Strategy(ABC):
     #: whether ``correlate`` runs blocks of n > 1 steps from any state (else from a fresh
     #: state only; the counter then continues a started stream step by step)
     continues_vectorized = False
+    #: whether the strategy needs no horizon (``horizon=None``: column norms bounded over
+    #: an infinite stream, ``variance(t)`` for every t)
+    unbounded = False
+    #: whether the counter's ``run`` feeds ``correlate`` chunk by chunk (bounded memory);
+    #: a strategy whose block costs grow with the history (Toeplitz) takes it whole
+    run_chunks = True
 
-    def __init__(self, horizon: int) -> None:
+    def __init__(self, horizon: int | None) -> None:
         self.horizon = horizon
 
     # ------------------------------------------------------------------ structure
@@ -101,6 +107,11 @@ class Strategy(ABC):
     @abstractmethod
     def init_state(self, dim: int) -> dict:
         """The correlation state before the first step (arrays, checkpointed as is)."""
+
+    @property
+    def draws_per_step(self) -> float:
+        """About how many rows of noise a step draws on average (sizes ``run``'s chunks)."""
+        return 1.0
 
     def draws(self, start: int, n: int) -> int:
         """Rows of noise that steps start+1 .. start+n draw, in the order they draw them."""

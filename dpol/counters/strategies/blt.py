@@ -8,13 +8,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg import solve_discrete_lyapunov
 from scipy.signal import fftconvolve, lfilter
 
-from dpol.counters.strategies._strategy import Strategy
+from dpol._validation import check_choice
+from dpol.counters.strategies._strategy import PARTICIPATIONS, Strategy
 from dpol.counters.strategies.blt_optimizer import state_matrix
 from dpol.counters.strategies.toeplitz import MATRIX_REFUSAL
 
-__all__ = ["BltStrategy", "inverse_coefficients"]
+__all__ = ["BltStrategy", "infinite_column_norm_sq", "inverse_coefficients", "row_norm_sq"]
 
 #: from this dimension a block steps through time row by row instead of lfilter along time
 #: (measured, 5 buffers, us per row: d = 300 lfilter 11 against 23; d = 1000 43-64
@@ -38,6 +40,51 @@ def inverse_coefficients(thetas: np.ndarray, omegas: np.ndarray, n: int) -> np.n
         rows[q] = row
         row = row @ step
     return np.concatenate([[1.0], (rows @ cols).ravel()[: n - 1]])
+
+
+def infinite_column_norm_sq(thetas: np.ndarray, omegas: np.ndarray) -> float:
+    """sum over all k >= 0 of c_k^2: 1 + omega^T X omega, X = sum_j M^j 1 1^T (M^j)^T the
+    solution of the Stein equation X = M X M^T + 1 1^T (c_k = -omega^T M^(k-1) 1).
+
+    The series converges iff the spectral radius of M is below 1 (C = G^{-1} stable),
+    which is checked: a ``ValueError`` otherwise.
+
+    Examples
+    --------
+    >>> th, om = np.array([0.5]), np.array([-0.25])  # M = 0.75: c = 1, 0.25, 0.25 0.75, ..
+    >>> round(infinite_column_norm_sq(th, om), 12), round(1 + 0.0625 / (1 - 0.5625), 12)
+    (1.142857142857, 1.142857142857)
+    """
+    m = state_matrix(thetas, omegas)
+    radius = float(np.max(np.abs(np.linalg.eigvals(m))))
+    if radius >= 1.0:
+        raise ValueError(f"the BLT's inverse is not stable (spectral radius {radius:.6g} "
+                         ">= 1): its column norms grow without bound")
+    ones = np.ones((thetas.size, 1))
+    return 1.0 + float(omegas @ solve_discrete_lyapunov(m, ones @ ones.T) @ omegas)
+
+
+def row_norm_sq(thetas: np.ndarray, omegas: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """sum_{k < t} h_k^2 in closed form for any steps t >= 1 (h_k = r + sum_i s_i
+    theta_i^k, s = -omega / (1 - theta), r = 1 - sum s): r^2 t + 2 r sum_i s_i
+    (1 - theta_i^t) / (1 - theta_i) + sum_ij s_i s_j (1 - (theta_i theta_j)^t) /
+    (1 - theta_i theta_j); it grows like r^2 t.
+
+    Examples
+    --------
+    >>> th, om = np.array([0.5]), np.array([-0.25])  # h = 1, 0.75, 0.625, ...
+    >>> row_norm_sq(th, om, np.array([1, 2, 3])).tolist()
+    [1.0, 1.5625, 1.953125]
+    """
+    s = -omegas / (1.0 - thetas)
+    rest = 1.0 - float(np.sum(s))
+    logs = np.log(thetas)
+    t = np.asarray(t, dtype=np.float64)[..., None]
+    single = np.expm1(t * logs) / np.expm1(logs)  # sum_{k<t} theta_i^k
+    pair = (logs[:, None] + logs[None, :]).ravel()
+    double = np.expm1(t * pair) / np.expm1(pair)  # sum_{k<t} (theta_i theta_j)^k
+    return (rest * rest * t[..., 0] + 2.0 * rest * (single @ s)
+            + double @ np.outer(s, s).ravel())
 
 
 class BltStrategy(Strategy):
@@ -72,10 +119,14 @@ class BltStrategy(Strategy):
     name = "blt"
     refusal = MATRIX_REFUSAL
     continues_vectorized = True
+    unbounded = True  # horizon None: the column norms summed over every t (Privacy)
 
-    def __init__(self, horizon: int, thetas: np.ndarray, omegas: np.ndarray) -> None:
+    def __init__(self, horizon: int | None, thetas: np.ndarray, omegas: np.ndarray) -> None:
         super().__init__(horizon)
         self.thetas, self.omegas = thetas, omegas
+        if horizon is None:  # an endless stream: the whole series of column norms
+            self._norm_sq = infinite_column_norm_sq(thetas, omegas)
+            return
         s = -omegas / (1.0 - thetas)
         k = np.arange(horizon, dtype=np.float64)
         h = (1.0 - s.sum()) + s @ np.exp(np.log(thetas)[:, None] * k[None, :])
@@ -85,14 +136,16 @@ class BltStrategy(Strategy):
         self._norm_sq = float(np.sum(self.coefficients**2))
 
     @property
-    def levels(self) -> int:
-        return self.horizon  # the first element enters every encoder value
+    def levels(self) -> int | None:
+        return self.horizon  # the first element enters every encoder value (None: all)
 
     def column_norm_sq(self, participation: str = "single") -> float:
-        super().column_norm_sq(participation)
+        check_choice("participation", participation, PARTICIPATIONS)
         return self._norm_sq
 
     def variance(self, t: np.ndarray) -> np.ndarray:
+        if self.horizon is None:
+            return row_norm_sq(self.thetas, self.omegas, t)
         return self._cum_sq[t - 1]
 
     def init_state(self, dim: int) -> dict:
@@ -131,5 +184,6 @@ class BltStrategy(Strategy):
     def encode(self, values: np.ndarray) -> np.ndarray:
         """The encoder C x: every value that receives noise."""
         values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
-        return fftconvolve(values, self.coefficients[: len(values), None],
-                           axes=0)[: len(values)]
+        coefficients = inverse_coefficients(self.thetas, self.omegas, len(values)) \
+            if self.horizon is None else self.coefficients[: len(values)]
+        return fftconvolve(values, coefficients[:, None], axes=0)[: len(values)]

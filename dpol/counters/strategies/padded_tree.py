@@ -37,6 +37,10 @@ class PaddedTreeStrategy(TreeStrategy):
     def _n_pad(self, start: int, n: int) -> np.ndarray:
         return self.pad_to - popcount(np.arange(start + 1, start + n + 1, dtype=np.int64))
 
+    @property
+    def draws_per_step(self) -> float:
+        return 1.0 + self.pad_to / 2  # popcount(t) averages about log2(T) / 2
+
     def draws(self, start: int, n: int) -> int:
         if n == 1:  # the streaming step, without numpy's per-call overhead
             return 1 + self.pad_to - (start + 1).bit_count()

@@ -35,7 +35,10 @@ class ToeplitzStrategy(Strategy):
     unit (about (ln t)/pi); column 1 of C has the largest norm, sqrt(sum_{k < T} f_k^2)
     (Fichtenberger, Henzinger, Upadhyay 2023; Henzinger, Upadhyay, Upadhyay 2023). State:
     every past draw (O(T d)); one step is a direct dot product, a block of n > 1 steps an
-    FFT convolution over the whole history (the two agree to rounding, not bit for bit).
+    FFT convolution over the whole history (the two agree to rounding, not bit for bit),
+    one coordinate at a time. ``run`` takes its block whole (``run_chunks`` False): every
+    chunk would convolve the whole history again, and the state already holds every draw,
+    so chunks would bound nothing but the FFT's O(T) working set.
 
     Examples
     --------
@@ -47,6 +50,8 @@ class ToeplitzStrategy(Strategy):
     name = "toeplitz"
     refusal = MATRIX_REFUSAL
     continues_vectorized = True
+    #: a block convolves the whole history: one block per ``run``, not one per chunk
+    run_chunks = False
 
     def __init__(self, horizon: int) -> None:
         super().__init__(horizon)
@@ -69,11 +74,17 @@ class ToeplitzStrategy(Strategy):
         return {"z": np.zeros((0, dim))}  # float: the draws; secure: the noisy encoder
 
     def correlate(self, state: dict, rows: np.ndarray, start: int, n: int) -> np.ndarray:
-        z = state["z"] = np.vstack([state["z"], rows])
+        # the draws are fresh arrays: a first block becomes the state without a copy
+        z = state["z"] = rows if start == 0 else np.vstack([state["z"], rows])
         f = self.coefficients
         if n == 1:
             return (f[: start + 1][::-1] @ z)[None, :]
-        return fftconvolve(z, f[: start + n, None], axes=0)[start:start + n]
+        # one coordinate at a time: the FFT working set is O(start + n), not O((start + n)
+        # d) (the same bits as one batched call: pocketfft transforms columns apart)
+        out = np.empty((n, z.shape[1]))
+        for j in range(z.shape[1]):
+            out[:, j] = fftconvolve(z[:, j], f[: start + n])[start:start + n]
+        return out
 
     def encode(self, values: np.ndarray) -> np.ndarray:
         """The encoder C x: every value that receives noise."""

@@ -1,0 +1,79 @@
+"""Bounded memory: ``run`` streams in chunks, with the bits of one block."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from counter_cases import COUNTERS, cases_with_noise, make
+
+ALL = sorted(COUNTERS)
+
+
+def stream(horizon, dim, seed=0):
+    """Elements of norm about 1.2: about half of them are clipped."""
+    return np.random.default_rng(seed).normal(size=(horizon, dim)) * 1.2 / np.sqrt(dim)
+
+
+def one_block(counter):
+    """The counter with chunks larger than any test's block: ``run`` takes it whole."""
+    counter.run_chunk_values = 2**40
+    return counter
+
+
+@pytest.mark.parametrize(("name", "noise"), cases_with_noise(ALL))
+@pytest.mark.parametrize("started", [0, 37])
+def test_chunked_run_has_the_bits_of_one_block(name, noise, started):
+    # 64-row chunks (the floor) over 400 rows: boundaries fall inside tree levels, window
+    # blocks and BLT buffers; releases, clip count, running sum and the state that later
+    # steps continue from must all be those of one block, bit for bit
+    values = stream(400 + started, 3, seed=started)
+    chunked, whole = make(name, 500, 3, noise=noise, seed=4), one_block(
+        make(name, 500, 3, noise=noise, seed=4))
+    chunked.run_chunk_values = 1
+    assert chunked._chunk_rows(400) == (64 if chunked.strategy.run_chunks else 400)
+    for c in (chunked, whole):
+        if started:
+            c.run(values[:started])
+    np.testing.assert_array_equal(chunked.run(values[started:]), whole.run(values[started:]))
+    assert (chunked.t, chunked.n_clipped_) == (whole.t, whole.n_clipped_)
+    np.testing.assert_array_equal(chunked._sum, whole._sum)
+    extra = stream(5, 3, seed=99)
+    np.testing.assert_array_equal(np.stack([chunked.add(v) for v in extra]),
+                                  np.stack([whole.add(v) for v in extra]))
+
+
+def traced_peak(fn) -> int:
+    """Peak bytes numpy and Python allocate during ``fn()``."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("name", ["binary", "binary-padded", "honaker", "window-big", "blt"])
+def test_run_holds_the_output_plus_a_chunk(name):
+    # T = 2^18, d = 8: a T x d array is 16 MiB, a chunk 2 MiB. Before chunking the run
+    # held the T x d noise and the strategy's T x d temporaries (3-5x the output); now the
+    # output (run's validated copy) plus a few chunks
+    horizon, dim = 2**18, 8
+    values = stream(horizon, dim)
+    counter = make(name, horizon, dim, seed=0)
+    peak = traced_peak(lambda: counter.run(values))
+    assert peak < values.nbytes + 8 * 2**18 * 8, (peak / 2**20, values.nbytes / 2**20)
+
+
+def test_toeplitz_run_holds_one_coordinate_of_fft_work():
+    # the square-root Toeplitz state is every draw (O(T d)); its FFT runs one coordinate
+    # at a time, so the run holds output, draws (the state) and noise, plus one
+    # coordinate's FFT (8 T floats), not the (T x d) complex spectra (before: 5.1x numpy)
+    horizon, dim = 2**18, 8
+    values = stream(horizon, dim)
+    counter = make("toeplitz", horizon, dim, seed=0)
+    peak = traced_peak(lambda: counter.run(values))
+    assert peak < 3 * values.nbytes + 9 * horizon * 8, (peak / 2**20, values.nbytes / 2**20)
