@@ -28,6 +28,7 @@ COUNTERS = {
     "window-big": (WindowTreeCounter, {"window": 1024}),
     "toeplitz": (ToeplitzCounter, {}),
     "blt": (BltCounter, {}),
+    "blt-mean": (BltCounter, {"objective": "mean"}),
 }
 
 #: the float (seeded) noise kinds
