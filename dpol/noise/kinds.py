@@ -226,6 +226,8 @@ STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
     "window_tree": _ALL,
     "toeplitz": _GAUSSIAN,
     "blt": _GAUSSIAN,
+    "banded_toeplitz": ("gaussian",),  # secure: no exact release path for it yet
+    "dense_mean": ("gaussian",),  # secure: its exact path rounds a Toeplitz encoder only
 }
 
 
