@@ -16,8 +16,9 @@ benchmarks/results/strategies_mean.json).
 ``--jax-python`` names the interpreter of a separate environment with jax_privacy
 installed (never dpol's: jax is no dependency of dpol); its figures for T <= 1024
 (benchmarks/_jax_privacy_strategies.py) are printed and stored beside dpol's, the
-ratio dpol / jax_privacy per strategy. Without it, or when that run fails, they are
-skipped with a line saying so.
+ratio dpol / jax_privacy per strategy; ``--jax-json FILE`` reads the helper's output
+saved earlier instead. Without either, or when that run fails, they are skipped with a
+line saying so.
 """
 
 from __future__ import annotations
@@ -90,8 +91,12 @@ def bench(name: str, horizon: int) -> dict | None:
             "max_loss": strategy.loss("max"), "build_s": seconds}
 
 
-def jax_privacy_rows(python: str | None, horizons: tuple[int, ...]) -> list[dict]:
-    """jax_privacy's rows from its own interpreter, or [] (with the reason printed)."""
+def jax_privacy_rows(python: str | None, horizons: tuple[int, ...],
+                     saved: str | None = None) -> list[dict]:
+    """jax_privacy's rows from its own interpreter (or a saved run), or [] (with the
+    reason printed)."""
+    if saved is not None:
+        return [r for r in json.loads(Path(saved).read_text()) if r["T"] in horizons]
     small = [str(t) for t in horizons if t <= DENSE_MAX]
     if python is None or not small:
         print("jax_privacy: skipped (no --jax-python given)")
@@ -134,6 +139,8 @@ def main(argv=None):
     parser.add_argument("--out", default="benchmarks/results/strategies_mean.json")
     parser.add_argument("--jax-python", default=None,
                         help="python of a separate venv with jax_privacy (optional)")
+    parser.add_argument("--jax-json", default=None,
+                        help="jax_privacy's rows saved by _jax_privacy_strategies.py")
     args = parser.parse_args(argv)
     horizons = (64, 256) if args.quick else (64, 256, 1024, 2**16, 2**20)
     rows = [r for horizon in horizons for name in STRATEGIES
@@ -152,7 +159,8 @@ def main(argv=None):
             targets.append({"strategy": r["strategy"], "T": r["T"], "below_sqrt": ok})
             print(f"  {r['strategy']:24s} T = {r['T']:7d}: mean {r['mean_loss']:.4f} < "
                   f"sqrt {sqrt[r['T']]:.4f}  {verdict(ok)}")
-    pairs = print_side_by_side(rows, jax_privacy_rows(args.jax_python, horizons))
+    pairs = print_side_by_side(rows, jax_privacy_rows(args.jax_python, horizons,
+                                                              args.jax_json))
     write_json(args.out, {"meta": meta(bands=BANDS), "rows": rows, "targets": targets,
                           "jax_privacy": pairs})
     return rows
