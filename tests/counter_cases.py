@@ -8,8 +8,10 @@ from __future__ import annotations
 import warnings
 
 from dpol.counters import (
+    BandedToeplitzCounter,
     BinaryTreeCounter,
     BltCounter,
+    DenseMeanCounter,
     HonakerTreeCounter,
     ToeplitzCounter,
     WindowTreeCounter,
@@ -28,6 +30,10 @@ COUNTERS = {
     "window-big": (WindowTreeCounter, {"window": 1024}),
     "toeplitz": (ToeplitzCounter, {}),
     "blt": (BltCounter, {}),
+    "blt-mean": (BltCounter, {"objective": "mean"}),
+    "banded-4": (BandedToeplitzCounter, {"bands": 4}),
+    "banded-mean": (BandedToeplitzCounter, {"bands": 3, "objective": "mean"}),
+    "dense-mean": (DenseMeanCounter, {}),
 }
 
 #: the float (seeded) noise kinds

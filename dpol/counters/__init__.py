@@ -6,8 +6,10 @@ a calibration, clipping and state.
 """
 
 from dpol.counters._base import Counter
+from dpol.counters.banded_toeplitz import BandedToeplitzCounter
 from dpol.counters.binary_tree import BinaryTreeCounter
 from dpol.counters.blt import BltCounter
+from dpol.counters.dense_mean import DenseMeanCounter
 from dpol.counters.honaker_tree import HonakerTreeCounter
 from dpol.counters.registry import COUNTER_NAMES, make_counter, resolve_counter
 from dpol.counters.toeplitz import ToeplitzCounter
@@ -16,9 +18,11 @@ from dpol.counters.window_tree import WindowTreeCounter
 
 __all__ = [
     "COUNTER_NAMES",
+    "BandedToeplitzCounter",
     "BinaryTreeCounter",
     "BltCounter",
     "Counter",
+    "DenseMeanCounter",
     "HonakerTreeCounter",
     "ToeplitzCounter",
     "UnboundedTreeCounter",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dpol._validation import fail
 from dpol.counters._base import Counter
+from dpol.counters.banded_toeplitz import BandedToeplitzCounter
 from dpol.counters.binary_tree import BinaryTreeCounter
 from dpol.counters.blt import BltCounter
+from dpol.counters.dense_mean import DenseMeanCounter
 from dpol.counters.honaker_tree import HonakerTreeCounter
 from dpol.counters.toeplitz import ToeplitzCounter
 from dpol.counters.window_tree import WindowTreeCounter
@@ -18,6 +20,8 @@ _BY_NAME: dict[str, type[Counter]] = {
     "window": WindowTreeCounter,
     "toeplitz": ToeplitzCounter,
     "blt": BltCounter,
+    "banded": BandedToeplitzCounter,
+    "dense_mean": DenseMeanCounter,
 }
 COUNTER_NAMES = tuple(_BY_NAME)
 

@@ -227,6 +227,8 @@ STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
     "toeplitz": _GAUSSIAN,
     "blt": _GAUSSIAN,
     "unbounded_tree": ("gaussian",),  # real node weights: no exact secure twin
+    "banded_toeplitz": ("gaussian",),  # secure: no exact release path for it yet
+    "dense_mean": ("gaussian",),  # secure: its exact path rounds a Toeplitz encoder only
 }
 
 

@@ -246,3 +246,28 @@ def test_registry_builds_blt_with_calibrated_privacy():
     z_blt = counter.noise_scale / counter.sensitivity
     assert z_blt == pytest.approx(probe.noise_scale / probe.sensitivity, rel=1e-12)
     assert counter.sensitivity == pytest.approx(2.0 * math.sqrt(counter.strategy.column_norm_sq()))
+
+
+@pytest.mark.parametrize("horizon", [64, 777, 2**16])
+def test_mean_objective_lowers_the_mean_loss_below_the_square_root(horizon):
+    mean = BltCounter(horizon, noise_multiplier=1.0, objective="mean")
+    default = BltCounter(horizon, noise_multiplier=1.0)
+    sqrt = ToeplitzCounter(horizon, noise_multiplier=1.0).strategy.loss("mean")
+    # the closed form (doubling of the weighted geometric sums) is the strategy's own figure
+    closed = blt_loss(mean.thetas_, mean.omegas_, horizon, "mean")
+    assert closed == pytest.approx(mean.strategy.loss("mean"), rel=1e-9)
+    assert mean.strategy.loss("mean") < min(sqrt, default.strategy.loss("mean"))
+    assert mean.loss() > default.loss()  # it trades the worst step for the average
+    assert not np.array_equal(mean.thetas_, default.thetas_)
+
+
+def test_mean_objective_checkpoints_and_is_refused_with_given_parameters():
+    counter = BltCounter(30, 2, noise_multiplier=1.0, objective="mean", seed=3)
+    counter.run(np.full((11, 2), 0.2))
+    clone = BltCounter.from_state(counter.get_state())
+    assert np.array_equal(clone.thetas_, counter.thetas_)
+    assert np.array_equal(clone.run(np.zeros((19, 2))), counter.run(np.zeros((19, 2))))
+    with pytest.raises(InvalidInputError, match="objective must be left unset"):
+        BltCounter(8, noise_multiplier=1.0, thetas=[0.5], omegas=[-0.1], objective="mean")
+    with pytest.raises(InvalidInputError, match="objective must be one of"):
+        BltCounter(8, noise_multiplier=1.0, objective="median")

@@ -6,13 +6,16 @@ import numpy as np
 import pytest
 
 from dpol.counters.strategies import (
+    BandedToeplitzStrategy,
     BltStrategy,
+    DenseMeanStrategy,
     HonakerStrategy,
     PaddedTreeStrategy,
     ToeplitzStrategy,
     TreeStrategy,
     WindowTreeStrategy,
 )
+from dpol.counters.strategies.banded_optimizer import optimal_band
 from dpol.counters.strategies.blt_optimizer import optimal_blt_parameters
 from dpol.errors import InvalidInputError
 from dpol.noise.kinds import STRATEGY_NOISES
@@ -28,7 +31,13 @@ def strategies(horizon=T, window=4):
         "window_tree": WindowTreeStrategy(horizon, window),
         "toeplitz": ToeplitzStrategy(horizon),
         "blt": BltStrategy(horizon, *optimal_blt_parameters(horizon, buffers=3)),
+        "banded_toeplitz": BandedToeplitzStrategy(horizon, 4, optimal_band(horizon, 4)),
+        "dense_mean": DenseMeanStrategy(horizon),
     }
+
+
+#: strategies whose blocks (FFT, lfilter, matrix slices) match the steps to rounding only
+ROUNDING = ("toeplitz", "blt", "banded_toeplitz", "dense_mean")
 
 
 def correlation_matrix(strategy, horizon=T, chunks=None):
@@ -60,7 +69,7 @@ def test_variance_is_the_squared_row_norm_of_the_streamed_correlation(name):
         s.column_norm_sq("multiple")
 
 
-@pytest.mark.parametrize("name", ["tree", "toeplitz", "blt"])
+@pytest.mark.parametrize("name", ["tree", *ROUNDING])
 def test_decoder_times_encoder_is_the_prefix_sum_matrix(name):
     # draws come one per step in encoder order here, so the streamed map is B: B C = A
     s = strategies()[name]
@@ -76,7 +85,7 @@ def test_one_step_and_blocks_give_the_same_noise(name, window):
     fresh = correlation_matrix(s, chunks=[T])  # one block from a fresh state
     pieces = correlation_matrix(s, chunks=[4, 3, 1, 5]) if s.continues_vectorized else fresh
     for block in (fresh, pieces):
-        if name in ("toeplitz", "blt"):  # FFT / lfilter against the direct recursion
+        if name in ROUNDING:  # FFT / lfilter against the direct recursion
             np.testing.assert_allclose(block, steps, rtol=0, atol=1e-12)
         else:
             assert np.array_equal(block, steps)
@@ -100,7 +109,7 @@ def test_random_blocks_from_any_state_give_the_steps_noise(name):
         left -= chunks[-1]
     steps = correlation_matrix(s, horizon)
     blocks = correlation_matrix(s, horizon, chunks=chunks)
-    if name in ("toeplitz", "blt"):
+    if name in ROUNDING:
         np.testing.assert_allclose(blocks, steps, rtol=0, atol=1e-12)
     else:
         assert np.array_equal(blocks, steps)

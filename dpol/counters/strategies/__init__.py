@@ -8,7 +8,9 @@ a noise kind (:mod:`dpol.noise.kinds`), a calibration, clipping and state.
 """
 
 from dpol.counters.strategies._strategy import PARTICIPATIONS, Strategy
+from dpol.counters.strategies.banded_toeplitz import BandedToeplitzStrategy
 from dpol.counters.strategies.blt import BltStrategy
+from dpol.counters.strategies.dense_mean import DenseMeanStrategy
 from dpol.counters.strategies.honaker import HonakerStrategy
 from dpol.counters.strategies.padded_tree import PaddedTreeStrategy
 from dpol.counters.strategies.toeplitz import ToeplitzStrategy
@@ -18,7 +20,9 @@ from dpol.counters.strategies.window_tree import WindowTreeStrategy
 
 __all__ = [
     "PARTICIPATIONS",
+    "BandedToeplitzStrategy",
     "BltStrategy",
+    "DenseMeanStrategy",
     "HonakerStrategy",
     "PaddedTreeStrategy",
     "Strategy",

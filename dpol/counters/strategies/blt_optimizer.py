@@ -22,10 +22,15 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
-from dpol._validation import _as_float_array, check_int, fail
+from dpol._validation import _as_float_array, check_choice, check_int, fail
 
-__all__ = ["DEFAULT_BUFFERS", "blt_loss", "check_blt_parameters", "optimal_blt_parameters",
-           "state_matrix"]
+__all__ = ["DEFAULT_BUFFERS", "OBJECTIVES", "blt_loss", "check_blt_parameters",
+           "optimal_blt_parameters", "state_matrix"]
+
+#: what the optimiser minimises: the largest release variance ("max", the default) or
+#: its mean over the T steps ("mean": the figure that adds up into regret), each times
+#: the largest squared column norm
+OBJECTIVES = ("max", "mean")
 
 #: default number of buffers: the smallest b whose optimized loss is within 1.02x of the
 #: square-root factorization at T = 2^10, 2^16 and 2^20 (b = 4 reaches only 1.031x at 2^20)
@@ -55,6 +60,28 @@ def _geometric(log_ratio: np.ndarray, n: int) -> np.ndarray:
     return np.expm1(n * log_ratio) / np.expm1(log_ratio)
 
 
+def _ramp(log_ratio: np.ndarray, n: int) -> np.ndarray:
+    """sum_{k<n} (n - k) q^k for q = exp(log_ratio) <= 1, by binary doubling.
+
+    Joining a block of a terms and one of b: W(a + b) = W(a) + b P(a) + q^a W(b), P the
+    geometric sum; positive terms only (the closed form cancels for q near 1)."""
+    total, weight, size = np.zeros_like(log_ratio), np.zeros_like(log_ratio), 0  # W, P, a
+    block, block_weight, block_size = np.ones_like(log_ratio), np.ones_like(log_ratio), 1
+    while n:
+        if n & 1:
+            shift = np.exp(size * log_ratio)
+            total = total + block_size * weight + shift * block
+            weight = weight + shift * block_weight
+            size += block_size
+        n >>= 1
+        if n:
+            shift = np.exp(block_size * log_ratio)
+            block = block + block_size * block_weight + shift * block
+            block_weight = block_weight * (1.0 + shift)
+            block_size *= 2
+    return total
+
+
 def _gram(m: np.ndarray, n: int) -> np.ndarray:
     """sum_{j<n} M^j 1 1^T (M^j)^T by binary doubling (O(b^3 log n), positive terms)."""
     b = m.shape[0]
@@ -76,27 +103,36 @@ def state_matrix(thetas: np.ndarray, omegas: np.ndarray) -> np.ndarray:
     return np.diag(thetas) - np.ones((thetas.size, 1)) * omegas[None, :]
 
 
-def _loss_factors(thetas: np.ndarray, omegas: np.ndarray, n: int) -> tuple[float, float]:
-    """(sum_{k<n} h_k^2, sum_{k<n} c_k^2) in closed form, O(b^3 log n)."""
+def _loss_factors(thetas: np.ndarray, omegas: np.ndarray, n: int, objective: str = "max"
+                  ) -> tuple[float, float]:
+    """(sum_{k<n} h_k^2, sum_{k<n} c_k^2) in closed form, O(b^3 log n); ``"mean"``: the
+    first factor is the mean variance (1/n) sum_{t<=n} sum_{k<t} h_k^2 =
+    (1/n) sum_{k<n} (n - k) h_k^2 instead."""
     s = -omegas / (1.0 - thetas)
     rest = 1.0 - float(np.sum(s))
     logs = np.log(thetas)
-    rows = (n * rest * rest + 2.0 * rest * float(s @ _geometric(logs, n))
-            + float(s @ _geometric(logs[:, None] + logs[None, :], n) @ s))
+    if objective == "mean":
+        rows = (0.5 * (n + 1) * rest * rest + (2.0 * rest * float(s @ _ramp(logs, n))
+                + float(s @ _ramp(logs[:, None] + logs[None, :], n) @ s)) / n)
+    else:
+        rows = (n * rest * rest + 2.0 * rest * float(s @ _geometric(logs, n))
+                + float(s @ _geometric(logs[:, None] + logs[None, :], n) @ s))
     cols = 1.0 + float(omegas @ _gram(state_matrix(thetas, omegas), n - 1) @ omegas)
     return rows, cols
 
 
-def blt_loss(thetas: object, omegas: object, horizon: int) -> float:
-    """The counter's ``loss()`` for BLT parameters, in closed form: sum h_k^2 * sum c_k^2.
+def blt_loss(thetas: object, omegas: object, horizon: int, reduction: str = "max") -> float:
+    """The strategy's ``loss(reduction)`` for BLT parameters, in closed form: sum h_k^2
+    (``"mean"``: the mean variance) times sum c_k^2.
 
     Examples
     --------
-    >>> round(blt_loss([0.9], [-0.05], 2**10), 2)
-    269.04
+    >>> round(blt_loss([0.9], [-0.05], 2**10), 2), round(blt_loss([0.9], [-0.05], 2**10, "mean"), 2)
+    (269.04, 137.84)
     """
     th, om = check_blt_parameters(thetas, omegas)
-    rows, cols = _loss_factors(th, om, check_int("horizon", horizon, low=1))
+    rows, cols = _loss_factors(th, om, check_int("horizon", horizon, low=1),
+                               check_choice("reduction", reduction, OBJECTIVES))
     return rows * cols
 
 
@@ -124,23 +160,27 @@ def _arcsine_start(b: int, horizon: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _optimized(horizon: int, buffers: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    def objective(p: np.ndarray) -> float:
-        rows, cols = _loss_factors(*_unpack(p, buffers), horizon)
+def _optimized(horizon: int, buffers: int, objective: str = "max"
+               ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    def loss(p: np.ndarray) -> float:
+        rows, cols = _loss_factors(*_unpack(p, buffers), horizon, objective)
         return math.log(rows) + math.log(cols)
 
     x0 = _arcsine_start(buffers, horizon)
     bounds = [(math.log(1e-3 / horizon), math.log(50.0))] * buffers + [(-30.0, 30.0)] * buffers
     x0 = np.clip(x0, [lo for lo, _ in bounds], [hi for _, hi in bounds])
-    res = minimize(objective, x0, method="L-BFGS-B", bounds=bounds)
-    best = res.x if res.fun <= objective(x0) else x0
+    res = minimize(loss, x0, method="L-BFGS-B", bounds=bounds)
+    best = res.x if res.fun <= loss(x0) else x0
     thetas, omegas = _unpack(best, buffers)
     return tuple(thetas.tolist()), tuple(omegas.tolist())
 
 
-def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS
-                           ) -> tuple[np.ndarray, np.ndarray]:
-    """(thetas, omegas) minimizing ``blt_loss`` at this horizon (cached per (T, b)).
+def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS,
+                           objective: str = "max") -> tuple[np.ndarray, np.ndarray]:
+    """(thetas, omegas) minimizing ``blt_loss(..., objective)`` at this horizon (cached
+    per (T, b, objective)). ``"mean"`` minimises the mean release variance times the
+    largest squared column norm (the mean loss of Dvijotham et al. 2024): the error that
+    adds up over a stream, as regret does.
 
     L-BFGS-B on theta = exp(-e^p), s = softmax with a slack (so 0 < theta < 1 and
     sum s < 1 hold by construction), from the arcsine quadrature start; deterministic.
@@ -150,8 +190,12 @@ def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS
     >>> thetas, omegas = optimal_blt_parameters(2**10, buffers=3)
     >>> round(blt_loss(thetas, omegas, 2**10), 2)
     10.74
+    >>> thetas, omegas = optimal_blt_parameters(2**10, buffers=3, objective="mean")
+    >>> round(blt_loss(thetas, omegas, 2**10, "mean"), 2)
+    9.36
     """
     horizon = check_int("horizon", horizon, low=1)
-    thetas, omegas = _optimized(horizon, check_int("buffers", buffers, low=1))
+    thetas, omegas = _optimized(horizon, check_int("buffers", buffers, low=1),
+                                check_choice("objective", objective, OBJECTIVES))
     return np.array(thetas), np.array(omegas)
 

@@ -1,0 +1,61 @@
+"""jax_privacy's figures for benchmarks/strategies_mean.py, run in jax_privacy's own venv.
+
+    /path/to/venv/bin/python benchmarks/_jax_privacy_strategies.py 64 256 1024
+
+Prints one JSON list: per horizon and strategy, mean and max loss in dpol's normalisation
+(mean or max of the per-query squared error times the squared sensitivity, single
+participation) and the optimisation time. Not imported by dpol or its tests.
+"""
+
+import json
+import sys
+import time
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+from jax_privacy.matrix_factorization import (  # noqa: E402
+    buffered_toeplitz,
+    dense,
+    sensitivity,
+    toeplitz,
+)
+
+BANDS = 64
+
+
+def _toeplitz_row(name, n, coef, seconds):
+    err = toeplitz.per_query_error(strategy_coef=coef, n=n)
+    sens = float(toeplitz.sensitivity_squared(coef, n))
+    return {"strategy": name, "T": n, "mean_loss": float(jnp.mean(err)) * sens,
+            "max_loss": float(jnp.max(err)) * sens, "build_s": seconds}
+
+
+def rows(n):
+    out = []
+    out.append(_toeplitz_row("sqrt-toeplitz", n,
+                             toeplitz.optimal_max_error_strategy_coefs(n), 0.0))
+    for error in ("max", "mean"):
+        start = time.perf_counter()
+        blt = buffered_toeplitz.optimize(n=n, error=error)
+        seconds = time.perf_counter() - start
+        out.append(_toeplitz_row(f"blt ({error})", n, blt.toeplitz_coefs(n), seconds))
+    start = time.perf_counter()
+    coef = toeplitz.optimize_banded_toeplitz(n, min(BANDS, n))
+    out.append(_toeplitz_row(f"banded-{BANDS} (mean)", n, coef, time.perf_counter() - start))
+    if n <= 1024:
+        start = time.perf_counter()
+        c = dense.optimize(n)
+        seconds = time.perf_counter() - start
+        err = dense.per_query_error(strategy_matrix=c)
+        sens = float(sensitivity.single_participation_sensitivity(c)) ** 2
+        out.append({"strategy": "dense mean-optimal", "T": n,
+                    "mean_loss": float(jnp.mean(err)) * sens,
+                    "max_loss": float(jnp.max(err)) * sens, "build_s": seconds})
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps([r for n in map(int, sys.argv[1:]) for r in rows(n)]))

@@ -1,0 +1,170 @@
+"""Strategies for the mean error: mean and max loss per strategy and horizon, build time.
+
+Every strategy's ``loss("mean")`` (mean over t of the release variance times the largest
+squared column norm, the error that adds up into regret) and ``loss("max")`` at noise
+multiplier 1, and the time to build it from scratch (optimiser caches cleared): the
+binary tree, the square root (Toeplitz), the BLT optimised for max or mean loss, banded
+Toeplitz (the square-root band or the band optimised for the mean) and the dense
+mean-optimal factorization (T <= 1024). Target lines: the mean-optimal strategies' mean
+loss below the square root's at every horizon. Prints a table and writes JSON (default
+benchmarks/results/strategies_mean.json).
+
+    python benchmarks/strategies_mean.py            # T in {64, 256, 1024, 2^16, 2^20}
+    python benchmarks/strategies_mean.py --quick    # T in {64, 256}
+    python benchmarks/strategies_mean.py --jax-python /tmp/jaxp/bin/python
+
+``--jax-python`` names the interpreter of a separate environment with jax_privacy
+installed (never dpol's: jax is no dependency of dpol); its figures for T <= 1024
+(benchmarks/_jax_privacy_strategies.py) are printed and stored beside dpol's, the
+ratio dpol / jax_privacy per strategy; ``--jax-json FILE`` reads the helper's output
+saved earlier instead. Without either, or when that run fails, they are skipped with a
+line saying so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from _timing import meta, verdict, write_json
+
+from dpol.counters.strategies import (
+    BandedToeplitzStrategy,
+    BltStrategy,
+    DenseMeanStrategy,
+    ToeplitzStrategy,
+    TreeStrategy,
+    banded_optimizer,
+    blt_optimizer,
+    dense_mean,
+)
+
+DENSE_MAX = 1024  # the dense optimum is O(T^3) per iteration; jax_privacy runs up to it
+BANDS = 64
+
+
+def _blt(objective):
+    def build(horizon):
+        blt_optimizer._optimized.cache_clear()
+        return BltStrategy(horizon, *blt_optimizer.optimal_blt_parameters(
+            horizon, objective=objective))
+    return build
+
+
+def _banded(objective):
+    def build(horizon):
+        banded_optimizer._optimized.cache_clear()
+        band = None if objective is None else banded_optimizer.optimal_band(
+            horizon, BANDS, objective)
+        return BandedToeplitzStrategy(horizon, BANDS, band)
+    return build
+
+
+def _dense(horizon):
+    dense_mean._factors.cache_clear()
+    return DenseMeanStrategy(horizon)
+
+
+#: name -> (builder, largest horizon, whether it is optimised for the mean)
+STRATEGIES = {
+    "tree": (TreeStrategy, None, False),
+    "sqrt-toeplitz": (ToeplitzStrategy, None, False),
+    "blt (max)": (_blt("max"), None, False),
+    "blt (mean)": (_blt("mean"), None, True),
+    f"banded-{BANDS} (sqrt band)": (_banded(None), None, False),
+    f"banded-{BANDS} (mean)": (_banded("mean"), None, False),
+    "dense mean-optimal": (_dense, DENSE_MAX, True),
+}
+
+
+def bench(name: str, horizon: int) -> dict | None:
+    build, largest, _ = STRATEGIES[name]
+    if largest is not None and horizon > largest:
+        return None
+    start = time.perf_counter()
+    strategy = build(horizon)
+    seconds = time.perf_counter() - start
+    return {"strategy": name, "T": horizon, "mean_loss": strategy.loss("mean"),
+            "max_loss": strategy.loss("max"), "build_s": seconds}
+
+
+def jax_privacy_rows(python: str | None, horizons: tuple[int, ...],
+                     saved: str | None = None) -> list[dict]:
+    """jax_privacy's rows from its own interpreter (or a saved run), or [] (with the
+    reason printed)."""
+    if saved is not None:
+        return [r for r in json.loads(Path(saved).read_text()) if r["T"] in horizons]
+    small = [str(t) for t in horizons if t <= DENSE_MAX]
+    if python is None or not small:
+        print("jax_privacy: skipped (no --jax-python given)")
+        return []
+    helper = Path(__file__).with_name("_jax_privacy_strategies.py")
+    try:
+        done = subprocess.run([python, str(helper), *small], capture_output=True, text=True,
+                              check=True, timeout=3600)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
+        print(f"jax_privacy: skipped ({type(err).__name__}: {err})")
+        return []
+
+
+def print_side_by_side(rows: list[dict], theirs: list[dict]) -> list[dict]:
+    """dpol against jax_privacy for the strategies both have; the compared rows."""
+    ours = {(r["strategy"], r["T"]): r for r in rows}
+    pairs = []
+    if not theirs:
+        return pairs
+    header = (f"{'strategy':26s} {'T':>6s} {'dpol mean':>10s} {'jaxp mean':>10s} "
+              f"{'ratio':>7s} {'dpol max':>9s} {'jaxp max':>9s} {'dpol s':>8s} {'jaxp s':>8s}")
+    print("\n" + header + "\n" + "-" * len(header))
+    for r in theirs:
+        mine = ours.get((r["strategy"], r["T"]))
+        if mine is None:
+            continue
+        ratio = mine["mean_loss"] / r["mean_loss"]
+        pairs.append({"strategy": r["strategy"], "T": r["T"], "dpol": mine,
+                      "jax_privacy": r, "mean_ratio": ratio})
+        print(f"{r['strategy']:26s} {r['T']:6d} {mine['mean_loss']:10.4f} "
+              f"{r['mean_loss']:10.4f} {ratio:7.4f} {mine['max_loss']:9.4f} "
+              f"{r['max_loss']:9.4f} {mine['build_s']:8.3f} {r['build_s']:8.3f}")
+    return pairs
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small horizons only")
+    parser.add_argument("--out", default="benchmarks/results/strategies_mean.json")
+    parser.add_argument("--jax-python", default=None,
+                        help="python of a separate venv with jax_privacy (optional)")
+    parser.add_argument("--jax-json", default=None,
+                        help="jax_privacy's rows saved by _jax_privacy_strategies.py")
+    args = parser.parse_args(argv)
+    horizons = (64, 256) if args.quick else (64, 256, 1024, 2**16, 2**20)
+    rows = [r for horizon in horizons for name in STRATEGIES
+            if (r := bench(name, horizon)) is not None]
+    header = f"{'strategy':26s} {'T':>8s} {'mean loss':>10s} {'max loss':>10s} {'build s':>9s}"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['strategy']:26s} {r['T']:8d} {r['mean_loss']:10.4f} {r['max_loss']:10.4f} "
+              f"{r['build_s']:9.3f}")
+    sqrt = {r["T"]: r["mean_loss"] for r in rows if r["strategy"] == "sqrt-toeplitz"}
+    targets = []
+    for r in rows:
+        if STRATEGIES[r["strategy"]][2]:
+            ok = r["mean_loss"] < sqrt[r["T"]]
+            targets.append({"strategy": r["strategy"], "T": r["T"], "below_sqrt": ok})
+            print(f"  {r['strategy']:24s} T = {r['T']:7d}: mean {r['mean_loss']:.4f} < "
+                  f"sqrt {sqrt[r['T']]:.4f}  {verdict(ok)}")
+    pairs = print_side_by_side(rows, jax_privacy_rows(args.jax_python, horizons,
+                                                              args.jax_json))
+    write_json(args.out, {"meta": meta(bands=BANDS), "rows": rows, "targets": targets,
+                          "jax_privacy": pairs})
+    return rows
+
+
+if __name__ == "__main__":
+    main()

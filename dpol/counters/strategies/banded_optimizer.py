@@ -1,0 +1,92 @@
+"""The band of a banded Toeplitz strategy optimised for its max or mean loss.
+
+With c_0 = 1 and g the impulse response of 1/p, p(x) = sum_{k<b} c_k x^k, the release
+rows are h = cumsum(g) and the loss is R(c) K(c): R = sum_{j<T} w_j h_j^2 (w_j = 1 for
+the max loss, whose worst step is the last; (T - j)/T for the mean loss) and K = sum c_k^2
+(every column but the last b - 1 holds the whole band). The gradient is exact and costs
+two FFTs: d(1/p)/dc_k = -x^k / p^2, so dh_j/dc_k = -H_{j-k} with H = cumsum(g * g), and
+dR/dc_k = -2 sum_j w_j h_j H_{j-k}. L-BFGS minimises log R + log K from the square-root
+band (Kalinin and Lampert 2024), the same objective McKenna 2024 ("Scaling up the banded
+matrix factorization mechanism for differentially private ML") optimises over general
+banded matrices; here the band stays Toeplitz, so it streams in O(b d).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.signal import fftconvolve, lfilter
+
+from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+
+__all__ = ["banded_loss", "optimal_band"]
+
+
+def _rows(band: np.ndarray, horizon: int, objective: str) -> tuple[np.ndarray, np.ndarray]:
+    """(h, w): the release rows by lag and the weights of the objective."""
+    impulse = np.zeros(horizon)
+    impulse[0] = 1.0
+    g = lfilter([1.0], band, impulse)
+    lags = np.arange(horizon, dtype=np.float64)
+    w = np.ones(horizon) if objective == "max" else (horizon - lags) / horizon
+    return g, w
+
+
+def banded_loss(band: np.ndarray, horizon: int, objective: str = "max") -> float:
+    """The strategy's ``loss(objective)`` for a band (c_0 first), O(T b).
+
+    Examples
+    --------
+    >>> round(banded_loss(sqrt_toeplitz_coefficients(4), 64), 2)
+    21.03
+    """
+    g, w = _rows(np.asarray(band, dtype=np.float64), horizon, objective)
+    h = np.cumsum(g)
+    return float(np.sum(w * h * h)) * float(np.sum(np.square(band)))
+
+
+def _log_loss_and_gradient(free: np.ndarray, horizon: int, objective: str
+                           ) -> tuple[float, np.ndarray]:
+    band = np.concatenate([[1.0], free])
+    with np.errstate(over="ignore", invalid="ignore"):  # a line search may try such bands
+        g, w = _rows(band, horizon, objective)
+        h = np.cumsum(g)
+        rows = float(np.sum(w * h * h))
+    if not math.isfinite(rows) or rows > 1e100:  # a root inside the unit disk: unstable
+        return 1e100, np.zeros_like(free)
+    big_h = np.cumsum(fftconvolve(g, g)[:horizon])
+    b = band.size
+    # sum_j (w h)_j H_{j-k} for k = 1..b-1: a correlation, by FFT
+    corr = fftconvolve(w * h, big_h[::-1])[horizon - 1: horizon - 1 + b]
+    grad_rows = -2.0 * corr[1:]
+    cols = float(np.sum(band**2))
+    return math.log(rows) + math.log(cols), grad_rows / rows + 2.0 * band[1:] / cols
+
+
+@functools.lru_cache(maxsize=32)
+def _optimized(horizon: int, bands: int, objective: str) -> tuple[float, ...]:
+    start = sqrt_toeplitz_coefficients(bands)
+    if bands == 1:
+        return (1.0,)
+    res = minimize(_log_loss_and_gradient, start[1:], args=(horizon, objective), jac=True,
+                   method="L-BFGS-B")
+    best = res.x if res.fun <= _log_loss_and_gradient(start[1:], horizon, objective)[0] \
+        else start[1:]
+    return (1.0, *best.tolist())
+
+
+def optimal_band(horizon: int, bands: int, objective: str = "mean") -> np.ndarray:
+    """c_0 = 1, c_1..c_{b-1} minimising ``banded_loss(..., objective)`` (cached, never
+    worse than the square-root band it starts from).
+
+    Examples
+    --------
+    >>> band = optimal_band(64, 4, "mean")
+    >>> bool(banded_loss(band, 64, "mean") < banded_loss(sqrt_toeplitz_coefficients(4), 64,
+    ...                                                 "mean"))
+    True
+    """
+    return np.array(_optimized(horizon, min(bands, horizon), objective))
