@@ -37,12 +37,25 @@ def test_chunked_run_has_the_bits_of_one_block(name, noise, started):
     for c in (chunked, whole):
         if started:
             c.run(values[:started])
-    np.testing.assert_array_equal(chunked.run(values[started:]), whole.run(values[started:]))
+    same = _same(name)
+    same(chunked.run(values[started:]), whole.run(values[started:]))
     assert (chunked.t, chunked.n_clipped_) == (whole.t, whole.n_clipped_)
     np.testing.assert_array_equal(chunked._sum, whole._sum)
     extra = stream(5, 3, seed=99)
-    np.testing.assert_array_equal(np.stack([chunked.add(v) for v in extra]),
-                                  np.stack([whole.add(v) for v in extra]))
+    same(np.stack([chunked.add(v) for v in extra]), np.stack([whole.add(v) for v in extra]))
+
+
+#: strategies whose block noise is a matrix or FFT product over the block: a chunk
+#: boundary changes the order of the sums, so chunked and whole agree to rounding only
+#: (the same draws: relative error about (rows summed) x 2^-52 < 1e-12 for 500 rows)
+ROUNDING_ONLY = {"banded-4", "banded-mean", "dense-mean"}
+
+
+def _same(name):
+    if name not in ROUNDING_ONLY:
+        return np.testing.assert_array_equal
+    return lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-12,
+                                                   atol=1e-12 * float(np.abs(b).max()))
 
 
 def traced_peak(fn) -> int:
