@@ -17,7 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from dpol._validation import check_int, fail
-from dpol.datasets.files import SUFFIXES, _cell, _first_unreadable, _is_number, _refuse
+from dpol.datasets.files import (
+    _cell,
+    _first_unreadable,
+    _is_number,
+    _refuse,
+    check_npy,
+    checked_path,
+)
 
 __all__ = ["iter_table"]
 
@@ -75,17 +82,10 @@ def iter_table(path: str | Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, 
     dpol.errors.InvalidInputError: data must hold numbers only, 2 per row; got 'x' in row 3, ...
     """
     chunk_rows = check_int("chunk_rows", chunk_rows, low=1)
-    path = Path(path)
-    if not path.is_file():
-        raise fail("data", "name an existing file (chunked reading needs a file)", str(path))
-    gz = path.suffix.lower() == ".gz"
-    suffix = Path(path.stem).suffix.lower() if gz else path.suffix.lower()
-    if suffix not in SUFFIXES or (gz and suffix in (".npy", ".parquet")):
-        raise fail("data", f"end in one of {', '.join(SUFFIXES)}", str(path))
+    path, suffix = checked_path(path)
     if suffix == ".npy":
         table = np.load(path, mmap_mode="r", allow_pickle=False)
-        if table.ndim != 2 or table.dtype.kind not in "iuf":
-            raise fail("data", "hold a 2-d numeric array", f"{path}: {table.dtype}{table.shape}")
+        check_npy(table, path)
         names = [f"x{i}" for i in range(table.shape[1])]
         for start in range(0, table.shape[0], chunk_rows):
             chunk = np.array(table[start:start + chunk_rows], dtype=np.float64)

@@ -120,6 +120,25 @@ def _read_parquet(path: Path) -> tuple[np.ndarray, list[str]]:
     return np.column_stack(columns), list(frame.column_names)
 
 
+def checked_path(source: str | Path) -> tuple[Path, str]:
+    """(path, its table suffix: .csv, .txt, .data, .npy or .parquet; .gz read through):
+    an existing file of a kind dpol reads, else ``InvalidInputError`` naming ``data``."""
+    path = Path(source)
+    if not path.is_file():
+        raise fail("data", "name an existing file", str(path))
+    gz = path.suffix.lower() == ".gz"
+    suffix = Path(path.stem).suffix.lower() if gz else path.suffix.lower()
+    if suffix not in SUFFIXES or (gz and suffix in (".npy", ".parquet")):
+        raise fail("data", f"end in one of {', '.join(SUFFIXES)}", str(path))
+    return path, suffix
+
+
+def check_npy(table: np.ndarray, path: Path) -> None:
+    """A NPY table must be a 2-d numeric array."""
+    if table.ndim != 2 or table.dtype.kind not in "iuf":
+        raise fail("data", "hold a 2-d numeric array", f"{path}: {table.dtype}{table.shape}")
+
+
 def read_table(source: str | Path | TextIO) -> tuple[np.ndarray, list[str]]:
     """A numeric table (n, k) and its column names from a file, ``"-"`` or a text stream.
 
@@ -147,20 +166,14 @@ def read_table(source: str | Path | TextIO) -> tuple[np.ndarray, list[str]]:
         return _read_csv(source, "the text stream")
     if not isinstance(source, (str, Path)):
         raise fail("data", "be a path, '-' or a text stream", source)
-    path = Path(source)
-    if not path.is_file():
-        raise fail("data", "name an existing file", str(path))
-    gz = path.suffix.lower() == ".gz"
-    suffix = Path(path.stem).suffix.lower() if gz else path.suffix.lower()
-    if suffix not in SUFFIXES or (gz and suffix in (".npy", ".parquet")):
-        raise fail("data", f"end in one of {', '.join(SUFFIXES)}", str(path))
+    path, suffix = checked_path(source)
     if suffix == ".npy":
         table = np.load(path, allow_pickle=False)
-        if table.ndim != 2 or table.dtype.kind not in "iuf":
-            raise fail("data", "hold a 2-d numeric array", f"{path}: {table.dtype}{table.shape}")
+        check_npy(table, path)
         return table.astype(np.float64), [f"x{i}" for i in range(table.shape[1])]
     if suffix == ".parquet":
         return _read_parquet(path)
+    gz = path.suffix.lower() == ".gz"
     with (gzip.open(path, "rt") if gz else path.open()) as handle:
         return _read_csv(handle, str(path))
 
