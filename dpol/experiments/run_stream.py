@@ -29,6 +29,7 @@ from dpol.datasets import Stream
 from dpol.datasets.chunks import iter_table
 from dpol.datasets.files import _is_number, clip_to_bounds, split_label
 from dpol.errors import NonPrivateWarning
+from dpol.experiments import run_scores as scores
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
 from dpol.experiments.run_checkpoint import atomic_write
@@ -167,7 +168,7 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
                 if progress:
                     progress(done + len(y), T, learner if key == "private" else
                              "non-private twin")
-            z = models["private"]._loss_value(np.zeros(models["private"].dim), X, y)
+            z = models["private"]._loss_value(np.zeros(X.shape[1]), X, y)
             zero.add(z, np.zeros(len(y)), y, done)
             clipped += clip.clipped
             label_sum += float(np.sum(y))
@@ -198,6 +199,9 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
     notes = [f"chunked run of {T} rows in chunks of {chunk_rows}: the regret is not "
              "computed (its comparator, the best fixed point in hindsight, needs the whole "
              "stream); mean loss beside predicting 0 instead"]
+    horizon_note = scores.horizon_note(build["horizon"], T, total_rows, 0)
+    if horizon_note:
+        notes.append(horizon_note)
     if clipped > 0.05 * T:
         notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
                      f"declared bounds ||x|| <= {x_bound:g}, |y| <= {y_bound:g}")
