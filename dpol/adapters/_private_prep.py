@@ -24,8 +24,8 @@ from dpol.errors import PrivateEstimateWarning
 
 __all__ = ["SCALINGS", "Preparation", "prepare"]
 
-#: ``scaling`` values: None (features used as given) or "private"
-SCALINGS = (None, "private")
+#: ``scaling`` values besides None (features used as given)
+SCALINGS = ("private",)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def prepare(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool) -> P
     y_bound = parse_bound("y_bound", est.y_bound)
     scaling = est.scaling
     if scaling is not None:
-        check_choice("scaling", scaling, ("private",))
+        check_choice("scaling", scaling, SCALINGS)
     auto = x_bound == "auto" or y_bound == "auto"
     if not (auto or scaling):
         return Preparation(x_bound, y_bound, est.epsilon)

@@ -24,7 +24,8 @@ import hashlib
 import os
 import pickle
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +33,8 @@ import numpy as np
 from dpol._validation import fail
 from dpol.learners import Trace
 
-__all__ = ["CHECKPOINT", "atomic_write", "data_fingerprint", "join_traces", "load_checkpoint",
-           "save_checkpoint", "stream_slices"]
+__all__ = ["CHECKPOINT", "atomic_path", "atomic_write", "data_fingerprint", "join_traces",
+           "load_checkpoint", "save_checkpoint", "stream_slices"]
 
 #: rows per call of ``run`` between two progress updates (at least; ~100 updates a run)
 CHUNK_ROWS = 1024
@@ -41,6 +42,40 @@ CHUNK_ROWS = 1024
 #: the checkpoint's file name in a run's output folder
 CHECKPOINT = "checkpoint.pkl"
 _VERSION = 1
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary file beside ``path`` to write into; renamed to ``path`` when the block
+    ends, removed if it raises (Ctrl-C included). For writers that keep a file open
+    across many steps (a chunked run); :func:`atomic_write` for one call.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "b.txt"
+    >>> with atomic_path(out) as tmp:
+    ...     _ = tmp.write_text("whole")
+    ...     out.exists()
+    False
+    >>> out.read_text()
+    'whole'
+    """
+    path = Path(path)
+    # the final suffix kept last: writers that read the format from it (savefig) still can
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".partial{path.suffix}",
+                                dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:  # on disk before the rename makes it visible
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would have made
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -62,22 +97,9 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     >>> out.read_text(), sorted(q.name for q in out.parent.iterdir())  # old file, no debris
     ('whole', ['a.txt'])
     """
-    path = Path(path)
-    # the final suffix kept last: writers that read the format from it (savefig) still can
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".partial{path.suffix}",
-                                dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
+    with atomic_path(path) as tmp:
         write(tmp)
-        with open(tmp, "rb+") as fh:  # on disk before the rename makes it visible
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would have made
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    return Path(path)
 
 
 def _umask() -> int:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import gzip
 import math
-import os
 import warnings
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +32,7 @@ from dpol.errors import NonPrivateWarning
 from dpol.experiments import run_scores as scores
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
-from dpol.experiments.run_checkpoint import atomic_write
+from dpol.experiments.run_checkpoint import atomic_path, atomic_write
 from dpol.experiments.run_report import write_report
 
 __all__ = ["chunked_arguments", "count_rows", "run_chunked"]
@@ -217,32 +217,33 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
 
 
 class _Writers:
-    """``iterates.npy`` and ``losses.csv`` written as the chunks come and renamed into place
-    at the end; on any error (or Ctrl-C) the partial files are removed."""
+    """``iterates.npy`` and ``losses.csv`` written as the chunks come, each through
+    :func:`~dpol.experiments.run_checkpoint.atomic_path`: renamed into place when the run
+    ends, removed on any error (or Ctrl-C)."""
 
     def __init__(self, out: Path, T: int) -> None:
         self.out, self.T, self.npy, self.csv = out, T, None, None
-        self.tmp = {k: out / f".{k}.partial" for k in ("iterates.npy", "losses.csv")}
+        self.files = ExitStack()
 
     def __enter__(self) -> _Writers:
         return self
 
     def __exit__(self, kind, value, tb) -> None:
-        if kind is not None:  # nothing half-written stays behind
-            for fh in (self.npy, self.csv):
-                if fh is not None:
-                    fh.close()
-            for tmp in self.tmp.values():
-                tmp.unlink(missing_ok=True)
+        for fh in (self.npy, self.csv):  # closed before their files are renamed or removed
+            if fh is not None:
+                fh.close()
+        self.files.__exit__(kind, value, tb)
 
     def add(self, trace, start: int) -> None:
         if self.npy is None:  # the width is the learner's release's
             self.out.mkdir(parents=True, exist_ok=True)
-            self.npy = open(self.tmp["iterates.npy"], "wb")
+            self.npy = open(self.files.enter_context(atomic_path(self.out / "iterates.npy")),
+                            "wb")
             np.lib.format.write_array_header_1_0(self.npy, {
                 "descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
                 "fortran_order": False, "shape": (self.T + 1, trace.weights.shape[1])})
-            self.csv = open(self.tmp["losses.csv"], "w")
+            self.csv = open(self.files.enter_context(atomic_path(self.out / "losses.csv")),
+                            "w")
             self.csv.write("t,loss,prediction\n")
         self.npy.write(np.ascontiguousarray(trace.weights, dtype=np.float64).tobytes())
         t = np.arange(start + 1, start + len(trace.losses) + 1)
@@ -250,10 +251,5 @@ class _Writers:
                                zip(t, trace.losses, trace.predictions, strict=True)))
 
     def finish(self, last: np.ndarray) -> None:
+        """The release after the last step; the files are renamed as the block ends."""
         self.npy.write(np.asarray(last, dtype=np.float64).tobytes())
-        for fh in (self.npy, self.csv):
-            fh.flush()
-            os.fsync(fh.fileno())
-            fh.close()
-        for name, tmp in self.tmp.items():
-            tmp.replace(self.out / name)
