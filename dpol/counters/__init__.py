@@ -12,6 +12,7 @@ from dpol.counters.blt import BltCounter
 from dpol.counters.dense_mean import DenseMeanCounter
 from dpol.counters.honaker_tree import HonakerTreeCounter
 from dpol.counters.registry import COUNTER_NAMES, make_counter, resolve_counter
+from dpol.counters.strategies._participation import Participation, parse_participation
 from dpol.counters.toeplitz import ToeplitzCounter
 from dpol.counters.unbounded_tree import UnboundedTreeCounter
 from dpol.counters.window_tree import WindowTreeCounter
@@ -24,9 +25,11 @@ __all__ = [
     "Counter",
     "DenseMeanCounter",
     "HonakerTreeCounter",
+    "Participation",
     "ToeplitzCounter",
     "UnboundedTreeCounter",
     "WindowTreeCounter",
     "make_counter",
+    "parse_participation",
     "resolve_counter",
 ]

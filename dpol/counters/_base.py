@@ -26,6 +26,7 @@ from dpol.counters._checkpoint import CounterCheckpoint
 from dpol.counters._privacy import CounterPrivacy
 from dpol.counters._running_sum import running_sum_rows
 from dpol.counters._secure_release import setup_node_grid
+from dpol.counters.strategies._participation import parse_participation
 from dpol.errors import HorizonExceededError
 from dpol.noise.kinds import STRATEGY_NOISES, noise_kind, strategy_noises
 from dpol.noise.source import NoiseSource
@@ -106,6 +107,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         noise: str = "gaussian",
         seed: object = None,
         element_sensitivity: float | None = None,
+        participation: object = "single",
     ) -> None:
         # None: a stream without end, for strategies that need no horizon
         self.horizon = None if horizon is None and self._strategy_class.unbounded else \
@@ -126,6 +128,8 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
                        "releases weigh node noises by non-integers, so they are no exact "
                        "grid values and floating point could leak the data", self.noise)
         self.seed = seed
+        #: who is protected: one element, or one participant entering up to k steps b apart
+        self.participation = parse_participation(participation)
         self.element_sensitivity = element_sensitivity
         default = (2.0 if self.neighbouring == "replace_one" else 1.0) * self.bound
         self._node_sensitivity = default if element_sensitivity is None else check_real(

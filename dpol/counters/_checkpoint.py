@@ -33,6 +33,8 @@ class CounterCheckpoint:
             "delta": self.delta, "neighbouring": self.neighbouring,
             "calibration": self.calibration, "noise": self.noise, "seed": None,
             "element_sensitivity": self.element_sensitivity,
+            "participation": (self.participation.max_participations,
+                              self.participation.min_separation),
         }
 
     @classmethod

@@ -45,15 +45,18 @@ class CounterPrivacy:
 
     @property
     def sensitivity(self) -> float:
-        """l2 sensitivity of the encoder: node_sensitivity * sqrt(the strategy's largest
-        squared column norm, single participation).
+        """l2 sensitivity of the encoder: node_sensitivity * sqrt(the strategy's squared
+        column norm for the counter's ``participation``).
 
-        For the trees: one element lies in at most ``levels`` noised nodes and changes
-        each by at most ``node_sensitivity``, so the stacked node vector moves by at most
-        node_sensitivity * sqrt(levels) (attained by the first element, which lies in a
-        node at every level).
+        For the trees and one participation: one element lies in at most ``levels`` noised
+        nodes and changes each by at most ``node_sensitivity``, so the stacked node vector
+        moves by at most node_sensitivity * sqrt(levels) (attained by the first element,
+        which lies in a node at every level). A participant entering k steps b apart
+        changes them all: the strategy's bound on max_pi sum_{i,j in pi} |(C^T C)_ij|
+        (:mod:`dpol.counters.strategies._participation`).
         """
-        return self.node_sensitivity * math.sqrt(self.strategy.column_norm_sq())
+        return self.node_sensitivity * math.sqrt(
+            self.strategy.column_norm_sq(self.participation))
 
     @property
     def _pure_sensitivity(self) -> float:
@@ -63,7 +66,9 @@ class CounterPrivacy:
         of radius r lies in the l1 ball of radius sqrt(dim) r). Gamma: the privacy loss of
         each node is at most ||change||_2 / theta, summed over levels nodes.
         """
-        return self.levels * self.node_sensitivity * self.noise_kind.l1_factor(self.dim)
+        # k participations: each enters at most ``levels`` nodes (triangle inequality)
+        steps = 1 if self.participation.single else self.participation.within(self.horizon)
+        return steps * self.levels * self.node_sensitivity * self.noise_kind.l1_factor(self.dim)
 
     def _calibrate(
         self, epsilon: float | None, noise_multiplier: float | None
@@ -99,10 +104,14 @@ class CounterPrivacy:
         discrete Gaussian's slack tau depends on the grid, set after the scale: it is
         calibrated without it, and ``privacy`` states it (derived from the events)."""
         return [MechanismEvent(self.noise_kind.dp_event(z), self.neighbouring,
+                               unit=self.participation.unit,
                                pure_epsilon=self.noise_kind.pure_epsilon(z))]
 
     def _calibrate_paper(self, eps: float) -> tuple[float, float]:
         """The published scale for this counter and noise; the real guarantee is recomputed."""
+        if not self.participation.single:
+            raise fail("calibration", "be 'tight' with several participations: the "
+                       "published calibrations are for one participation per element", "paper")
         if self.noise not in self._paper_noises:
             raise fail("calibration", f"be 'tight': {type(self).__name__} has no published "
                        f"calibration for noise={self.noise!r}", "paper")
@@ -140,7 +149,7 @@ class CounterPrivacy:
         noise_multiplier`` (class Privacy); ``pure_epsilon`` carries it.
         """
         return (MechanismEvent(self.dp_event(), self.neighbouring, window=self._window(),
-                               horizon=self.horizon,
+                               horizon=self.horizon, unit=self.participation.unit,
                                pure_epsilon=self.noise_kind.pure_epsilon(self._noise_multiplier),
                                name=type(self).__name__),)
 

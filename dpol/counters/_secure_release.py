@@ -226,7 +226,7 @@ def setup_encoder_grid(counter: object, abs_column_sum: float) -> None:
     (6.103515625e-05, True)
     """
     delta = counter._node_sensitivity
-    norm = math.sqrt(counter.strategy.column_norm_sq())
+    norm = math.sqrt(counter.strategy.column_norm_sq(counter.participation))
     sens = delta * norm
     dim = counter.dim
     coords = math.sqrt(counter.horizon * dim)

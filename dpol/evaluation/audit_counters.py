@@ -15,6 +15,7 @@ from dpol._seeding import spawn_seeds
 from dpol._validation import as_matrix, check_choice, check_int, check_real, fail
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.clipping import clip_rows_l2
+from dpol.counters import parse_participation
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 from dpol.evaluation.audit import (
     AuditResult,
@@ -27,11 +28,16 @@ __all__ = ["audit_counter", "counter_releases", "worst_case_streams"]
 
 
 def worst_case_streams(horizon: int, dim: int = 1, bound: float = 1.0, *, position: int = 0,
-                       neighbouring: str = "replace_one") -> tuple[np.ndarray, np.ndarray]:
-    """Two neighbouring counter streams that differ by the most one element can.
+                       neighbouring: str = "replace_one", participation: object = "single",
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Two neighbouring counter streams that differ by the most one participant can.
 
     Zeros everywhere except row ``position``: ``+bound e_1`` against ``-bound e_1``
     (replace-one: the change 2 bound is the sensitivity) or against zero (add/remove).
+    With several participations (k steps b apart) the participant also differs at rows
+    position + b, ..., position + (k - 1) b that fit: from ``position = 0`` the pattern
+    whose encoder change is largest for a factorisation with C^T C >= 0 and decreasing
+    columns (Toeplitz; :mod:`dpol.counters.strategies._participation`).
 
     Examples
     --------
@@ -43,9 +49,12 @@ def worst_case_streams(horizon: int, dim: int = 1, bound: float = 1.0, *, positi
     bound = check_real("bound", bound, low=0.0, low_open=True)
     position = _check_position(position, horizon)
     relation = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
+    p = parse_participation(participation)
+    rows = position + p.min_separation * np.arange(p.max_participations)
+    rows = rows[rows < horizon]
     a, b = np.zeros((horizon, dim)), np.zeros((horizon, dim))
-    a[position, 0] = bound
-    b[position, 0] = -bound if relation == "replace_one" else 0.0
+    a[rows, 0] = bound
+    b[rows, 0] = -bound if relation == "replace_one" else 0.0
     return a, b
 
 
@@ -158,7 +167,8 @@ def audit_counter(counter: object, *, n_runs: int, claimed: PrivacyGuarantee | N
     position = _check_position(position, counter.horizon)
     if streams is None:
         streams = worst_case_streams(counter.horizon, counter.dim, counter.bound,
-                                     position=position, neighbouring=claimed.neighbouring)
+                                     position=position, neighbouring=claimed.neighbouring,
+                                     participation=counter.participation)
     seed_a, seed_b = spawn_seeds(seed, 2)
     rows = audited_rows(claimed, position, counter.horizon)
     a, b = (counter_releases(counter, s, n_runs, rows=rows, seed=q)

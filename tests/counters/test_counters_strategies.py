@@ -65,7 +65,7 @@ def test_variance_is_the_squared_row_norm_of_the_streamed_correlation(name):
     assert s.loss("mean") == pytest.approx(np.mean(s.variance(steps)) * s.column_norm_sq())
     encoder = s.encode(np.eye(T))  # C: one column per element
     assert s.column_norm_sq() == pytest.approx(np.max(np.sum(encoder**2, axis=0)))
-    with pytest.raises(InvalidInputError, match="participation must be one of"):
+    with pytest.raises(InvalidInputError, match="participation must be 'single', a Part"):
         s.column_norm_sq("multiple")
 
 

@@ -7,7 +7,8 @@ from any state the counter keeps). A :class:`~dpol.counters.Counter` is a strate
 a noise kind (:mod:`dpol.noise.kinds`), a calibration, clipping and state.
 """
 
-from dpol.counters.strategies._strategy import PARTICIPATIONS, Strategy
+from dpol.counters.strategies._participation import SINGLE, Participation
+from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.banded_toeplitz import BandedToeplitzStrategy
 from dpol.counters.strategies.blt import BltStrategy
 from dpol.counters.strategies.dense_mean import DenseMeanStrategy
@@ -19,12 +20,13 @@ from dpol.counters.strategies.unbounded_tree import UnboundedTreeStrategy
 from dpol.counters.strategies.window_tree import WindowTreeStrategy
 
 __all__ = [
-    "PARTICIPATIONS",
+    "SINGLE",
     "BandedToeplitzStrategy",
     "BltStrategy",
     "DenseMeanStrategy",
     "HonakerStrategy",
     "PaddedTreeStrategy",
+    "Participation",
     "Strategy",
     "ToeplitzStrategy",
     "TreeStrategy",

@@ -7,8 +7,8 @@ S_t + (B z)_t: the exact running sum plus correlated noise, so a strategy needs 
 
 - its structure: ``encode`` (C x for a whole stream), ``levels`` (the most noised
   values one element enters);
-- the column norms of C, i.e. the sensitivity to one element, per participation pattern
-  (``column_norm_sq``; one participation per element here);
+- the column norms of C, i.e. the sensitivity to one participant, per participation
+  pattern (``column_norm_sq``: one element, or k steps b apart, :mod:`._participation`);
 - ``variance(t)``: the noise variance of the release at t per unit of noise variance
   (the squared norm of row t of B), and ``loss()`` = max (or mean) variance x column
   norm^2, the figure to compare strategies by;
@@ -27,13 +27,18 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from dpol._validation import check_choice
+from dpol._validation import check_choice, fail
+from dpol.counters.strategies._participation import (
+    Participation,
+    gram_sensitivity_sq,
+    parse_participation,
+)
 
-__all__ = ["PARTICIPATIONS", "Strategy"]
+__all__ = ["GRAM_LIMIT", "Strategy"]
 
-#: participation patterns a strategy can give the sensitivity for (each element of the
-#: stream enters once; multiple participations, as in DP-FTRL's epochs, are to come)
-PARTICIPATIONS = ("single",)
+#: the largest horizon whose Gram matrix C^T C (T x T) the generic multi-participation
+#: bound builds (128 MiB of float64)
+GRAM_LIMIT = 4096
 
 
 class Strategy(ABC):
@@ -80,14 +85,31 @@ class Strategy(ABC):
     def encode(self, values: np.ndarray) -> np.ndarray:
         """C x: every value that receives noise, for a stream of shape (T', d), T' <= T."""
 
-    def column_norm_sq(self, participation: str = "single") -> float:
-        """Largest squared l2 norm of a column of C: one element's weights in the encoder.
+    def column_norm_sq(self, participation: object = "single") -> float:
+        """Squared l2 sensitivity of the encoder C to one participant, per unit change.
 
-        Trees: every node holds an element with weight 1, so it is the level count;
-        matrix factorizations override it.
+        ``"single"``: the largest squared column norm of C (one element). A
+        :class:`~dpol.counters.strategies.Participation` (k steps, b apart):
+        max_pi sum_{i, j in pi} |(C^T C)_ij| over the patterns pi, exact or an upper bound
+        as the strategy states (:mod:`dpol.counters.strategies._participation`).
         """
-        check_choice("participation", participation, PARTICIPATIONS)
+        p = parse_participation(participation)
+        return self._single_norm_sq() if p.single else self._participation_norm_sq(p)
+
+    def _single_norm_sq(self) -> float:
+        """Largest squared column norm. Trees: every node holds an element with weight 1,
+        so it is the level count; matrix factorizations override it."""
         return float(self.levels)
+
+    def _participation_norm_sq(self, participation: Participation) -> float:
+        """Several participations: by default the generic bound on C^T C (any C), built
+        from ``encode`` of the identity for T <= GRAM_LIMIT."""
+        if self.horizon is None or self.horizon > GRAM_LIMIT:
+            raise fail("participation", f"be 'single' for {type(self).__name__} with "
+                       f"horizon={self.horizon}: its sensitivity to several participations "
+                       f"is computed for horizons up to {GRAM_LIMIT}", participation)
+        encoder = self.encode(np.eye(self.horizon))
+        return gram_sensitivity_sq(encoder.T @ encoder, participation)
 
     # ------------------------------------------------------------------ error figures
     @abstractmethod
@@ -95,13 +117,13 @@ class Strategy(ABC):
         """Noise variance of the release at steps t (int64 array, 1-based) per unit of
         one draw's variance: the number (or weighted count) of draws the release sums."""
 
-    def loss(self, reduction: str = "max") -> float:
-        """max (or mean) over t <= T of ``variance(t)`` x ``column_norm_sq()``: the
-        release variance at noise multiplier 1 and unit sensitivity of one node."""
+    def loss(self, reduction: str = "max", participation: object = "single") -> float:
+        """max (or mean) over t <= T of ``variance(t)`` x ``column_norm_sq(participation)``:
+        the release variance at noise multiplier 1 and unit sensitivity of one node."""
         check_choice("reduction", reduction, ("max", "mean"))
         counts = self.variance(np.arange(1, self.horizon + 1, dtype=np.int64))
         worst = np.max(counts) if reduction == "max" else np.mean(counts)
-        return float(worst) * self.column_norm_sq()
+        return float(worst) * self.column_norm_sq(participation)
 
     # ------------------------------------------------------------------ noise correlation
     @abstractmethod

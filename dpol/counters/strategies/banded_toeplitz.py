@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.signal import fftconvolve, lfilter
 
+from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
 
@@ -70,9 +71,19 @@ class BandedToeplitzStrategy(Strategy):
     def levels(self) -> int:
         return self.bands  # one element enters b encoder values
 
-    def column_norm_sq(self, participation: str = "single") -> float:
-        super().column_norm_sq(participation)
+    def _single_norm_sq(self) -> float:
         return self._norm_sq
+
+    def _participation_norm_sq(self, participation: Participation) -> float:
+        exact = toeplitz_sensitivity_sq(self.coefficients, self.horizon, participation)
+        if exact is None and self.bands <= participation.min_separation:
+            # columns b apart do not overlap: X is diagonal on every pattern, whose worst
+            # is the first k columns (the later ones lose the band's tail past T)
+            head = np.concatenate([[0.0], np.cumsum(self.coefficients**2)])
+            starts = np.arange(participation.within(self.horizon)) * participation.min_separation
+            # column i holds c_0 .. c_{min(b, T - i) - 1}
+            exact = float(np.sum(head[np.minimum(self.bands, self.horizon - starts)]))
+        return super()._participation_norm_sq(participation) if exact is None else exact
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         return self._cum_sq[t - 1]

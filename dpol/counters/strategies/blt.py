@@ -11,8 +11,8 @@ import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 from scipy.signal import fftconvolve, lfilter
 
-from dpol._validation import check_choice
-from dpol.counters.strategies._strategy import PARTICIPATIONS, Strategy
+from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
+from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.blt_optimizer import state_matrix
 from dpol.counters.strategies.toeplitz import MATRIX_REFUSAL
 
@@ -139,9 +139,15 @@ class BltStrategy(Strategy):
     def levels(self) -> int | None:
         return self.horizon  # the first element enters every encoder value (None: all)
 
-    def column_norm_sq(self, participation: str = "single") -> float:
-        check_choice("participation", participation, PARTICIPATIONS)
+    def _single_norm_sq(self) -> float:
         return self._norm_sq
+
+    def _participation_norm_sq(self, participation: Participation) -> float:
+        # exact when C's coefficients are non-negative and non-increasing (as for the
+        # optimised BLTs: C approximates the square root); else the generic bound
+        exact = None if self.horizon is None else toeplitz_sensitivity_sq(
+            self.coefficients, self.horizon, participation)
+        return super()._participation_norm_sq(participation) if exact is None else exact
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         if self.horizon is None:

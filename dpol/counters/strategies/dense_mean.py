@@ -23,6 +23,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from threadpoolctl import threadpool_limits
 
+from dpol.counters.strategies._participation import Participation, gram_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
 
 __all__ = ["MAX_DENSE_HORIZON", "DenseMeanStrategy", "mean_optimal_factors"]
@@ -106,9 +107,12 @@ class DenseMeanStrategy(Strategy):
     def levels(self) -> int:
         return self.horizon  # the first element enters every encoder value
 
-    def column_norm_sq(self, participation: str = "single") -> float:
-        super().column_norm_sq(participation)
+    def _single_norm_sq(self) -> float:
         return self._norm_sq
+
+    def _participation_norm_sq(self, participation: Participation) -> float:
+        # the generic bound on |C^T C|, from the encoder at hand
+        return gram_sensitivity_sq(self.encoder.T @ self.encoder, participation)
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         return self._rows_sq[t - 1]

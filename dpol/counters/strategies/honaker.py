@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpol.counters._bits import set_bits_high_to_low, trailing_zeros
+from dpol.counters.strategies._participation import Participation, tree_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.tree import prefix_noise
 
@@ -83,6 +84,10 @@ class HonakerStrategy(Strategy):
     @property
     def levels(self) -> int:
         return self.depth
+
+    def _participation_norm_sq(self, participation: Participation) -> float:
+        # every complete dyadic node: the level bound, exact when b is a power of two
+        return tree_sensitivity_sq(self.horizon, participation, complete=True)
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         flat = np.atleast_1d(t)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.signal import fftconvolve
 
+from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
 
 __all__ = ["ToeplitzStrategy", "sqrt_toeplitz_coefficients"]
@@ -63,9 +64,12 @@ class ToeplitzStrategy(Strategy):
     def levels(self) -> int:
         return self.horizon  # the first element enters every encoder value
 
-    def column_norm_sq(self, participation: str = "single") -> float:
-        super().column_norm_sq(participation)
+    def _single_norm_sq(self) -> float:
         return float(self._cum_sq[-1])
+
+    def _participation_norm_sq(self, participation: Participation) -> float:
+        # positive, decreasing coefficients: the pattern 0, b, 2b, ... is the worst, exactly
+        return toeplitz_sensitivity_sq(self.coefficients, self.horizon, participation)
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         return self._cum_sq[t - 1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpol.counters._bits import lowbit, popcount, trailing_zero_count
+from dpol.counters.strategies._participation import Participation, tree_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
 
 __all__ = ["TreeStrategy", "prefix_noise"]
@@ -104,6 +105,11 @@ class TreeStrategy(Strategy):
     @property
     def levels(self) -> int:
         return self.depth
+
+    def _participation_norm_sq(self, participation: Participation) -> float:
+        # the level-by-level bound over the binary counter's nodes (a valid bound, not
+        # always attained: half the dyadic intervals are no node here)
+        return tree_sensitivity_sq(self.horizon, participation, complete=False)
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         return popcount(t).astype(np.float64)

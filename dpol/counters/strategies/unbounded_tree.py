@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 
-from dpol._validation import check_choice
 from dpol.counters._bits import popcount
-from dpol.counters.strategies._strategy import PARTICIPATIONS, Strategy
+from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.tree import keep_level_prefix, prefix_noise
 
 __all__ = ["UnboundedTreeStrategy", "block_of"]
@@ -72,8 +71,7 @@ class UnboundedTreeStrategy(Strategy):
     def levels(self) -> int | None:
         return None  # a block-k element lies in k + 1 nodes: no bound over the stream
 
-    def column_norm_sq(self, participation: str = "single") -> float:
-        check_choice("participation", participation, PARTICIPATIONS)
+    def _single_norm_sq(self) -> float:
         return 1.0
 
     def variance(self, t: np.ndarray) -> np.ndarray:
@@ -84,7 +82,7 @@ class UnboundedTreeStrategy(Strategy):
         j = t - np.left_shift(1, k) + 1
         return (k * (k + 1) / 2 + (k + 1) * popcount(j)).astype(np.float64)
 
-    def loss(self, reduction: str = "max") -> float:
+    def loss(self, reduction: str = "max", participation: object = "single") -> float:
         raise NotImplementedError("an unbounded stream has no horizon to take the max or "
                                   "mean over: use variance(t)")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpol._validation import fail
 from dpol.counters._bits import lowbit, popcount, set_bits_high_to_low, trailing_zeros
 from dpol.counters.strategies._strategy import Strategy
 
@@ -41,6 +42,10 @@ class WindowTreeStrategy(Strategy):
     @property
     def levels(self) -> int:
         return min(self.height, self.horizon.bit_length() - 1) + 1
+
+    def _participation_norm_sq(self, participation: object) -> float:
+        raise fail("participation", "be 'single' for the window tree: its window-DP "
+                   "guarantee protects one element within W steps", participation)
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         j = (t - 1) % self.block + 1
