@@ -326,23 +326,34 @@ def _app():
         seed: int = typer.Option(0, min=0, help="Seed of the data and the noise."),
         plot: Path = typer.Option(None, help="Also write a PNG of the error against T "
                                   "(T = 16, 64, ... up to --horizon)."),
+        epochs: int = typer.Option(1, min=1, help="Protect a record that enters the stream "
+                                   "once per epoch: E passes over T/E records (multiple "
+                                   "participations, E steps T/E apart)."),
     ) -> None:
         """The error table of every counter (and, with --plot, the error against T)."""
+        from dpol._validation import fail
         from dpol.accounting import default_delta
         from dpol.experiments.counter_errors import counter_error_curves, counter_table
 
         delta = default_delta(horizon) if delta is None else delta
+        if epochs > horizon:
+            with refusals("counters"):
+                raise fail("--epochs", f"be at most --horizon ({horizon})", epochs)
+        participation = (epochs, horizon // epochs)
+        unit = "" if epochs == 1 else f", a record in {epochs} epochs of {horizon // epochs}"
         table = Table(title=f"Private prefix sums, T={horizon}, ({epsilon:g}, {delta:g})-DP, "
-                            "replace-one, |x| <= 1")
+                            f"replace-one, |x| <= 1{unit}")
         for col in ("counter", "loss()", "analytic RMS error", "measured RMS error"):
             table.add_column(col, justify="left" if col == "counter" else "right")
         with refusals("counters"):
-            rows = counter_table(horizon, epsilon, delta, seed)
-        for r in rows:
-            table.add_row(r["counter"], f"{r['loss']:.2f}",
-                          f"{r['analytic_rms']:.2f}", f"{r['measured_rms']:.2f}")
+            rows = counter_table(horizon, epsilon, delta, seed, participation=participation)
+        for r in rows:  # a counter beyond its reach (dense T, window + epochs): a dash
+            table.add_row(r["counter"], *(["-"] * 3 if "skipped" in r else (
+                f"{r[k]:.2f}" for k in ("loss", "analytic_rms", "measured_rms"))))
         console.print(table)
-        classes = ", ".join(f"{r['counter']} = {r['class']}" for r in rows)
+        for r in (r for r in rows if "skipped" in r):
+            console.print(f"{r['counter']}: skipped: {r['skipped']}")
+        classes = ", ".join(f"{r['counter']} = {r['class']}" for r in rows if "class" in r)
         console.print(f"{classes} (tree: the binary tree counter). loss() = max_t "
                       "variance(t)/z^2 at bound 1, add/remove; window-64 protects "
                       "each element only in the 64 releases from its arrival (window DP).")

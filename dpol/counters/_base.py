@@ -49,7 +49,14 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
 
     Privacy
     -------
-    Each subclass states its relation, sensitivity and calibration. Secure noise
+    Each subclass states its relation, sensitivity and calibration for one participation
+    per element. ``participation=(k, b)`` protects a participant (a record, a user) that
+    enters at most k steps, any two at least b apart, as in epochs over a data set: the
+    sensitivity becomes node_sensitivity * sqrt(max_pi sum_{i,j in pi} |(C^T C)_ij|),
+    exact for the Toeplitz family and bounded for the trees and the dense factorization
+    (:mod:`dpol.counters.strategies._participation`); pure noise multiplies its l1
+    sensitivity by the k steps that fit; the guarantee's unit names the participant.
+    Calibration stays ``"tight"`` (the papers' formulas are for one participation). Secure noise
     (``noise="secure"``: discrete Gaussian; ``"secure_laplace"``: discrete Laplace) puts
     clipped elements and noise on a power-of-two grid, inflates the sensitivity by the
     rounding and calibrates by zCDP: :mod:`dpol.counters._secure_release` (CKS 2020
@@ -217,11 +224,12 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         self._check_bounded("max_variance()")
         return float(np.max(self.variance(np.arange(1, self.horizon + 1, dtype=np.int64))))
 
-    def loss(self) -> float:
-        """max_t variance(t) / z^2 at bound=1 under add/remove (to compare counters by):
-        the strategy's ``loss()``, a property of the structure alone."""
+    def loss(self, reduction: str = "max") -> float:
+        """max (or mean) over t of variance(t) / z^2 at bound=1 under add/remove, for the
+        counter's ``participation`` (to compare counters by): the strategy's ``loss()``,
+        a property of the structure and the participation pattern alone."""
         self._check_bounded("loss()")
-        return self.strategy.loss()
+        return self.strategy.loss(reduction, self.participation)
 
     def _check_bounded(self, what: str) -> None:
         if self.horizon is None:

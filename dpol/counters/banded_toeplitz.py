@@ -26,7 +26,10 @@ class BandedToeplitzCounter(Counter):
     banded_optimizer`). With one participation per element few bands cost accuracy:
     at T = 1024, b = 64 the mean loss is 19.15 (square-root band) or 16.53 (optimised)
     against the full square root's 9.67; b = T is the square root itself. Its use is
-    memory O(b d) with b chosen by the caller, and the multiple participations to come.
+    memory O(b d) with b chosen by the caller, and multiple participations: with b no
+    more than their separation, the columns of one participant do not overlap, so k
+    participations cost only sqrt(k) in noise (at T = 1024 and 16 epochs of 64 steps, a
+    mean loss of 306 with 64 square-root bands, 265 re-optimised, against Toeplitz's 571).
 
     Parameters
     ----------
@@ -34,7 +37,8 @@ class BandedToeplitzCounter(Counter):
     element_sensitivity
         See :class:`dpol.counters.Counter`. Float Gaussian noise only.
     bands : int, optional
-        b >= 1 (default 64, capped at the horizon).
+        b >= 1 (default 64, capped at the horizon and at the participation's minimum
+        separation).
     objective : {"max", "mean"}, optional
         Re-optimise the band for this loss (c_0 = 1, L-BFGS from the square-root band);
         unset: the square-root band. Leave unset when giving ``coefficients``.
@@ -52,7 +56,10 @@ class BandedToeplitzCounter(Counter):
     element i by delta (||delta|| <= Delta) changes the encoder C x by the outer product
     of column i of C and delta; column i holds c_0..c_{min(b, T - i + 1) - 1}, largest for
     i <= T - b + 1: sensitivity Delta sqrt(sum_k c_k^2) (the strategy's
-    ``column_norm_sq``; tested by brute force on tiny streams). C x + z is one Gaussian
+    ``column_norm_sq``; tested by brute force on tiny streams). A participant entering k
+    steps at least b' >= b apart changes columns with disjoint supports: sensitivity
+    Delta sqrt(sum over its first k columns of their squared norms) <= sqrt(k) times the
+    above (the Toeplitz bound when b' < b). C x + z is one Gaussian
     mechanism; the release A C^-1 (C x + z) is post-processing, and for adaptively chosen
     elements a lower-triangular factorization keeps the guarantee (Denisov, McMahan,
     Rush, Smith, Thakurta 2022, Theorem 2.1). Tight: std z Delta sqrt(sum_k c_k^2) with
@@ -96,6 +103,9 @@ class BandedToeplitzCounter(Counter):
     def _make_strategy(self) -> BandedToeplitzStrategy:
         if self._given is None:
             b = min(DEFAULT_BANDS if self.bands is None else self.bands, self.horizon)
+            if self.bands is None and not self.participation.single:
+                # participations b' apart: b' bands keep their columns apart
+                b = min(b, self.participation.min_separation)
             self._given = (sqrt_toeplitz_coefficients(b) if self.objective is None
                            else optimal_band(self.horizon, b, self.objective))
         self.coefficients_ = self._given[: self.horizon].copy()

@@ -236,6 +236,19 @@ def test_counters_table_and_error_plot(app, tmp_path):
     assert invoke(app, ["counters", "-T", "0"]).exit_code != 0
 
 
+def test_counters_beyond_the_dense_horizon_and_over_epochs(app):
+    # the dense counter stops at T = 2048: the table says so instead of failing (it did)
+    result = invoke(app, ["counters", "-T", "4096"])
+    assert result.exit_code == 0, result.output
+    assert "dense_mean: skipped: horizon must be at most 2048" in " ".join(result.output.split())
+    epochs = invoke(app, ["counters", "-T", "256", "--epochs", "4"])
+    text = " ".join(epochs.output.split())
+    assert epochs.exit_code == 0, epochs.output
+    assert "a record in 4 epochs of 64" in text and "window-64: skipped" in text
+    assert_refused(invoke(app, ["counters", "-T", "8", "--epochs", "9"]),
+                   "--epochs must be at most --horizon (8); got 9")
+
+
 def test_reproduce_small_and_refused(app, tmp_path):
     result = invoke(app, ["reproduce", "jkt-logistic", "--quick", "--seeds", "1", "--out",
                           tmp_path])
