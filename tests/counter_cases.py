@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 from dpol.counters import (
+    BandedMatrixCounter,
     BandedToeplitzCounter,
     BinaryTreeCounter,
     BltCounter,
@@ -34,6 +35,7 @@ COUNTERS = {
     "banded-4": (BandedToeplitzCounter, {"bands": 4}),
     "banded-mean": (BandedToeplitzCounter, {"bands": 3, "objective": "mean"}),
     "dense-mean": (DenseMeanCounter, {}),
+    "banded-matrix": (BandedMatrixCounter, {"bands": 3}),
 }
 
 #: the float (seeded) noise kinds

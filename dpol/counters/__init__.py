@@ -6,6 +6,7 @@ a calibration, clipping and state.
 """
 
 from dpol.counters._base import Counter
+from dpol.counters.banded_matrix import BandedMatrixCounter
 from dpol.counters.banded_toeplitz import BandedToeplitzCounter
 from dpol.counters.binary_tree import BinaryTreeCounter
 from dpol.counters.blt import BltCounter
@@ -19,6 +20,7 @@ from dpol.counters.window_tree import WindowTreeCounter
 
 __all__ = [
     "COUNTER_NAMES",
+    "BandedMatrixCounter",
     "BandedToeplitzCounter",
     "BinaryTreeCounter",
     "BltCounter",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dpol._validation import fail
 from dpol.counters._base import Counter
+from dpol.counters.banded_matrix import BandedMatrixCounter
 from dpol.counters.banded_toeplitz import BandedToeplitzCounter
 from dpol.counters.binary_tree import BinaryTreeCounter
 from dpol.counters.blt import BltCounter
@@ -22,6 +23,7 @@ _BY_NAME: dict[str, type[Counter]] = {
     "blt": BltCounter,
     "banded": BandedToeplitzCounter,
     "dense_mean": DenseMeanCounter,
+    "banded_matrix": BandedMatrixCounter,
 }
 COUNTER_NAMES = tuple(_BY_NAME)
 

@@ -229,6 +229,7 @@ STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
     "unbounded_tree": ("gaussian",),  # real node weights: no exact secure twin
     "banded_toeplitz": ("gaussian",),  # secure: no exact release path for it yet
     "dense_mean": ("gaussian",),  # secure: its exact path rounds a Toeplitz encoder only
+    "banded_matrix": ("gaussian",),  # secure: no exact release path for it
 }
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dpol.counters.strategies import (
+    BandedMatrixStrategy,
     BandedToeplitzStrategy,
     BltStrategy,
     DenseMeanStrategy,
@@ -15,6 +16,7 @@ from dpol.counters.strategies import (
     TreeStrategy,
     WindowTreeStrategy,
 )
+from dpol.counters.strategies.banded_matrix_optimizer import optimal_banded_matrix
 from dpol.counters.strategies.banded_optimizer import optimal_band
 from dpol.counters.strategies.blt_optimizer import optimal_blt_parameters
 from dpol.errors import InvalidInputError
@@ -33,6 +35,7 @@ def strategies(horizon=T, window=4):
         "blt": BltStrategy(horizon, *optimal_blt_parameters(horizon, buffers=3)),
         "banded_toeplitz": BandedToeplitzStrategy(horizon, 4, optimal_band(horizon, 4)),
         "dense_mean": DenseMeanStrategy(horizon),
+        "banded_matrix": BandedMatrixStrategy(horizon, optimal_banded_matrix(horizon, 4)),
     }
 
 
@@ -69,7 +72,7 @@ def test_variance_is_the_squared_row_norm_of_the_streamed_correlation(name):
         s.column_norm_sq("multiple")
 
 
-@pytest.mark.parametrize("name", ["tree", *ROUNDING])
+@pytest.mark.parametrize("name", ["tree", *ROUNDING, "banded_matrix"])
 def test_decoder_times_encoder_is_the_prefix_sum_matrix(name):
     # draws come one per step in encoder order here, so the streamed map is B: B C = A
     s = strategies()[name]

@@ -9,6 +9,7 @@ a noise kind (:mod:`dpol.noise.kinds`), a calibration, clipping and state.
 
 from dpol.counters.strategies._participation import SINGLE, Participation
 from dpol.counters.strategies._strategy import Strategy
+from dpol.counters.strategies.banded_matrix import BandedMatrixStrategy
 from dpol.counters.strategies.banded_toeplitz import BandedToeplitzStrategy
 from dpol.counters.strategies.blt import BltStrategy
 from dpol.counters.strategies.dense_mean import DenseMeanStrategy
@@ -21,6 +22,7 @@ from dpol.counters.strategies.window_tree import WindowTreeStrategy
 
 __all__ = [
     "SINGLE",
+    "BandedMatrixStrategy",
     "BandedToeplitzStrategy",
     "BltStrategy",
     "DenseMeanStrategy",
