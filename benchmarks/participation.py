@@ -1,0 +1,194 @@
+"""Multiple participations: each strategy's loss when a record enters once per epoch.
+
+A record (one participant) enters k times, b = T / k steps apart (k epochs over T / k
+records in a fixed order). Every strategy's ``loss("mean")`` and ``loss("max")`` at noise
+multiplier 1 under that participation (its squared sensitivity to the participant times the
+mean or max release variance), beside one participation, for the binary tree, Honaker's
+tree, the square root (Toeplitz), the BLT optimised for max or mean loss, banded Toeplitz
+with min(64, b) or b bands (the square-root band, or re-optimised for the mean), and for
+T <= 1024 the dense mean-optimal factorisation and the general banded matrix with unit
+columns and min(64, b) bands. Prints a table and writes JSON (default
+benchmarks/results/participation.json).
+
+    python benchmarks/participation.py                 # T in {1024, 16384}
+    python benchmarks/participation.py --quick         # T = 256
+    python benchmarks/participation.py --jax-python /tmp/jaxp/bin/python
+
+``--jax-python`` names the interpreter of a separate environment with jax_privacy: it
+computes its own squared sensitivity of the very encoders dpol built
+(benchmarks/_jax_privacy_participation.py), and the table sets the two side by side
+(target: dpol's <= jax_privacy's x 1.001, i.e. as tight or tighter). Without it, that
+part is skipped with a line saying so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from _timing import meta, verdict, write_json
+
+from dpol.counters import Participation
+from dpol.counters.strategies import (
+    BandedMatrixStrategy,
+    BandedToeplitzStrategy,
+    BltStrategy,
+    DenseMeanStrategy,
+    HonakerStrategy,
+    ToeplitzStrategy,
+    TreeStrategy,
+    banded_optimizer,
+    blt_optimizer,
+)
+from dpol.counters.strategies.banded_matrix_optimizer import optimal_banded_matrix
+
+EPOCHS = (1, 4, 16, 64)
+DENSE_MAX = 1024
+BANDS = 64
+
+
+def strategies(horizon: int, separation: int) -> dict[str, object]:
+    """The strategies compared at one horizon. The banded ones take b = min(64, the
+    separation) bands, or b = the separation (its O(b d) state grows with it), the
+    banded matrix the smaller of the two (its optimiser is O(T^2 b) a step)."""
+    small, wide = min(BANDS, separation, horizon), min(separation, horizon)
+    out = {
+        "tree": TreeStrategy(horizon),
+        "honaker": HonakerStrategy(horizon),
+        "sqrt-toeplitz": ToeplitzStrategy(horizon),
+        "blt (max)": BltStrategy(horizon, *blt_optimizer.optimal_blt_parameters(horizon)),
+        "blt (mean)": BltStrategy(horizon, *blt_optimizer.optimal_blt_parameters(
+            horizon, objective="mean")),
+        "banded-64 (mean)": BandedToeplitzStrategy(horizon, small, banded_optimizer.optimal_band(
+            horizon, small, "mean")),
+        "banded-sep (sqrt band)": BandedToeplitzStrategy(horizon, wide),
+        "banded-sep (mean)": BandedToeplitzStrategy(horizon, wide, banded_optimizer.optimal_band(
+            horizon, wide, "mean")),
+    }
+    if horizon <= DENSE_MAX:
+        out["dense mean-optimal"] = DenseMeanStrategy(horizon)
+        out["banded matrix-64"] = BandedMatrixStrategy(horizon, optimal_banded_matrix(
+            horizon, small))
+    return out
+
+
+def first_column(strategy: object, horizon: int) -> np.ndarray | None:
+    coefficients = getattr(strategy, "coefficients", None)
+    if coefficients is None:
+        return None
+    column = np.zeros(horizon)
+    column[: min(horizon, coefficients.size)] = coefficients[:horizon]
+    return column
+
+
+def measure(horizon: int, epochs: tuple[int, ...]) -> tuple[list[dict], dict]:
+    rows, encoders = [], {}
+    for k in epochs:
+        b = horizon // k
+        p = Participation(k, b)
+        for name, s in strategies(horizon, b).items():
+            start = time.perf_counter()
+            sens_sq = s.column_norm_sq(p)
+            seconds = time.perf_counter() - start
+            rows.append({"strategy": name, "T": horizon, "k": k, "b": b,
+                         "bands": getattr(s, "bands", None), "sens_sq": sens_sq,
+                         "sens_seconds": seconds, "mean_loss": s.loss("mean", p),
+                         "max_loss": s.loss("max", p)})
+            column = first_column(s, horizon)
+            key = f"{name}|{b}" if name.startswith("banded") else name
+            if column is not None:
+                encoders[f"toeplitz/{key}"] = column
+            elif name == "dense mean-optimal":
+                encoders[f"matrix/{key}"] = np.asarray(s.encoder)
+            elif name.startswith("banded matrix"):
+                encoders[f"matrix/{name}|{b}"] = s.encode(np.eye(horizon))
+    return rows, encoders
+
+
+def jax_privacy_rows(python: str | None, encoders: dict, patterns: list) -> list[dict]:
+    """jax_privacy's squared sensitivities of the same encoders, or [] (reason printed)."""
+    if python is None:
+        print("jax_privacy: skipped (no --jax-python given)")
+        return []
+    helper = Path(__file__).with_name("_jax_privacy_participation.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "encoders.npz"
+        np.savez(path, **encoders)
+        try:
+            done = subprocess.run([python, str(helper), str(path),
+                                   *(f"{k}:{b}" for k, b in patterns)],
+                                  capture_output=True, text=True, check=True, timeout=3600)
+            return json.loads(done.stdout.strip().splitlines()[-1])
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
+            print(f"jax_privacy: skipped ({type(err).__name__}: {err})")
+            return []
+
+
+def side_by_side(rows: list[dict], theirs: list[dict]) -> list[dict]:
+    ours = {(r["strategy"], r["T"], r["k"], r["b"]): r for r in rows}
+    pairs = []
+    for r in theirs:
+        name, _, band_b = r["strategy"].partition("|")
+        if band_b and int(band_b) != r["b"]:
+            continue  # a banded encoder is compared at the separation it was built for
+        mine = ours.get((name, r["T"], r["k"], r["b"]))
+        if mine is None:
+            continue
+        ratio = mine["sens_sq"] / r["sens_sq"]
+        pairs.append({"strategy": name, "T": r["T"], "k": r["k"], "b": r["b"],
+                      "dpol": mine["sens_sq"], "jax_privacy": r["sens_sq"],
+                      "jax_method": r["method"], "ratio": ratio, "ok": ratio <= 1.001})
+    if pairs:
+        header = (f"{'strategy':22s} {'T':>6s} {'k':>3s} {'dpol sens^2':>12s} "
+                  f"{'jaxp sens^2':>12s} {'ratio':>7s}  jaxp method")
+        print("\n" + header + "\n" + "-" * len(header))
+        for p in pairs:
+            print(f"{p['strategy']:22s} {p['T']:6d} {p['k']:3d} {p['dpol']:12.4f} "
+                  f"{p['jax_privacy']:12.4f} {p['ratio']:7.4f}  {p['jax_method']} "
+                  f"{verdict(p['ok'])}")
+    return pairs
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="T = 256 only")
+    parser.add_argument("--out", default="benchmarks/results/participation.json")
+    parser.add_argument("--jax-python", default=None,
+                        help="python of a separate venv with jax_privacy (optional)")
+    args = parser.parse_args(argv)
+    horizons = (256,) if args.quick else (1024, 2**14)
+    rows, pairs = [], []
+    for horizon in horizons:
+        got, encoders = measure(horizon, EPOCHS)
+        rows += got
+        patterns = sorted({(r["k"], r["b"]) for r in got})
+        pairs += side_by_side(got, jax_privacy_rows(args.jax_python, encoders, patterns))
+    header = (f"{'strategy':22s} {'T':>6s} {'epochs':>6s} {'b':>6s} {'mean loss':>11s} "
+              f"{'max loss':>11s} {'x 1 epoch':>9s}")
+    print("\n" + header + "\n" + "-" * len(header))
+    single = {(r["strategy"], r["T"]): r["mean_loss"] for r in rows if r["k"] == 1}
+    for r in rows:
+        growth = r["mean_loss"] / single[(r["strategy"], r["T"])]
+        print(f"{r['strategy']:22s} {r['T']:6d} {r['k']:6d} {r['b']:6d} "
+              f"{r['mean_loss']:11.2f} {r['max_loss']:11.2f} {growth:9.2f}")
+    best = {}
+    for r in rows:
+        key = (r["T"], r["k"])
+        if key not in best or r["mean_loss"] < best[key]["mean_loss"]:
+            best[key] = r
+    print("\nlowest mean loss: " + "; ".join(
+        f"T={t} k={k}: {r['strategy']} ({r['mean_loss']:.2f})" for (t, k), r in best.items()))
+    write_json(args.out, {"meta": meta(bands=BANDS, epochs=list(EPOCHS)), "rows": rows,
+                          "jax_privacy": pairs,
+                          "best": [{"T": t, "k": k, "strategy": r["strategy"]}
+                                   for (t, k), r in best.items()]})
+    return rows
+
+
+if __name__ == "__main__":
+    main()
