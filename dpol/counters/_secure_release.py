@@ -57,8 +57,9 @@ def setup_node_grid(counter: object) -> None:
     and, in counters whose releases add node noises with integer weights (the binary and
     window trees), every release is an exact grid value (float64 sums of multiples of g
     are exact below 2^53 g, checked here with a 2^20 s margin for the noise). Counters
-    with real weights (Honaker, Toeplitz, BLT) compute each release from exact grid noisy
-    values only (:class:`SecureReleaseMixin`; their Privacy sections). Rounding moves an
+    with real weights (Honaker, Toeplitz, BLT, dense mean-optimal, banded) compute each
+    release from exact grid noisy values only (:class:`SecureReleaseMixin`; their Privacy
+    sections). Rounding moves an
     element by at most g sqrt(d)/2 in l2, so the node sensitivity becomes Delta' = Delta
     + g sqrt(d) under replace-one (both elements rounded) and Delta + g sqrt(d)/2 under
     add/remove (zero is on the grid); the grid choice keeps this within a factor 1 +
