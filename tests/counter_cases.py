@@ -1,6 +1,9 @@
 """One registry of counter configurations, shared by every contract test.
 
-A new counter joins every contract test by adding a factory here.
+A new counter joins every contract test by adding a factory here. Counters of endless
+streams (``horizon=None``, :data:`UNBOUNDED`) join too: :func:`make` builds them without a
+horizon and the test's ``horizon`` becomes the length of the stream it feeds them; a test
+of the horizon itself skips them, saying why.
 """
 
 from __future__ import annotations
@@ -15,10 +18,16 @@ from dpol.counters import (
     DenseMeanCounter,
     HonakerTreeCounter,
     ToeplitzCounter,
+    UnboundedTreeCounter,
     WindowTreeCounter,
 )
+from dpol.counters.strategies.blt_optimizer import optimal_blt_parameters
 from dpol.errors import NonPrivateWarning
 from dpol.noise.kinds import NOISE_KINDS
+
+#: BLT parameters of the endless BLT, optimized for a short design horizon (2^2), so that
+#: the first 16 steps hold 98.8% of the norm of its first column (the audit sees them)
+UNBOUNDED_THETAS, UNBOUNDED_OMEGAS = optimal_blt_parameters(2**2)
 
 #: name -> (class, extra constructor keywords)
 COUNTERS = {
@@ -36,7 +45,13 @@ COUNTERS = {
     "banded-mean": (BandedToeplitzCounter, {"bands": 3, "objective": "mean"}),
     "dense-mean": (DenseMeanCounter, {}),
     "banded-matrix": (BandedMatrixCounter, {"bands": 3}),
+    "unbounded-tree": (UnboundedTreeCounter, {}),
+    "blt-unbounded": (BltCounter, {"thetas": UNBOUNDED_THETAS, "omegas": UNBOUNDED_OMEGAS}),
 }
+#: the configurations built with ``horizon=None`` (endless streams)
+UNBOUNDED = frozenset({"unbounded-tree", "blt-unbounded"})
+#: the reason a test of the horizon itself gives when it skips them
+NO_HORIZON = "an endless counter (horizon=None) has no horizon to test"
 
 #: the float (seeded) noise kinds
 NOISES = NOISE_KINDS
@@ -46,6 +61,20 @@ def noises(name: str) -> tuple[str, ...]:
     """Float noise kinds a registered counter takes: the code's own table
     (:data:`dpol.noise.kinds.STRATEGY_NOISES`, through ``Counter.supported_noises``)."""
     return COUNTERS[name][0].supported_noises(secure=False)
+
+
+def horizon_arg(name: str, horizon: int) -> int | None:
+    """The ``horizon`` argument of a configuration: None for an endless counter (the
+    test's horizon is then only the length of the stream it feeds)."""
+    return None if name in UNBOUNDED else horizon
+
+
+def takes_noise(name: str, noise: str) -> bool:
+    """Whether a configuration takes ``noise``: its class's row of the table, except
+    that an endless BLT refuses secure noise (its secure mode keeps every element)."""
+    cls = COUNTERS[name][0]
+    secure = noise in cls.supported_noises(secure=True)
+    return noise in cls.supported_noises() and not (secure and name == "blt-unbounded")
 
 
 def cases_with_noise(names) -> list[tuple[str, str]]:
@@ -76,7 +105,7 @@ def make(name: str, horizon: int, dim: int = 1, **kwargs):
     with warnings.catch_warnings():
         if kwargs.get("noise_multiplier") == 0.0:
             warnings.simplefilter("ignore", NonPrivateWarning)
-        return cls(horizon, dim, **extra, **kwargs)
+        return cls(horizon_arg(name, horizon), dim, **extra, **kwargs)
 
 
 def brute_force_sensitivity(counter, horizon: int, neighbouring: str) -> float:

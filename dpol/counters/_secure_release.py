@@ -57,8 +57,9 @@ def setup_node_grid(counter: object) -> None:
     and, in counters whose releases add node noises with integer weights (the binary and
     window trees), every release is an exact grid value (float64 sums of multiples of g
     are exact below 2^53 g, checked here with a 2^20 s margin for the noise). Counters
-    with real weights (Honaker, Toeplitz, BLT) compute each release from exact grid noisy
-    values only (:class:`SecureReleaseMixin`; their Privacy sections). Rounding moves an
+    with real weights (Honaker, Toeplitz, BLT, dense mean-optimal, banded) compute each
+    release from exact grid noisy values only (:class:`SecureReleaseMixin`; their Privacy
+    sections). Rounding moves an
     element by at most g sqrt(d)/2 in l2, so the node sensitivity becomes Delta' = Delta
     + g sqrt(d) under replace-one (both elements rounded) and Delta + g sqrt(d)/2 under
     add/remove (zero is on the grid); the grid choice keeps this within a factor 1 +
@@ -141,7 +142,7 @@ class SecureReleaseMixin:
         """Secure matrix counters: the noisy encoder w_t = round_g(E_t) + z_t."""
         if self.grid is None:
             return rows
-        return self._rounded_encoder(self.strategy.coefficients) + rows  # exact grid values
+        return self._rounded_encoder() + rows  # exact grid values
 
     def _noise(self, start: int, n: int) -> np.ndarray:
         noise = super()._noise(start, n)
@@ -165,13 +166,26 @@ class SecureReleaseMixin:
                 setattr(self, "_" + key, np.array(state[key], dtype=np.float64).reshape(
                     -1, *shape[1:]))
 
-    def _rounded_encoder(self, coefficients: np.ndarray) -> np.ndarray:
+    def _encoder_weights(self) -> np.ndarray:
+        """Row t of C over the last len(weights) elements, oldest first (Toeplitz C:
+        c_{t-1}, ..., c_0; a subclass with another encoder overrides it)."""
+        return self.strategy.coefficients[: self.t][::-1]
+
+    #: secure matrix counters keep this many rounded elements (None: all; a banded
+    #: encoder needs only the last b)
+    _kept_elements: int | None = None
+
+    def _rounded_encoder(self) -> np.ndarray:
         """Secure matrix counters: record x_t, return round_g((C x)_t) from the rounded x.
 
         x_t = S_t - S_{t-1} is exact (both are grid sums below 2^52 g)."""
         self._x = np.vstack([self._x, self._sum - self._last_sum])
+        if self._kept_elements is not None:
+            self._x = self._x[-self._kept_elements:]
         self._last_sum = self._sum.copy()
-        return np.rint((coefficients[: self.t][::-1] @ self._x) / self.grid) * self.grid
+        weights = self._encoder_weights()
+        encoded = weights @ self._x[len(self._x) - len(weights):]
+        return np.rint(encoded / self.grid) * self.grid
 
     def add(self, v: object) -> np.ndarray:
         """:meth:`Counter.add`; in secure mode the release from the noisy values alone."""
@@ -193,7 +207,7 @@ class SecureReleaseMixin:
         return out
 
 
-def setup_encoder_grid(counter: object, abs_column_sum: float) -> None:
+def setup_encoder_grid(counter: object, abs_row_sum: float) -> None:
     """Secure noise of a matrix counter: grid g, inflated sensitivity, magnitude check.
 
     The noisy encoder is w = round_g(E(x)) + g Y, E(x) the float64 value of C x computed
@@ -202,10 +216,11 @@ def setup_encoder_grid(counter: object, abs_column_sum: float) -> None:
     coordinates of (g/2 + e) twice, where r rounds elements (||r(x_i) - r(x'_i)|| <=
     Delta + half g sqrt(d), half = 1 under replace-one, 1/2 under add/remove) and e bounds
     the float error of one coordinate of E (:func:`float_dot_error` over <= T products
-    with sum |c_k x_j| <= abs_column_sum * 2 bound, the rounded coordinates being <= bound
-    + g/2 <= 2 bound). Sensitivity: Delta'' = (Delta + half g sqrt(d)) ||C e_1|| +
-    sqrt(T d) (g + 2 e), with g the largest power of two <= min(s, Delta ||C e_1|| /
-    (4 sqrt(T d))) / 2^10, halved until Delta'' <= (1 + 2^-10) Delta ||C e_1||.
+    with sum_j |C_tj x_j| <= abs_row_sum * 2 bound, ``abs_row_sum`` = max_t sum_j |C_tj|,
+    the rounded coordinates being <= bound + g/2 <= 2 bound). With ||C|| = max_i ||C e_i||
+    (||C e_1|| for the Toeplitz encoders), the sensitivity is Delta'' = (Delta + half g
+    sqrt(d)) ||C|| + sqrt(T d) (g + 2 e), with g the largest power of two <= min(s,
+    Delta ||C|| / (4 sqrt(T d))) / 2^10, halved until Delta'' <= (1 + 2^-10) Delta ||C||.
 
     Privacy
     -------
@@ -231,7 +246,7 @@ def setup_encoder_grid(counter: object, abs_column_sum: float) -> None:
     dim = counter.dim
     coords = math.sqrt(counter.horizon * dim)
     half = 1.0 if counter.neighbouring == "replace_one" else 0.5
-    err = float_dot_error(counter.horizon, abs_column_sum * 2.0 * counter.bound)
+    err = float_dot_error(counter.horizon, abs_row_sum * 2.0 * counter.bound)
     if 2.0 * coords * err > 2.0**-11 * sens:
         raise fail("noise", f"not be 'secure' for {type(counter).__name__} at horizon="
                    f"{counter.horizon}, dim={dim}: float64 errors of the encoder would "
@@ -244,7 +259,7 @@ def setup_encoder_grid(counter: object, abs_column_sum: float) -> None:
     while inflated(g) > (1.0 + 2.0**-10) * sens:
         g /= 2.0
     scale = counter.noise_scale * inflated(g) / sens
-    largest = abs_column_sum * 2.0 * counter.bound + 2.0**20 * scale
+    largest = abs_row_sum * 2.0 * counter.bound + 2.0**20 * scale
     if largest >= 2.0**52 * g:
         raise fail("noise", f"not be 'secure' at this noise level: encoder values up to "
                    f"{largest:.3g} exceed 2^52 grid steps of {g:g}, where float64 stops "

@@ -11,9 +11,10 @@ from dpol.counters.blt import BltCounter
 from dpol.counters.dense_mean import DenseMeanCounter
 from dpol.counters.honaker_tree import HonakerTreeCounter
 from dpol.counters.toeplitz import ToeplitzCounter
+from dpol.counters.unbounded_tree import UnboundedTreeCounter
 from dpol.counters.window_tree import WindowTreeCounter
 
-__all__ = ["COUNTER_NAMES", "make_counter", "resolve_counter"]
+__all__ = ["COUNTER_NAMES", "ENDLESS", "make_counter", "resolve_counter"]
 
 _BY_NAME: dict[str, type[Counter]] = {
     "tree": BinaryTreeCounter,
@@ -24,8 +25,12 @@ _BY_NAME: dict[str, type[Counter]] = {
     "banded": BandedToeplitzCounter,
     "dense_mean": DenseMeanCounter,
     "banded_matrix": BandedMatrixCounter,
+    "unbounded_tree": UnboundedTreeCounter,
 }
 COUNTER_NAMES = tuple(_BY_NAME)
+#: counters that take no horizon (``horizon=None`` only): :func:`make_counter` builds them
+#: without the caller's horizon, which then only bounds how many elements the caller adds
+ENDLESS: tuple[type[Counter], ...] = (UnboundedTreeCounter,)
 
 
 def resolve_counter(counter: str | type[Counter]) -> type[Counter]:
@@ -47,10 +52,16 @@ def resolve_counter(counter: str | type[Counter]) -> type[Counter]:
 def make_counter(counter: str | type[Counter], horizon: int, dim: int, **kwargs) -> Counter:
     """Build a counter by name or class; keywords go to its constructor.
 
+    A counter of :data:`ENDLESS` is built with ``horizon=None``: a learner's horizon
+    changes nothing in it (its noise and guarantee hold for every prefix of the stream).
+
     Examples
     --------
     >>> make_counter("honaker", 8, 2, noise_multiplier=1.0).dim
     2
+    >>> make_counter("unbounded_tree", 8, 2, noise_multiplier=1.0).horizon is None
+    True
     """
-    return resolve_counter(counter)(horizon, dim, **kwargs)
+    cls = resolve_counter(counter)
+    return cls(None if issubclass(cls, ENDLESS) else horizon, dim, **kwargs)
 

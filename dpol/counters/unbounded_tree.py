@@ -49,8 +49,14 @@ class UnboundedTreeCounter(Counter):
     TISSEC 14(3)), whose logarithmic mechanism (one noisy sum per block) is here the block's
     root, with the budget of block k split evenly over its k + 1 levels so that no horizon
     enters the noise (their epsilon/2 + epsilon/2 split becomes one unit l2 column). Laplace
-    and secure noise are refused: the l1 column norm of a block-k element is sqrt(k + 1),
-    unbounded, and the real node weights leave no exact grid.
+    noise is refused: the l1 column norm of a block-k element is sqrt(k + 1), unbounded.
+    Secure noise is refused as unsound here: an exact release path needs every noisy
+    value on a grid g Z finer than the noise (g <= sigma / 2^10), and float64 holds such
+    values exactly only below 2^52 g, while the node sums of an endless stream grow like
+    t bound (block k's root sums 2^k elements): past t ~ 2^42 sigma / bound the rounding
+    would depend on the data; the releases' real weights sqrt(k + 1) rule out the trees'
+    integer-weight route as well. A known horizon gives
+    :class:`~dpol.counters.BinaryTreeCounter`, which takes secure noise.
 
     Examples
     --------

@@ -84,7 +84,7 @@ def counter_releases(counter: object, stream: object, n_runs: int, *,
     n_runs = check_int("n_runs", n_runs, low=1)
     batch_size = check_int("batch_size", batch_size, low=1)
     values = as_matrix("stream", stream, counter.dim)
-    if len(values) > counter.horizon:
+    if counter.horizon is not None and len(values) > counter.horizon:
         raise fail("stream", f"have at most horizon={counter.horizon} rows", values)
     rows = slice(None) if rows is None else rows
     n_rows = len(range(len(values))[rows])
@@ -133,7 +133,7 @@ def _batched_counter(counter: object, params: dict, size: int, rng: np.random.Ge
 
 def audit_counter(counter: object, *, n_runs: int, claimed: PrivacyGuarantee | None = None,
                   streams: tuple | None = None, position: int = 0, seed: object = None,
-                  **options) -> AuditResult:
+                  length: int | None = None, **options) -> AuditResult:
     """Audit a counter: ``n_runs`` runs per stream of fresh copies of ``counter``.
 
     Parameters
@@ -151,6 +151,9 @@ def audit_counter(counter: object, *, n_runs: int, claimed: PrivacyGuarantee | N
         element. Release t (0-based) is the sum of elements 0 .. t, so under window DP
         with window W the releases ``position .. position + W - 1`` are audited
         (:func:`~dpol.evaluation.audit.audited_rows`), without a window all of them.
+    length : int, optional
+        The stream length for a counter of an endless stream (``horizon=None``; then
+        required unless ``streams`` are given); ignored for a counter with a horizon.
     seed, **options
         ``seed`` of the runs; ``statistic``, ``confidence``, ``train_fraction`` go to
         :func:`~dpol.evaluation.audit.audit_releases`.
@@ -164,13 +167,17 @@ def audit_counter(counter: object, *, n_runs: int, claimed: PrivacyGuarantee | N
     (0.44, True)
     """
     claimed = counter.privacy if claimed is None else claimed
-    position = _check_position(position, counter.horizon)
+    horizon = counter.horizon
+    if horizon is None:  # an endless counter: audit a finite prefix of its stream
+        horizon = len(streams[0]) if streams is not None else check_int("length", length,
+                                                                         low=1)
+    position = _check_position(position, horizon)
     if streams is None:
-        streams = worst_case_streams(counter.horizon, counter.dim, counter.bound,
+        streams = worst_case_streams(horizon, counter.dim, counter.bound,
                                      position=position, neighbouring=claimed.neighbouring,
                                      participation=counter.participation)
     seed_a, seed_b = spawn_seeds(seed, 2)
-    rows = audited_rows(claimed, position, counter.horizon)
+    rows = audited_rows(claimed, position, horizon)
     a, b = (counter_releases(counter, s, n_runs, rows=rows, seed=q)
             for s, q in zip(streams, (seed_a, seed_b), strict=True))
     return audit_releases(a, b, epsilon=claimed.epsilon, delta=claimed.delta,

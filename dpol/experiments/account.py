@@ -24,10 +24,20 @@ __all__ = ["CALIBRATIONS", "account_counter", "account_learner", "describe_noise
 CALIBRATIONS = ("tight", "paper")
 
 
-def _counter_noise(counter: Counter) -> str:
+def _max_rms(counter: Counter, horizon: int) -> float:
+    """Worst-case RMS noise of a release over the first ``horizon`` steps (a counter of
+    an endless stream has no horizon of its own: the caller's)."""
+    return math.sqrt(float(np.max(counter.variance(np.arange(1, horizon + 1,
+                                                             dtype=np.int64)))))
+
+
+def _counter_noise(counter: Counter, steps: int) -> str:
+    """``steps``: the releases the learner asks of an endless counter (its own horizon
+    otherwise)."""
+    horizon = steps if counter.horizon is None else counter.horizon
     return (f"{type(counter).__name__} ({counter.noise}): noise multiplier "
             f"{counter.noise_multiplier:.4g}, per-node scale {counter.noise_scale:.4g}, "
-            f"worst-case RMS error of a release {math.sqrt(counter.max_variance()):.4g}")
+            f"worst-case RMS error of a release {_max_rms(counter, horizon):.4g}")
 
 
 def describe_noise(learner: object) -> str:
@@ -42,7 +52,9 @@ def describe_noise(learner: object) -> str:
     counters = getattr(learner, "_counters", None) or (
         [learner._counter] if getattr(learner, "_counter", None) is not None else [])
     if counters:
-        return "; ".join(_counter_noise(c) for c in counters)
+        # the bandit's counters release once per batch
+        steps = getattr(learner, "n_releases", None) or learner.horizon
+        return "; ".join(_counter_noise(c, steps) for c in counters)
     stds = getattr(learner, "_stds", None)
     if stds is not None:
         steps = np.flatnonzero(stds) + 1
@@ -118,7 +130,7 @@ def account_counter(counter: str, *, epsilon: float, delta: float, horizon: int,
             continue
         rows.append({"calibration": calibration, "counter": counter, "noise": noise,
                      "noise_multiplier": obj.noise_multiplier, "noise_scale": obj.noise_scale,
-                     "max_rms_error": math.sqrt(obj.max_variance()), "epsilon": epsilon,
+                     "max_rms_error": _max_rms(obj, horizon), "epsilon": epsilon,
                      "real_epsilon": obj.privacy.epsilon, "delta": obj.privacy.delta,
                      "guarantee": str(obj.privacy), "note": note})
     return rows

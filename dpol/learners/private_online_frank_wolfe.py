@@ -115,7 +115,9 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
             # t with prob. 1 - beta (Lipschitz concentration + union bound; WDP-5);
             # secure: the same for subgaussian noise, plus the grid rounding (Privacy)
             rounding = 0.0 if c.grid is None else horizon * c.grid * math.sqrt(d) / 2.0
-            return math.sqrt(c.max_variance()) * (math.sqrt(d) + math.sqrt(
+            # max over the learner's steps (an endless counter has no horizon of its own)
+            worst = float(np.max(c.variance(np.arange(1, horizon + 1, dtype=np.int64))))
+            return math.sqrt(worst) * (math.sqrt(d) + math.sqrt(
                 2.0 * math.log(horizon / beta))) + rounding
         if c.noise == "gamma":
             # e_t sums at most m node vectors with ||n|| ~ Gamma(d, theta)

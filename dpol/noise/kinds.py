@@ -218,7 +218,9 @@ _ALL = NOISE_KINDS + SECURE_NOISE_KINDS
 _GAUSSIAN = ("gaussian", "secure")
 #: which counter strategy takes which noise: the one table. Trees take every kind (their
 #: releases add node noises with integer weights, or post-process exact grid nodes);
-#: the matrix factorizations only Gaussian noise, their l1 column norm growing like sqrt(T)
+#: the matrix factorizations the Gaussian kinds (secure: post-processing of a grid-rounded
+#: encoder), their l1 column norm growing like sqrt(T); the unbounded tree float Gaussian
+#: noise only (its strategy's ``refusal`` says why)
 STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
     "tree": _ALL,
     "padded_tree": _ALL,
@@ -226,9 +228,9 @@ STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
     "window_tree": _ALL,
     "toeplitz": _GAUSSIAN,
     "blt": _GAUSSIAN,
-    "unbounded_tree": ("gaussian",),  # real node weights: no exact secure twin
-    "banded_toeplitz": ("gaussian",),  # secure: no exact release path for it yet
-    "dense_mean": ("gaussian",),  # secure: its exact path rounds a Toeplitz encoder only
+    "unbounded_tree": ("gaussian",),  # secure: see its refusal
+    "banded_toeplitz": _GAUSSIAN,
+    "dense_mean": _GAUSSIAN,
     "banded_matrix": ("gaussian",),  # secure: no exact release path for it
 }
 

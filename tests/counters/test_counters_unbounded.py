@@ -204,8 +204,12 @@ def test_refusals():
         UnboundedTreeCounter(8, noise_multiplier=1.0)
     with pytest.raises(InvalidInputError, match="noise must be 'gaussian'"):
         UnboundedTreeCounter(noise="laplace", epsilon=1.0)
-    with pytest.raises(InvalidInputError, match="noise must be 'gaussian'"):
+    # secure: exact grid sums end at 2^52 grid steps, and the node weights are real
+    with pytest.raises(InvalidInputError, match=r"noise must be 'gaussian' for an unbounded "
+                       r"tree \(.*secure: float64 holds grid sums exactly only below 2\^52"):
         UnboundedTreeCounter(noise="secure", epsilon=1.0, delta=1e-5)
+    with pytest.raises(InvalidInputError, match="noise must be 'gaussian'"):
+        UnboundedTreeCounter(noise="secure_laplace", epsilon=1.0)
     c = UnboundedTreeCounter(noise_multiplier=1.0)
     for fn in (c.loss, c.max_variance):
         with pytest.raises(InvalidInputError, match="horizon must be an int"):

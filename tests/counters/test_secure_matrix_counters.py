@@ -1,7 +1,9 @@
-"""Secure noise for the counters with real weights: Honaker tree, Toeplitz, BLT.
+"""Secure noise for the counters with real weights: Honaker tree, Toeplitz, BLT, dense
+mean-optimal, banded Toeplitz.
 
 In secure mode their releases must be post-processing of exact grid values: the noisy
-nodes (Honaker) or the noisy grid-rounded encoder w = round_g(C x) + z (Toeplitz, BLT).
+nodes (Honaker) or the noisy grid-rounded encoder w = round_g(C x) + z (the matrix
+counters).
 The tests reconstruct those noisy values from recorded noise, check that they lie on the
 grid, that neighbours' noise-free values differ by grid multiples (shared support), and
 that a neighbouring stream fed the lattice-shifted noise that gives it the *same* noisy
@@ -18,13 +20,23 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpol.counters import BltCounter, HonakerTreeCounter, ToeplitzCounter
+from dpol.counters import (
+    BandedToeplitzCounter,
+    BltCounter,
+    DenseMeanCounter,
+    HonakerTreeCounter,
+    ToeplitzCounter,
+)
 from dpol.counters._bits import trailing_zeros
 from dpol.counters._secure_release import float_dot_error
 from dpol.errors import InvalidInputError, NonPrivateWarning
 
 ALPHA = 1e-4
-COUNTERS = [HonakerTreeCounter, ToeplitzCounter, BltCounter]
+COUNTERS = [HonakerTreeCounter, ToeplitzCounter, BltCounter, DenseMeanCounter,
+            BandedToeplitzCounter]
+MATRIX = COUNTERS[1:]
+#: constructor keywords: a band narrower than every horizon here, so it is truncated
+EXTRA = {BandedToeplitzCounter: {"bands": 3}}
 
 
 @pytest.fixture
@@ -35,21 +47,29 @@ def seeded_os_rng(monkeypatch):
     monkeypatch.setattr(discrete, "OS_RNG", random.Random(20261122))
 
 
+def build(cls, horizon, dim=1, **kwargs):
+    return cls(horizon, dim, **EXTRA.get(cls, {}), **kwargs)
+
+
 def make(cls, horizon=16, dim=3, **kwargs):
     kwargs.setdefault("epsilon", 1.0)
     kwargs.setdefault("delta", 1e-5)
-    return cls(horizon, dim, noise="secure", **kwargs)
+    return build(cls, horizon, dim, noise="secure", **kwargs)
 
 
-def coefficients(c) -> np.ndarray:
-    return c.strategy.coefficients
+def encoder_row(c, t: int) -> tuple[np.ndarray, int]:
+    """(weights, first): E_t = weights @ x[first:t], the counter's float expression."""
+    if isinstance(c, DenseMeanCounter):
+        return c.strategy.encoder[t - 1, :t], 0
+    band = c.strategy.coefficients[:t][::-1]  # Toeplitz and BLT: all of c; banded: b
+    return band, t - band.size
 
 
 def clean_values(c, rounded: np.ndarray) -> list[np.ndarray]:
     """Noise-free values noised at each step (one array per draw call), from rounded rows.
 
     Honaker: step t noises the nodes (t - 2^k, t], k = 0..tz(t) (exact grid sums).
-    Toeplitz/BLT: round_g(sum_k c_k x_{t-k}) with the counter's float expression.
+    Matrix counters: round_g((C x)_t) with the counter's float expression.
     """
     g = c.grid
     sums = np.vstack([np.zeros((1, c.dim)), np.cumsum(rounded, axis=0)])
@@ -59,7 +79,8 @@ def clean_values(c, rounded: np.ndarray) -> list[np.ndarray]:
             ks = range(int(trailing_zeros(t)) + 1)
             out.append(np.stack([sums[t] - sums[t - 2**k] for k in ks]))
         else:
-            enc = coefficients(c)[:t][::-1] @ rounded[:t]
+            weights, first = encoder_row(c, t)
+            enc = weights @ rounded[first:t]
             out.append((np.rint(enc / g) * g)[None, :])
     return out
 
@@ -113,20 +134,32 @@ def test_releases_are_functions_of_exact_grid_noisy_values_only(cls):
             n = n + (w + (a.omegas_[:, None] * u).sum(axis=0))
             u = a.thetas_[:, None] * u + w
             assert np.array_equal(ra[t], n)
+    if cls is DenseMeanCounter:  # B w, row by row, from the stored noisy encoder
+        w = a._state["z"]
+        assert np.array_equal(w, np.vstack(noisy))
+        for t in range(1, 17):
+            assert np.array_equal(ra[t - 1], (a.strategy.decoder[t - 1:t, :t] @ w[:t])[0])
+    if cls is BandedToeplitzCounter:  # A C^-1 w by the inverse recursion, from w alone
+        c, y, n = a.coefficients_, np.zeros((2, 3)), np.zeros(3)  # y: (C^-1 w), last b - 1
+        for t, w in enumerate(np.vstack(noisy)):
+            step = (w - c[1:][::-1] @ y[-2:]) / c[0]
+            y, n = np.vstack([y, step]), n + step
+            assert np.array_equal(ra[t], n)
 
 
-@pytest.mark.parametrize("cls", [ToeplitzCounter, BltCounter])
+@pytest.mark.parametrize("cls", MATRIX)
 @pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
 def test_inflated_sensitivity_bounds_the_rounded_encoder_by_brute_force(cls, neighbouring):
     horizon, dim = 4, 2
     c = make(cls, horizon, dim, neighbouring=neighbouring)
-    ref = cls(horizon, dim, epsilon=1.0, delta=1e-5, neighbouring=neighbouring)
+    ref = build(cls, horizon, dim, epsilon=1.0, delta=1e-5, neighbouring=neighbouring)
     assert ref.sensitivity < c.sensitivity <= (1 + 2.0**-10) * ref.sensitivity
-    coef, g = coefficients(c), c.grid
+    g = c.grid
+    rows = [encoder_row(c, t) for t in range(1, horizon + 1)]
 
     def encoder(x, grid):
         rounded = np.rint(x / g) * g  # elements on the counter's grid
-        enc = np.stack([coef[:t][::-1] @ rounded[:t] for t in range(1, horizon + 1)])
+        enc = np.stack([w @ rounded[first:t] for t, (w, first) in enumerate(rows, 1)])
         return np.rint(enc / grid) * grid
 
     rng = np.random.default_rng(3)
@@ -182,7 +215,7 @@ def test_secure_variance_matches_the_analytic_variance(cls):
     # step is tested at ALPHA / T (Bonferroni); std x 1.5 and x 2/3 (variance x 2.25 and
     # x 0.44) lie >= 12 standard deviations of chi^2_1000 away and must be rejected.
     reps, horizon = 1000, 16
-    c = cls(horizon, reps, noise_multiplier=0.7, noise="secure", delta=1e-5)
+    c = build(cls, horizon, reps, noise_multiplier=0.7, noise="secure", delta=1e-5)
     out = c.run(np.zeros((horizon, reps)))
     stat = np.sum(out**2, axis=1) / c.variance(np.arange(1, horizon + 1))
     assert min(two_sided_chi2(s, reps) for s in stat) > ALPHA / horizon
@@ -194,7 +227,7 @@ def test_secure_variance_matches_the_analytic_variance(cls):
 def test_epsilon_inf_is_the_exact_cumulative_sum(cls):
     V = np.random.default_rng(2).uniform(-0.5, 0.5, (16, 2))
     with pytest.warns(NonPrivateWarning):
-        c = cls(16, 2, epsilon=math.inf, noise="secure")
+        c = build(cls, 16, 2, epsilon=math.inf, noise="secure")
     assert c.grid is None
     assert np.array_equal(c.run(V), np.cumsum(V, axis=0))
 
@@ -213,17 +246,18 @@ def test_secure_checkpoint_and_bad_input(cls):
     rest = restored.run(V[4:])
     assert first.shape == rest.shape == (4, 2)
     if cls is not HonakerTreeCounter:  # the restored history continues the encoder
-        assert np.array_equal(restored._x, np.rint(V / c.grid) * c.grid)
+        kept = 3 if cls is BandedToeplitzCounter else 8  # a band reads its last b only
+        assert np.array_equal(restored._x, (np.rint(V / c.grid) * c.grid)[8 - kept:])
     if cls is ToeplitzCounter:  # the continued noisy encoder is still on the grid
         assert np.all(restored._state["z"] / restored.grid % 1 == 0)
 
 
-@pytest.mark.parametrize("cls", [ToeplitzCounter, BltCounter])
+@pytest.mark.parametrize("cls", MATRIX)
 def test_matrix_counters_refuse_secure_laplace_and_too_little_noise(cls):
     with pytest.raises(InvalidInputError, match="'gaussian' or 'secure'"):
-        cls(8, epsilon=1.0, noise="secure_laplace")
+        build(cls, 8, epsilon=1.0, noise="secure_laplace")
     with pytest.raises(InvalidInputError, match="2\\^52 grid steps"):
-        cls(64, noise_multiplier=1e-14, delta=1e-5, noise="secure")
+        build(cls, 64, noise_multiplier=1e-14, delta=1e-5, noise="secure")
 
 
 def test_joint_sensitivity_of_secure_matrix_counters_counts_the_encoder_rounding():

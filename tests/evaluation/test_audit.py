@@ -205,24 +205,33 @@ def test_every_counter_passes_its_audit(name, noise):
     counter = registered_counter(name, noise)
     # Gamma couples coordinates and is run one counter at a time: 1000 runs per side
     n = N_COUNTER // 2 if noise != "gamma" else 1_000
-    result = audit_counter(counter, n_runs=n, seed=11)
+    result = audit_counter(counter, n_runs=n, seed=11, length=T_COUNTER)
     assert result.passed, result.summary()
     assert result.claimed_epsilon == counter.privacy.epsilon == pytest.approx(1.0)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["binary", "toeplitz", "window-4", "blt"])
+@pytest.mark.parametrize("name", ["binary", "toeplitz", "window-4", "blt", "blt-mean",
+                                  "banded-4", "banded-mean", "dense-mean", "unbounded-tree",
+                                  "blt-unbounded"])
 def test_half_noise_counter_twin_is_flagged(name):
     # Each of these releases reveals every noised value holding element 1 (tree nodes at
-    # t = 1, 2, 4, ...; an invertible factorization), so the twin's releases have ratio
-    # 2 mu*(1, 1e-5) = 0.536 and the audit is expected at 1.39 with se 0.12 on 1e5
-    # held-out runs: 3.3 se above the claimed epsilon 1.
+    # t = 1, 2, 4, ...; the unbounded tree's block 0; an invertible factorization), so the
+    # twin's releases have ratio 2 mu*(1, 1e-5) = 0.536 and the audit is expected at 1.39
+    # with se 0.12 on 1e5 held-out runs: 3.3 se above the claimed epsilon 1. The endless
+    # BLT's first column goes on past the 16 steps audited: they hold a share 0.988 of its
+    # norm, expected 1.37 (se 0.11)
     z = gaussian_noise_multiplier(1.0, DELTA)
     original = registered_counter(name, noise_multiplier=z)
     twin = registered_counter(name, noise_multiplier=z / 2.0)
-    expected, se = expected_gaussian_audit(2.0 / z, N_COUNTER // 2, delta=DELTA)
+    first = np.zeros((T_COUNTER, 1))
+    first[0] = 1.0
+    share = np.linalg.norm(original.node_values(first)) / np.sqrt(
+        original.strategy.column_norm_sq())
+    expected, se = expected_gaussian_audit(2.0 * share / z, N_COUNTER // 2, delta=DELTA)
     assert expected - 3.0 * se > original.privacy.epsilon
-    result = audit_counter(twin, n_runs=N_COUNTER, claimed=original.privacy, seed=5)
+    result = audit_counter(twin, n_runs=N_COUNTER, claimed=original.privacy, seed=5,
+                           length=T_COUNTER)
     assert not result.passed, result.summary()
     assert result.epsilon_lower <= twin.privacy.epsilon  # and still sound: 2.15
 

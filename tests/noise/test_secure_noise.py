@@ -26,8 +26,10 @@ from dpol.accounting.calibration import (
     zcdp_gaussian_noise_multiplier,
 )
 from dpol.counters import (
+    BandedToeplitzCounter,
     BinaryTreeCounter,
     BltCounter,
+    DenseMeanCounter,
     HonakerTreeCounter,
     ToeplitzCounter,
     WindowTreeCounter,
@@ -267,9 +269,11 @@ def test_epsilon_inf_is_still_the_exact_cumulative_sum():
 
 def test_counters_with_non_integer_noise_weights_take_secure_noise_and_refusals():
     # real weights: secure releases post-process exact grid values (test_secure_matrix_counters)
-    for cls in (HonakerTreeCounter, ToeplitzCounter, BltCounter):
+    for cls in (HonakerTreeCounter, ToeplitzCounter, BltCounter, DenseMeanCounter,
+                BandedToeplitzCounter):
         assert cls(8, epsilon=1.0, delta=1e-5, noise="secure").grid is not None
-    for cls in (ToeplitzCounter, BltCounter):  # l1 column norms grow like sqrt(T)
+    for cls in (ToeplitzCounter, BltCounter, DenseMeanCounter, BandedToeplitzCounter):
+        # l1 column norms grow like sqrt(T) (a band's with b)
         with pytest.raises(InvalidInputError, match="'gaussian' or 'secure'"):
             cls(8, epsilon=1.0, noise="secure_laplace")
     with pytest.raises(InvalidInputError, match="calibration must be 'tight'"):

@@ -49,8 +49,8 @@ class BandedToeplitzStrategy(Strategy):
     """
 
     name = "banded_toeplitz"
-    refusal = ("a banded Toeplitz counter (pure noise: its l1 column norm grows with the "
-               "bands; secure noise: no exact release path for it yet)")
+    refusal = ("a banded Toeplitz counter (its l1 column norm grows with the bands; the "
+               "pure-DP calibration counts weight-one nodes)")
     continues_vectorized = True
 
     def __init__(self, horizon: int, bands: int, coefficients: np.ndarray | None = None

@@ -92,8 +92,7 @@ class DenseMeanStrategy(Strategy):
     """
 
     name = "dense_mean"
-    refusal = ("the dense mean-optimal counter (pure noise: its l1 column norm grows with "
-               "T; secure noise: no exact release path for a dense encoder)")
+    refusal = "the dense mean-optimal counter (its l1 column norm grows with T)"
     continues_vectorized = True
 
     def __init__(self, horizon: int) -> None:

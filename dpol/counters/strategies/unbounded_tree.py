@@ -12,9 +12,14 @@ from dpol.counters.strategies.tree import keep_level_prefix, prefix_noise
 
 __all__ = ["UnboundedTreeStrategy", "block_of"]
 
-#: the l2 weights of the encoder hold for Gaussian noise only (the l1 column norm of a
-#: block-k element is sqrt(k + 1), unbounded over the stream)
-UNBOUNDED_REFUSAL = "an unbounded tree (its l1 column norm grows like sqrt(log t))"
+#: the l2 weights of the encoder hold for float Gaussian noise only: the l1 column norm of
+#: a block-k element is sqrt(k + 1), unbounded over the stream (Laplace); secure noise
+#: needs exact grid values, which float64 holds only below 2^52 grid steps, a bound an
+#: endless stream passes, and the releases weigh node noises by sqrt(k + 1), no integer
+UNBOUNDED_REFUSAL = ("an unbounded tree (Laplace: its l1 column norm grows like "
+                     "sqrt(log t); secure: float64 holds grid sums exactly only below 2^52 "
+                     "grid steps, which an endless stream passes, and its releases weigh "
+                     "node noises by sqrt(k + 1), no integer)")
 
 
 def block_of(t: int) -> tuple[int, int]:
