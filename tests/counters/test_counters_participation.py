@@ -28,7 +28,8 @@ from dpol.evaluation.audit_counters import audit_counter
 
 from counter_cases import COUNTERS, make
 
-MULTI = [n for n in sorted(COUNTERS) if not n.startswith("window")]
+#: the window tree and the endless counters protect single elements only (refusals below)
+MULTI = [n for n in sorted(COUNTERS) if not n.startswith("window") and "unbounded" not in n]
 PATTERNS = [(k, b) for k in (1, 2, 3) for b in (1, 2, 3, 4)]
 
 
@@ -152,6 +153,10 @@ def test_refusals_say_why():
         make("binary", 8, epsilon=1.0, delta=1e-5, participation=(2, 4), calibration="paper")
     with pytest.raises(ValueError, match="window-DP guarantee protects one element"):
         make("window-4", 8, participation=(2, 4))
+    for endless in ("unbounded-tree", "blt-unbounded"):
+        with pytest.raises(ValueError, match="participation must be 'single' for .* with "
+                           "horizon=None"):
+            make(endless, 8, participation=(2, 4))
     assert parse_participation(None) == parse_participation("single") == Participation()
 
 
@@ -184,10 +189,12 @@ def test_audit_of_a_participant_passes_and_its_half_noise_twin_is_flagged():
                              seed=6).passed
 
 
-def test_banded_default_band_stops_at_the_separation_so_participations_do_not_overlap():
+def test_banded_default_band_is_the_separation_so_participations_do_not_overlap():
     from dpol.counters import BandedToeplitzCounter
 
     assert BandedToeplitzCounter(256, noise_multiplier=1.0).coefficients_.size == 64
+    wide = BandedToeplitzCounter(1024, noise_multiplier=1.0, participation=(4, 256))
+    assert wide.coefficients_.size == 256  # the separation, beyond the single default
     c = BandedToeplitzCounter(256, noise_multiplier=1.0, participation=(16, 16))
     band = c.coefficients_
     assert band.size == 16
