@@ -32,11 +32,13 @@ from pathlib import Path
 from _timing import meta, verdict, write_json
 
 from dpol.counters.strategies import (
+    BandedMatrixStrategy,
     BandedToeplitzStrategy,
     BltStrategy,
     DenseMeanStrategy,
     ToeplitzStrategy,
     TreeStrategy,
+    banded_matrix_optimizer,
     banded_optimizer,
     blt_optimizer,
     dense_mean,
@@ -63,6 +65,12 @@ def _banded(objective):
     return build
 
 
+def _banded_matrix(horizon):
+    banded_matrix_optimizer._optimised.cache_clear()
+    return BandedMatrixStrategy(horizon, banded_matrix_optimizer.optimal_banded_matrix(
+        horizon, BANDS))
+
+
 def _dense(horizon):
     dense_mean._factors.cache_clear()
     return DenseMeanStrategy(horizon)
@@ -77,6 +85,7 @@ STRATEGIES = {
     f"banded-{BANDS} (sqrt band)": (_banded(None), None, False),
     f"banded-{BANDS} (mean)": (_banded("mean"), None, False),
     "dense mean-optimal": (_dense, DENSE_MAX, True),
+    f"banded matrix-{BANDS} (mean)": (_banded_matrix, DENSE_MAX, False),
 }
 
 

@@ -91,9 +91,10 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     #: public capability tags (read-only): ``"secure_exact"``: secure noise is sound, the
     #: releases being S_t plus integer combinations of node noises (exact grid values with
     #: grid-rounded elements: the binary and window trees) or post-processing of exact grid
-    #: values only (Honaker, Toeplitz, BLT in secure mode); ``"bit_identical_run"``: ``run``
-    #: repeats the ``add`` loop bit for bit (float noise); ``"continues_vectorized"``:
-    #: ``run`` is vectorized from any state, not only from a fresh counter
+    #: values only (Honaker, Toeplitz, BLT, banded Toeplitz, dense in secure mode);
+    #: ``"bit_identical_run"``: ``run`` repeats the ``add`` loop bit for bit (float
+    #: noise); ``"continues_vectorized"``: ``run`` is vectorized from any state, not only
+    #: from a fresh counter
     tags: frozenset[str] = frozenset({"bit_identical_run"})
 
     #: the class of its strategy: its row of :data:`dpol.noise.kinds.STRATEGY_NOISES` is

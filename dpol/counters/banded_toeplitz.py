@@ -31,8 +31,10 @@ class BandedToeplitzCounter(SecureReleaseMixin, Counter):
     against the full square root's 9.67; b = T is the square root itself. Its use is
     memory O(b d) with b chosen by the caller, and multiple participations: with b no
     more than their separation, the columns of one participant do not overlap, so k
-    participations cost only sqrt(k) in noise (at T = 1024 and 16 epochs of 64 steps, a
-    mean loss of 306 with 64 square-root bands, 265 re-optimised, against Toeplitz's 571).
+    participations cost only sqrt(k) in noise. With several participations the default
+    band is their separation: at T = 16384 and 64 epochs of 256 steps the mean loss is
+    4948 (square-root band) or 3312 (``objective="mean"``) against the square root's
+    10590 (``benchmarks/participation.py``).
 
     Parameters
     ----------
@@ -41,8 +43,8 @@ class BandedToeplitzCounter(SecureReleaseMixin, Counter):
         See :class:`dpol.counters.Counter`. Gaussian noise: ``"gaussian"`` or its exact
         discrete twin ``"secure"``.
     bands : int, optional
-        b >= 1 (default 64, capped at the horizon and at the participation's minimum
-        separation).
+        b >= 1 (default 64, capped at the horizon; with several participations, their
+        minimum separation b': the widest band that keeps them apart; memory O(b' d)).
     objective : {"max", "mean"}, optional
         Re-optimise the band for this loss (c_0 = 1, L-BFGS from the square-root band);
         unset: the square-root band. Leave unset when giving ``coefficients``.
@@ -128,8 +130,9 @@ class BandedToeplitzCounter(SecureReleaseMixin, Counter):
         if self._given is None:
             b = min(DEFAULT_BANDS if self.bands is None else self.bands, self.horizon)
             if self.bands is None and not self.participation.single:
-                # participations b' apart: b' bands keep their columns apart
-                b = min(b, self.participation.min_separation)
+                # participations b' apart: b' bands keep their columns apart, and the
+                # widest such band has the least loss (benchmarks/participation.py)
+                b = min(self.participation.min_separation, self.horizon)
             self._given = (sqrt_toeplitz_coefficients(b) if self.objective is None
                            else optimal_band(self.horizon, b, self.objective))
         self.coefficients_ = self._given[: self.horizon].copy()

@@ -154,8 +154,8 @@ def test_refusals_say_why():
     with pytest.raises(ValueError, match="window-DP guarantee protects one element"):
         make("window-4", 8, participation=(2, 4))
     for endless in ("unbounded-tree", "blt-unbounded"):
-        with pytest.raises(ValueError, match="participation must be 'single' for .* with "
-                           "horizon=None"):
+        with pytest.raises(ValueError, match=r"participation must be 'single' for .* with "
+                           r"horizon=None"):
             make(endless, 8, participation=(2, 4))
     assert parse_participation(None) == parse_participation("single") == Participation()
 

@@ -48,8 +48,8 @@ class BandedMatrixStrategy(Strategy):
         self.bands = self.band.shape[1]
         self._col_sq = column_norms(self.band) ** 2
         ones = np.tril(np.ones((horizon, horizon)))
-        rows = _solve_right(self.band, ones)  # A C^-1, one row per release
-        self._row_sq = np.sum(rows * rows, axis=1)
+        rows_t = _solve_right(self.band, ones)  # (A C^-1)^T: a column per release
+        self._row_sq = np.sum(rows_t * rows_t, axis=0)
 
     @property
     def levels(self) -> int:

@@ -55,46 +55,49 @@ def normalised_band(band: np.ndarray) -> np.ndarray:
 
 
 def _solve_right(band: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """X with X P = rhs (P lower-triangular banded): columns from the last."""
+    """X with X P = rhs (P lower-triangular banded), as X^T: rows from the last.
+
+    Works on transposes so that every step reads contiguous rows:
+    X^T[s] = (rhs^T[s] - sum_{0<j<b} P[s + j, j] X^T[s + j]) / P[s, 0].
+    """
     horizon, bands = band.shape
-    x = np.zeros_like(rhs)
+    xt = np.array(rhs.T, order="C")
     for s in range(horizon - 1, -1, -1):
         stop = min(horizon, s + bands)
-        acc = rhs[:, s].copy()
-        if stop > s + 1:  # sum_j X[:, s + j] P[s + j, j]
+        if stop > s + 1:
             js = np.arange(1, stop - s)
-            acc -= x[:, s + 1:stop] @ band[s + js, js]
-        x[:, s] = acc / band[s, 0]
-    return x
+            xt[s] -= band[s + js, js] @ xt[s + 1:stop]
+        xt[s] /= band[s, 0]
+    return xt
 
 
-def _solve_right_transposed(band: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """X with X P^T = rhs: columns from the first."""
+def _solve_right_transposed(band: np.ndarray, rhs_t: np.ndarray) -> np.ndarray:
+    """X^T with X P^T = rhs, from rhs^T: rows from the first,
+    X^T[s] = (rhs^T[s] - sum_{0<j<b} P[s, j] X^T[s - j]) / P[s, 0]."""
     horizon, bands = band.shape
-    x = np.zeros_like(rhs)
+    xt = rhs_t.copy()
     for s in range(horizon):
         start = max(0, s - bands + 1)
-        acc = rhs[:, s].copy()
-        if s > start:  # sum_j X[:, s - j] P[s, j]
-            js = np.arange(s - start, 0, -1)
-            acc -= x[:, start:s] @ band[s, js]
-        x[:, s] = acc / band[s, 0]
-    return x
+        if s > start:
+            # a copy: matmul of a reversed (negative-stride) view misses BLAS, 6x slower
+            xt[s] -= band[s, s - start:0:-1].copy() @ xt[start:s]
+        xt[s] /= band[s, 0]
+    return xt
 
 
 def _loss_and_gradient(band: np.ndarray) -> tuple[float, np.ndarray]:
     horizon, bands = band.shape
     norms = column_norms(band)
     a_d = np.tril(np.ones((horizon, horizon))) * norms[None, :]
-    b = _solve_right(band, a_d)
-    lam = _solve_right_transposed(band, b)
-    g = np.triu(lam.T).sum(axis=1)  # g_s = sum_{t >= s} Lambda[t, s]
+    bt = _solve_right(band, a_d)  # B^T
+    lt = _solve_right_transposed(band, bt)  # Lambda^T
+    g = np.triu(lt).sum(axis=1)  # g_s = sum_{t >= s} Lambda[t, s]
     grad = np.zeros_like(band)
     for j in range(bands):
         s = np.arange(horizon - j)  # column s, row u = s + j
-        cross = np.einsum("ts,ts->s", b[:, j:], lam[:, : horizon - j])
+        cross = np.einsum("st,st->s", bt[j:], lt[: horizon - j])
         grad[j:, j] = -2.0 * cross + 2.0 * g[s] * band[j:, j] / norms[s]
-    return float(np.sum(b * b)) / horizon, grad / horizon
+    return float(np.sum(bt * bt)) / horizon, grad / horizon
 
 
 def banded_matrix_loss(band: np.ndarray) -> float:
@@ -122,7 +125,7 @@ def _optimised(horizon: int, bands: int) -> np.ndarray:
         return value, grad[mask]
 
     result = minimize(objective, start[mask], jac=True, method="L-BFGS-B",
-                      options={"maxiter": 500, "gtol": 1e-10, "ftol": 1e-12})
+                      options={"maxiter": 500, "gtol": 1e-8, "ftol": 1e-10})
     band = np.zeros((horizon, bands))
     band[mask] = result.x
     out = normalised_band(band)
