@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import warnings
 
+import numpy as np
+
 from dpol._validation import fail
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 
@@ -24,6 +26,7 @@ class CounterCheckpoint:
             "sum": self._sum,
             "noise": self._source.get_state(),
             "structure": self._state_arrays(),
+            "prefetched": self._prefetched,  # noise drawn ahead for the next add calls
         })
 
     def _params(self) -> dict:
@@ -52,6 +55,8 @@ class CounterCheckpoint:
         obj._sum = state["sum"]
         obj._source.set_state(state["noise"])
         obj._set_state_arrays(state["structure"])
+        prefetched = state.get("prefetched")
+        obj._prefetched = None if prefetched is None else np.asarray(prefetched, dtype=float)
         return obj
 
     def _state_arrays(self) -> dict:
