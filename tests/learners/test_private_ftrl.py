@@ -263,5 +263,5 @@ def test_default_eta_is_the_stated_formula():
     m = PrivateFTRL(3, loss=LogisticLoss(), domain=L2Ball(3, 2.0), horizon=64, epochs=4,
                     epsilon=EPS, delta=DELTA, seed=0)
     s = math.sqrt(float(np.mean(m._counter.variance(np.arange(1, 65)))))
-    L = LogisticLoss().lipschitz(2.0)
-    assert m.eta == pytest.approx(2.0 / math.sqrt(64 * L * (L + s * math.sqrt(3))), rel=1e-12)
+    L = LogisticLoss().lipschitz(2.0)  # c = 4 (the docstring)
+    assert m.eta == pytest.approx(4.0 * 2.0 / math.sqrt(64 * L * (L + s * math.sqrt(3))), rel=1e-12)
