@@ -100,10 +100,11 @@ class PrivateFTRL(OnlineLearner):
     :mod:`dpol.counters.strategies._participation`: for banded strategies with at most
     n bands it is sqrt(E) times the one-pass figure). Adaptivity costs nothing: the
     gradients depend on earlier releases, but the counter is a linear map of its inputs
-    plus Gaussian noise, and for such a mechanism with lower-triangular structure the
-    adaptive release has the privacy of the non-adaptive Gaussian mechanism of the same
-    sensitivity (Denisov, McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1; the
-    multi-participation setting of Choquette-Choo et al. 2023). Calibration: the noise
+    plus Gaussian noise, causal (a noised value depends only on inputs already given),
+    and such a mechanism released step by step on adaptively chosen inputs has the
+    privacy of the non-adaptive Gaussian mechanism of the same sensitivity (Denisov,
+    McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1; the multi-participation setting of
+    Choquette-Choo et al. 2023). Calibration: the noise
     multiplier z*(epsilon, delta) of the one calibrator
     (:func:`~dpol.learners._counter_calibration.counter_multiplier`), relative to that
     sensitivity. The iterates, their average and the regulariser's part mu sum w_s are
