@@ -9,6 +9,7 @@ import numpy as np
 from dpol.errors import NonPrivateWarning
 from dpol.learners import (
     PrivateFTAL,
+    PrivateFTRL,
     PrivateGIGA,
     PrivateIGD,
     PrivateIncrementalERM,
@@ -60,6 +61,12 @@ LEARNERS = {
     "ftal-blt-ridge": (lambda T, **kw: PrivateFTAL(DIM, domain=L2Ball(DIM), horizon=T,
                                                    counter="blt", noise_ridge=True,
                                                    **_logistic(**kw)), "sign"),
+    "ftrl": (lambda T, **kw: PrivateFTRL(DIM, domain=L2Ball(DIM), horizon=T,
+                                         loss=LogisticLoss(), **kw), "sign"),
+    "ftrl-tree-ridge": (lambda T, **kw: PrivateFTRL(DIM, domain=L2Ball(DIM), horizon=T,
+                                                    counter="tree",
+                                                    loss=Regularized(SquaredLoss(), 0.5),
+                                                    **kw), "real"),
     "frank-wolfe": (lambda T, **kw: PrivateOnlineFrankWolfe(
         DIM, domain=Simplex(DIM), horizon=T, loss=Regularized(SquaredLoss(), 1.0), window=8,
         **kw), "real"),

@@ -37,6 +37,7 @@ from dpol.evaluation import best_fixed_point
 from dpol.learners import (
     OnlineLearner,
     PrivateFTAL,
+    PrivateFTRL,
     PrivateGIGA,
     PrivateIGD,
     PrivateIncrementalERM,
@@ -131,6 +132,11 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                 PrivateGIGA, "regression", None, _ridge(1.0)),
     LearnerSpec("ftal", "WDP-COCOP: private FTAL, ridge alpha=0.5, window W = T",
                 PrivateFTAL, "regression", "window", _ridge(0.5)),
+    LearnerSpec("ftrl", "DP-FTRL (Kairouz et al. 2021): private FTRL with lazy projection, "
+                "least squares on the unit ball (BLT sums; epochs= for several passes)",
+                PrivateFTRL, "regression", "blt",
+                lambda d, xb, yb: {"loss": SquaredLoss(x_bound=xb, y_bound=yb),
+                                   "domain": L2Ball(d, 1.0)}),
     LearnerSpec("frank-wolfe", "WDP-COCOL: private online Frank-Wolfe, ridge alpha=1, W = T",
                 PrivateOnlineFrankWolfe, "regression", "window", _ridge(1.0)),
     LearnerSpec("incremental-regression", "KNJ PrivIncReg1: tree sums + noisy projected "

@@ -41,6 +41,7 @@ from dpol.learners import (
     OutputPerturbation,
     PrivateBanditFrankWolfe,
     PrivateFTAL,
+    PrivateFTRL,
     PrivateGIGA,
     PrivateIGD,
     PrivateIncrementalERM,
@@ -130,6 +131,12 @@ def _ftal(counter: str) -> Callable[[int], object]:
                                     **_window_options(counter, "window"))
 
 
+def _ftrl(counter: str) -> Callable[[int], object]:
+    # R^d and a small step: w_{t+1} = -0.01 (released gradient sum), linear in the releases
+    return lambda seed: PrivateFTRL(_DIM, loss=HingeLoss(0.5), horizon=_T, eta=0.01,
+                                    seed=seed, **_PRIVACY, **_window_options(counter, "options"))
+
+
 def _frank_wolfe(counter: str) -> Callable[[int], object]:
     return lambda seed: PrivateOnlineFrankWolfe(_DIM, loss=_hinge(1.0), domain=Simplex(_DIM),
                                                 horizon=_T, seed=seed, **_PRIVACY,
@@ -213,6 +220,7 @@ _SELF_NOISED: dict[str, Callable[[int], object]] = {
 }
 _WITH_COUNTER: dict[str, Callable[[str], Callable[[int], object]]] = {
     "PrivateFTAL": _ftal,
+    "PrivateFTRL": _ftrl,
     "PrivateOnlineFrankWolfe": _frank_wolfe,
     "PrivateQuadraticFTL": _pqftl,
     "PrivateIncrementalRegression": _regression,

@@ -8,6 +8,7 @@ from dpol.learners.output_perturbation import OutputPerturbation
 from dpol.learners.private_bandit_frank_wolfe import PrivateBanditFrankWolfe
 from dpol.learners.private_frank_wolfe import PrivateFrankWolfe
 from dpol.learners.private_ftal import PrivateFTAL
+from dpol.learners.private_ftrl import PrivateFTRL
 from dpol.learners.private_giga import PrivateGIGA
 from dpol.learners.private_igd import PrivateIGD
 from dpol.learners.private_incremental_erm import PrivateIncrementalERM
@@ -26,6 +27,7 @@ __all__ = [
     "OutputPerturbation",
     "PrivateBanditFrankWolfe",
     "PrivateFTAL",
+    "PrivateFTRL",
     "PrivateFrankWolfe",
     "PrivateGIGA",
     "PrivateIGD",

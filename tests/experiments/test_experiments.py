@@ -243,7 +243,8 @@ def test_every_learner_of_dpol_run_names_errata_that_exist():
     from dpol.experiments.run_file import ERRATA_IDS
 
     page = (DOCS / "errata.md").read_text()
-    assert set(ERRATA_IDS) == set(LEARNERS)
+    # DP-FTRL (Kairouz et al. 2021) is none of the papers of docs/errata.md
+    assert set(ERRATA_IDS) == set(LEARNERS) - {"ftrl"}
     for ids in ERRATA_IDS.values():
         for part in ids.split(", "):
             for ident in part.split(" to "):
