@@ -17,7 +17,6 @@ import numpy as np
 from dpol._seeding import spawn_seeds
 from dpol._validation import as_matrix, as_vector, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
-from dpol.clipping import clip_rows_l2, exceeds_l2
 from dpol.counters import Participation, WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
 from dpol.learners._base import OnlineLearner, Trace
@@ -225,24 +224,16 @@ class PrivateFTRL(OnlineLearner):
 
     def _run(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The ``learn_one`` loop with the counter's release noise of the whole block drawn
-        at once (vectorized, the same draws as the counter's ``run``): what stays
+        at once (``Counter.prefetch``: the same draws as the counter's ``run``): what stays
         sequential is the gradient at each released iterate, which needs the release
         before it. Same releases as the loop, to the counter's rounding (bit for bit for
         the trees)."""
-        n, c = X.shape[0], self._counter
-        noise = c._noise(c.t, n)  # the counter's one noise path (add and run)
+        n = X.shape[0]
+        self._counter.prefetch(n)
         out = np.empty_like(X)
-        dphi = self._data._dphi
         for i in range(n):
             out[i] = self._w
-            g = float(dphi(float(X[i] @ self._w), float(y[i]))) * X[i]
-            if exceeds_l2(g, c.bound):  # as the counter's add: rounding above the bound
-                rows, clipped = clip_rows_l2(g[None, :], c.bound)
-                g, c.n_clipped_ = rows[0], c.n_clipped_ + clipped
-            c._sum += g
-            c.t += 1
-            self._sum_w += self._w
-            self._next(c._sum + noise[i])
+            self._learn(X[i], float(y[i]))
         self.t_ += n
         return out
 

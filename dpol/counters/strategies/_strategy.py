@@ -104,7 +104,11 @@ class Strategy(ABC):
     def _participation_norm_sq(self, participation: Participation) -> float:
         """Several participations: by default the generic bound on C^T C (any C), built
         from ``encode`` of the identity for T <= GRAM_LIMIT."""
-        if self.horizon is None or self.horizon > GRAM_LIMIT:
+        if self.horizon is None:
+            raise fail("participation", f"be 'single' for {type(self).__name__} with "
+                       "horizon=None: no horizon bounds a participant's steps in an endless "
+                       "stream", participation)
+        if self.horizon > GRAM_LIMIT:
             raise fail("participation", f"be 'single' for {type(self).__name__} with "
                        f"horizon={self.horizon}: its sensitivity to several participations "
                        f"is computed for horizons up to {GRAM_LIMIT}", participation)
