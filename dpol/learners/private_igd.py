@@ -48,7 +48,7 @@ class PrivateIGD(OutputPerturbation):
     Delta_t = lam / (t + 1) (:meth:`sensitivity`), attained (a hinge element in its
     linear zone flipped at step tau, null elements after it: equality in every step),
     not JKT Lemma 4's lam / t, which drops the factor 1/(1 + eta_t alpha) and would
-    over-noise release t by (t + 1)/t (twice at t = 1). Calibration as
+    over-noise release t by (t + 1)/t (twice at t = 1; docs/errata.md, JKT-8). Calibration as
     :class:`OutputPerturbation` with this Delta_t (tight: exact Gaussian DP over the
     horizon releases, s_t = z lam / (t + 1); paper: JKT Alg. 2's beta_t / t, noise
     verbatim, about 5x over-noised, its derived epsilon from this Delta_t). ``privacy``

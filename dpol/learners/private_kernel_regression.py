@@ -46,10 +46,8 @@ class PrivateKernelRegression(OnlineLearner):
         What is released after step t (``weights``, of length ``n_outputs``):
         ``random_features`` (default): the update runs on w in R^D with features phi, and
         w~_t = w_t + N(0, s_t^2 I_D) is released; ``predict_one(x)`` = phi(x) . M_t in
-        [-y_bound, y_bound], M_t the releases' mean weighted by 1/sens_t^2 (independent
-        noises of variance proportional to sens_t^2; or as ``postprocess`` says),
-        ``raw=True``: phi(x) . w~_t, which scored R^2 -3.1 / -5.6 held-out on diabetes /
-        TrumpApproval at epsilon = 1, the mean 0.09 / 0.21 (``benchmarks/utility.py``).
+        [-y_bound, y_bound], M_t the releases' mean weighted by 1/sens_t^2 (their noises'
+        inverse variances up to a factor; or ``postprocess``), ``raw=True``: phi(x) . w~_t.
         ``query_points``: the exact kernel algorithm, releasing f_t(U) + N(0, s_t^2 I_q)
         at the public points U; ``predict_one(x)`` is the release at the query point
         nearest to x. ``published_scalar`` (NW Theorem 1, **not private**, for
@@ -258,6 +256,11 @@ class PrivateKernelRegression(OnlineLearner):
         """l2 sensitivity of the release after step t (sup-norm C_t for the scalar one)."""
         return float(self._sens[self._check_step(t) - 1])
 
+    def _release_noise_variance(self, steps: np.ndarray) -> np.ndarray:
+        """s_t^2, the noise variance of each weight (``random_features``; else nan)."""
+        var = self._scales[np.asarray(steps) - 1] ** 2
+        return var if self.mode == "random_features" else np.full(var.shape, np.nan)
+
     def noise_std(self, t: int) -> float:
         """Gaussian std per coordinate (Laplace scale for ``published_scalar``) at step t."""
         return float(self._scales[self._check_step(t) - 1])
@@ -289,13 +292,11 @@ class PrivateKernelRegression(OnlineLearner):
         return np.argmin(d2, axis=1)
 
     def predict_one(self, x: object, *, raw: bool = False) -> float:
-        """The model at x (``mode``; x clipped to x_bound, as in training); ``raw=True``, or
-        a mode other than ``random_features``: the last release, unclipped."""
+        """The model at x (``mode``), x clipped to x_bound as in training; raw: last release."""
         xv = as_vector("x", x, self.dim)
         xv = self._clip(xv[None, :], np.zeros(1))[0][0]
         if self.mode == "random_features":
-            phi = self._phi(xv[None, :])[0]
-            out = phi @ (self._released if raw else self.model_weights)
+            out = self._phi(xv[None, :])[0] @ (self._released if raw else self.model_weights)
             return float(out if raw else np.clip(out, -self.y_bound, self.y_bound))
         if self.mode == "query_points":
             return float(self._released[self._nearest(xv[None, :])[0]])
@@ -319,8 +320,7 @@ class PrivateKernelRegression(OnlineLearner):
         return f_x
 
     def _advance(self, X: np.ndarray, y: np.ndarray, start: int) -> tuple:
-        """Steps start+1 .. start+n on clean rows: releases before each step, predictions,
-        the model's predictions (``random_features``: its releases enter it; else None)."""
+        """Steps start+1 .. start+n: releases before each step, predictions, the model's."""
         n = X.shape[0]
         clean = np.empty((n, self.n_outputs))
         f_x = np.empty(n)
@@ -353,7 +353,8 @@ class PrivateKernelRegression(OnlineLearner):
         if self.mode == "random_features":
             preds = np.einsum("ij,ij->i", F, before)
             model = np.clip(self._average.extend(
-                before, released[-1], self._sens[start:start + n] ** -2.0, scales**2, F,
+                before, released[-1], self._sens[start:start + n] ** -2.0,
+                self._release_noise_variance(np.arange(start + 1, start + n + 1)), F,
                 self.postprocess), -self.y_bound, self.y_bound)
         elif self.mode == "query_points":
             preds = before[np.arange(n), self._nearest(X)]
@@ -369,9 +370,8 @@ class PrivateKernelRegression(OnlineLearner):
         """Learn from a whole stream; the same releases as the ``learn_one`` loop.
 
         ``comparator``: an array (dim,), the linear predictor x . u (as the other learners),
-        or a callable h(X) -> (n,) predictions (e.g. the regression function). Losses are
-        1/2 (prediction - y)^2 of the last release before each step (``predictions``);
-        ``model_predictions``: ``predict_one``'s.
+        or a callable h(X) -> (n,) predictions (e.g. the regression function). Losses:
+        1/2 (p - y)^2, p the last release's (``predictions``; ``model_predictions``: the model's).
         """
         X = as_matrix("X", X, self.dim)
         y = as_vector("y", y, X.shape[0])

@@ -796,6 +796,18 @@ def test_model_is_the_inverse_variance_mean_of_the_releases_clipped_to_y_bound()
     assert m.predict_one([0.4]) == pytest.approx(np.clip(F[1] @ W[-1], -1, 1), rel=1e-12)
     m.postprocess = "shrink"
     s2 = np.array([m.noise_std(t) for t in range(1, T + 1)]) ** 2
+    np.testing.assert_array_equal(m._release_noise_variance(np.arange(1, T + 1)), s2)
     var = (a**2 @ s2) / a.sum() ** 2
     factor = max(0.0, 1.0 - 16 * var / (mean @ mean))
     np.testing.assert_allclose(m.model_weights, factor * mean, rtol=1e-12, atol=1e-15)
+
+
+def test_the_registry_builds_the_kernel_learner_with_shrinkage():
+    # its releases state their noise variance, so make_learner accepts postprocess="shrink"
+    from dpol.adapters import make_learner
+
+    m = make_learner("kernel", 1, horizon=30, epsilon=0.1, seed=0, postprocess="shrink")
+    X, y = _task(30, seed=1)
+    trace = m.run(X, y)
+    assert m.postprocess == "shrink" and np.all(np.isfinite(trace.model_predictions))
+    assert np.linalg.norm(m.model_weights) < np.linalg.norm(m._average.mean())
