@@ -18,8 +18,7 @@ What is compared, per learner:
   element sensitivity (``node_sensitivity``, or :func:`outer_product_sensitivity` for the
   stacked pair of sums);
 * output perturbation (:class:`~dpol.learners.OutputPerturbation`, ``PrivateIGD``,
-  ``PrivateGIGA``): the clean iterate after step t against its ``sensitivity(t)``
-  (lam / t; PIGD's lam / (t + 1));
+  ``PrivateGIGA``): the clean iterate after step t against ``sensitivity(t)``;
 * :class:`~dpol.learners.PrivateOfflineLearner`: the clean average against ``sensitivity``;
 * :class:`~dpol.learners.PrivateKernelRegression`: the clean release t against
   ``sensitivity(t)``, and the whole transcript against its mu;

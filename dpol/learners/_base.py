@@ -369,8 +369,8 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         X, y, clipped = self._clip(X, y, copy=rows is X)
         self.n_clipped_ += clipped
         weights = self._run(X, y)
-        note_clipping(self, bounds=self._bounds_text(), raw=lambda: (
-            clip_norms(np.asarray(raw_X, dtype=float)), raw_y))
+        note_clipping(self, bounds=self._bounds_text(), stacklevel=4, raw=lambda: (
+            clip_norms(np.asarray(raw_X, dtype=float)), raw_y))  # at run's caller
         model_predictions = record_releases(self, rows, weights)
         losses = self._losses_along(weights, X, y)
         regret = None
