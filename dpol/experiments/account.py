@@ -133,7 +133,7 @@ def account_learner(learner: str, *, epsilon: float, delta: float, horizon: int,
     --------
     >>> rows = account_learner("igd", epsilon=1.0, delta=1e-5, horizon=1000, dim=5)
     >>> [(r["calibration"], round(r["real_epsilon"], 3)) for r in rows]
-    [('tight', 1.0), ('paper', 0.219)]
+    [('tight', 1.0), ('paper', 0.218)]
     """
     def build(calibration):
         return make_learner(learner, dim, horizon=horizon, epsilon=epsilon, delta=delta,

@@ -40,8 +40,8 @@ class PrivateIGD(OutputPerturbation):
     1/t). At the changed step tau both prox points share their input: subtracting their
     optimality conditions (the normal cone of C is monotone) gives ||w_{tau+1} -
     w'_{tau+1}|| <= c_tau ||grad phi - grad phi'|| <= 2L / (alpha (tau + 1)). Later steps
-    share phi_t, and a prox is non-expansive, so the difference contracts by exactly
-    the input scaling 1/(1 + eta_t alpha) = t/(t + 1) at most; the product telescopes:
+    share phi_t, and a prox is non-expansive, so the difference shrinks at least by the
+    input's factor 1/(1 + eta_t alpha) = t/(t + 1); the product telescopes:
     ||w_{t+1} - w'_{t+1}|| <= 2L/(alpha (tau + 1)) (tau + 1)/(t + 1) = lam / (t + 1) for
     every tau <= t, lam = 2L/alpha, L the Lipschitz constant of the *data* loss on C
     (the shared regulariser cancels); add/remove: L/alpha. So release t has sensitivity
