@@ -37,7 +37,7 @@ def describe_noise(learner: object) -> str:
     --------
     >>> m = make_learner("igd", 3, horizon=100, epsilon=1.0, seed=0)
     >>> describe_noise(m)
-    'Gaussian output perturbation: std 7461 at t = 1 down to 74.61 at t = 100'
+    'Gaussian output perturbation: std 3731 at t = 1 down to 73.87 at t = 100'
     """
     counters = getattr(learner, "_counters", None) or (
         [learner._counter] if getattr(learner, "_counter", None) is not None else [])
