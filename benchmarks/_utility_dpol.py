@@ -10,7 +10,12 @@ import warnings
 import numpy as np
 from _utility_baselines import score
 
-from dpol.adapters.registry import LEARNERS, make_learner
+from dpol.adapters.registry import (
+    GIGA_LOGISTIC_ALPHA,
+    LEARNERS,
+    logistic_options,
+    make_learner,
+)
 from dpol.errors import NonPrivateWarning
 from dpol.losses import HingeLoss, Regularized
 
@@ -48,6 +53,11 @@ def _logistic_options(dim: int) -> dict:
     raise RuntimeError("no classification learner of the registry takes a loss and domain")
 
 
+def _giga_logistic_options(dim: int) -> dict:
+    """The registry's logistic loss and domain for GIGA (its own alpha: a short warm-up)."""
+    return logistic_options(dim, 1.0, GIGA_LOGISTIC_ALPHA)
+
+
 def _hinge_options(dim: int) -> dict:
     """The hinge loss with the logistic entries' regularisation and domain."""
     logistic = _logistic_options(dim)
@@ -56,7 +66,7 @@ def _hinge_options(dim: int) -> dict:
 
 
 #: learners registered for regression that also fit a classification loss
-CLASSIFICATION_VARIANTS = {"giga+logistic": ("giga", _logistic_options),
+CLASSIFICATION_VARIANTS = {"giga+logistic": ("giga", _giga_logistic_options),
                            "ftal+logistic": ("ftal", _logistic_options),
                            "ftal+hinge": ("ftal", _hinge_options)}
 

@@ -31,9 +31,10 @@ the final released model's (`predict_one` after the stream) on the held-out rows
 learners are built by `dpol.adapters.make_learner` with the registry's defaults for
 ||x|| <= 1, |y| <= 1 and horizon n, and with the adapters' defaults for the keywords they
 pass on ({keywords}); giga and ftal, registered with a ridge loss, also run
-on classification with the registry's logistic loss and domain (and ftal with the hinge
-loss). The **default** learner of a task is the one `OnlineClassifier()` /
-`OnlineRegressor()` uses. Baselines: **trivial** = the stream's majority class, or its mean
+on classification with the registry's logistic loss and domain (`logistic_options`;
+GIGA's own alpha, `GIGA_LOGISTIC_ALPHA`; ftal also with the hinge loss). The
+**default** learner of a task is the one `OnlineClassifier()` / `OnlineRegressor()` uses.
+Baselines: **trivial** = the stream's majority class, or its mean
 (0 after centring; predict 0 on the synthetic stream); **twin** = the same dpol learner
 at epsilon = inf (no noise); **river** = `LogisticRegression()` / `LinearRegression()`
 with progressive validation; **sklearn** = `SGDClassifier(loss="log_loss")` /

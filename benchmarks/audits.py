@@ -128,11 +128,11 @@ def markdown(rows: list[dict], runs: int) -> str:
         "vertices, solvers run on the released sums, a bandit's exploration around its "
         "centres, an ERM solver whose noisy steps are not released. A bound below the "
         "claim proves nothing either way.",
-        "* PrivateIGD attains t/(t+1) of its declared lam/t at release t: the differing "
-        "element moves the prox point by 2L eta/(1 + eta alpha) = lam/(t+1) (the prox "
-        "objective is (1 + eta alpha)-strongly convex; JKT Lemma 4's bound drops that "
-        "factor) and no pair does better, so IGD's noise is calibrated for a sensitivity "
-        "(t+1)/t larger than it has.",
+        "* PrivateIGD attains its declared sensitivity lam/(t+1) at release t: the "
+        "differing element moves the prox point by 2L eta/(1 + eta alpha) = lam/(t+1) (the "
+        "prox objective is (1 + eta alpha)-strongly convex; JKT Lemma 4's lam/t drops that "
+        "factor, and IGD's noise was calibrated for it, (t+1)/t too large, before it was "
+        "calibrated for lam/(t+1)).",
     ] + [_kernel_reading(r, mu) for r in rows if r["learner"] == "PrivateKernelRegression"]
     return "\n".join(lines) + "\n"
 

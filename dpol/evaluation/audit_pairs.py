@@ -18,7 +18,7 @@ What is compared, per learner:
   element sensitivity (``node_sensitivity``, or :func:`outer_product_sensitivity` for the
   stacked pair of sums);
 * output perturbation (:class:`~dpol.learners.OutputPerturbation`, ``PrivateIGD``,
-  ``PrivateGIGA``): the clean iterate after step t against lam / t;
+  ``PrivateGIGA``): the clean iterate after step t against ``sensitivity(t)``;
 * :class:`~dpol.learners.PrivateOfflineLearner`: the clean average against ``sensitivity``;
 * :class:`~dpol.learners.PrivateKernelRegression`: the clean release t against
   ``sensitivity(t)``, and the whole transcript against its mu;
@@ -342,15 +342,15 @@ def sensitivity_attainment(factory: Callable, *, streams: tuple | None = None,
     Examples
     --------
     Implicit gradient descent moves a changed iterate by at most 2 L / (alpha (t + 1)),
-    JKT Lemma 4's prox contraction, while its noise is calibrated for lam / t = 2 L /
-    (alpha t) (the ratio below is t / (t + 1)):
+    the prox's contraction, and its noise is calibrated for that (``sensitivity(t)``;
+    JKT Lemma 4's lam / t would give the ratios t / (t + 1)):
 
     >>> from dpol.learners import PrivateIGD
     >>> from dpol.losses import HingeLoss, Regularized
     >>> make = lambda s: PrivateIGD(2, loss=Regularized(HingeLoss(0.5), 1.0), horizon=4,
     ...                             epsilon=1.0, delta=1e-5, seed=s)
     >>> sensitivity_attainment(make).ratio.round(6).tolist()
-    [0.5, 0.666667, 0.75, 0.8]
+    [1.0, 1.0, 1.0, 1.0]
     """
     template = factory(seed)
     if isinstance(template, BanditFrankWolfeBase):
@@ -375,7 +375,8 @@ def sensitivity_attainment(factory: Callable, *, streams: tuple | None = None,
     T = template.horizon
     if isinstance(template, OutputPerturbation):
         steps = template._noised_steps()
-        return Attainment(template.lam / steps, change[steps - 1], "release after step t")
+        declared = np.array([template.sensitivity(int(t)) for t in steps])
+        return Attainment(declared, change[steps - 1], "release after step t")
     if isinstance(template, PrivateOfflineLearner):
         return Attainment(np.array([template.sensitivity]), change[-1:], "final release")
     if isinstance(template, PrivateKernelRegression):

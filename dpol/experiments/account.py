@@ -47,7 +47,7 @@ def describe_noise(learner: object) -> str:
     --------
     >>> m = make_learner("igd", 3, horizon=100, epsilon=1.0, seed=0)
     >>> describe_noise(m)
-    'Gaussian output perturbation: std 7461 at t = 1 down to 74.61 at t = 100'
+    'Gaussian output perturbation: std 3731 at t = 1 down to 73.87 at t = 100'
     """
     counters = getattr(learner, "_counters", None) or (
         [learner._counter] if getattr(learner, "_counter", None) is not None else [])
@@ -145,7 +145,7 @@ def account_learner(learner: str, *, epsilon: float, delta: float, horizon: int,
     --------
     >>> rows = account_learner("igd", epsilon=1.0, delta=1e-5, horizon=1000, dim=5)
     >>> [(r["calibration"], round(r["real_epsilon"], 3)) for r in rows]
-    [('tight', 1.0), ('paper', 0.219)]
+    [('tight', 1.0), ('paper', 0.218)]
     """
     def build(calibration):
         return make_learner(learner, dim, horizon=horizon, epsilon=epsilon, delta=delta,

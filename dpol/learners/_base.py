@@ -92,7 +92,8 @@ class Trace:
     losses : array (T,)
         Loss suffered at each step, f_t(weights[t]) (on the clipped element).
     predictions : array (T,)
-        ``x_t . weights[t]``, the prediction made before the label was seen.
+        ``x_t . weights[t]``, the prediction made before the label was seen (x_t as
+        learnt, i.e. clipped).
     regret : array (T,) or None
         Cumulative regret against ``comparator`` when one was given.
     final_weights : array (d,)
@@ -100,9 +101,10 @@ class Trace:
     privacy : PrivacyGuarantee
     n_clipped : int
     model_predictions : array (T,) or None
-        The prequential predictions of the post-processed model (``predict_one`` before
-        each step, on the clipped element: :mod:`dpol.learners.postprocess`); None
-        where a learner keeps no such model.
+        The prequential predictions of the post-processed model: ``predict_one`` of each
+        row *as given*, before its step (:mod:`dpol.learners.postprocess`; a prediction
+        spends no privacy, so the row is not clipped as it is for learning); None where
+        a learner keeps no such model.
 
     Examples
     --------
@@ -346,6 +348,12 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
             A fixed point (e.g. :func:`dpol.evaluation.best_fixed_point`); when given the
             trace holds the cumulative regret against it.
         """
+        return self._run_stream(X, y, comparator)
+
+    def _run_stream(self, X: object, y: object, comparator: object,
+                    rows: np.ndarray | None = None) -> Trace:
+        """``run``; the model's prequential predictions are of ``rows`` (default: X as
+        given; :class:`~dpol.learners.intercept.WithIntercept` passes its lifted rows)."""
         raw_X, raw_y = X, y  # the caller's arrays, untouched: for the clipping advice
         X = as_matrix("X", X, self.dim)
         y = as_vector("y", y, X.shape[0])
@@ -353,14 +361,17 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         if self.t_ + X.shape[0] > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: {X.shape[0]} elements after "
                                        f"{self.t_} exceed horizon={self.horizon}")
-        # X is as_matrix's fresh copy: clipped in place (a second copy of a 515,345 x 90
-        # stream cost 0.4-0.8 s in a fresh process, most of it first touches of pages)
-        X, y, clipped = self._clip(X, y, copy=False)
+        # X is as_matrix's fresh copy, the rows as given: clipped into a second copy only
+        # when a row is out of bounds and the rows are predicted on (a copy of a 515,345 x
+        # 90 stream cost 0.4-0.8 s in a fresh process, most of it first touches of pages)
+        if rows is None:
+            rows = X
+        X, y, clipped = self._clip(X, y, copy=rows is X)
         self.n_clipped_ += clipped
         weights = self._run(X, y)
-        note_clipping(self, bounds=self._bounds_text(), raw=lambda: (
-            clip_norms(np.asarray(raw_X, dtype=float)), raw_y))
-        model_predictions = record_releases(self, X, weights)
+        note_clipping(self, bounds=self._bounds_text(), stacklevel=4, raw=lambda: (
+            clip_norms(np.asarray(raw_X, dtype=float)), raw_y))  # at run's caller
+        model_predictions = record_releases(self, rows, weights)
         losses = self._losses_along(weights, X, y)
         regret = None
         if u is not None:

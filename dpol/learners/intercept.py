@@ -209,8 +209,11 @@ class WithIntercept(OnlineLearner):
         X = as_matrix("X", X, self.dim)
         y = as_vector("y", y, X.shape[0])
         raw = clip_norms(X), y  # before clipping: the warning's suggested bounds
-        X, extra = self._clip_x(X, y)
-        trace = self.learner.run(self.lift(X), y, comparator=comparator)
+        clipped, extra = self._clip_x(X, y)
+        lifted = self.lift(clipped)
+        # the model's predictions are predict_one's: of the rows as given, lifted
+        rows = lifted if clipped is X else self.lift(X)
+        trace = self.learner._run_stream(lifted, y, comparator, rows=rows)
         self._x_clipped += extra
         note_clipping(self, bounds=self._bounds_text(), raw=lambda: raw)
         return dataclasses.replace(trace, n_clipped=self.n_clipped_)

@@ -69,7 +69,9 @@ class OutputPerturbation(OnlineLearner):
         The clean update after the t-th element (1-based). Subclasses define
         ``_clean_step`` instead.
     lam : float
-        lambda_A: sup over neighbouring streams of t * ||w_{t+1} - w'_{t+1}||.
+        lambda_A: sup over neighbouring streams of t * ||w_{t+1} - w'_{t+1}||, so release
+        t has l2 sensitivity Delta_t = lam / t (:meth:`sensitivity`; a subclass whose
+        iterates move less states its own Delta_t there, e.g. PIGD's lam / (t + 1)).
     project : callable, optional
         Euclidean projection onto C applied to releases (identity when None).
     loss : callable ``loss(w, X, y) -> array``
@@ -93,17 +95,18 @@ class OutputPerturbation(OnlineLearner):
     -------
     Neighbouring relation: replace-one (``add_remove`` halves lam where the subclass
     says so). The clean iterates do not depend on the noise, so release t is a Gaussian
-    mechanism of sensitivity lam/t and noise std s_t, noise multiplier z_t = t s_t / lam,
-    and the releases compose (adaptively too). ``privacy`` is derived from these
-    events (:meth:`privacy_events`, composed by :func:`dpol.accounting.compose_guarantee`):
-    one ``GaussianDpEvent(z_t)`` per noised release (self-composed for a constant
-    schedule; for doubling and anytime the one Gaussian of 1/z^2 = sum_t 1/z_t^2, their
-    exact composition), so mu^2 = sum_t (lam / (t s_t))^2; ``epsilon=inf``: a
-    ``NonPrivateDpEvent``; no noised release (a warm-up covering the horizon): no event,
-    (0, 0). Tight (default): s_t = z lam / t with z = sqrt(n) / mu*(epsilon, delta) over
-    the n noised releases: exactly (epsilon, delta). Anytime: s_t = lam / (t mu*
-    sqrt(w_t)) and sum_t w_t <= 1 over every length, so every prefix is (epsilon,
-    delta)-DP and the derived epsilon over the horizon is below epsilon. Paper: beta of
+    mechanism of sensitivity Delta_t (lam/t, or the subclass's :meth:`sensitivity`) and
+    noise std s_t, noise multiplier z_t = s_t / Delta_t, and the releases compose
+    (adaptively too). ``privacy`` is derived from these events (:meth:`privacy_events`,
+    composed by :func:`dpol.accounting.compose_guarantee`): one ``GaussianDpEvent(z_t)``
+    per noised release (self-composed for a constant schedule; for doubling and anytime
+    the one Gaussian of 1/z^2 = sum_t 1/z_t^2, their exact composition), so mu^2 =
+    sum_t (Delta_t / s_t)^2; ``epsilon=inf``: a ``NonPrivateDpEvent``; no noised release
+    (a warm-up covering the horizon): no event, (0, 0). Tight (default): s_t = z Delta_t
+    with z = sqrt(n) / mu*(epsilon, delta) over the n noised releases: exactly (epsilon,
+    delta). Anytime: s_t = Delta_t / (mu* sqrt(w_t)) and sum_t w_t <= 1 over every
+    length, so every prefix is (epsilon, delta)-DP and the derived epsilon over the
+    horizon is below epsilon. Paper: beta of
     JKT Alg. 1 (Lemma 1 / Theorem 1, claimed (3 eps, 2 delta)) or beta_t of Alg. 7
     (Theorem 13); the derived epsilon is what they really give at delta (0.17-0.23 at 2
     delta for a claimed 3 at epsilon = 1: sound but over-noised), and a
@@ -112,9 +115,10 @@ class OutputPerturbation(OnlineLearner):
     Secure noise (``noise="secure"``): release t is Proj_C(round_t(w_{t+1}) + g_t Y),
     Y ~ N_Z(0, (s_t/g_t)^2 I) exact on OS randomness (CKS 2020, Alg. 3), round_t the
     nearest point of g_t Z^d and g_t the largest power of two <= min(s_t, lam / (t
-    sqrt(d))) / 2^10. Rounding both neighbours' iterates moves them by g_t sqrt(d) at
-    most, so release t has l2 sensitivity lam/t + g_t sqrt(d) on the lattice g_t Z^d
-    (within a factor 1 + 2^-10 of lam/t), and round_t(w) + g_t Y is an exact float (the
+    sqrt(d))) / 2^10 (Delta_t in place of lam / t where a subclass states its own).
+    Rounding both neighbours' iterates moves them by g_t sqrt(d) at most, so release t
+    has l2 sensitivity Delta_t + g_t sqrt(d) on the lattice g_t Z^d (within a factor
+    1 + 2^-10 of Delta_t), and round_t(w) + g_t Y is an exact float (the
     projection is post-processing of it). Each release is (Delta_t^2 / (2 s_t^2))-zCDP
     (CKS Theorem 14), its event a ``ZCDpEvent`` of that rho, and zCDP adds up
     (adaptively too), so s_t = z Delta_t with z = sqrt(n) z_1, z_1 the smallest noise
@@ -200,14 +204,15 @@ class OutputPerturbation(OnlineLearner):
 
         Tight: one noise multiplier z from :func:`dpol.accounting.calibrate` on the
         releases' events (:meth:`_calibration_events`), then s_t = z Delta_t a_t with
-        Delta_t = lam / t (secure: plus the grid rounding) and the schedule's a_t (1, or
-        1 / sqrt(w_t) anytime). Paper: the published betas (:meth:`_paper_stds`).
+        Delta_t = :meth:`sensitivity` (secure: plus the grid rounding) and the schedule's
+        a_t (1, or 1 / sqrt(w_t) anytime). Paper: the published betas
+        (:meth:`_paper_stds`).
         """
         stds = np.zeros(self.horizon)
         steps = self._noised_steps()
         if not self.is_private or steps.size == 0:
             return stds
-        lam = self.lam
+        lam, div = self.lam, self._divisors(steps)  # Delta_t = lam / div_t
         if self.calibration == "paper":
             stds[steps - 1] = self._paper_stds(steps)
             return stds
@@ -216,18 +221,27 @@ class OutputPerturbation(OnlineLearner):
                    if self.schedule == "anytime" else None)  # w_t, sum_t w_t <= 1
         if self.noise == "secure":
             zs = z / np.sqrt(anytime) if anytime is not None else np.full(steps.size, z)
-            sens = lam / steps
+            sens = lam / div
             root_d = math.sqrt(self.dim)
             grids = np.array([grid_spacing(v) for v in np.minimum(zs * sens, sens / root_d)])
             self._grids[steps - 1] = grids
             stds[steps - 1] = zs * (sens + grids * root_d)
-        elif anytime is not None:  # s_t = lam / (t mu sqrt(w_t)), mu = 1/z
-            stds[steps - 1] = lam / (steps * (1.0 / z) * np.sqrt(anytime))
+        elif anytime is not None:  # s_t = lam / (div_t mu sqrt(w_t)), mu = 1/z
+            stds[steps - 1] = lam / (div * (1.0 / z) * np.sqrt(anytime))
         else:
             # the doubling schedule only matters for unknown T; with a horizon, tight
             # calibration of the fixed schedule is the smallest valid noise
-            stds[steps - 1] = z * lam / steps
+            stds[steps - 1] = z * lam / div
         return stds
+
+    def sensitivity(self, t: int) -> float:
+        """Delta_t: the most a changed element moves the clean iterate released after
+        step t (class Privacy); lam / t here, a subclass's own where it is smaller."""
+        return float(self.lam / self._divisors(np.array([t]))[0])
+
+    def _divisors(self, steps: np.ndarray) -> np.ndarray:
+        """div_t with Delta_t = lam / div_t for an array of steps t (1-based): t."""
+        return steps
 
     def _calibration_events(self, z: float) -> list[MechanismEvent]:
         """The releases' events at noise multiplier z (what ``calibrate`` sizes z for).
@@ -270,10 +284,10 @@ class OutputPerturbation(OnlineLearner):
             event = dp_accounting.NonPrivateDpEvent()
         elif self.noise == "secure":
             # the sensitivity on the grid: both neighbours' iterates rounded
-            sens = self.lam / steps + self._grids[steps - 1] * math.sqrt(self.dim)
+            sens = self.lam / self._divisors(steps) + self._grids[steps - 1] * math.sqrt(self.dim)
             event = _composed(0.5 * (sens / self._stds[steps - 1]) ** 2, dp_accounting.ZCDpEvent)
         else:
-            z = self._stds[steps - 1] * steps / self.lam  # std over sensitivity lam / t
+            z = self._stds[steps - 1] * self._divisors(steps) / self.lam  # std over Delta_t
             event = _composed(z, dp_accounting.GaussianDpEvent)
         return (MechanismEvent(event, self.neighbouring, horizon=self.horizon,
                                name=f"{type(self).__name__} output noise"),)

@@ -34,15 +34,27 @@ class PrivateIGD(OutputPerturbation):
 
     Privacy
     -------
-    Replace-one: the differing data term moves the prox solution by at most
-    ||grad phi - grad phi'|| eta_t / (1 + eta_t alpha) <= 2L / (alpha (t + 1)), and later
-    steps contract by t/(t+1) (JKT Lemma 4), so lam = 2L/alpha with L the Lipschitz
-    constant of the *data* loss on C (the shared regulariser cancels); add/remove:
-    L/alpha. Calibration as :class:`OutputPerturbation` (tight: exact Gaussian DP over
-    the horizon releases; paper: JKT Alg. 2 beta, about 5x over-noised). ``privacy`` is
-    derived from the events of the noised releases
-    (:meth:`OutputPerturbation.privacy_events`: release t a Gaussian of noise multiplier
-    t s_t / lam).
+    Replace-one. Step t's objective is (1 + eta_t alpha)/2 ||w - w_t/(1 + eta_t alpha)||^2
+    + eta_t phi_t(w) + I_C(w) + const, so w_{t+1} = prox_{c_t (phi_t + I_C)}(w_t / (1 +
+    eta_t alpha)) with c_t = eta_t / (1 + eta_t alpha) = 1/(alpha (t + 1)) (eta_t alpha =
+    1/t). At the changed step tau both prox points share their input: subtracting their
+    optimality conditions (the normal cone of C is monotone) gives ||w_{tau+1} -
+    w'_{tau+1}|| <= c_tau ||grad phi - grad phi'|| <= 2L / (alpha (tau + 1)). Later steps
+    share phi_t, and a prox is non-expansive, so the difference shrinks at least by the
+    input's factor 1/(1 + eta_t alpha) = t/(t + 1); the product telescopes:
+    ||w_{t+1} - w'_{t+1}|| <= 2L/(alpha (tau + 1)) (tau + 1)/(t + 1) = lam / (t + 1) for
+    every tau <= t, lam = 2L/alpha, L the Lipschitz constant of the *data* loss on C
+    (the shared regulariser cancels); add/remove: L/alpha. So release t has sensitivity
+    Delta_t = lam / (t + 1) (:meth:`sensitivity`), attained (a hinge element in its
+    linear zone flipped at step tau, null elements after it: equality in every step),
+    not JKT Lemma 4's lam / t, which drops the factor 1/(1 + eta_t alpha) and would
+    over-noise release t by (t + 1)/t (twice at t = 1; docs/errata.md, JKT-8). Calibration as
+    :class:`OutputPerturbation` with this Delta_t (tight: exact Gaussian DP over the
+    horizon releases, s_t = z lam / (t + 1); paper: JKT Alg. 2's beta_t / t, noise
+    verbatim, about 5x over-noised, its derived epsilon from this Delta_t). ``privacy``
+    is derived from the events of the noised releases
+    (:meth:`OutputPerturbation.privacy_events`: release t a Gaussian of noise
+    multiplier (t + 1) s_t / lam).
 
     Examples
     --------
@@ -70,6 +82,10 @@ class PrivateIGD(OutputPerturbation):
         super().__init__(dim, lam=lam, horizon=horizon, epsilon=epsilon, delta=delta,
                          project=project, x_bound=self._data.x_bound,
                          y_bound=self._data.y_bound, **kwargs)
+
+    def _divisors(self, steps: np.ndarray) -> np.ndarray:
+        """Delta_t = lam / (t + 1) (class Privacy: the prox's contraction at step t)."""
+        return steps + 1
 
     def _clean_step(self, x: np.ndarray, y: float) -> None:
         eta = 1.0 / (self._alpha * self.t_)

@@ -22,6 +22,7 @@ from dpol.learners._kernel_sensitivity import (
     transcript_rho,
 )
 from dpol.learners._kernels import FeatureMap, Kernel
+from dpol.learners.postprocess import ReleaseAverage
 from dpol.noise.discrete import grid_release, grid_spacing
 
 __all__ = ["MODES", "PrivateKernelRegression"]
@@ -44,7 +45,9 @@ class PrivateKernelRegression(OnlineLearner):
     mode : {"random_features", "query_points", "published_scalar"}
         What is released after step t (``weights``, of length ``n_outputs``):
         ``random_features`` (default): the update runs on w in R^D with features phi, and
-        w_t + N(0, s_t^2 I_D) is released; ``predict_one(x)`` = phi(x) . w~_t.
+        w~_t = w_t + N(0, s_t^2 I_D) is released; ``predict_one(x)`` = phi(x) . M_t in
+        [-y_bound, y_bound], M_t the releases' mean weighted by 1/sens_t^2 (their noises'
+        inverse variances up to a factor; or ``postprocess``), ``raw=True``: phi(x) . w~_t.
         ``query_points``: the exact kernel algorithm, releasing f_t(U) + N(0, s_t^2 I_q)
         at the public points U; ``predict_one(x)`` is the release at the query point
         nearest to x. ``published_scalar`` (NW Theorem 1, **not private**, for
@@ -112,7 +115,7 @@ class PrivateKernelRegression(OnlineLearner):
     [kappa^2 m^(1 - 2 theta) + m^-theta], m = t - 1 + t0, kappa = sup sqrt(K(x, x)) (NW-2;
     printed: 2 (kappa^2 + 1) kappa M m^(1 - 2 theta), ``calibration="paper"``); f_0 = 0 is
     released without noise; no utility bound (NW-4: the tests check that the held-out
-    error falls with t and with epsilon).
+    error falls with t and with epsilon). ``predict_one``'s model is post-processing.
 
     Examples
     --------
@@ -159,6 +162,7 @@ class PrivateKernelRegression(OnlineLearner):
             self.n_outputs = self._phi.n_features
             self._w = np.zeros(self.n_outputs)
             self.query_points = None
+            self._average = ReleaseAverage(self.n_outputs)  # the model (``mode``)
         else:
             if query_points is None:
                 raise fail("query_points", f"be given with mode={self.mode!r}", None)
@@ -252,6 +256,11 @@ class PrivateKernelRegression(OnlineLearner):
         """l2 sensitivity of the release after step t (sup-norm C_t for the scalar one)."""
         return float(self._sens[self._check_step(t) - 1])
 
+    def _release_noise_variance(self, steps: np.ndarray) -> np.ndarray:
+        """s_t^2, the noise variance of each weight (``random_features``; else nan)."""
+        var = self._scales[np.asarray(steps) - 1] ** 2
+        return var if self.mode == "random_features" else np.full(var.shape, np.nan)
+
     def noise_std(self, t: int) -> float:
         """Gaussian std per coordinate (Laplace scale for ``published_scalar``) at step t."""
         return float(self._scales[self._check_step(t) - 1])
@@ -282,12 +291,13 @@ class PrivateKernelRegression(OnlineLearner):
               + np.einsum("ij,ij->i", U, U)[None, :])
         return np.argmin(d2, axis=1)
 
-    def predict_one(self, x: object) -> float:
-        """The released model at x (clipped to x_bound, as in training); no state change."""
+    def predict_one(self, x: object, *, raw: bool = False) -> float:
+        """The model at x (``mode``), x clipped to x_bound as in training; raw: last release."""
         xv = as_vector("x", x, self.dim)
         xv = self._clip(xv[None, :], np.zeros(1))[0][0]
         if self.mode == "random_features":
-            return float(self._phi(xv[None, :])[0] @ self._released)
+            out = self._phi(xv[None, :])[0] @ (self._released if raw else self.model_weights)
+            return float(out if raw else np.clip(out, -self.y_bound, self.y_bound))
         if self.mode == "query_points":
             return float(self._released[self._nearest(xv[None, :])[0]])
         return self._clean_value(xv) + self._offset
@@ -309,9 +319,8 @@ class PrivateKernelRegression(OnlineLearner):
         self._fU = shrink * self._fU - step * self.kernel(x[None, :], self.query_points)[0]
         return f_x
 
-    def _advance(self, X: np.ndarray, y: np.ndarray, start: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
-        """Steps start+1 .. start+n on clean rows: releases before each step, predictions."""
+    def _advance(self, X: np.ndarray, y: np.ndarray, start: int) -> tuple:
+        """Steps start+1 .. start+n: releases before each step, predictions, the model's."""
         n = X.shape[0]
         clean = np.empty((n, self.n_outputs))
         f_x = np.empty(n)
@@ -340,14 +349,19 @@ class PrivateKernelRegression(OnlineLearner):
         else:
             released = clean
         before = np.vstack([self._released[None, :], released[:-1]])
+        model = None
         if self.mode == "random_features":
             preds = np.einsum("ij,ij->i", F, before)
+            model = np.clip(self._average.extend(
+                before, released[-1], self._sens[start:start + n] ** -2.0,
+                self._release_noise_variance(np.arange(start + 1, start + n + 1)), F,
+                self.postprocess), -self.y_bound, self.y_bound)
         elif self.mode == "query_points":
             preds = before[np.arange(n), self._nearest(X)]
         else:
             preds = f_x + np.concatenate([[self._offset], offsets[:-1]])
         self._released, self._offset = released[-1].copy(), float(offsets[-1])
-        return before, preds
+        return before, preds, model
 
     def _learn(self, x: np.ndarray, y: float) -> None:
         self._advance(x[None, :], np.array([y]), self.t_ - 1)
@@ -356,8 +370,8 @@ class PrivateKernelRegression(OnlineLearner):
         """Learn from a whole stream; the same releases as the ``learn_one`` loop.
 
         ``comparator``: an array (dim,), the linear predictor x . u (as the other learners),
-        or a callable h(X) -> (n,) predictions (e.g. the regression function). Losses are
-        1/2 (prediction - y)^2 of the released model before each step.
+        or a callable h(X) -> (n,) predictions (e.g. the regression function). Losses:
+        1/2 (p - y)^2, p the last release's (``predictions``; ``model_predictions``: the model's).
         """
         X = as_matrix("X", X, self.dim)
         y = as_vector("y", y, X.shape[0])
@@ -373,12 +387,12 @@ class PrivateKernelRegression(OnlineLearner):
         elif comparator is not None:
             ref = 0.5 * (as_vector("comparator(X)", comparator(X), X.shape[0]) - y) ** 2
         self.n_clipped_ += clipped
-        before, preds = self._advance(X, y, self.t_)
+        before, preds, model = self._advance(X, y, self.t_)
         self.t_ += X.shape[0]
         losses = 0.5 * (preds - y) ** 2
         return Trace(weights=before, losses=losses, predictions=preds,
                      final_weights=self.weights, privacy=self.privacy,
-                     n_clipped=self.n_clipped_,
+                     n_clipped=self.n_clipped_, model_predictions=model,
                      regret=None if ref is None else np.cumsum(losses - ref))
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -592,12 +592,18 @@ def test_run_equals_learn_one_loop_and_checkpoints(mode):
         warnings.simplefilter("ignore", PaperCalibrationWarning)
         a, b, c = (_make(T, epsilon=1.0, seed=4, **kw) for _ in range(3))
     trace = a.run(X, y)
-    looped, preds = [], []
+    looped, preds, model = [], [], []
     for x, v in zip(X, y, strict=True):
         looped.append(b.weights)
-        preds.append(b.predict_one(x))
+        preds.append(b.predict_one(x, raw=True))
+        model.append(b.predict_one(x))
         b.learn_one(x, v)
     np.testing.assert_allclose(trace.weights, np.array(looped), rtol=1e-12, atol=1e-14)
+    if trace.model_predictions is not None:  # random features: the averaged model's
+        np.testing.assert_allclose(trace.model_predictions, model, rtol=1e-12, atol=1e-14)
+        assert not np.allclose(model, preds)
+    else:
+        assert model == preds
     np.testing.assert_allclose(trace.final_weights, b.weights, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(trace.predictions, preds, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(trace.losses, 0.5 * (np.array(preds) - np.clip(y, -1, 1)) ** 2,
@@ -768,3 +774,40 @@ def test_nw_kernel_experiment_outputs_and_trends(tmp_path):
         # the non-private tail average (the average of T/2 releases has 1/50 the variance)
         tail = [rows[(mode, e)]["error_avg_T_mean"] for e in (1.0, INF)]
         assert tail[0] < 1.1 * tail[1] and tail[0] < 0.5 * errs[0]
+
+
+def test_model_is_the_inverse_variance_mean_of_the_releases_clipped_to_y_bound():
+    # predict_one is phi(x) . M clipped to [-M, M], M the mean of the releases after steps
+    # 1..T weighted by 1 / sens_t^2 (the noises' inverse variances up to a constant);
+    # raw=True the last release; "last" the last release clipped; "shrink" the
+    # James-Stein factor of the mean's noise variance sum a_t^2 s_t^2 / (sum a_t)^2
+    T = 60
+    X, y = _task(T, seed=3)
+    m = _make(T, epsilon=1.0, seed=2, n_features=16)
+    W = _path(m, X, y)[1:]
+    a = np.array([m.sensitivity(t) for t in range(1, T + 1)]) ** -2.0
+    mean = a @ W / a.sum()
+    np.testing.assert_allclose(m.model_weights, mean, rtol=1e-12)
+    F = m.features(np.array([[0.1], [0.4], [0.8]]))
+    got = [m.predict_one(x) for x in ([0.1], [0.4], [0.8])]
+    np.testing.assert_allclose(got, np.clip(F @ mean, -1.0, 1.0), rtol=1e-12)
+    assert m.predict_one([0.4], raw=True) == pytest.approx(F[1] @ W[-1], rel=1e-12)
+    m.postprocess = "last"
+    assert m.predict_one([0.4]) == pytest.approx(np.clip(F[1] @ W[-1], -1, 1), rel=1e-12)
+    m.postprocess = "shrink"
+    s2 = np.array([m.noise_std(t) for t in range(1, T + 1)]) ** 2
+    np.testing.assert_array_equal(m._release_noise_variance(np.arange(1, T + 1)), s2)
+    var = (a**2 @ s2) / a.sum() ** 2
+    factor = max(0.0, 1.0 - 16 * var / (mean @ mean))
+    np.testing.assert_allclose(m.model_weights, factor * mean, rtol=1e-12, atol=1e-15)
+
+
+def test_the_registry_builds_the_kernel_learner_with_shrinkage():
+    # its releases state their noise variance, so make_learner accepts postprocess="shrink"
+    from dpol.adapters import make_learner
+
+    m = make_learner("kernel", 1, horizon=30, epsilon=0.1, seed=0, postprocess="shrink")
+    X, y = _task(30, seed=1)
+    trace = m.run(X, y)
+    assert m.postprocess == "shrink" and np.all(np.isfinite(trace.model_predictions))
+    assert np.linalg.norm(m.model_weights) < np.linalg.norm(m._average.mean())

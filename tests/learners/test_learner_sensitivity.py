@@ -429,20 +429,23 @@ def test_pocp_noise_scale_matches_noise_std(name):
 
 # ---------------------------------------------------------------------- 4. calibrations
 def _released_mu(learner, steps) -> float:
-    return math.sqrt(sum((learner.lam / (t * learner.noise_std(t))) ** 2 for t in steps))
+    return math.sqrt(sum((learner.sensitivity(t) / learner.noise_std(t)) ** 2 for t in steps))
 
 
 @pytest.mark.parametrize(("eps", "delta", "T"),
                          [(1.0, 1e-5, 1000), (0.1, 1e-6, 50), (5.0, 1e-5, 20000)])
 def test_tight_calibration_spends_exactly_mu_star(eps, delta, T):
     # Catches tight noise that is over- or under-sized: the exact GDP mu over all releases
-    # (release t has sensitivity lam/t and noise std noise_std(t)) must be mu*(eps, delta)
-    # to 1e-9, for PIGD and for PGIGA (only the releases after t >= t_q carry data), and
-    # mu* itself must agree with an independent Balle-Wang bisection.
+    # (release t has sensitivity Delta_t -- lam/(t+1) for PIGD, lam/t for PGIGA -- and
+    # noise std noise_std(t)) must be mu*(eps, delta) to 1e-9, for PIGD and for PGIGA
+    # (only the releases after t >= t_q carry data), and mu* itself must agree with an
+    # independent Balle-Wang bisection.
     ms = mu_star(eps, delta)
     assert ms == pytest.approx(_ref_mu_star(eps, delta), rel=1e-9)
     igd = PrivateIGD(3, loss=Regularized(LogisticLoss(), 0.1), domain=L2Ball(3, 2.0),
                      horizon=T, epsilon=eps, delta=delta, seed=0)
+    t = np.arange(1, T + 1)
+    assert np.all([igd.sensitivity(int(k)) for k in t] == igd.lam / (t + 1.0))
     assert _released_mu(igd, range(1, T + 1)) == pytest.approx(ms, rel=1e-9)
     assert igd.privacy.epsilon == pytest.approx(eps, rel=1e-9)
     giga = PrivateGIGA(3, loss=Regularized(LogisticLoss(), 0.5), domain=L2Ball(3),
@@ -461,14 +464,14 @@ def test_mu_star_reference_values():
 
 def test_anytime_schedule_weights_sum_below_one_up_to_a_million():
     # JKT spec 5.2 / test 11. Catches an anytime schedule whose per-step GDP weights
-    # w_t = (lam / (t s_t mu*))^2 do not follow 1/(2t(1 + ln t)^2) or sum above 1 (then the
+    # w_t = (Delta_t / (s_t mu*))^2 do not follow 1/(2t(1 + ln t)^2) or sum above 1 (then the
     # "private for every length" claim fails).
     T = 10**6
     m = PrivateIGD(2, loss=Regularized(LogisticLoss(), 0.1), domain=None, horizon=T,
                    epsilon=1.0, delta=1e-5, schedule="anytime", seed=0)
     t = np.arange(1, T + 1, dtype=float)
     stds = np.array([m.noise_std(int(k)) for k in range(1, T + 1)])
-    w = (m.lam / (t * stds * mu_star(1.0, 1e-5))) ** 2
+    w = (m.lam / ((t + 1) * stds * mu_star(1.0, 1e-5))) ** 2  # Delta_t = lam / (t + 1)
     np.testing.assert_allclose(w, 1.0 / (2 * t * (1 + np.log(t)) ** 2), rtol=1e-10)
     assert math.fsum(w) <= 1.0
     # the guarantee is derived from these releases: mu = mu* sqrt(sum_t w_t) over the
@@ -493,7 +496,10 @@ def test_paper_calibration_is_jkt_beta_and_sound(eps, delta, T):
     for t in range(1, T + 1):
         assert m.noise_std(t) == pytest.approx(beta / t, rel=1e-12)
     assert m.privacy.epsilon < eps
-    mu = m.lam * math.sqrt(T) / beta  # T releases, scaled by t: one Gaussian mechanism
+    # release t: noise beta / t against sensitivity lam / (t + 1), multiplier
+    # (t + 1) beta / (t lam); together one Gaussian mechanism
+    t = np.arange(1, T + 1)
+    mu = m.lam / beta * math.sqrt(math.fsum((t / (t + 1.0)) ** 2))
     assert m.privacy.epsilon == pytest.approx(_ref_eps(mu, delta), rel=1e-5, abs=1e-9)
 
 

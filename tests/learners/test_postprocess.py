@@ -91,19 +91,20 @@ def test_zero_noise_gives_the_exact_non_private_average(name):
     np.testing.assert_array_equal(trace.final_weights, iterates[-1])
 
 
+@pytest.mark.parametrize("intercept", [False, True])
 @pytest.mark.parametrize("name", ["ridge", "igd", "pol", "incremental-regression"])
-def test_run_learn_one_slices_and_checkpoints_give_the_same_model(name):
+def test_run_learn_one_slices_and_checkpoints_give_the_same_model(name, intercept):
     X, y = _stream(name, n=90)
-    whole = _build(name, 90)
+    whole = _build(name, 90, fit_intercept=intercept)
     trace = whole.run(X, y)
-    looped, preds = _build(name, 90), []
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    assert np.any(norms > 1.0)  # the trace predicts on the clipped rows, as it learns them
-    clipped = X / np.maximum(norms, 1.0)
-    for x, xc, label in zip(X, clipped, y, strict=True):
-        preds.append(looped.predict_one(xc))  # prequential: predicted before it is learned
+    looped, preds = _build(name, 90, fit_intercept=intercept), []
+    # some rows are out of bounds: learnt clipped, but predicted as given, as predict_one
+    # does (a prediction spends no privacy)
+    assert np.any(np.linalg.norm(X, axis=1) > 1.0)
+    for x, label in zip(X, y, strict=True):
+        preds.append(looped.predict_one(x))  # prequential: predicted before it is learned
         looped.learn_one(x, label)
-    sliced = _build(name, 90)
+    sliced = _build(name, 90, fit_intercept=intercept)
     sliced.run(X[:37], y[:37])
     restored = type(sliced).from_state(sliced.get_state())
     restored.run(X[37:], y[37:])
@@ -126,7 +127,9 @@ def test_last_postprocessing_is_the_raw_release_with_clipped_predictions():
     m = _build("pqftl", len(y), postprocess="last")
     trace = m.run(X, y)
     np.testing.assert_array_equal(m.model_weights, m.weights)
-    np.testing.assert_allclose(trace.model_predictions, np.clip(trace.predictions, -1, 1),
+    raw = np.einsum("ij,ij->i", X, trace.weights)  # the rows as given (some out of bounds)
+    assert not np.allclose(raw, trace.predictions)  # trace.predictions: the rows learnt
+    np.testing.assert_allclose(trace.model_predictions, np.clip(raw, -1, 1),
                                rtol=1e-12, atol=1e-15)
 
 
@@ -191,9 +194,14 @@ def test_release_average_add_and_extend_agree_bit_for_bit():
     np.testing.assert_allclose(out, preds, rtol=1e-12)
 
 
-def test_the_kernel_learner_keeps_its_own_predictions():
+def test_the_kernel_learner_keeps_its_own_model():
     m = make_learner("kernel", 2, horizon=20, epsilon=1.0, seed=0)
+    looped = make_learner("kernel", 2, horizon=20, epsilon=1.0, seed=0)
     X = np.random.default_rng(0).normal(size=(20, 2)) * 0.3
     trace = m.run(X, X[:, 0])
-    assert trace.model_predictions is None
+    preds = []
+    for x, label in zip(X, X[:, 0], strict=True):
+        preds.append(looped.predict_one(x))
+        looped.learn_one(x, label)
+    np.testing.assert_allclose(trace.model_predictions, preds, rtol=1e-12, atol=1e-15)
     assert type(m).predict_one is not OnlineLearner.predict_one
