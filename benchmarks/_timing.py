@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import resource
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -106,3 +107,19 @@ def write_json(path: str | Path, payload: dict) -> Path:
 def verdict(ok: bool) -> str:
     """PASS or FAIL, for the target lines of the tables."""
     return "PASS" if ok else "FAIL"
+
+
+def jax_privacy_json(python: str | None, script: str, *args: str) -> list[dict]:
+    """The JSON list a jax_privacy helper ``script`` (in benchmarks/) prints last, run by
+    ``python`` (an interpreter of jax_privacy's own venv), or [] with the reason printed."""
+    if python is None:
+        print("jax_privacy: skipped (no --jax-python given)")
+        return []
+    helper = Path(__file__).with_name(script)
+    try:
+        done = subprocess.run([python, str(helper), *args], capture_output=True, text=True,
+                              check=True, timeout=3600)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
+        print(f"jax_privacy: skipped ({type(err).__name__}: {err})")
+        return []

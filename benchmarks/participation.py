@@ -24,14 +24,12 @@ part is skipped with a line saying so.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from _timing import meta, verdict, write_json
+from _timing import jax_privacy_json, meta, verdict, write_json
 
 from dpol.counters import Participation
 from dpol.counters.strategies import (
@@ -112,21 +110,11 @@ def measure(horizon: int, epochs: tuple[int, ...]) -> tuple[list[dict], dict]:
 
 def jax_privacy_rows(python: str | None, encoders: dict, patterns: list) -> list[dict]:
     """jax_privacy's squared sensitivities of the same encoders, or [] (reason printed)."""
-    if python is None:
-        print("jax_privacy: skipped (no --jax-python given)")
-        return []
-    helper = Path(__file__).with_name("_jax_privacy_participation.py")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "encoders.npz"
         np.savez(path, **encoders)
-        try:
-            done = subprocess.run([python, str(helper), str(path),
-                                   *(f"{k}:{b}" for k, b in patterns)],
-                                  capture_output=True, text=True, check=True, timeout=3600)
-            return json.loads(done.stdout.strip().splitlines()[-1])
-        except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
-            print(f"jax_privacy: skipped ({type(err).__name__}: {err})")
-            return []
+        return jax_privacy_json(python, "_jax_privacy_participation.py", str(path),
+                                *(f"{k}:{b}" for k, b in patterns))
 
 
 def side_by_side(rows: list[dict], theirs: list[dict]) -> list[dict]:

@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import time
 from pathlib import Path
 
-from _timing import meta, verdict, write_json
+from _timing import jax_privacy_json, meta, verdict, write_json
 
 from dpol.counters.strategies import (
     BandedMatrixStrategy,
@@ -107,17 +106,10 @@ def jax_privacy_rows(python: str | None, horizons: tuple[int, ...],
     if saved is not None:
         return [r for r in json.loads(Path(saved).read_text()) if r["T"] in horizons]
     small = [str(t) for t in horizons if t <= DENSE_MAX]
-    if python is None or not small:
-        print("jax_privacy: skipped (no --jax-python given)")
+    if not small:
+        print("jax_privacy: skipped (no horizon <= 1024)")
         return []
-    helper = Path(__file__).with_name("_jax_privacy_strategies.py")
-    try:
-        done = subprocess.run([python, str(helper), *small], capture_output=True, text=True,
-                              check=True, timeout=3600)
-        return json.loads(done.stdout.strip().splitlines()[-1])
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
-        print(f"jax_privacy: skipped ({type(err).__name__}: {err})")
-        return []
+    return jax_privacy_json(python, "_jax_privacy_strategies.py", *small)
 
 
 def print_side_by_side(rows: list[dict], theirs: list[dict]) -> list[dict]:
