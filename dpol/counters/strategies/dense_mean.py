@@ -28,8 +28,8 @@ from dpol.counters.strategies._strategy import Strategy
 
 __all__ = ["MAX_DENSE_HORIZON", "DenseMeanStrategy", "mean_optimal_factors"]
 
-#: largest horizon built densely (T x T matrices, O(T^3) per iteration: 130 iterations,
-#: 23-80 s on one BLAS thread at T = 1024, with the machine's load)
+#: largest horizon built densely (T x T matrices, O(T^3) per iteration: 30 accelerated
+#: iterations, about 11 s on one BLAS thread at T = 1024 on the loaded machine)
 MAX_DENSE_HORIZON = 2048
 #: the iteration stops when no v_j moves by more than this (relative) in one step
 TOLERANCE = 1e-6
@@ -37,17 +37,43 @@ TOLERANCE = 1e-6
 MAX_ITERATIONS = 1000
 
 
+#: how many past steps the Anderson acceleration of the iteration mixes
+ANDERSON_MEMORY = 5
+
+
 def _fixed_point(gram: np.ndarray) -> tuple[np.ndarray, int]:
-    """(X, steps) of the fixed-point iteration from v = 1 (module docstring)."""
-    v, steps, moved = np.ones(gram.shape[0]), 0, np.inf
-    while moved >= TOLERANCE and steps < MAX_ITERATIONS:
+    """(X, steps) of the fixed-point iteration from v = 1 (module docstring), accelerated.
+
+    Anderson mixing (type II, the last ``ANDERSON_MEMORY`` steps): the next v is the
+    combination of past steps whose residuals F(v) - v cancel best in least squares,
+    falling back to the plain step F(v) when that combination leaves v > 0. It needs
+    about 4x fewer eigendecompositions (T = 1024: 30 against 130; T = 256: 25 against
+    100) for the same fixed point. scipy has no safeguarded fixed-point accelerator:
+    ``optimize.fixed_point``'s del2 diverges on this map and ``optimize.anderson``, a
+    root finder, does not converge.
+    """
+    v, steps = np.ones(gram.shape[0]), 0
+    past_v: list[np.ndarray] = []
+    past_g: list[np.ndarray] = []
+    while True:
         root = np.sqrt(v)  # (loss of this step: trace(r) max(diag(r) / v) / T)
         w, u = np.linalg.eigh(root[:, None] * gram * root[None, :])
         r = (u * np.sqrt(np.clip(w, 0.0, None))) @ u.T
-        new = np.diag(r).copy()
-        moved = np.max(np.abs(new / v - 1.0))
-        v, steps = new, steps + 1
-    return r / (root[:, None] * root[None, :]), steps  # X of the last map, diag(X) ~ 1
+        image = np.diag(r).copy()
+        steps += 1
+        if np.max(np.abs(image / v - 1.0)) < TOLERANCE or steps >= MAX_ITERATIONS:
+            return r / (root[:, None] * root[None, :]), steps  # X of v, diag(X) ~ 1
+        residual = image - v
+        past_v, past_g = [*past_v, v][-ANDERSON_MEMORY - 1:], \
+            [*past_g, residual][-ANDERSON_MEMORY - 1:]
+        if len(past_g) > 1:
+            d_g = np.diff(np.array(past_g), axis=0).T
+            d_v = np.diff(np.array(past_v), axis=0).T
+            gamma = np.linalg.lstsq(d_g, residual, rcond=None)[0]
+            mixed = v + residual - (d_v + d_g) @ gamma
+            v = mixed if np.all(mixed > 0.0) else image
+        else:
+            v = image
 
 
 @functools.lru_cache(maxsize=8)
