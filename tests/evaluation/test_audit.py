@@ -212,8 +212,8 @@ def test_every_counter_passes_its_audit(name, noise):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["binary", "toeplitz", "window-4", "blt", "blt-mean",
-                                  "banded-4", "banded-mean", "dense-mean", "unbounded-tree",
-                                  "blt-unbounded"])
+                                  "banded-4", "banded-mean", "dense-mean", "banded-matrix",
+                                  "unbounded-tree", "blt-unbounded"])
 def test_half_noise_counter_twin_is_flagged(name):
     # Each of these releases reveals every noised value holding element 1 (tree nodes at
     # t = 1, 2, 4, ...; the unbounded tree's block 0; an invertible factorization), so the
