@@ -277,8 +277,9 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         with the same draws as a ``run`` of n rows: a caller whose next element depends on
         the last release (a learner's gradient at its released iterate) gets ``run``'s
         draw and correlation speed while adding one element at a time. A no-op for secure
-        noise (its exact release path reads the rounded data) and for a started counter
-        whose strategy continues step by step only. Checkpoints keep the drawn rows.
+        noise (its exact release path reads the rounded data), for a started counter
+        whose strategy continues step by step only, and while rows drawn ahead remain
+        (they are used first). Checkpoints keep the drawn rows.
 
         Examples
         --------
