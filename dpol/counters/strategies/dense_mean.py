@@ -29,7 +29,7 @@ from dpol.counters.strategies._strategy import Strategy
 __all__ = ["MAX_DENSE_HORIZON", "DenseMeanStrategy", "mean_optimal_factors"]
 
 #: largest horizon built densely (T x T matrices, O(T^3) per iteration: 30 accelerated
-#: iterations, about 11 s on one BLAS thread at T = 1024 on the loaded machine)
+#: iterations, about 5 s on one BLAS thread at T = 1024 on the idle machine)
 MAX_DENSE_HORIZON = 2048
 #: the iteration stops when no v_j moves by more than this (relative) in one step
 TOLERANCE = 1e-6
