@@ -8,7 +8,8 @@ releases lie on their grid, and ``epsilon=inf`` is the float learner's non-priva
 
 Secure sources read the OS generator, which cannot be seeded: fixture ``seeded_os_rng``
 swaps it for a seeded ``random.Random`` (as tests/noise/test_secure_noise.py), so every
-statistical test here is reproducible; tolerances are at a family error rate of ALPHA.
+statistical test here is reproducible; tolerances are at a family error rate of ALPHA =
+1e-4 (tests/variance_checks.py).
 
 Tolerance of the F tests (``check_same_variance``): at step t the secure outputs (n_s
 i.i.d. zero-mean coordinates of stated variance v_s) and the float ones (n_f, v_f) give
@@ -31,7 +32,7 @@ import dp_accounting
 import numpy as np
 import pytest
 from learner_cases import svec_rows
-from scipy import stats
+from variance_checks import check_same_variance
 
 from dpol.accounting.calibration import gaussian_noise_multiplier, zcdp_gaussian_noise_multiplier
 from dpol.errors import InvalidInputError, NonPrivateWarning
@@ -49,7 +50,6 @@ from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.noise.discrete import grid_spacing
 from dpol.sets import L1Ball, L2Ball, Simplex
 
-ALPHA = 1e-4
 EPS, DELTA = 1.0, 1e-5
 #: secure std over float std for the same sensitivity: the RDP-certified multiplier over
 #: the analytic Gaussian one; the grid rounding adds a relative 2^-10-ish on top
@@ -62,23 +62,6 @@ def seeded_os_rng(monkeypatch):
     import dpol.noise.discrete as discrete
 
     monkeypatch.setattr(discrete, "OS_RNG", random.Random(20261123))
-
-
-def f_test_pvalue(secure: np.ndarray, s_var: float, flt: np.ndarray, f_var: float) -> float:
-    """Two-sided F test of (sum x^2 / v) / n over two independent zero-mean samples."""
-    ratio = (np.mean(secure**2) / s_var) / (np.mean(flt**2) / f_var)
-    dist = stats.f(secure.size, flt.size)
-    return 2.0 * min(dist.cdf(ratio), dist.sf(ratio))
-
-
-def check_same_variance(secure: np.ndarray, s_var: np.ndarray, flt: np.ndarray,
-                        f_var: np.ndarray) -> None:
-    """Per step (rows), both have the variance stated; a secure std x 3/2 or x 2/3 is
-    rejected (tolerance derived in the module docstring)."""
-    for t in range(secure.shape[0]):
-        assert f_test_pvalue(secure[t], s_var[t], flt[t], f_var[t]) > ALPHA / secure.shape[0]
-        for factor in (1.5, 2.0 / 3.0):
-            assert f_test_pvalue(secure[t], s_var[t] * factor**2, flt[t], f_var[t]) < ALPHA
 
 
 def rdp_epsilon(rho: float, xi: float = 0.0) -> float:

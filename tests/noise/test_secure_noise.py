@@ -17,6 +17,7 @@ import dp_accounting
 import numpy as np
 import pytest
 from scipy import stats
+from variance_checks import check_same_variance
 
 from dpol.accounting.calibration import (
     certified_epsilon,
@@ -382,24 +383,6 @@ def test_checkpoint_restores_everything_but_the_randomness():
 
 
 # ---------------------------------------------------------------- learners
-def f_test_pvalue(secure: np.ndarray, s_var: float, flt: np.ndarray, f_var: float) -> float:
-    """Two-sided F test of (sum x^2 / v) / n over two independent zero-mean samples."""
-    ratio = (np.mean(secure**2) / s_var) / (np.mean(flt**2) / f_var)
-    dist = stats.f(secure.size, flt.size)
-    return 2.0 * min(dist.cdf(ratio), dist.sf(ratio))
-
-
-def check_same_variance(secure: np.ndarray, s_var: np.ndarray, flt: np.ndarray,
-                        f_var: np.ndarray) -> None:
-    """Per step, secure and float outputs have the variance each learner states, i.e. the
-    same variance up to the stated calibration ratio; the F test rejects a secure std off by
-    x 1.5 or x 2/3 (F(R, R) has sd ~ sqrt(4/R) = 6% at R = 1000)."""
-    for t in range(secure.shape[0]):
-        assert f_test_pvalue(secure[t], s_var[t], flt[t], f_var[t]) > ALPHA / secure.shape[0]
-        for factor in (1.5, 2.0 / 3.0):
-            assert f_test_pvalue(secure[t], s_var[t] * factor**2, flt[t], f_var[t]) < ALPHA
-
-
 @pytest.mark.usefixtures("seeded_os_rng")
 def test_output_perturbation_secure_outputs_have_the_float_variance():
     # a clean iterate that stays at 0: every release is pure noise of std noise_std(t)
