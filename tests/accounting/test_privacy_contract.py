@@ -25,12 +25,13 @@ import numpy as np
 import pytest
 
 from dpol.accounting import MechanismEvent, PrivacyBudget, compose_guarantee
-from dpol.counters import COUNTER_NAMES, Counter
+from dpol.counters import COUNTER_NAMES, Counter, Participation
 from dpol.errors import BudgetExceededError, InvalidInputError, NonPrivateWarning
 from dpol.learners import (
     OutputPerturbation,
     PrivateBanditFrankWolfe,
     PrivateFTAL,
+    PrivateFTRL,
     PrivateGIGA,
     PrivateIGD,
     PrivateIncrementalERM,
@@ -66,6 +67,8 @@ WITH_COUNTER = {
         DIM, domain=L1Ball(DIM), horizon=T, projection_dim=1, projection_seed=1, max_iter=3,
         inner_iter=3, **kw),
     "bandit": lambda **kw: PrivateBanditFrankWolfe(L2Ball(DIM), horizon=T, **kw),
+    "ftrl": lambda **kw: PrivateFTRL(DIM, loss=LogisticLoss(), domain=L2Ball(DIM),
+                                     horizon=T, **kw),
 }
 #: learners with noise of their own: name -> factory(**kw)
 OWN_NOISE = {
@@ -188,6 +191,23 @@ def test_learners_on_counters_report_the_composition_of_their_events(name):
         _check_contract(learner, window=window,
                         unit=LOSS_UNIT if name == "bandit" else "one stream element")
     assert accepted >= len(COUNTERS)
+
+
+@pytest.mark.parametrize(("counter", "options"), COUNTERS)
+@pytest.mark.parametrize("relation", RELATIONS)
+def test_passes_report_the_record_as_unit_or_are_refused(counter, options, relation):
+    # two passes over T / 2 records: the counter is calibrated for the participation (2,
+    # T / 2) and the guarantee names the record; counters that protect single elements
+    # only (the window tree, the endless tree) refuse, naming the participation
+    learner = _build(WITH_COUNTER["ftrl"], counter=counter, counter_options=dict(options),
+                     neighbouring=relation, delta=DELTA, epochs=2)
+    if counter in ("window", "unbounded_tree"):
+        assert isinstance(learner, InvalidInputError)
+        assert str(learner).startswith("participation must be 'single'"), str(learner)
+        return
+    _check_contract(learner, window=None, unit=f"one record (2 passes over {T // 2} records)")
+    counters = _counters_inside(learner)
+    assert counters and all(c.participation == Participation(2, T // 2) for c in counters)
 
 
 @pytest.mark.parametrize("name", list(OWN_NOISE))
