@@ -13,7 +13,7 @@ from dpol.accounting.events import MechanismEvent
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
 from dpol.learners._base import OnlineLearner
-from dpol.learners._counter_calibration import counter_multiplier
+from dpol.learners._counter_calibration import counter_multiplier, gradient_element_sensitivity
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
 from dpol.noise.kinds import KINDS
@@ -144,9 +144,9 @@ class PrivateFTAL(OnlineLearner):
             kwargs = {"epsilon": self.epsilon, "calibration": "paper"}
         if self.calibration == "tight" and "element_sensitivity" not in options:
             # the exact change of one data gradient at the public iterate (Privacy)
-            exact = self._data.gradient_sensitivity(self.domain, self.neighbouring)
-            default = (2.0 if self.neighbouring == "replace_one" else 1.0) * self.lipschitz
-            if 0.0 < exact < default:
+            exact = gradient_element_sensitivity(self._data, self.domain, self.neighbouring,
+                                                 self.lipschitz)
+            if exact is not None:
                 options["element_sensitivity"] = exact
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonPrivateWarning)  # the learner warned already
