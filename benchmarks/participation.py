@@ -12,7 +12,7 @@ benchmarks/results/participation.json).
 
     python benchmarks/participation.py                 # T in {1024, 16384}
     python benchmarks/participation.py --quick         # T = 256
-    python benchmarks/participation.py --jax-python /tmp/jaxp/bin/python
+    python benchmarks/participation.py --jax-python /path/to/jax-venv/bin/python
 
 ``--jax-python`` names the interpreter of a separate environment with jax_privacy: it
 computes its own squared sensitivity of the very encoders dpol built

@@ -11,7 +11,7 @@ benchmarks/results/strategies_mean.json).
 
     python benchmarks/strategies_mean.py            # T in {64, 256, 1024, 2^16, 2^20}
     python benchmarks/strategies_mean.py --quick    # T in {64, 256}
-    python benchmarks/strategies_mean.py --jax-python /tmp/jaxp/bin/python
+    python benchmarks/strategies_mean.py --jax-python /path/to/jax-venv/bin/python
 
 ``--jax-python`` names the interpreter of a separate environment with jax_privacy
 installed (never dpol's: jax is no dependency of dpol); its figures for T <= 1024
