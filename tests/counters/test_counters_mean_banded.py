@@ -21,6 +21,7 @@ from dpol.counters import (
     make_counter,
 )
 from dpol.counters.strategies.banded_optimizer import banded_loss, optimal_band
+from dpol.counters.strategies.dense_mean import diag_inverse_sqrt, mean_optimal_factors
 from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
 from dpol.errors import InvalidInputError
 
@@ -53,6 +54,44 @@ def test_dense_mean_optimum_beats_every_streaming_strategy_on_the_mean(horizon):
     assert dense.loss("mean") < 0.96 * blt.loss("mean") < 0.96 * sqrt.loss("mean")
     # dense, it beats the (Toeplitz) square root on the worst step as well
     assert dense.loss() < sqrt.loss()
+
+
+@pytest.mark.parametrize("size", [2, 7, 200])
+def test_diag_inverse_sqrt_is_the_eigendecomposition(size):
+    # random positive definite tridiagonals with eigenvalues spread over ~5 decades (as
+    # the fixed point's K = R^-2); the quadrature is built for 1e-11 and float rounding
+    # in the pivots costs about eps * cond(K) < 1e-10 here: 1e-9 leaves a margin of 10
+    rng = np.random.default_rng(size)
+    v = rng.uniform(0.3, 3.0, size)
+    diagonal = np.r_[1.0, np.full(size - 1, 2.0)] / v
+    off = -1.0 / np.sqrt(v[:-1] * v[1:])
+    w, q = np.linalg.eigh(np.diag(diagonal) + np.diag(off, 1) + np.diag(off, -1))
+    np.testing.assert_allclose(diag_inverse_sqrt(diagonal, off), (q * q) @ w**-0.5,
+                               rtol=1e-9)
+
+
+def test_dense_mean_optimum_is_the_plain_fixed_point():
+    # the published iteration, dense: v <- diag((V^1/2 A^T A V^1/2)^1/2) from v = 1, run
+    # to 1e-10; the quadrature-and-Anderson build stops at 1e-9 in v, which moves the
+    # loss by at most ~1e-9 relative through the largest column norm (1e-9 asserted; the
+    # old 1e-6 stop was 1.5e-7 off and fails this) and X by ~1e-9 (1e-7 asserted)
+    horizon = 48
+    a = np.tril(np.ones((horizon, horizon)))
+    v = np.ones(horizon)
+    for _ in range(2000):
+        w, u = np.linalg.eigh(np.sqrt(v)[:, None] * (a.T @ a) * np.sqrt(v)[None, :])
+        r = (u * np.sqrt(w)) @ u.T
+        v, last = np.diag(r).copy(), v
+        if np.max(np.abs(v / last - 1.0)) < 1e-10:
+            break
+    x = r / np.sqrt(np.outer(v, v))
+    encoder = mean_optimal_factors(horizon)[0]
+
+    def loss(gram):  # T times the mean loss: ||A C^-1||_F^2 at sensitivity 1
+        return np.trace(a.T @ a @ np.linalg.inv(gram)) * np.max(np.diag(gram))
+
+    assert loss(encoder.T @ encoder) == pytest.approx(loss(x), rel=1e-9)
+    np.testing.assert_allclose(encoder.T @ encoder, x, atol=1e-7)
 
 
 def test_dense_mean_figures_and_horizon_cap():
