@@ -14,13 +14,17 @@ from dpol.counters.strategies.banded_matrix_optimizer import (
     optimal_banded_matrix,
 )
 from dpol.counters.strategies.banded_optimizer import optimal_band
+from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
 
 
-def test_loss_is_the_materialised_factorisation_and_the_gradient_is_exact():
+@pytest.mark.parametrize(("horizon", "bands"), [(10, 3), (70, 5), (80, 40)])
+def test_loss_is_the_materialised_factorisation_and_the_gradient_is_exact(horizon, bands):
+    # one padded block; three blocks of 32 rows, the last padded; two blocks of 40. The
+    # square-root band perturbed by 10%: a well-conditioned C, as the optimiser meets
     rng = np.random.default_rng(0)
-    horizon, bands = 10, 3
     mask = _mask(horizon, bands)
-    band = (1.0 + 0.3 * rng.normal(size=(horizon, bands))) * mask
+    band = sqrt_toeplitz_coefficients(bands) * (1.0 + 0.1 * rng.normal(size=(horizon, bands)))
+    band *= mask
     value, grad = _loss_and_gradient(band)
     norms = column_norms(band)
     c = np.zeros((horizon, horizon))

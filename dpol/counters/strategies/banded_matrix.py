@@ -9,7 +9,7 @@ from dpol.counters.strategies._participation import (
     max_pattern_sum,
 )
 from dpol.counters.strategies._strategy import Strategy
-from dpol.counters.strategies.banded_matrix_optimizer import _solve_right, column_norms
+from dpol.counters.strategies.banded_matrix_optimizer import column_norms, release_variances
 
 __all__ = ["BandedMatrixStrategy"]
 
@@ -47,9 +47,7 @@ class BandedMatrixStrategy(Strategy):
         self.band = np.asarray(band, dtype=np.float64)
         self.bands = self.band.shape[1]
         self._col_sq = column_norms(self.band) ** 2
-        ones = np.tril(np.ones((horizon, horizon)))
-        rows_t = _solve_right(self.band, ones)  # (A C^-1)^T: a column per release
-        self._row_sq = np.sum(rows_t * rows_t, axis=0)
+        self._row_sq = release_variances(self.band)  # squared rows of A C^-1
 
     @property
     def levels(self) -> int:
