@@ -91,7 +91,8 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     #: public capability tags (read-only): ``"secure_exact"``: secure noise is sound, the
     #: releases being S_t plus integer combinations of node noises (exact grid values with
     #: grid-rounded elements: the binary and window trees) or post-processing of exact grid
-    #: values only (Honaker, Toeplitz, BLT, banded Toeplitz, dense in secure mode);
+    #: values only (Honaker, Toeplitz, BLT, banded Toeplitz, dense, banded matrix in secure
+    #: mode);
     #: ``"bit_identical_run"``: ``run`` repeats the ``add`` loop bit for bit (float
     #: noise); ``"continues_vectorized"``: ``run`` is vectorized from any state, not only
     #: from a fresh counter

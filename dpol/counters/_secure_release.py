@@ -19,7 +19,8 @@ from dpol._validation import fail
 from dpol.errors import HorizonExceededError
 from dpol.noise.discrete import discrete_gaussian_tau, grid_spacing
 
-__all__ = ["SecureReleaseMixin", "float_dot_error", "setup_encoder_grid", "setup_node_grid"]
+__all__ = ["SecureReleaseMixin", "float_dot_error", "largest_abs_row_sum", "setup_encoder_grid",
+           "setup_node_grid"]
 
 #: unit roundoff of float64
 UNIT_ROUNDOFF = 2.0**-53
@@ -41,6 +42,18 @@ def float_dot_error(n: int, abs_sum: float) -> float:
     return gamma * abs_sum
 
 
+def largest_abs_row_sum(rows: np.ndarray) -> float:
+    """max_t sum_j |C_tj| over the rows of an encoder (dense C, or a band's rows): the
+    ``abs_row_sum`` of :func:`setup_encoder_grid` for encoders whose rows differ.
+
+    Examples
+    --------
+    >>> largest_abs_row_sum(np.array([[1.0, 0.0], [-0.5, 0.75]]))
+    1.25
+    """
+    return float(np.max(np.sum(np.abs(rows), axis=1)))
+
+
 def setup_node_grid(counter: object) -> None:
     """Secure noise of a tree counter: pick the grid, inflate the sensitivity, re-certify.
 
@@ -57,13 +70,13 @@ def setup_node_grid(counter: object) -> None:
     and, in counters whose releases add node noises with integer weights (the binary and
     window trees), every release is an exact grid value (float64 sums of multiples of g
     are exact below 2^53 g, checked here with a 2^20 s margin for the noise). Counters
-    with real weights (Honaker, Toeplitz, BLT, dense mean-optimal, banded) compute each
-    release from exact grid noisy values only (:class:`SecureReleaseMixin`; their Privacy
-    sections). Rounding moves an
-    element by at most g sqrt(d)/2 in l2, so the node sensitivity becomes Delta' = Delta
-    + g sqrt(d) under replace-one (both elements rounded) and Delta + g sqrt(d)/2 under
-    add/remove (zero is on the grid); the grid choice keeps this within a factor 1 +
-    2^-10. The l1 sensitivity of the Laplace twin is sqrt(d) Delta', as for float noise.
+    with real weights (Honaker, Toeplitz, BLT, dense mean-optimal, banded Toeplitz,
+    banded matrix) compute each release from exact grid noisy values only
+    (:class:`SecureReleaseMixin`; their Privacy sections). Rounding moves an element by
+    at most g sqrt(d)/2 in l2, so the node sensitivity becomes Delta' = Delta + g sqrt(d)
+    under replace-one (both elements rounded) and Delta + g sqrt(d)/2 under add/remove
+    (zero is on the grid); the grid choice keeps this within a factor 1 + 2^-10. The l1
+    sensitivity of the Laplace twin is sqrt(d) Delta', as for float noise.
     Calibration: the discrete Gaussian of std s on a lattice the sensitivity respects is
     (Delta'^2 m / (2 s^2))-zCDP over the m nodes one element touches (CKS Theorem 14, the
     continuous Gaussian's Renyi curve), so z is the smallest noise multiplier that

@@ -6,7 +6,11 @@ import numpy as np
 
 from dpol._validation import check_int, fail
 from dpol.counters._base import Counter
-from dpol.counters._secure_release import SecureReleaseMixin, setup_encoder_grid
+from dpol.counters._secure_release import (
+    SecureReleaseMixin,
+    largest_abs_row_sum,
+    setup_encoder_grid,
+)
 from dpol.counters.strategies import DenseMeanStrategy
 from dpol.counters.strategies.dense_mean import MAX_DENSE_HORIZON
 
@@ -87,8 +91,7 @@ class DenseMeanCounter(SecureReleaseMixin, Counter):
         return DenseMeanStrategy(self.horizon)
 
     def _setup_grid(self) -> None:
-        encoder = self.strategy.encoder
-        setup_encoder_grid(self, float(np.max(np.sum(np.abs(encoder), axis=1))))
+        setup_encoder_grid(self, largest_abs_row_sum(self.strategy.encoder))
 
     def _encoder_weights(self) -> np.ndarray:
         return self.strategy.encoder[self.t - 1, : self.t]  # row t of C, in time order

@@ -231,7 +231,7 @@ STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
     "unbounded_tree": ("gaussian",),  # secure: see its refusal
     "banded_toeplitz": _GAUSSIAN,
     "dense_mean": _GAUSSIAN,
-    "banded_matrix": ("gaussian",),  # secure: no exact release path for it
+    "banded_matrix": _GAUSSIAN,
 }
 
 

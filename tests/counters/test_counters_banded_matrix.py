@@ -71,5 +71,6 @@ def test_refusals_name_the_argument():
         BandedMatrixCounter(4096, noise_multiplier=1.0)
     with pytest.raises(ValueError, match="bands must be an integer >= 1"):
         BandedMatrixCounter(64, bands=0, noise_multiplier=1.0)
-    with pytest.raises(ValueError, match="noise must be 'gaussian'"):
-        BandedMatrixCounter(64, noise_multiplier=1.0, noise="laplace")
+    for noise in ("laplace", "secure_laplace"):  # l1 column norms grow with the bands
+        with pytest.raises(ValueError, match="noise must be 'gaussian' or 'secure'"):
+            BandedMatrixCounter(64, noise_multiplier=1.0, noise=noise)

@@ -1,5 +1,5 @@
 """Secure noise for the counters with real weights: Honaker tree, Toeplitz, BLT, dense
-mean-optimal, banded Toeplitz.
+mean-optimal, banded Toeplitz, banded matrix.
 
 In secure mode their releases must be post-processing of exact grid values: the noisy
 nodes (Honaker) or the noisy grid-rounded encoder w = round_g(C x) + z (the matrix
@@ -19,8 +19,10 @@ import random
 import numpy as np
 import pytest
 from scipy import stats
+from variance_checks import check_same_variance
 
 from dpol.counters import (
+    BandedMatrixCounter,
     BandedToeplitzCounter,
     BltCounter,
     DenseMeanCounter,
@@ -33,10 +35,12 @@ from dpol.errors import InvalidInputError, NonPrivateWarning
 
 ALPHA = 1e-4
 COUNTERS = [HonakerTreeCounter, ToeplitzCounter, BltCounter, DenseMeanCounter,
-            BandedToeplitzCounter]
+            BandedToeplitzCounter, BandedMatrixCounter]
 MATRIX = COUNTERS[1:]
 #: constructor keywords: a band narrower than every horizon here, so it is truncated
-EXTRA = {BandedToeplitzCounter: {"bands": 3}}
+EXTRA = {BandedToeplitzCounter: {"bands": 3}, BandedMatrixCounter: {"bands": 3}}
+#: counters whose secure mode keeps only the last b rounded elements
+BANDED = (BandedToeplitzCounter, BandedMatrixCounter)
 
 
 @pytest.fixture
@@ -61,6 +65,9 @@ def encoder_row(c, t: int) -> tuple[np.ndarray, int]:
     """(weights, first): E_t = weights @ x[first:t], the counter's float expression."""
     if isinstance(c, DenseMeanCounter):
         return c.strategy.encoder[t - 1, :t], 0
+    if isinstance(c, BandedMatrixCounter):  # row t of the band: C[t, t - j], j < b
+        band = c.strategy.band[t - 1, :t][::-1]
+        return band, t - band.size
     band = c.strategy.coefficients[:t][::-1]  # Toeplitz and BLT: all of c; banded: b
     return band, t - band.size
 
@@ -83,6 +90,14 @@ def clean_values(c, rounded: np.ndarray) -> list[np.ndarray]:
             enc = weights @ rounded[first:t]
             out.append((np.rint(enc / g) * g)[None, :])
     return out
+
+
+def rounded_encoder(c, x: np.ndarray, grid: float) -> np.ndarray:
+    """round_grid of the counter's float encoder of x, its elements on the counter's grid."""
+    rounded = np.rint(x / c.grid) * c.grid
+    rows = [encoder_row(c, t) for t in range(1, len(x) + 1)]
+    enc = np.stack([w @ rounded[first:t] for t, (w, first) in enumerate(rows, 1)])
+    return np.rint(enc / grid) * grid
 
 
 def run_recorded(c, values, forced=None):
@@ -145,6 +160,13 @@ def test_releases_are_functions_of_exact_grid_noisy_values_only(cls):
             step = (w - c[1:][::-1] @ y[-2:]) / c[0]
             y, n = np.vstack([y, step]), n + step
             assert np.array_equal(ra[t], n)
+    if cls is BandedMatrixCounter:  # A C^-1 w by the recursion of the changing band
+        band, y, n = a.strategy.band, np.zeros((2, 3)), np.zeros(3)
+        for t, w in enumerate(np.vstack(noisy)):
+            k = min(2, t)
+            step = (w - (band[t, k:0:-1] @ y[2 - k:] if k else 0.0)) / band[t, 0]
+            y, n = np.vstack([y[1:], step]), n + step
+            assert np.array_equal(ra[t], n)
 
 
 @pytest.mark.parametrize("cls", MATRIX)
@@ -155,12 +177,9 @@ def test_inflated_sensitivity_bounds_the_rounded_encoder_by_brute_force(cls, nei
     ref = build(cls, horizon, dim, epsilon=1.0, delta=1e-5, neighbouring=neighbouring)
     assert ref.sensitivity < c.sensitivity <= (1 + 2.0**-10) * ref.sensitivity
     g = c.grid
-    rows = [encoder_row(c, t) for t in range(1, horizon + 1)]
 
     def encoder(x, grid):
-        rounded = np.rint(x / g) * g  # elements on the counter's grid
-        enc = np.stack([w @ rounded[first:t] for t, (w, first) in enumerate(rows, 1)])
-        return np.rint(enc / grid) * grid
+        return rounded_encoder(c, x, grid)
 
     rng = np.random.default_rng(3)
     worst = 0.0
@@ -189,6 +208,35 @@ def test_inflated_sensitivity_bounds_the_rounded_encoder_by_brute_force(cls, nei
         assert moved <= exact + coarse * math.sqrt(horizon * dim) + 1e-12
         exceeded |= moved > exact
     assert exceeded
+
+
+@pytest.mark.parametrize("cls", MATRIX)
+@pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
+def test_secure_participation_sensitivity_bounds_the_rounded_encoder(cls, neighbouring):
+    # a participant in 2 steps at least 3 apart (epochs over 3 records): both of its
+    # rounded elements move, and the sensitivity for the pattern, inflated by the rounding,
+    # still bounds the rounded encoder's change (brute force over every pair of steps)
+    horizon, dim, part = 6, 2, (2, 3)
+    c = make(cls, horizon, dim, neighbouring=neighbouring, participation=part)
+    ref = build(cls, horizon, dim, epsilon=1.0, delta=1e-5, neighbouring=neighbouring,
+                participation=part)
+    assert ref.sensitivity < c.sensitivity <= (1 + 2.0**-10) * ref.sensitivity
+    assert ref.sensitivity > build(cls, horizon, dim, epsilon=1.0, delta=1e-5,
+                                   neighbouring=neighbouring).sensitivity
+    rng = np.random.default_rng(6)
+    worst = 0.0
+    for _ in range(50):
+        for i in range(horizon):
+            for j in range(i + 3, horizon):
+                x = rng.uniform(-1, 1, (horizon, dim))
+                x /= np.maximum(1.0, np.linalg.norm(x, axis=1))[:, None]
+                x[j] = x[i] = x[i] / np.linalg.norm(x[i])  # one direction: the worst
+                y = x.copy()
+                y[[i, j]] = -x[i] if neighbouring == "replace_one" else 0.0
+                worst = max(worst, float(np.linalg.norm(rounded_encoder(c, x, c.grid)
+                                                        - rounded_encoder(c, y, c.grid))))
+    # attained past the float sensitivity: the rounding term is needed, and suffices
+    assert ref.sensitivity < worst <= c.sensitivity
 
 
 def test_float_error_term_is_a_valid_bound():
@@ -223,6 +271,25 @@ def test_secure_variance_matches_the_analytic_variance(cls):
         assert max(two_sided_chi2(s / factor**2, reps) for s in stat) < ALPHA
 
 
+@pytest.mark.usefixtures("seeded_os_rng")
+@pytest.mark.parametrize("cls", MATRIX)
+def test_secure_participation_has_the_float_variance(cls):
+    # epochs (2 passes 8 apart) in secure mode: zero input, so the releases are the
+    # correlated noise alone; each side's variance(t) (the secure one from its inflated
+    # sensitivity and zCDP multiplier) must explain its R = 1000 replicates (F test
+    # rejecting a secure std x 3/2 or x 2/3)
+    reps, horizon = 1000, 16
+    outs, variances = {}, {}
+    for noise in ("secure", "gaussian"):
+        c = build(cls, horizon, reps, epsilon=1.0, delta=1e-5, noise=noise, seed=1,
+                  participation=(2, 8))
+        outs[noise] = c.run(np.zeros((horizon, reps)))
+        variances[noise] = c.variance(np.arange(1, horizon + 1))
+    assert np.all(variances["secure"] > variances["gaussian"])
+    check_same_variance(outs["secure"], variances["secure"], outs["gaussian"],
+                        variances["gaussian"])
+
+
 @pytest.mark.parametrize("cls", COUNTERS)
 def test_epsilon_inf_is_the_exact_cumulative_sum(cls):
     V = np.random.default_rng(2).uniform(-0.5, 0.5, (16, 2))
@@ -234,19 +301,22 @@ def test_epsilon_inf_is_the_exact_cumulative_sum(cls):
 
 @pytest.mark.usefixtures("seeded_os_rng")
 @pytest.mark.parametrize("cls", COUNTERS)
-def test_secure_checkpoint_and_bad_input(cls):
+@pytest.mark.parametrize("participation", ["single", (2, 4)])
+def test_secure_checkpoint_and_bad_input(cls, participation):
     V = np.random.default_rng(5).uniform(-0.5, 0.5, (8, 2))
-    c = make(cls, 8, 2)
+    c = make(cls, 8, 2, participation=participation)
     first = c.run(V[:4])
     state = c.get_state()
     restored = type(c).from_state(state)
+    assert restored.participation == c.participation
+    assert (restored.grid, restored.sensitivity) == (c.grid, c.sensitivity)
     with pytest.raises(InvalidInputError):
         restored.add([np.nan, 0.0])
     assert restored.t == 4
     rest = restored.run(V[4:])
     assert first.shape == rest.shape == (4, 2)
     if cls is not HonakerTreeCounter:  # the restored history continues the encoder
-        kept = 3 if cls is BandedToeplitzCounter else 8  # a band reads its last b only
+        kept = 3 if cls in BANDED else 8  # a band reads its last b only
         assert np.array_equal(restored._x, (np.rint(V / c.grid) * c.grid)[8 - kept:])
     if cls is ToeplitzCounter:  # the continued noisy encoder is still on the grid
         assert np.all(restored._state["z"] / restored.grid % 1 == 0)

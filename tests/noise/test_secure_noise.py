@@ -27,6 +27,7 @@ from dpol.accounting.calibration import (
     zcdp_gaussian_noise_multiplier,
 )
 from dpol.counters import (
+    BandedMatrixCounter,
     BandedToeplitzCounter,
     BinaryTreeCounter,
     BltCounter,
@@ -270,10 +271,11 @@ def test_epsilon_inf_is_still_the_exact_cumulative_sum():
 
 def test_counters_with_non_integer_noise_weights_take_secure_noise_and_refusals():
     # real weights: secure releases post-process exact grid values (test_secure_matrix_counters)
-    for cls in (HonakerTreeCounter, ToeplitzCounter, BltCounter, DenseMeanCounter,
-                BandedToeplitzCounter):
+    matrix = (ToeplitzCounter, BltCounter, DenseMeanCounter, BandedToeplitzCounter,
+              BandedMatrixCounter)
+    for cls in (HonakerTreeCounter, *matrix):
         assert cls(8, epsilon=1.0, delta=1e-5, noise="secure").grid is not None
-    for cls in (ToeplitzCounter, BltCounter, DenseMeanCounter, BandedToeplitzCounter):
+    for cls in matrix:
         # l1 column norms grow like sqrt(T) (a band's with b)
         with pytest.raises(InvalidInputError, match="'gaussian' or 'secure'"):
             cls(8, epsilon=1.0, noise="secure_laplace")

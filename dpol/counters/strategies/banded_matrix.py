@@ -38,8 +38,8 @@ class BandedMatrixStrategy(Strategy):
     """
 
     name = "banded_matrix"
-    refusal = ("a banded matrix counter (pure noise: its l1 column norm grows with the "
-               "bands; secure noise: no exact release path for it)")
+    refusal = ("a banded matrix counter (its l1 column norm grows with the bands; the "
+               "pure-DP calibration counts weight-one nodes)")
     continues_vectorized = True
 
     def __init__(self, horizon: int, band: np.ndarray) -> None:
