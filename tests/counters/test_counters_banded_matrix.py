@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
 from dpol.counters import BandedMatrixCounter, BandedToeplitzCounter, Participation
 from dpol.counters.strategies.banded_matrix_optimizer import (
+    _flat_loss_and_gradient,
+    _layout,
     _loss_and_gradient,
     _mask,
     banded_matrix_loss,
@@ -41,6 +45,16 @@ def test_loss_is_the_materialised_factorisation_and_the_gradient_is_exact(horizo
         down[u, j] -= h
         numeric[u, j] = (_loss_and_gradient(up)[0] - _loss_and_gradient(down)[0]) / (2 * h)
     np.testing.assert_allclose(grad, numeric, atol=1e-8)
+    # column ranges add up (each column is a solve of its own): split inside a block,
+    # evaluated in turn or on two threads, the same sums to rounding
+    layout = _layout(horizon, bands)
+    width = layout.blocks * layout.size
+    split = layout._replace(ranges=((0, width // 2 + 3), (width // 2 + 3, width)))
+    with ThreadPoolExecutor(2) as pool:
+        for pooled in (None, pool):
+            v2, g2 = _flat_loss_and_gradient(band[mask], horizon, split, pooled)
+            assert v2 == pytest.approx(value, rel=1e-13)
+            np.testing.assert_allclose(g2, grad[mask], rtol=1e-11, atol=1e-14)
 
 
 def test_optimised_band_has_unit_columns_and_beats_the_toeplitz_bands():

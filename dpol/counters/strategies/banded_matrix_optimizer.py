@@ -15,12 +15,14 @@ normalisation d f / d P[:, s] = (G[:, s] - <G[:, s], C[:, s]> C[:, s]) / n_s. Al
 products run by blocks of m >= b rows (C is block-bidiagonal then), as matrix products:
 B^T[I_k] from the last block (its columns start at block k: B is lower-triangular),
 Lambda^T[I_k] from the first, only from column k m on (what the gradient reads). About
-5 m T^2 flops, L-BFGS from the square-root band (Kalinin and Lampert 2024).
+5 m T^2 flops; every column is a solve of its own, so from T = 1024 on two column ranges
+run on two threads. L-BFGS from the square-root band (Kalinin and Lampert 2024).
 """
 
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -42,6 +44,8 @@ __all__ = [
 MAX_HORIZON = 2048
 #: the smallest block of rows (a small band would make many tiny matrix products)
 MIN_BLOCK = 32
+#: from this horizon on, an evaluation runs as two column ranges on two threads
+PARALLEL_FROM = 1024
 
 
 def _mask(horizon: int, bands: int) -> np.ndarray:
@@ -77,6 +81,7 @@ class _Layout(NamedTuple):
     s: np.ndarray  # ... and columns u - j
     at: tuple[np.ndarray, np.ndarray, np.ndarray]  # their places in the block rows
     pad: tuple[np.ndarray, np.ndarray, np.ndarray]  # the padding rows' diagonal
+    ranges: tuple[tuple[int, int], ...]  # the column ranges evaluated apart
 
 
 @functools.lru_cache(maxsize=16)
@@ -86,8 +91,13 @@ def _layout(horizon: int, bands: int) -> _Layout:
     u, j = np.nonzero(_mask(horizon, bands))
     r = u % size
     pad = np.arange(horizon, blocks * size)
+    width = blocks * size
+    # column t costs the blocks that start before it, ~ t: equal halves split the width at
+    # 1 / sqrt(2) (the fastest of 5/8, 1/sqrt(2) and 3/4 of it at T = 1024, measured)
+    split = round(width * 0.5**0.5)
+    ranges = ((0, split), (split, width)) if horizon >= PARALLEL_FROM else ((0, width),)
     return _Layout(size, blocks, u, j, u - j, (u // size, r, r + size - j),
-                   (pad // size, pad % size, pad % size + size))
+                   (pad // size, pad % size, pad % size + size), ranges)
 
 
 def _block_rows(values: np.ndarray, layout: _Layout) -> np.ndarray:
@@ -100,36 +110,72 @@ def _block_rows(values: np.ndarray, layout: _Layout) -> np.ndarray:
     return out
 
 
-def _inverse_t(rows: np.ndarray) -> np.ndarray:
-    """C_kk^-T of every diagonal block (LAPACK's triangular inverse, then transposed)."""
-    size = rows.shape[1]
-    out = np.empty((rows.shape[0], size, size))
-    for k, block in enumerate(rows[:, :, size:]):
-        out[k] = lapack.dtrtri(block, lower=1)[0].T
-    return out
+class _Factors(NamedTuple):
+    """The m x m products a sweep reuses, C_kk^-T included, computed once per C."""
+
+    lower_t: np.ndarray  # C_kk^-T
+    triangle: np.ndarray  # C_kk^-T of A^T's diagonal block (ones on and after the row)
+    column: np.ndarray  # C_kk^-T of A^T's constant column beyond it
+    up: np.ndarray  # C_kk^-T C_(k+1,k)^T (C^T is block-upper-bidiagonal)
+    down: np.ndarray  # C_kk^-1 C_(k,k-1) (C is block-lower-bidiagonal)
 
 
-def _releases_t(rows: np.ndarray, horizon: int, lower_t: np.ndarray) -> np.ndarray:
-    """B^T = C^-T A^T, (n m, n m), by blocks of m rows: block k holds B^T[I_k, k m:]; what
-    lies before column k m is zero in B^T and left unwritten here (lower-triangular B).
-    ``lower_t`` holds the diagonal blocks' C_kk^-T."""
+def _factors(rows: np.ndarray, horizon: int) -> _Factors:
     n, size = rows.shape[:2]
-    width = n * size
-    data = (np.arange(width) < horizon).astype(float)  # padding rows sum nothing
-    upper = np.triu(np.ones((size, size)))
-    out = np.empty((width, width))
-    for k in range(n - 1, -1, -1):
+    lower_t = np.empty((n, size, size))
+    for k, block in enumerate(rows[:, :, size:]):  # LAPACK's triangular inverse
+        lower_t[k] = lapack.dtrtri(block, lower=1)[0].T
+    data = (np.arange(n * size) < horizon).astype(float).reshape(n, 1, size)  # padding: 0
+    triangle = np.cumsum(lower_t * data, axis=2)  # times the ones on and after the row
+    column = triangle[:, :, -1]
+    up = lower_t[:-1] @ rows[1:, :, :size].transpose(0, 2, 1)
+    down = lower_t.transpose(0, 2, 1) @ rows[:, :, :size]
+    return _Factors(lower_t, triangle, column, up, down)
+
+
+def _releases_t(f: _Factors, horizon: int, first: int, stop: int) -> np.ndarray:
+    """Columns first..stop-1 of B^T = C^-T A^T, (n m, stop - first), by blocks of m rows
+    from the last. Block k is written from column k m on only: before it B^T is zero (B
+    is lower-triangular), left unwritten."""
+    n, size = f.lower_t.shape[:2]
+    out = np.empty((n * size, stop - first))
+    for k in range(min(n, -(-stop // size)) - 1, -1, -1):  # the blocks starting before stop
         s = k * size
-        block = out[s:s + size, s:]
-        # A^T[I_k, s:] is ones on and after the diagonal: beyond the block a constant
-        # column, so C_kk^-T of it is one column, and C_kk^-T C_(k+1,k)^T is m x m
-        block[:, :size] = lower_t[k] @ (upper * data[s:s + size, None])
-        block[:, size:] = (lower_t[k] @ data[s:s + size])[:, None]
-        if k + 1 < n:  # C^T is block-upper-bidiagonal
-            below = out[s + size:s + 2 * size, s + size:]
-            block[:, size:] -= (lower_t[k] @ rows[k + 1, :, :size].T) @ below
-        block[:, max(0, horizon - s):] = 0.0
+        here = max(s, first)
+        block = out[s:s + size, here - first:]
+        inside = max(0, min(s + size, stop) - here)  # columns within the diagonal block
+        block[:, :inside] = f.triangle[k][:, here - s:here - s + inside]
+        if s + size < stop and k + 1 < n:
+            below = out[s + size:s + 2 * size, max(s + size, first) - first:]
+            np.subtract(f.column[k][:, None], f.up[k] @ below, out=block[:, inside:])
+        else:
+            block[:, inside:] = f.column[k][:, None]
+        block[:, max(0, horizon - here):] = 0.0
     return out
+
+
+def _adjoint_terms(f: _Factors, horizon: int, first: int, stop: int
+                   ) -> tuple[np.ndarray, float]:
+    """Over columns first..stop-1: the band blocks [B^T Lambda][I_k, I_(k-1) | I_k] and
+    ||B||_F^2 (each column of B^T and Lambda^T is a solve of its own, so column ranges
+    add up)."""
+    n, size = f.lower_t.shape[:2]
+    bt = _releases_t(f, horizon, first, stop)
+    lt = np.empty_like(bt)  # Lambda^T = C^-1 B^T, block k from column k m on
+    cross = np.zeros((n, size, 2 * size))
+    loss = 0.0
+    for k in range(min(n, -(-stop // size))):
+        s = k * size
+        here = max(s, first) - first
+        mine = bt[s:s + size, here:]
+        lt[s:s + size, here:] = f.lower_t[k].T @ mine
+        if k:
+            lt[s:s + size, here:] -= f.down[k] @ lt[s - size:s, here:]
+            cross[k] = mine @ lt[s - size:s + size, here:].T
+        else:
+            cross[0, :, size:] = mine @ lt[:size].T
+        loss += float(np.einsum("ij,ij->", mine, mine))
+    return cross, loss
 
 
 def release_variances(band: np.ndarray) -> np.ndarray:
@@ -146,41 +192,33 @@ def release_variances(band: np.ndarray) -> np.ndarray:
     horizon, bands = band.shape
     layout = _layout(horizon, bands)
     rows = _block_rows(band[layout.u, layout.j], layout)
-    size = layout.size
-    bt = _releases_t(rows, horizon, _inverse_t(rows))
-    rows_sq = np.zeros(layout.blocks * size)
+    size, width = layout.size, layout.blocks * layout.size
+    bt = _releases_t(_factors(rows, horizon), horizon, 0, width)
+    rows_sq = np.zeros(width)
     for k in range(layout.blocks):
         block = bt[k * size:(k + 1) * size, k * size:]
         rows_sq[k * size:] += np.sum(block * block, axis=0)
     return rows_sq[:horizon]
 
 
-def _flat_loss_and_gradient(free: np.ndarray, horizon: int, layout: _Layout
+def _flat_loss_and_gradient(free: np.ndarray, horizon: int, layout: _Layout,
+                            pool: ThreadPoolExecutor | None = None
                             ) -> tuple[float, np.ndarray]:
-    """f and its gradient in the free band's entries (layout order)."""
-    size, n = layout.size, layout.blocks
+    """f and its gradient in the free band's entries (layout order); the column ranges
+    of ``layout.ranges`` run on ``pool``'s threads when given (the same sums either way)."""
     norms = np.sqrt(np.bincount(layout.s, weights=free * free, minlength=horizon))
     c = free / norms[layout.s]
-    rows = _block_rows(c, layout)
-    lower_t = _inverse_t(rows)
-    bt = _releases_t(rows, horizon, lower_t)
-    lt = np.empty_like(bt)  # Lambda^T = C^-1 B^T, block k from column k m on
-    cross = np.zeros((n, size, 2 * size))  # [B^T Lambda][I_k, I_(k-1) | I_k]
-    for k in range(n):
-        s = k * size
-        here = bt[s:s + size, s:]
-        if k:
-            rhs = here - rows[k, :, :size] @ lt[s - size:s, s:]
-            lt[s:s + size, s:] = lower_t[k].T @ rhs
-            cross[k] = here @ lt[s - size:s + size, s:].T
-        else:
-            lt[:size] = lower_t[0].T @ here
-            cross[0, :, size:] = here @ lt[:size].T
+    factors = _factors(_block_rows(c, layout), horizon)
+    args = [(factors, horizon, first, stop) for first, stop in layout.ranges]
+    if pool is None or len(args) == 1:
+        parts = [_adjoint_terms(*a) for a in args]
+    else:
+        parts = [f.result() for f in [pool.submit(_adjoint_terms, *a) for a in args]]
+    cross = np.sum([p[0] for p in parts], axis=0)
+    loss = sum(p[1] for p in parts)
     grad_c = -2.0 * cross[layout.at]
     along = np.bincount(layout.s, weights=grad_c * c, minlength=horizon)
     grad = (grad_c - along[layout.s] * c) / norms[layout.s]
-    loss = sum(float(np.einsum("ij,ij->", x, x))
-               for x in (bt[k * size:(k + 1) * size, k * size:] for k in range(n)))
     return loss / horizon, grad / horizon
 
 
@@ -211,10 +249,14 @@ def banded_matrix_loss(band: np.ndarray) -> float:
 def _optimised(horizon: int, bands: int) -> np.ndarray:
     layout = _layout(horizon, bands)
     start = sqrt_toeplitz_coefficients(bands)[layout.j]
-    with threadpool_limits(1, user_api="blas"):  # blocks of m rows: threads only contend
-        result = minimize(_flat_loss_and_gradient, start, args=(horizon, layout), jac=True,
-                          method="L-BFGS-B",
-                          options={"maxiter": 500, "gtol": 1e-8, "ftol": 1e-10})
+    # one BLAS thread per product (blocks of m rows: BLAS threads only contend); the two
+    # column ranges of a large horizon run on two threads of their own
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(2) as pool:
+        # a step gaining < 1e-9 (relative) stops it: 2e-8 above the limit at T = 256 and
+        # 1024 (measured); 5 pairs of memory, as fast to converge as 10 at half the cost
+        result = minimize(_flat_loss_and_gradient, start, args=(horizon, layout, pool),
+                          jac=True, method="L-BFGS-B",
+                          options={"maxiter": 500, "gtol": 1e-8, "ftol": 1e-9, "maxcor": 5})
     band = np.zeros((horizon, bands))
     band[layout.u, layout.j] = result.x
     out = normalised_band(band)
