@@ -125,8 +125,11 @@ def _factors(rows: np.ndarray, horizon: int) -> _Factors:
     lower_t = np.empty((n, size, size))
     for k, block in enumerate(rows[:, :, size:]):  # LAPACK's triangular inverse
         lower_t[k] = lapack.dtrtri(block, lower=1)[0].T
-    data = (np.arange(n * size) < horizon).astype(float).reshape(n, 1, size)  # padding: 0
-    triangle = np.cumsum(lower_t * data, axis=2)  # times the ones on and after the row
+    if horizon < n * size:  # padding rows sum nothing
+        data = (np.arange(n * size) < horizon).astype(float).reshape(n, 1, size)
+        triangle = np.cumsum(lower_t * data, axis=2)  # times the ones on and after the row
+    else:
+        triangle = np.cumsum(lower_t, axis=2)
     column = triangle[:, :, -1]
     up = lower_t[:-1] @ rows[1:, :, :size].transpose(0, 2, 1)
     down = lower_t.transpose(0, 2, 1) @ rows[:, :, :size]
@@ -212,8 +215,9 @@ def _flat_loss_and_gradient(free: np.ndarray, horizon: int, layout: _Layout,
     args = [(factors, horizon, first, stop) for first, stop in layout.ranges]
     if pool is None or len(args) == 1:
         parts = [_adjoint_terms(*a) for a in args]
-    else:
-        parts = [f.result() for f in [pool.submit(_adjoint_terms, *a) for a in args]]
+    else:  # the last range on the pool, the first here meanwhile
+        later = pool.submit(_adjoint_terms, *args[-1])
+        parts = [_adjoint_terms(*a) for a in args[:-1]] + [later.result()]
     cross = np.sum([p[0] for p in parts], axis=0)
     loss = sum(p[1] for p in parts)
     grad_c = -2.0 * cross[layout.at]
@@ -250,8 +254,8 @@ def _optimised(horizon: int, bands: int) -> np.ndarray:
     layout = _layout(horizon, bands)
     start = sqrt_toeplitz_coefficients(bands)[layout.j]
     # one BLAS thread per product (blocks of m rows: BLAS threads only contend); the two
-    # column ranges of a large horizon run on two threads of their own
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(2) as pool:
+    # column ranges of a large horizon run on this thread and one more
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(1) as pool:
         # a step gaining < 1e-8 (relative) stops it: 1.5e-7 above the limit at T = 256 and
         # 1024 (measured), far below what a noise variance shows (jax_privacy's default,
         # 100 steps, stops 1.1e-6 above at T = 1024); 5 pairs of memory converge as fast
