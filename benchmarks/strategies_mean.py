@@ -18,15 +18,17 @@ installed (never dpol's: jax is no dependency of dpol); its figures for T <= 102
 (benchmarks/_jax_privacy_strategies.py) are printed and stored beside dpol's, the
 ratio dpol / jax_privacy per strategy, with the targets: every shared strategy's mean
 loss within 0.1% of jax_privacy's or lower, its optimisation at least 20x faster (both
-timed from scratch, jax_privacy's compilation included, as a user meets it);
-``--jax-json FILE`` reads the helper's output saved earlier instead. Without either, or
-when that run fails, they are skipped with a line saying so.
+timed as the median of ``--repeats`` builds from scratch, 3 by default: jax_privacy's
+first call compiles, later ones may reuse it, and single runs of 0.05 s jitter by 2x on
+this machine). ``--jax-json FILE`` reads the helper's output saved earlier instead.
+Without either, or when that run fails, they are skipped with a line saying so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from pathlib import Path
 
@@ -90,19 +92,22 @@ STRATEGIES = {
 }
 
 
-def bench(name: str, horizon: int) -> dict | None:
+def bench(name: str, horizon: int, repeats: int = 1) -> dict | None:
+    """Losses and the median build time over ``repeats`` builds from scratch."""
     build, largest, _ = STRATEGIES[name]
     if largest is not None and horizon > largest:
         return None
-    start = time.perf_counter()
-    strategy = build(horizon)
-    seconds = time.perf_counter() - start
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        strategy = build(horizon)
+        seconds.append(time.perf_counter() - start)
     return {"strategy": name, "T": horizon, "mean_loss": strategy.loss("mean"),
-            "max_loss": strategy.loss("max"), "build_s": seconds}
+            "max_loss": strategy.loss("max"), "build_s": statistics.median(seconds)}
 
 
 def jax_privacy_rows(python: str | None, horizons: tuple[int, ...],
-                     saved: str | None = None) -> list[dict]:
+                     saved: str | None = None, repeats: int = 1) -> list[dict]:
     """jax_privacy's rows from its own interpreter (or a saved run), or [] (with the
     reason printed)."""
     if saved is not None:
@@ -111,7 +116,8 @@ def jax_privacy_rows(python: str | None, horizons: tuple[int, ...],
     if not small:
         print("jax_privacy: skipped (no horizon <= 1024)")
         return []
-    return jax_privacy_json(python, "_jax_privacy_strategies.py", *small)
+    return jax_privacy_json(python, "_jax_privacy_strategies.py", "--repeats", str(repeats),
+                            *small)
 
 
 #: the side-by-side targets: optimisation at least this much faster than jax_privacy's ...
@@ -161,10 +167,12 @@ def main(argv=None):
                         help="python of a separate venv with jax_privacy (optional)")
     parser.add_argument("--jax-json", default=None,
                         help="jax_privacy's rows saved by _jax_privacy_strategies.py")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="builds per strategy, both libraries: the median time")
     args = parser.parse_args(argv)
     horizons = (64, 256) if args.quick else (64, 256, 1024, 2**16, 2**20)
     rows = [r for horizon in horizons for name in STRATEGIES
-            if (r := bench(name, horizon)) is not None]
+            if (r := bench(name, horizon, args.repeats)) is not None]
     header = f"{'strategy':26s} {'T':>8s} {'mean loss':>10s} {'max loss':>10s} {'build s':>9s}"
     print(header)
     print("-" * len(header))
@@ -180,8 +188,9 @@ def main(argv=None):
             print(f"  {r['strategy']:24s} T = {r['T']:7d}: mean {r['mean_loss']:.4f} < "
                   f"sqrt {sqrt[r['T']]:.4f}  {verdict(ok)}")
     pairs = print_side_by_side(rows, jax_privacy_rows(args.jax_python, horizons,
-                                                              args.jax_json))
-    write_json(args.out, {"meta": meta(bands=BANDS), "rows": rows, "targets": targets,
+                                                      args.jax_json, args.repeats))
+    write_json(args.out, {"meta": meta(bands=BANDS, repeats=args.repeats), "rows": rows,
+                          "targets": targets,
                           "jax_privacy": pairs})
     return rows
 
