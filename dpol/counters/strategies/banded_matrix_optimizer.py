@@ -16,7 +16,8 @@ products run by blocks of m >= b rows (C is block-bidiagonal then), as matrix pr
 B^T[I_k] from the last block (its columns start at block k: B is lower-triangular),
 Lambda^T[I_k] from the first, only from column k m on (what the gradient reads). About
 5 m T^2 flops; every column is a solve of its own, so from T = 1024 on two column ranges
-run on two threads. L-BFGS from the square-root band (Kalinin and Lampert 2024).
+run on two threads. L-BFGS starts from the banded Toeplitz band optimised for the mean
+(:mod:`.banded_optimizer`, milliseconds): 10% fewer steps than from the square-root band.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from scipy.linalg import lapack
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+from dpol.counters.strategies.banded_optimizer import optimal_band
 
 __all__ = [
     "MAX_HORIZON",
@@ -242,6 +243,7 @@ def banded_matrix_loss(band: np.ndarray) -> float:
 
     Examples
     --------
+    >>> from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
     >>> b = np.tile(sqrt_toeplitz_coefficients(16), (16, 1)) * _mask(16, 16)
     >>> round(banded_matrix_loss(b), 3)  # the square root, columns normalised: < its 3.229
     2.921
@@ -252,7 +254,7 @@ def banded_matrix_loss(band: np.ndarray) -> float:
 @functools.lru_cache(maxsize=8)
 def _optimised(horizon: int, bands: int) -> np.ndarray:
     layout = _layout(horizon, bands)
-    start = sqrt_toeplitz_coefficients(bands)[layout.j]
+    start = optimal_band(horizon, bands, "mean")[layout.j]
     # one BLAS thread per product (blocks of m rows: BLAS threads only contend); the two
     # column ranges of a large horizon run on this thread and one more
     with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(1) as pool:
