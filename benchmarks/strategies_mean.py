@@ -11,7 +11,8 @@ benchmarks/results/strategies_mean.json).
 
     python benchmarks/strategies_mean.py            # T in {64, 256, 1024, 2^16, 2^20}
     python benchmarks/strategies_mean.py --quick    # T in {64, 256}
-    python benchmarks/strategies_mean.py --jax-python /path/to/jax-venv/bin/python
+    python benchmarks/strategies_mean.py --jax-python /path/to/jax-venv/bin/python \
+        --markdown docs/benchmarks/strategies.md    # the report in docs/
 
 ``--jax-python`` names the interpreter of a separate environment with jax_privacy
 installed (never dpol's: jax is no dependency of dpol); its figures for T <= 1024
@@ -29,9 +30,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
+from _strategies_markdown import report
 from _timing import jax_privacy_json, meta, verdict, write_json
 
 from dpol.counters.strategies import (
@@ -169,6 +172,9 @@ def main(argv=None):
                         help="jax_privacy's rows saved by _jax_privacy_strategies.py")
     parser.add_argument("--repeats", type=int, default=3,
                         help="builds per strategy, both libraries: the median time")
+    parser.add_argument("--markdown", default=None,
+                        help="also write the report as Markdown here "
+                             "(docs/benchmarks/strategies.md)")
     args = parser.parse_args(argv)
     horizons = (64, 256) if args.quick else (64, 256, 1024, 2**16, 2**20)
     rows = [r for horizon in horizons for name in STRATEGIES
@@ -189,9 +195,15 @@ def main(argv=None):
                   f"sqrt {sqrt[r['T']]:.4f}  {verdict(ok)}")
     pairs = print_side_by_side(rows, jax_privacy_rows(args.jax_python, horizons,
                                                       args.jax_json, args.repeats))
-    write_json(args.out, {"meta": meta(bands=BANDS, repeats=args.repeats), "rows": rows,
-                          "targets": targets,
-                          "jax_privacy": pairs})
+    payload = {"meta": meta(bands=BANDS, repeats=args.repeats), "rows": rows,
+               "targets": targets, "jax_privacy": pairs}
+    write_json(args.out, payload)
+    if args.markdown:
+        command = "python benchmarks/strategies_mean.py " + " ".join(
+            "--jax-python PYTHON" if a == args.jax_python else a for a in (argv or sys.argv[1:])
+            if a != args.markdown and a != "--markdown")
+        Path(args.markdown).write_text(report(payload, command.strip()))
+        print(f"wrote {args.markdown}")
     return rows
 
 
