@@ -200,8 +200,7 @@ def main(argv=None):
     write_json(args.out, payload)
     if args.markdown:
         command = "python benchmarks/strategies_mean.py " + " ".join(
-            "--jax-python PYTHON" if a == args.jax_python else a for a in (argv or sys.argv[1:])
-            if a != args.markdown and a != "--markdown")
+            "PYTHON" if a == args.jax_python else a for a in (argv or sys.argv[1:]))
         Path(args.markdown).write_text(report(payload, command.strip()))
         print(f"wrote {args.markdown}")
     return rows
