@@ -117,6 +117,8 @@ class LearnerSpec:
     counter: str | None
     defaults: Callable[[int, float, float], dict]
     linear: bool = True
+    #: the counter under ``calibration="paper"`` where ``counter`` has no published formula
+    paper_counter: str | None = None
 
 
 def logistic_options(dim: int, x_bound: float = 1.0, alpha: float = LOGISTIC_ALPHA) -> dict:
@@ -144,7 +146,8 @@ def _ridge(alpha: float) -> Callable[[int, float, float], dict]:
 
 
 def _tuned_ridge(dim: int, xb: float, yb: float) -> dict:
-    return {"alpha": RIDGE_ALPHA, "noise_ridge": True, "bound": max(xb, yb)}
+    return {"alpha": RIDGE_ALPHA, "noise_ridge": True, "bound": max(xb, yb),
+            "counter": "blt"}
 
 
 LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
@@ -181,11 +184,13 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                 lambda d, xb, yb: {"loss": LogisticLoss(x_bound=xb), "x_star_norm": 2.0,
                                    "excess": 0.5}),
     LearnerSpec("ridge", "JKT Alg. 4 (PQFTL) as private ridge regression: alpha=0.01, noise "
-                "ridge (tree sums); the adapters' default regressor", PrivateQuadraticFTL,
-                "regression", "tree", _tuned_ridge),
+                "ridge (BLT sums; tree under paper calibration); the adapters' default "
+                "regressor", PrivateQuadraticFTL, "regression", "blt", _tuned_ridge,
+                paper_counter="tree"),
     LearnerSpec("ridge-classifier", "JKT Alg. 4 (PQFTL), least squares on labels +-1 "
-                "(alpha=0.01, noise ridge); the adapters' default classifier",
-                PrivateQuadraticFTL, "classification", "tree", _tuned_ridge),
+                "(alpha=0.01, noise ridge, BLT sums; tree under paper calibration); the "
+                "adapters' default classifier", PrivateQuadraticFTL, "classification", "blt",
+                _tuned_ridge, paper_counter="tree"),
 )}
 
 #: the adapters' default learner per task (module docstring: the figures behind it)
@@ -240,6 +245,8 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
             raise fail("counter", f"be left unset: {name} adds its noise without a counter",
                        counter)
         kwargs["counter"] = counter
+    elif calibration == "paper" and spec.paper_counter is not None:
+        kwargs["counter"] = spec.paper_counter  # the published formulas are its own
     kwargs.update(options or {})
     try:
         learner = spec.cls(inner_dim, **kwargs)
