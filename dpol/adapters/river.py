@@ -129,6 +129,8 @@ class RiverRegressor(_DictFeatures, _Regressor):
     horizon : int, default 10000
         Largest number of ``learn_one`` calls; the noise is calibrated for it.
     counter : str, optional
+        The counter of learners that use one (default: the learner's own; for the default
+        learners BLT, the binary tree under ``calibration="paper"``).
     x_bound, y_bound : float
     calibration : {"tight", "paper"}
     seed : int, optional

@@ -122,7 +122,8 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
     horizon : int, optional
         The stream length the noise is calibrated for (see the module docstring).
     counter : str, optional
-        The counter of learners that use one.
+        The counter of learners that use one (default: the learner's own; for the default
+        learners BLT, the binary tree under ``calibration="paper"``).
     x_bound, y_bound : float or "auto"
         Declared bounds on ``||x||`` and ``|y|``, or ``"auto"``: the 0.95 quantile of
         the rows' norms / of ``|y|``, released privately from the first rows fitted with
