@@ -123,6 +123,16 @@ class LearnerSpec:
     #: the counter under ``calibration="paper"`` where ``counter`` has no published formula
     paper_counter: str | None = None
 
+    def counter_for(self, calibration: str) -> str | None:
+        """The counter this learner sums with by default under ``calibration``.
+
+        >>> LEARNERS["ridge"].counter_for("tight"), LEARNERS["ridge"].counter_for("paper")
+        ('blt', 'tree')
+        """
+        if calibration == "paper" and self.paper_counter is not None:
+            return self.paper_counter
+        return self.counter
+
 
 def logistic_options(dim: int, x_bound: float = 1.0, alpha: float = LOGISTIC_ALPHA) -> dict:
     """The regularised logistic loss and the ball of radius sqrt(2 ln 2 / alpha), which
@@ -248,8 +258,8 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
             raise fail("counter", f"be left unset: {name} adds its noise without a counter",
                        counter)
         kwargs["counter"] = counter
-    elif calibration == "paper" and spec.paper_counter is not None:
-        kwargs["counter"] = spec.paper_counter  # the published formulas are its own
+    elif spec.counter_for(calibration) != spec.counter:
+        kwargs["counter"] = spec.counter_for(calibration)  # the published formulas' own
     kwargs.update(options or {})
     try:
         learner = spec.cls(inner_dim, **kwargs)

@@ -42,7 +42,8 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
     """Write ``out / "report.md"`` from the run's ``info``, result rows and figures."""
     model, stream, spec = info["model"], info["stream"], info["spec"]
     g = info["guarantee"]
-    counter = info["counter"] or spec.counter or "none (noise added without a counter)"
+    counter = (info["counter"] or spec.counter_for(model.calibration)
+               or "none (noise added without a counter)")
     scope = (f"window DP, W = {g.window}: each element is protected in the {g.window} "
              "releases from its arrival" if g.window is not None else
              "the whole sequence of released iterates")
