@@ -44,3 +44,4 @@ def test_logistic_giga_warm_up_is_a_few_steps_not_longer_than_small_streams():
     trace = m.run(np.tile([[0.6, 0.0, 0.0]], (20, 1)), np.ones(20))
     assert np.all(trace.weights[:5] == 0.0) and np.all(trace.weights[5:] != 0.0)
     assert [m.noise_std(t) > 0 for t in (4, 5)] == [False, True]
+
