@@ -33,7 +33,7 @@ from dpol.counters.strategies._strategy import Strategy
 
 __all__ = ["MAX_DENSE_HORIZON", "DenseMeanStrategy", "diag_inverse_sqrt", "mean_optimal_factors"]
 
-#: largest horizon built densely (T x T factors; the build at T = 2048 takes about 2 s)
+#: largest horizon built densely (T x T factors; the build at T = 2048 takes about 1 s)
 MAX_DENSE_HORIZON = 2048
 #: the iteration stops when no v_j moves by more than this (relative) in one step (at 1e-6
 #: the loss, which the largest column norm enters, would still be 1.5e-7 above its limit)
@@ -59,8 +59,8 @@ def diag_inverse_sqrt(diagonal: np.ndarray, off: np.ndarray,
     convergent trapezoidal rule", Theorem 5.1), and cutting the line at L beyond
     log sqrt(lambda) on either side drops (2/pi) e^(-L) relative. Each node's
     diag((K + s I)^-1) is 1 / (p_i + q_i - K_ii - s), p and q the LDL^T pivots from the
-    top and from the bottom (LAPACK ``dpttrf``): O(T) per node, about 170 nodes at the
-    default accuracy, 60 at 1e-4.
+    top and from the bottom (LAPACK ``dpttrf``): O(T) per node, about 165 nodes at the
+    default accuracy, 30 at 1e-4.
 
     Examples
     --------
