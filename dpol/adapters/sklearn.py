@@ -168,7 +168,7 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
     >>> X = rng.normal(size=(2000, 3)) / 2; y = X @ [0.5, -0.3, 0.2] + 0.3
     >>> reg = OnlineRegressor(epsilon=1.0, random_state=0).fit(X, y)
     >>> str(reg.privacy_), np.round(reg.coef_, 2), round(reg.intercept_, 2)
-    ('(1, 1e-05)-DP, replace_one, unit: one stream element', array([ 0.26, -0.16,  0.04]), 0.1)
+    ('(1, 1e-05)-DP, replace_one, unit: one stream element', array([ 0.38, -0.22,  0.15]), 0.17)
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], *,
