@@ -56,20 +56,22 @@ def _mask(horizon: int, bands: int) -> np.ndarray:
 
 def column_norms(band: np.ndarray) -> np.ndarray:
     """n_s = ||column s||: sqrt(sum_j P[s + j, j]^2)."""
-    horizon, bands = band.shape
-    sq = np.zeros(horizon)
-    for j in range(bands):
-        sq[: horizon - j] += band[j:, j] ** 2
-    return np.sqrt(sq)
+    layout = _layout(*band.shape)
+    return _entry_norms(band[layout.u, layout.j], layout, band.shape[0])
 
 
 def normalised_band(band: np.ndarray) -> np.ndarray:
     """The band of C = P D^-1: every column of norm 1."""
-    norms = column_norms(band)
+    layout = _layout(*band.shape)
+    entries = band[layout.u, layout.j]
     out = np.zeros_like(band)
-    for j in range(band.shape[1]):
-        out[j:, j] = band[j:, j] / norms[: band.shape[0] - j]
+    out[layout.u, layout.j] = entries / _entry_norms(entries, layout, band.shape[0])[layout.s]
     return out
+
+
+def _entry_norms(entries: np.ndarray, layout: _Layout, horizon: int) -> np.ndarray:
+    """The column norms of a band given by its entries in layout order."""
+    return np.sqrt(np.bincount(layout.s, weights=entries * entries, minlength=horizon))
 
 
 class _Layout(NamedTuple):
@@ -210,7 +212,7 @@ def _flat_loss_and_gradient(free: np.ndarray, horizon: int, layout: _Layout,
                             ) -> tuple[float, np.ndarray]:
     """f and its gradient in the free band's entries (layout order); the column ranges
     of ``layout.ranges`` run on ``pool``'s threads when given (the same sums either way)."""
-    norms = np.sqrt(np.bincount(layout.s, weights=free * free, minlength=horizon))
+    norms = _entry_norms(free, layout, horizon)
     c = free / norms[layout.s]
     factors = _factors(_block_rows(c, layout), horizon)
     args = [(factors, horizon, first, stop) for first, stop in layout.ranges]
