@@ -149,16 +149,20 @@ class _PsdSolver:
         the negative eigenpairs to working accuracy.
         """
         t, diag, off, tau, info = lapack.dsytrd(a, lower=1, lwork=self.lwork, overwrite_a=1)
-        if bisect:  # the eigenvalues in (-inf, 0], ascending, and T's blocks for dstein
+        if bisect:  # the eigenvalues in (-inf, 0] and T's blocks for dstein, grouped by
+            # block ("B"), as dstein requires: ordered over the whole matrix ("E"), a T
+            # that splits (a zero off-diagonal) can list a later block first, which
+            # dstein refuses with a LAPACK message on stderr (parameter 6, IBLOCK)
             k, lam, iblock, isplit, info = lapack.dstebz(diag, off, 1, -np.inf, 0.0, 0, 0,
-                                                         0.0, b"E")
+                                                         0.0, b"B")
         else:  # all eigenvalues, ascending (copies: diag, off are kept)
             lam, info = lapack.dsterf(diag, off)
             k = int(np.searchsorted(lam, 0.0))  # eigenvalues < 0
             iblock, isplit = self.iblock, self.isplit
         if info != 0:
             return None
-        every = k > 0 and lam[0] < -0.5 * ridge  # T + ridge I too ill-conditioned to solve
+        # T + ridge I too ill-conditioned to solve (lam ascends only within a block)
+        every = k > 0 and float(np.min(lam[:k])) < -0.5 * ridge
         if every:  # all eigenpairs of T
             lam, z, info = _tridiagonal_eigh(diag, off)
         elif k:

@@ -441,3 +441,28 @@ def test_blocks_share_one_elements_array_and_keep_the_learn_one_bits(helpers, n_
     assert len(helpers) == (1 if n_jobs == 2 and ps._helper_possible() else 0)
     assert np.array_equal(trace.weights, loop(b, s.X, s.y))
     assert np.array_equal(a.weights, b.weights)
+
+
+def test_bisection_route_on_a_tridiagonal_form_that_splits(capfd):
+    # S block-diagonal, so T has zero off-diagonals and splits into blocks; its negative
+    # eigenvalues lie in two blocks, the more negative in the later one. dstein needs
+    # them grouped by block: ordered over the whole matrix, LAPACK refused them (a
+    # "DSTEIN parameter number 6" message on stderr) and the route fell back to dsyevd.
+    # Now the route itself gives the eigendecomposition's w (tolerance as above)
+    d = 30
+    lam = np.full(d, 5.0)
+    lam[24], lam[28] = -0.1, -0.3
+    S = np.diag(lam)
+    S[:20, :20] += 0.5  # one dense block ahead of the split-off 1 x 1 blocks
+    solver = ps._psd_solver(d)
+    layout = ps._svec_layout(d)
+    ap = np.ascontiguousarray(S[layout.rows, layout.cols])
+    u = np.random.default_rng(0).normal(size=d)
+    for ridge in (1.0, 0.5):  # lam_min >= -ridge/2, then below it (every eigenpair)
+        want = reference(S, u, ridge)
+        cond = (np.linalg.eigvalsh(S)[-1] + ridge) / ridge
+        w = solver._tridiagonal(solver._unpack(ap), u, ridge, bisect=True)
+        assert w is not None
+        assert np.abs(w - want).max() <= 1e-14 * cond * np.abs(want).max()
+    out, err = capfd.readouterr()
+    assert "DSTEIN" not in out + err
