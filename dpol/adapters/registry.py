@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpol._validation import check_choice, fail
+from dpol._validation import check_choice, check_int, fail
 from dpol.evaluation import best_fixed_point
 from dpol.learners import (
     OnlineLearner,
@@ -52,6 +52,7 @@ from dpol.learners import (
 )
 from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
 from dpol.learners.postprocess import POSTPROCESSINGS
+from dpol.learners.random_features import BANDWIDTH, WithRandomFeatures
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
@@ -221,7 +222,8 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
                  calibration: str = "tight", seed: object = None,
                  options: dict | None = None, fit_intercept: bool = False,
                  intercept_scaling: float = INTERCEPT_SCALING,
-                 postprocess: str = "average") -> OnlineLearner:
+                 postprocess: str = "average", random_features: int | None = None,
+                 bandwidth: float = BANDWIDTH, feature_seed: int = 0) -> OnlineLearner:
     """Build the learner ``name`` of :data:`LEARNERS` for a stream of dimension ``dim``.
 
     ``counter`` replaces the default counter (refused for learners without one);
@@ -229,7 +231,10 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     dimension ``dim + 1`` in :class:`~dpol.learners.intercept.WithIntercept` (linear
     learners). ``postprocess``: how ``predict_one`` builds the model from the releases
     (:mod:`dpol.learners.postprocess`; "shrink" needs a learner that states its
-    release noise: ``igd``, ``giga``, ``pol``).
+    release noise: ``igd``, ``giga``, ``pol``). ``random_features``: D, the linear
+    learner runs on D random Fourier features of the rows (``x_bound = 1`` for them),
+    with the Gaussian kernel's ``bandwidth`` in units of ``x_bound`` and the public
+    ``feature_seed`` (:class:`~dpol.learners.random_features.WithRandomFeatures`).
 
     Examples
     --------
@@ -239,6 +244,10 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     >>> m = make_learner("ridge", 3, horizon=100, epsilon=1.0, seed=0, fit_intercept=True)
     >>> type(m).__name__, m.dim, m.learner.dim, m.learner.alpha
     ('WithIntercept', 3, 4, 0.01)
+    >>> m = make_learner("ridge", 3, horizon=100, epsilon=1.0, fit_intercept=True,
+    ...                  random_features=64)
+    >>> type(m).__name__, m.dim, m.learner.dim, m.base.dim
+    ('WithRandomFeatures', 3, 64, 65)
     """
     spec = _spec(name)
     calibration = check_choice("calibration", calibration, ("tight", "paper"))
@@ -249,8 +258,17 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
         raise fail("fit_intercept", "be True or False", fit_intercept)
     if fit_intercept and not spec.linear:
         raise fail("fit_intercept", f"be False for {name} (not a linear model x . w)", True)
-    inner_dim = dim + 1 if fit_intercept else dim
-    kwargs = spec.defaults(inner_dim, x_bound, y_bound)
+    features_dim, features_bound = dim, x_bound
+    if random_features is not None:
+        if not spec.linear:
+            raise fail("random_features", f"be None for {name} (not a linear model x . w)",
+                       random_features)
+        features_dim = check_int("random_features", random_features, low=2)
+        if features_dim % 2:
+            raise fail("random_features", "be even (cos/sin pairs)", random_features)
+        features_bound = 1.0  # the features' norm
+    inner_dim = features_dim + 1 if fit_intercept else features_dim
+    kwargs = spec.defaults(inner_dim, features_bound, y_bound)
     kwargs.update(horizon=horizon, epsilon=epsilon, delta=delta, calibration=calibration,
                   seed=seed)
     if counter is not None:
@@ -275,6 +293,9 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     learner.postprocess = postprocess
     if fit_intercept:
         learner = WithIntercept(learner, intercept_scaling=intercept_scaling)
+    if random_features is not None:
+        learner = WithRandomFeatures(learner, dim, bandwidth=bandwidth, x_bound=x_bound,
+                                     feature_seed=feature_seed)
     return learner
 
 
@@ -297,8 +318,8 @@ def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarr
     ...            X, X @ [1.0, -1.0]).shape
     (3,)
     """
-    if isinstance(learner, WithIntercept):
-        return comparator(learner.learner, learner.lift(X), y)
+    if isinstance(learner, (WithIntercept, WithRandomFeatures)):
+        return comparator(learner.learner, learner.rows(X), y)
     if isinstance(learner, PrivateQuadraticFTL):
         bound = learner.x_bound
         loss = Regularized(SquaredLoss(x_bound=bound, y_bound=bound), learner.alpha)

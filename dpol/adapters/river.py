@@ -39,8 +39,10 @@ import math
 import numpy as np
 
 from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS, make_learner
+from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import INTERCEPT_SCALING
 from dpol.learners.postprocess import label_bound
+from dpol.learners.random_features import BANDWIDTH
 
 try:  # river is optional: without it the adapters are plain classes
     from river import base as _river_base
@@ -61,8 +63,11 @@ class _DictFeatures:
                  y_bound: float = 1.0, calibration: str = "tight", seed: int | None = None,
                  learner_options: dict | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = INTERCEPT_SCALING,
-                 postprocess: str = "average") -> None:
+                 postprocess: str = "average", random_features: int | None = None,
+                 bandwidth: float = BANDWIDTH) -> None:
         self.learner = learner
+        self.random_features = random_features
+        self.bandwidth = bandwidth
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.postprocess = postprocess
@@ -94,7 +99,8 @@ class _DictFeatures:
                 fit_intercept=self.fit_intercept and LEARNERS[self.learner].linear
                 if self.learner in LEARNERS else self.fit_intercept,
                 intercept_scaling=self.intercept_scaling,
-                postprocess=self.postprocess)
+                postprocess=self.postprocess, random_features=self.random_features,
+                bandwidth=self.bandwidth)
             self.features_ = features if features else ("__bias__",)
             self.learner_ = learner
         vec = self._vector(x)
@@ -140,6 +146,11 @@ class RiverRegressor(_DictFeatures, _Regressor):
     fit_intercept, intercept_scaling, postprocess
         The intercept (linear learners: ``kernel`` fits none) and the model built from
         the releases (module docstring).
+    random_features, bandwidth
+        D random Fourier features of x for a model non-linear in x, and the Gaussian
+        kernel's bandwidth in units of ``x_bound``
+        (:class:`~dpol.learners.random_features.WithRandomFeatures`; as in
+        :class:`~dpol.adapters.OnlineRegressor`).
 
     Examples
     --------
@@ -157,10 +168,11 @@ class RiverRegressor(_DictFeatures, _Regressor):
                  x_bound: float = 1.0, y_bound: float = 1.0, calibration: str = "tight",
                  seed: int | None = None, learner_options: dict | None = None,
                  fit_intercept: bool = True, intercept_scaling: float = INTERCEPT_SCALING,
-                 postprocess: str = "average") -> None:
+                 postprocess: str = "average", random_features: int | None = None,
+                 bandwidth: float = BANDWIDTH) -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
                          calibration, seed, learner_options, fit_intercept,
-                         intercept_scaling, postprocess)
+                         intercept_scaling, postprocess, random_features, bandwidth)
 
     def learn_one(self, x: dict, y: float) -> None:
         """Learn from one element; the released iterate moves on."""
@@ -194,10 +206,11 @@ class RiverClassifier(_DictFeatures, _Classifier):
                  calibration: str = "tight", seed: int | None = None,
                  learner_options: dict | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = INTERCEPT_SCALING,
-                 postprocess: str = "average") -> None:
+                 postprocess: str = "average", random_features: int | None = None,
+                 bandwidth: float = BANDWIDTH) -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
                          calibration, seed, learner_options, fit_intercept,
-                         intercept_scaling, postprocess)
+                         intercept_scaling, postprocess, random_features, bandwidth)
 
     def learn_one(self, x: dict, y: object) -> None:
         """Learn from one element; a truthy label is +1, a falsy one -1."""
@@ -208,7 +221,8 @@ class RiverClassifier(_DictFeatures, _Classifier):
         for a least-squares learner (m estimates E[y | x] = 2 p - 1) p = (1 + m) / 2,
         m clipped to [-1, 1]."""
         m = self._margin(x)
-        inner = getattr(self.learner_, "learner", self.learner_)
+        inner = self.learner_.base if isinstance(self.learner_, LearnerWrapper) \
+            else self.learner_
         if inner is not None and label_bound(inner) is not None:
             p = 0.5 * (1.0 + min(1.0, max(-1.0, m)))
         else:

@@ -45,8 +45,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpol.adapters._private_prep import prepare
 from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS, make_learner
 from dpol.learners import PrivateKernelRegression
+from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
 from dpol.learners.postprocess import predict as model_predict
+from dpol.learners.random_features import BANDWIDTH
 from dpol.losses import LogisticLoss, Regularized
 
 __all__ = ["DEFAULT_STREAM_HORIZON", "OnlineClassifier", "OnlineRegressor"]
@@ -80,7 +82,8 @@ class _OnlineEstimator(BaseEstimator):
             y_bound=self.prep_.y_bound, calibration=self.calibration, seed=self._seed(),
             options=None if self.learner_options is None else dict(self.learner_options),
             fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
-            postprocess=self.postprocess)
+            postprocess=self.postprocess, random_features=self.random_features,
+            bandwidth=self.bandwidth)
 
     def _fits_intercept(self) -> bool:
         """``fit_intercept`` for a linear learner; the kernel learner fits none."""
@@ -89,8 +92,11 @@ class _OnlineEstimator(BaseEstimator):
 
     def _stream(self, X: np.ndarray, y: np.ndarray) -> None:
         self.learner_.run(self.prep_.transform(X), self.prep_.transform_y(y))
-        if isinstance(self.learner_, WithIntercept):
-            self.coef_, self.intercept_ = self.learner_.linear_model()
+        inner = self.learner_.learner if self.random_features is not None else self.learner_
+        if isinstance(inner, WithIntercept):  # with random features: the features' weights
+            self.coef_, self.intercept_ = inner.linear_model()
+        elif self.random_features is not None:
+            self.coef_, self.intercept_ = inner.model_weights, 0.0
         elif isinstance(self.learner_, PrivateKernelRegression):
             self.coef_, self.intercept_ = self.learner_.weights, 0.0  # its feature weights
         else:
@@ -104,8 +110,8 @@ class _OnlineEstimator(BaseEstimator):
         X = self.prep_.transform(validate_data(self, X, reset=False, dtype=np.float64))
         if isinstance(self.learner_, PrivateKernelRegression):
             return np.array([self.learner_.predict_one(x) for x in X])
-        if isinstance(self.learner_, WithIntercept):  # exactly what predict_one gives
-            return model_predict(self.learner_.learner, self.learner_.lift(X))
+        if isinstance(self.learner_, LearnerWrapper):  # exactly what predict_one gives
+            return self.learner_.predict_rows(X)
         return model_predict(self.learner_, X)
 
 
@@ -138,6 +144,14 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         learners: ``kernel`` (random features, not linear in x) fits none.
     intercept_scaling : float
         The constant feature, in units of ``x_bound`` (:class:`WithIntercept`).
+    random_features : int, optional
+        D: a model linear in D random Fourier features of x (a Gaussian kernel model:
+        :class:`~dpol.learners.random_features.WithRandomFeatures`), for data on which
+        no linear model beats the trivial baseline; ``coef_`` are then the features'
+        weights. Each feature adds to the noise: leave it None where a linear model
+        does well.
+    bandwidth : float
+        The kernel's bandwidth with ``random_features``, in units of ``x_bound``.
     postprocess : {"average", "shrink", "last"}
         The model built from the releases (:mod:`dpol.learners.postprocess`).
     scaling : {None, "private"}
@@ -155,7 +169,8 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
     learner_ : OnlineLearner
         Its ``weights`` is the raw last release (with the intercept's coordinate last).
     coef_ : array (n_features,)
-        The post-processed model's weights (feature weights for ``learner="kernel"``).
+        The post-processed model's weights (feature weights for ``learner="kernel"``
+        and with ``random_features``).
     intercept_ : float
         The post-processed model's intercept (0.0 without ``fit_intercept``).
     privacy_ : PrivacyGuarantee
@@ -178,7 +193,8 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
                  learner_options: dict | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", scaling: str | None = None,
-                 bounds_budget: float = 0.1) -> None:
+                 bounds_budget: float = 0.1, random_features: int | None = None,
+                 bandwidth: float = BANDWIDTH) -> None:
         self._store(locals())
 
     def fit(self, X: object, y: object) -> OnlineRegressor:
@@ -249,7 +265,8 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
                  learner_options: dict | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", scaling: str | None = None,
-                 bounds_budget: float = 0.1) -> None:
+                 bounds_budget: float = 0.1, random_features: int | None = None,
+                 bandwidth: float = BANDWIDTH) -> None:
         self._store(locals())
 
     def _labels(self, y: np.ndarray) -> np.ndarray:

@@ -143,7 +143,12 @@ class FeatureMap:
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """Features of the rows of X, shape (n, D)."""
         if self.kernel.name == "gaussian":
-            proj = X @ self.omega
+            # X Omega by a sum over the d inputs in a fixed order, not a BLAS product:
+            # a row then maps to the same bits alone or in a batch (``run`` equals the
+            # ``learn_one`` loop bit for bit)
+            proj = X[:, :1] * self.omega[0]
+            for j in range(1, self.dim):
+                proj += X[:, j:j + 1] * self.omega[j]
             return np.hstack([np.cos(proj), np.sin(proj)]) / math.sqrt(self.n_features / 2)
         ext = np.hstack([X, np.full((X.shape[0], 1), math.sqrt(self.kernel.coef0))])
         return self.coef * np.prod(ext[:, self.index], axis=2)

@@ -20,10 +20,10 @@ import math
 import numpy as np
 
 from dpol._clip_warning import note_clipping
-from dpol._validation import as_matrix, as_vector, check_choice, check_real, fail
+from dpol._validation import as_matrix, as_vector, check_real, fail
 from dpol.clipping import clip_norms, scale_rows_l2
 from dpol.learners._base import OnlineLearner, Trace
-from dpol.learners.postprocess import POSTPROCESSINGS
+from dpol.learners._wrapper import LearnerWrapper
 
 __all__ = ["INTERCEPT_SCALING", "WithIntercept"]
 
@@ -31,7 +31,7 @@ __all__ = ["INTERCEPT_SCALING", "WithIntercept"]
 INTERCEPT_SCALING = 0.35
 
 
-class WithIntercept(OnlineLearner):
+class WithIntercept(LearnerWrapper):
     """A linear learner with an intercept, through a constant feature c x_bound.
 
     Parameters
@@ -113,15 +113,11 @@ class WithIntercept(OnlineLearner):
         self.intercept_scaling = check_real("intercept_scaling", intercept_scaling, low=0.0,
                                             low_open=True)
         self._kappa = (1.0 - 1e-12) / math.sqrt(1.0 + self.intercept_scaling**2)
-        for name in ("horizon", "epsilon", "delta", "neighbouring", "calibration",
-                     "x_bound", "y_bound", "seed"):
-            setattr(self, name, getattr(learner, name))
+        self._share()  # one clipping warning: the learner's label clips and the x clips here
+        self.x_bound = learner.x_bound
         self.dim = learner.dim - 1
         self._x_clipped = 0  # rows whose x (not label) was clipped here
         learner._intercept_index = self.dim
-        # the wrapper warns of clipping, with the learner's label clips and its own x
-        # clips (the learner never sees an x out of bounds): one warning, the whole count
-        learner._clip_warned = True
 
     # ------------------------------------------------------------------ the lift
     def lift(self, X: np.ndarray) -> np.ndarray:
@@ -129,6 +125,8 @@ class WithIntercept(OnlineLearner):
         X = np.atleast_2d(X)
         const = np.full((X.shape[0], 1), self.intercept_scaling * self.x_bound)
         return self._kappa * np.hstack([X, const])
+
+    rows = lift  # the rows the learner predicts on
 
     def _clip_x(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
         """X with rows clipped to x_bound; the rows whose label the learner will not clip."""
@@ -141,40 +139,8 @@ class WithIntercept(OnlineLearner):
 
     # ------------------------------------------------------------------ delegation
     @property
-    def t_(self) -> int:
-        return self.learner.t_
-
-    @property
-    def tags(self) -> frozenset[str]:
-        return self.learner.tags
-
-    @property
-    def mechanism(self):
-        return self.learner.mechanism
-
-    @property
     def n_clipped_(self) -> int:
         return self.learner.n_clipped_ + self._x_clipped
-
-    @property
-    def postprocess(self) -> str:
-        return self.learner.postprocess
-
-    @postprocess.setter
-    def postprocess(self, value: str) -> None:
-        self.learner.postprocess = check_choice("postprocess", value, POSTPROCESSINGS)
-
-    @property
-    def weights(self) -> np.ndarray:
-        return self.learner.weights
-
-    @property
-    def model_weights(self) -> np.ndarray:
-        return self.learner.model_weights
-
-    def privacy_events(self):
-        """The learner's events (class Privacy: the lift costs nothing)."""
-        return self.learner.privacy_events()
 
     def linear_model(self, *, raw: bool = False) -> tuple[np.ndarray, float]:
         """(coef, intercept) of the model (``raw=True``: of the last release)."""
@@ -217,9 +183,6 @@ class WithIntercept(OnlineLearner):
         self._x_clipped += extra
         note_clipping(self, bounds=self._bounds_text(), raw=lambda: raw)
         return dataclasses.replace(trace, n_clipped=self.n_clipped_)
-
-    def _learn(self, x: np.ndarray, y: float) -> None:  # learn_one is the learner's
-        raise NotImplementedError
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The learner's loss of the lifted w (d + 1) on rows X (n, d) clipped and lifted."""

@@ -1,0 +1,98 @@
+"""A learner run on a fixed public map of the rows (the base of the feature wrappers).
+
+:class:`~dpol.learners.intercept.WithIntercept` and
+:class:`~dpol.learners.random_features.WithRandomFeatures` feed a linear learner the
+rows phi(x) of a public map and predict with it; the learner itself stays as it is
+(``learner``), so its releases, mechanism and guarantee are unchanged. This base holds
+what both delegate to it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpol._validation import check_choice
+from dpol.learners._base import OnlineLearner
+from dpol.learners.postprocess import POSTPROCESSINGS
+from dpol.learners.postprocess import predict as model_predict
+
+__all__ = ["LearnerWrapper"]
+
+#: attributes a wrapper shares with the learner it wraps
+_SHARED = ("horizon", "epsilon", "delta", "neighbouring", "calibration", "y_bound", "seed")
+
+
+class LearnerWrapper(OnlineLearner):
+    """An :class:`OnlineLearner` that feeds ``learner`` the rows ``rows(X)``.
+
+    Subclasses set ``self.learner`` and ``self.dim`` and call :meth:`_share`; they
+    implement ``rows`` (the public map) and the stepping (``learn_one``, ``run``).
+    """
+
+    learner: OnlineLearner
+
+    def _share(self) -> None:
+        """Copy the learner's public settings; warn of clipping here, not inside."""
+        for name in _SHARED:
+            setattr(self, name, getattr(self.learner, name))
+        self.learner._clip_warned = True  # the wrapper's warning counts every clip once
+
+    def rows(self, X: np.ndarray) -> np.ndarray:
+        """The rows the learner sees for rows X (n, dim) as given."""
+        raise NotImplementedError
+
+    @property
+    def base(self) -> OnlineLearner:
+        """The innermost learner (the one that adds the noise)."""
+        inner = self.learner
+        return inner.base if isinstance(inner, LearnerWrapper) else inner
+
+    def base_rows(self, X: np.ndarray) -> np.ndarray:
+        """The innermost learner's rows for rows X as given (through every wrapper)."""
+        inner = self.learner
+        mapped = self.rows(np.atleast_2d(np.asarray(X, dtype=np.float64)))
+        return inner.base_rows(mapped) if isinstance(inner, LearnerWrapper) else mapped
+
+    def predict_rows(self, X: np.ndarray) -> np.ndarray:
+        """``predict_one`` of every row of X (n, dim), in one vectorized pass."""
+        return model_predict(self.base, self.base_rows(X))
+
+    # ------------------------------------------------------------------ delegation
+    @property
+    def t_(self) -> int:
+        return self.learner.t_
+
+    @property
+    def tags(self) -> frozenset[str]:
+        return self.learner.tags
+
+    @property
+    def mechanism(self):
+        return self.learner.mechanism
+
+    @property
+    def n_clipped_(self) -> int:
+        return self.learner.n_clipped_
+
+    @property
+    def postprocess(self) -> str:
+        return self.learner.postprocess
+
+    @postprocess.setter
+    def postprocess(self, value: str) -> None:
+        self.learner.postprocess = check_choice("postprocess", value, POSTPROCESSINGS)
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.learner.weights
+
+    @property
+    def model_weights(self) -> np.ndarray:
+        return self.learner.model_weights
+
+    def privacy_events(self):
+        """The learner's events (a public map of the rows costs nothing)."""
+        return self.learner.privacy_events()
+
+    def _learn(self, x: np.ndarray, y: float) -> None:  # learn_one is the learner's
+        raise NotImplementedError

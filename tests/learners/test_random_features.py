@@ -1,0 +1,170 @@
+"""WithRandomFeatures: a linear learner on a public random feature map, the learner unchanged."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from dpol.adapters import LEARNERS, comparator, make_learner
+from dpol.errors import ClippingWarning, HorizonExceededError, InvalidInputError, NonPrivateWarning
+from dpol.learners import PrivateIGD, PrivateQuadraticFTL
+from dpol.learners.intercept import WithIntercept
+from dpol.learners.random_features import BANDWIDTH, WithRandomFeatures
+from dpol.losses import LogisticLoss, Regularized
+from dpol.sets import L2Ball
+
+LINEAR = [name for name, spec in LEARNERS.items() if spec.linear]
+
+
+def _xor(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Rows in [-1, 1]^2 labelled by the sign of x1 x2: no linear model beats chance."""
+    X = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(n, 2))
+    return X, np.sign(X[:, 0] * X[:, 1])
+
+
+def _ridge(dim: int, n: int, epsilon: float = 1.0, seed: object = 0, **kw):
+    return PrivateQuadraticFTL(dim, horizon=n, epsilon=epsilon, delta=1e-5, alpha=0.01,
+                               noise_ridge=True, seed=seed, **kw)
+
+
+def test_features_have_norm_just_below_one_whatever_the_row():
+    # the privacy argument: every row, however large, maps inside the learner's bound 1
+    m = WithRandomFeatures(_ridge(16, 10), 3, bandwidth=0.3, x_bound=2.0)
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(size=(500, 3)) * s for s in (1e-3, 1.0, 1e3, 1e12)])
+    norms = np.linalg.norm(m.rows(X), axis=1)
+    # ||phi(x)||^2 = sum over pairs of (cos^2 + sin^2) / (D/2) = 1 up to rounding of the
+    # D = 16 terms (a few ulp), times the shrink 1 - 1e-12: far below 1 at any size
+    np.testing.assert_allclose(norms, 1.0 - 1e-12, rtol=1e-14)
+    assert norms.max() < 1.0
+
+
+def test_the_map_is_public_fixed_by_feature_seed_not_by_noise_or_data():
+    a = WithRandomFeatures(_ridge(8, 10, seed=1), 2, feature_seed=5)
+    b = WithRandomFeatures(_ridge(8, 10, seed=2), 2, feature_seed=5)
+    c = WithRandomFeatures(_ridge(8, 10, seed=1), 2, feature_seed=6)
+    a.run(*_xor(10))
+    np.testing.assert_array_equal(a.feature_map.omega, b.feature_map.omega)
+    assert not np.array_equal(a.feature_map.omega, c.feature_map.omega)
+    # the bandwidth is b x_bound: Omega's scale is 1 / (b x_bound)
+    d = WithRandomFeatures(_ridge(8, 10), 2, feature_seed=5, bandwidth=0.5, x_bound=4.0)
+    np.testing.assert_allclose(d.feature_map.omega * (0.5 * 4.0) / BANDWIDTH,
+                               b.feature_map.omega, rtol=1e-15)
+
+
+def test_privacy_is_the_learners_and_the_run_is_the_learners_run_on_the_features():
+    X, y = _xor(300, seed=2)
+    m = WithRandomFeatures(WithIntercept(_ridge(17, 300, seed=3)), 2)
+    twin = WithIntercept(_ridge(17, 300, seed=3))
+    assert m.privacy_events() == twin.privacy_events()
+    assert str(m.privacy) == str(twin.privacy) and m.dp_event() == twin.dp_event()
+    trace = m.run(X, y)
+    want = twin.run(m.rows(X), y)  # the same mechanism on the same rows, same noise
+    np.testing.assert_array_equal(trace.weights, want.weights)
+    np.testing.assert_array_equal(trace.model_predictions, want.model_predictions)
+    np.testing.assert_array_equal(m.model_weights, twin.model_weights)
+    assert m.n_clipped_ == 0 and m.t == 300  # rows are never clipped, labels in bounds
+    np.testing.assert_allclose(m.predict_rows(X[:20]),
+                               [m.predict_one(x) for x in X[:20]], rtol=1e-13, atol=1e-15)
+
+
+def test_run_equals_the_learn_one_loop_and_checkpoints_continue():
+    X, y = _xor(60, seed=1)
+    loss = Regularized(LogisticLoss(), 0.05)
+
+    def build():
+        return WithRandomFeatures(PrivateIGD(8, loss=loss, domain=L2Ball(8, 5.0), horizon=60,
+                                             epsilon=2.0, delta=1e-5, seed=11), 2)
+    whole, looped = build(), build()
+    whole.run(X, y)
+    for x, label in zip(X, y, strict=True):
+        looped.learn_one(x, label)
+    np.testing.assert_array_equal(whole.weights, looped.weights)
+    np.testing.assert_array_equal(whole.model_weights, looped.model_weights)
+    half = build()
+    half.run(X[:25], y[:25])
+    restored = pickle.loads(pickle.dumps(WithRandomFeatures.from_state(half.get_state())))
+    restored.run(X[25:], y[25:])
+    np.testing.assert_array_equal(restored.model_weights, whole.model_weights)
+    with pytest.raises(HorizonExceededError):
+        whole.learn_one(X[0], y[0])
+    assert whole.t == 60
+
+
+def test_without_noise_the_model_is_ridge_regression_on_the_features():
+    # epsilon = inf: PQFTL's last iterate solves (t alpha I + sum phi phi^T) w = sum y phi
+    X, y = _xor(200, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonPrivateWarning)
+        m = WithRandomFeatures(PrivateQuadraticFTL(32, horizon=200, epsilon=math.inf,
+                                                   alpha=0.01), 2, bandwidth=0.5)
+    m.run(X, y)
+    F = m.rows(X)
+    w = np.linalg.solve(200 * 0.01 * np.eye(32) + F.T @ F, F.T @ y)
+    np.testing.assert_allclose(m.weights, w, rtol=1e-9, atol=1e-12)
+    # and it learns what no linear model can: accuracy far above chance on fresh rows
+    T, labels = _xor(2000, seed=5)
+    assert np.mean(np.sign(m.predict_rows(T)) == labels) > 0.85
+
+
+def test_labels_over_the_bound_warn_once_naming_the_wrapper():
+    m = WithRandomFeatures(_ridge(8, 100), 2)
+    X, y = _xor(60, seed=6)
+    y[:5] = 3.0  # 5 of 60 > 5%
+    with pytest.warns(ClippingWarning, match="WithRandomFeatures clipped 5 of 60 rows"):
+        m.run(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per object; the learner stays silent
+        m.learn_one([9.0, 9.0], 9.0)
+    assert m.n_clipped_ == 6
+
+
+@pytest.mark.parametrize("name", LINEAR)
+def test_every_linear_registry_learner_takes_random_features(name):
+    spec = LEARNERS[name]
+    X, target = _xor(80, seed=7)
+    y = target if spec.task == "classification" else 0.5 * target
+    m = make_learner(name, 2, horizon=80, epsilon=2.0, seed=0, fit_intercept=True,
+                     random_features=16, x_bound=1.5)
+    assert isinstance(m, WithRandomFeatures) and isinstance(m.learner, WithIntercept)
+    assert isinstance(m.base, spec.cls) and m.base.dim == 17 and m.base.x_bound >= 1.0
+    assert m.privacy.epsilon == pytest.approx(2.0)
+    assert m.feature_map.kernel.bandwidth == pytest.approx(BANDWIDTH * 1.5)
+    u = comparator(m, X, y)  # the best fixed point in the learner's coordinates
+    trace = m.run(X, y, comparator=u)
+    assert u.shape == (17,) and trace.regret.shape == (80,)
+
+
+def test_refusals():
+    with pytest.raises(InvalidInputError, match="random_features must be None for kernel"):
+        make_learner("kernel", 2, horizon=10, epsilon=1.0, random_features=16)
+    with pytest.raises(InvalidInputError, match="random_features must be even"):
+        make_learner("ridge", 2, horizon=10, epsilon=1.0, random_features=15)
+    with pytest.raises(InvalidInputError, match="random_features must be an integer >= 2"):
+        make_learner("ridge", 2, horizon=10, epsilon=1.0, random_features=0)
+    with pytest.raises(InvalidInputError, match="learner must be a linear learner"):
+        WithRandomFeatures(make_learner("kernel", 8, horizon=10, epsilon=1.0), 2)
+    used = _ridge(8, 10)
+    used.learn_one(np.full(8, 0.1), 0.1)
+    with pytest.raises(InvalidInputError, match="learner must be fresh"):
+        WithRandomFeatures(used, 2)
+    with pytest.raises(InvalidInputError, match="learner.dim must be even"):
+        WithRandomFeatures(_ridge(9, 10), 2)
+    with pytest.raises(InvalidInputError, match="learner.x_bound must be at least 1"):
+        WithRandomFeatures(_ridge(8, 10, bound=0.5), 2)
+    with pytest.raises(InvalidInputError, match="bandwidth must be > 0"):
+        WithRandomFeatures(_ridge(8, 10), 2, bandwidth=0.0)
+    with pytest.raises(InvalidInputError, match="learner must be a full-information"):
+        WithRandomFeatures(WithRandomFeatures(_ridge(8, 10), 2), 2)
+    m = WithRandomFeatures(_ridge(8, 10), 2)
+    with pytest.raises(InvalidInputError, match="x must contain only finite"):
+        m.learn_one([0.1, math.nan], 0.0)
+    with pytest.raises(InvalidInputError):
+        m.learn_one(np.zeros(8), 0.0)  # the features' dimension is internal
+    with pytest.raises(InvalidInputError, match="y must"):
+        m.learn_one([0.1, 0.2], math.nan)
+    assert m.t == 0 and m.n_clipped_ == 0
