@@ -17,6 +17,7 @@ from dpol.adapters.registry import (
     make_learner,
 )
 from dpol.errors import NonPrivateWarning
+from dpol.learners.random_features import N_RANDOM_FEATURES
 from dpol.losses import HingeLoss, Regularized
 
 CHECK_ROWS = 200
@@ -40,7 +41,8 @@ def adapter_defaults(task: str) -> dict:
     params = _adapter(task).get_params()
     takes = inspect.signature(make_learner).parameters
     return {k: params[k] for k in ("fit_intercept", "intercept_scaling", "postprocess",
-                                   "calibration", "counter") if k in params and k in takes}
+                                   "calibration", "counter", "bandwidth")
+            if k in params and k in takes}
 
 
 def _logistic_options(dim: int) -> dict:
@@ -71,11 +73,20 @@ CLASSIFICATION_VARIANTS = {"giga+logistic": ("giga", _giga_logistic_options),
                            "ftal+hinge": ("ftal", _hinge_options)}
 
 
+#: suffix of the methods that run a linear learner on random Fourier features
+RFF = "+rff"
+
+
 def learner_methods(task: str) -> dict[str, tuple[str, object]]:
-    """method name -> (registry name, options(dim) or None) of the dpol learners for a task."""
+    """method name -> (registry name, options(dim) or None) of the dpol learners for a task:
+    the registry's, the classification variants, and the default learner on
+    ``N_RANDOM_FEATURES`` random Fourier features (``random_features=``, the adapters'
+    bandwidth)."""
     methods = {name: (name, None) for name, spec in LEARNERS.items() if spec.task == task}
     if task == "classification":
         methods.update({k: v for k, v in CLASSIFICATION_VARIANTS.items() if v[0] in LEARNERS})
+    default = default_learners()[task]
+    methods[default + RFF] = (default, None)
     return methods
 
 
@@ -87,10 +98,12 @@ def delta_for(n: int) -> float:
 def _build(ds, method: str, epsilon: float, seed: int, n: int):
     name, options = learner_methods(ds.task)[method]
     extra = adapter_defaults(ds.task)
+    if method.endswith(RFF):
+        extra["random_features"] = N_RANDOM_FEATURES
     if not getattr(LEARNERS[name], "linear", True):  # as the adapters: no intercept
         extra.pop("fit_intercept", None)
     # with an intercept the learner inside has one more coordinate (make_learner's doc)
-    inner = ds.dim + int(bool(extra.get("fit_intercept", False)))
+    inner = extra.get("random_features", ds.dim) + int(bool(extra.get("fit_intercept", False)))
     return make_learner(name, ds.dim, horizon=n, epsilon=epsilon, delta=delta_for(n),
                         x_bound=1.0, y_bound=1.0, seed=seed,
                         options=None if options is None else options(inner), **extra)

@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+from _utility_dpol import RFF
 from _utility_report import (
     TARGET_HEADERS,
     _md_table,
@@ -16,7 +17,9 @@ from _utility_report import (
     plot,
     target_rows,
 )
-from _utility_targets import LARGE, TARGET_EPSILON
+from _utility_targets import LARGE, TARGET_EPSILON, metric
+
+from dpol.learners.random_features import N_RANDOM_FEATURES
 
 PROTOCOL = """\
 **Protocol.** Each data set is split once (seed 0): 20% held out, the other 80% is the
@@ -32,7 +35,9 @@ learners are built by `dpol.adapters.make_learner` with the registry's defaults 
 ||x|| <= 1, |y| <= 1 and horizon n, and with the adapters' defaults for the keywords they
 pass on ({keywords}); giga and ftal, registered with a ridge loss, also run
 on classification with the registry's logistic loss and domain (`logistic_options`;
-GIGA's own alpha, `GIGA_LOGISTIC_ALPHA`; ftal also with the hinge loss). The
+GIGA's own alpha, `GIGA_LOGISTIC_ALPHA`; ftal also with the hinge loss); a method
+ending in `+rff` is a learner on 64 random Fourier features of x (`random_features=64`,
+the adapters' bandwidth: a model non-linear in x, with the same guarantee). The
 **default** learner of a task is the one `OnlineClassifier()` / `OnlineRegressor()` uses.
 Baselines: **trivial** = the stream's majority class, or its mean
 (0 after centring; predict 0 on the synthetic stream); **twin** = the same dpol learner
@@ -71,7 +76,32 @@ at least half of the data sets. Losses: 1 - accuracy, or the MSE.
 """
 
 
-def _why(r: dict, rows: int, task: str) -> str:
+def _nonlinear(result: dict, name: str, learner: str) -> str:
+    """What the same learner on random Fourier features scores here, if it ran."""
+    task = result["datasets"][name]["task"]
+    key = metric(task)
+    entry = result["summary"][name].get(learner + RFF, {}).get(TARGET_EPSILON)
+    trivial = result["summary"][name].get("trivial", {}).get("-")
+    if entry is None or trivial is None:
+        return ""
+
+    def fig(e: dict, part: str, worst: bool = True) -> str:
+        m = e[part][key]
+        scale, unit = (100.0, "%") if task == "classification" else (1.0, "")
+        low = m["min"] if task == "classification" else m["max"]
+        return f"{scale * m['mean']:.1f}{unit}" + (f" [worst {scale * low:.1f}]" if worst
+                                                   else "")
+    return (f" A model non-linear in x does: the same learner on {N_RANDOM_FEATURES} random "
+            f"Fourier features (`random_features={N_RANDOM_FEATURES}`, row {learner}{RFF}) "
+            f"scores {fig(entry, 'prequential')} on the stream and "
+            f"{fig(entry, 'held_out')} held out at epsilon = {TARGET_EPSILON}, against "
+            f"{fig(trivial, 'prequential', False)} and {fig(trivial, 'held_out', False)} "
+            "for the trivial baseline. It is an option, not the default: where a linear "
+            "model does well its extra coordinates cost accuracy (its rows on the other "
+            "data sets).")
+
+
+def _why(r: dict, rows: int, task: str, nonlinear: str = "") -> str:
     """Why a target is out of reach, from the figures: the learner class or the noise."""
     twin, trivial, mine = r.get("twin_loss"), r["trivial_loss"], r["loss_mean"]
     if twin is None:
@@ -81,13 +111,11 @@ def _why(r: dict, rows: int, task: str) -> str:
     if twin >= trivial:
         return ("Why: without noise this learner loses to the trivial baseline too (by "
                 f"{scale * (twin - trivial):.3g} {what}): a linear model on these features "
-                "has nothing over it here, so no private linear learner meets the target "
-                "without choosing privately between its model and the baseline (which would "
-                "spend budget; not in dpol yet).")
+                "has nothing over it here." + nonlinear)
     return (f"Why: noise. Without noise the learner gains {scale * (trivial - twin):.3g} "
             f"{what} over the trivial baseline; at epsilon = 1 on a stream of {rows:,} rows "
             f"the noise costs {scale * (mine - twin):.3g}: the signal is too weak for this "
-            "budget and size.")
+            "budget and size." + nonlinear)
 
 
 def _failures(result: dict) -> list[str]:
@@ -97,6 +125,7 @@ def _failures(result: dict) -> list[str]:
         if not t["measured"]:
             continue
         task = result["datasets"][name]["task"]
+        nonlinear = _nonlinear(result, name, t["learner"])
         unit = (lambda v: f"{100 * (1 - v):.2f}% accuracy") if task == "classification" \
             else (lambda v: f"MSE {v:.4g}")
         for part in ("prequential", "held_out"):
@@ -107,13 +136,14 @@ def _failures(result: dict) -> list[str]:
                 out.append(f"- {name}, T1 {part.replace('_', '-')}: {t['learner']} "
                            f"{unit(r['loss_mean'])} on average, {unit(r['loss_worst_seed'])} "
                            f"in its worst seed; trivial {unit(r['trivial_loss'])}{twin}. "
-                           + _why(r, result["datasets"][name]["stream"], task))
+                           + _why(r, result["datasets"][name]["stream"], task, nonlinear))
         if t["T2"]["pass"] is False:
             c = t["T2"]["closure"]
             out.append(f"- {name}, T2: gap closed "
                        + ", ".join(f"{p.replace('_', '-')} {v:.2f}" for p, v in c.items()
                                    if v is not None) + " (needs 0.5). "
-                       + _why(t["T1_prequential"], result["datasets"][name]["stream"], task))
+                       + _why(t["T1_prequential"], result["datasets"][name]["stream"], task,
+                              nonlinear))
         if t["T3"]["pass"] is False:
             out.append(f"- {name}, T3: held-out {unit(t['T3']['loss'])} against diffprivlib's "
                        f"{unit(t['T3']['diffprivlib_loss'])} (medians over seeds "
