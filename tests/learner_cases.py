@@ -20,6 +20,8 @@ from dpol.learners import (
     PrivateQuadraticFTL,
     ProjectedIncrementalRegression,
 )
+from dpol.learners.intercept import WithIntercept
+from dpol.learners.random_features import WithRandomFeatures
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L1Ball, L2Ball, Simplex
 
@@ -72,6 +74,10 @@ LEARNERS = {
         **kw), "real"),
     "kernel": (lambda T, **kw: PrivateKernelRegression(DIM, horizon=T, n_features=16, **kw),
                "real"),
+    # a linear learner behind both feature wrappers (random features, then an intercept)
+    "pqftl-rff-intercept": (lambda T, **kw: WithRandomFeatures(WithIntercept(
+        PrivateQuadraticFTL(17, horizon=T, alpha=0.01, noise_ridge=True, counter="blt",
+                            **kw)), DIM, bandwidth=0.5), "real"),
     "kernel-query": (lambda T, **kw: PrivateKernelRegression(
         DIM, horizon=T, mode="query_points", query_points=np.eye(DIM) * 0.5, **kw), "real"),
     "kernel-poly": (lambda T, **kw: PrivateKernelRegression(DIM, horizon=T,

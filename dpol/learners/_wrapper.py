@@ -67,6 +67,11 @@ class LearnerWrapper(OnlineLearner):
         return self.learner.tags
 
     @property
+    def least_squares(self) -> bool:
+        """Whether predictions are clipped to y_bound (the learner's least-squares flag)."""
+        return bool(getattr(self.base, "least_squares", False))
+
+    @property
     def mechanism(self):
         return self.learner.mechanism
 

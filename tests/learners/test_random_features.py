@@ -152,9 +152,9 @@ def test_refusals():
     used.learn_one(np.full(8, 0.1), 0.1)
     with pytest.raises(InvalidInputError, match="learner must be fresh"):
         WithRandomFeatures(used, 2)
-    with pytest.raises(InvalidInputError, match="learner.dim must be even"):
+    with pytest.raises(InvalidInputError, match=r"learner\.dim must be even"):
         WithRandomFeatures(_ridge(9, 10), 2)
-    with pytest.raises(InvalidInputError, match="learner.x_bound must be at least 1"):
+    with pytest.raises(InvalidInputError, match=r"learner\.x_bound must be at least 1"):
         WithRandomFeatures(_ridge(8, 10, bound=0.5), 2)
     with pytest.raises(InvalidInputError, match="bandwidth must be > 0"):
         WithRandomFeatures(_ridge(8, 10), 2, bandwidth=0.0)
