@@ -24,7 +24,9 @@ stream of at most ``horizon`` rows: ``fit`` calibrates for its own number of row
 :class:`~dpol.errors.HorizonExceededError`. The declared bounds are public: rows with
 ``||x|| > x_bound`` (and labels with ``|y| > y_bound``) are clipped, as the proof needs,
 and counted in ``n_clipped_``. The intercept is a constant feature inside the norm bound
-(its Privacy section): the learner's sensitivities and guarantee are unchanged. The
+(its Privacy section), and ``random_features`` a fixed public map of x onto features of
+norm 1 (:class:`~dpol.learners.random_features.WithRandomFeatures`): the learner's
+sensitivities and guarantee are unchanged. The
 averaged model, the intercept's read-out and the clipped predictions are functions of
 the releases and public constants: post-processing, no privacy cost. Scale features with
 public constants, not with statistics of the private data (a fitted scaler is not
@@ -48,7 +50,7 @@ from dpol.learners import PrivateKernelRegression
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
 from dpol.learners.postprocess import predict as model_predict
-from dpol.learners.random_features import BANDWIDTH
+from dpol.learners.random_features import BANDWIDTH, WithRandomFeatures
 from dpol.losses import LogisticLoss, Regularized
 
 __all__ = ["DEFAULT_STREAM_HORIZON", "OnlineClassifier", "OnlineRegressor"]
@@ -92,10 +94,11 @@ class _OnlineEstimator(BaseEstimator):
 
     def _stream(self, X: np.ndarray, y: np.ndarray) -> None:
         self.learner_.run(self.prep_.transform(X), self.prep_.transform_y(y))
-        inner = self.learner_.learner if self.random_features is not None else self.learner_
+        features = isinstance(self.learner_, WithRandomFeatures)
+        inner = self.learner_.learner if features else self.learner_
         if isinstance(inner, WithIntercept):  # with random features: the features' weights
             self.coef_, self.intercept_ = inner.linear_model()
-        elif self.random_features is not None:
+        elif features:
             self.coef_, self.intercept_ = inner.model_weights, 0.0
         elif isinstance(self.learner_, PrivateKernelRegression):
             self.coef_, self.intercept_ = self.learner_.weights, 0.0  # its feature weights
