@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpol._validation import check_choice
+from dpol.clipping import clip_norms, scale_rows_l2
 from dpol.learners._base import OnlineLearner
 from dpol.learners.postprocess import POSTPROCESSINGS
 from dpol.learners.postprocess import predict as model_predict
@@ -36,6 +37,20 @@ class LearnerWrapper(OnlineLearner):
         for name in _SHARED:
             setattr(self, name, getattr(self.learner, name))
         self.learner._clip_warned = True  # the wrapper's warning counts every clip once
+        self._x_clipped = 0  # rows whose x (not label) was clipped here
+
+    def _clip_rows(self, X: np.ndarray, y: np.ndarray, bound: float, slack: float = 1.0
+                   ) -> tuple[np.ndarray, int]:
+        """X with rows over ``slack`` x ``bound`` clipped to norm ``bound`` (a copy if any
+        is), and how many of them the learner will not count (their label is within
+        y_bound): each row counts once. A slack above 1 makes the clip idempotent (a
+        clipped row's norm can round above the bound)."""
+        norms = clip_norms(X)
+        over = norms > bound * slack
+        if np.any(over):
+            X = X.copy()
+            scale_rows_l2(X, norms, over, bound)  # the learners' clip, huge rows too
+        return X, int(np.count_nonzero(over & ~(np.abs(y) > self.y_bound)))
 
     def rows(self, X: np.ndarray) -> np.ndarray:
         """The rows the learner sees for rows X (n, dim) as given."""
@@ -77,7 +92,7 @@ class LearnerWrapper(OnlineLearner):
 
     @property
     def n_clipped_(self) -> int:
-        return self.learner.n_clipped_
+        return self.learner.n_clipped_ + self._x_clipped
 
     @property
     def postprocess(self) -> str:

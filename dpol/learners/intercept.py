@@ -21,7 +21,7 @@ import numpy as np
 
 from dpol._clip_warning import note_clipping
 from dpol._validation import as_matrix, as_vector, check_real, fail
-from dpol.clipping import clip_norms, scale_rows_l2
+from dpol.clipping import clip_norms
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._wrapper import LearnerWrapper
 
@@ -116,7 +116,6 @@ class WithIntercept(LearnerWrapper):
         self._share()  # one clipping warning: the learner's label clips and the x clips here
         self.x_bound = learner.x_bound
         self.dim = learner.dim - 1
-        self._x_clipped = 0  # rows whose x (not label) was clipped here
         learner._intercept_index = self.dim
 
     # ------------------------------------------------------------------ the lift
@@ -130,17 +129,7 @@ class WithIntercept(LearnerWrapper):
 
     def _clip_x(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
         """X with rows clipped to x_bound; the rows whose label the learner will not clip."""
-        norms = clip_norms(X)
-        over = norms > self.x_bound
-        if np.any(over):
-            X = X.copy()
-            scale_rows_l2(X, norms, over, self.x_bound)  # the learners' clip, huge rows too
-        return X, int(np.count_nonzero(over & ~(np.abs(y) > self.y_bound)))
-
-    # ------------------------------------------------------------------ delegation
-    @property
-    def n_clipped_(self) -> int:
-        return self.learner.n_clipped_ + self._x_clipped
+        return self._clip_rows(X, y, self.x_bound)
 
     def linear_model(self, *, raw: bool = False) -> tuple[np.ndarray, float]:
         """(coef, intercept) of the model (``raw=True``: of the last release)."""

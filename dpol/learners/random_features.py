@@ -16,6 +16,8 @@ model x -> <w, phi(x)> (+ an intercept) is a kernel model with D weights.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from dpol._clip_warning import note_clipping
@@ -24,7 +26,7 @@ from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._kernels import FeatureMap, Kernel
 from dpol.learners._wrapper import LearnerWrapper
 
-__all__ = ["BANDWIDTH", "N_RANDOM_FEATURES", "WithRandomFeatures"]
+__all__ = ["BANDWIDTH", "FAR", "N_RANDOM_FEATURES", "WithRandomFeatures"]
 
 #: b, the Gaussian kernel's bandwidth in units of x_bound (see :class:`WithRandomFeatures`)
 BANDWIDTH = 0.2
@@ -32,6 +34,12 @@ BANDWIDTH = 0.2
 N_RANDOM_FEATURES = 64
 #: the features' norm, strictly inside the learner's bound 1, so rounding never clips them
 _SHRINK = 1.0 - 1e-12
+#: rows longer than this many x_bound are scaled to it: omega . x is then beyond 1e6 / b,
+#: where float64 holds its phase only to ~1e-9 (near 1e307 it overflows, and cos gives
+#: nan), and no data declares a scale a million times too small
+FAR = 1e6
+#: rows within this factor of row_bound are left alone, so scaling a row is idempotent
+_SLACK = 1.0 + 1e-12
 
 
 class WithRandomFeatures(LearnerWrapper):
@@ -49,7 +57,9 @@ class WithRandomFeatures(LearnerWrapper):
         b, the kernel's bandwidth in units of ``x_bound``.
     x_bound : float
         The declared scale of ||x||: the bandwidth is b x_bound. Rows are not clipped
-        to it (the features have norm 1 whatever x).
+        to it (the features have norm 1 whatever x): only rows longer than
+        ``row_bound`` = 1e6 x_bound, whose features float64 cannot compute, are scaled
+        to that norm (counted in ``n_clipped_`` when learnt).
     feature_seed : int
         **Public** seed of Omega, independent of the learner's noise seed.
 
@@ -81,8 +91,9 @@ class WithRandomFeatures(LearnerWrapper):
     ||phi(x)|| = 1 - 1e-12 < 1 for every x, so neighbouring streams (replace-one or
     add/remove) map to neighbouring streams of rows within the learner's bound (>= 1):
     every sensitivity of the learner holds unchanged, and the guarantee is the learner's,
-    derived from its events (``privacy_events``). No row is clipped for the features;
-    labels are clipped to the learner's ``y_bound`` (counted in ``n_clipped_``).
+    derived from its events (``privacy_events``). No row needs clipping for the
+    features (rows beyond ``row_bound`` are scaled for numerical reasons only); labels
+    are clipped to the learner's ``y_bound`` (counted in ``n_clipped_``).
     Predictions are post-processing of the releases.
 
     Examples
@@ -124,11 +135,17 @@ class WithRandomFeatures(LearnerWrapper):
         self.x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
         kernel = Kernel("gaussian", bandwidth=self.bandwidth * self.x_bound)
         self.feature_map = FeatureMap(kernel, self.dim, n_features, feature_seed)
+        self.row_bound = FAR * self.x_bound
         self._share()
 
     def rows(self, X: np.ndarray) -> np.ndarray:
-        """phi of rows X (n, d) as given; (n, D)."""
-        return _SHRINK * self.feature_map(np.atleast_2d(X))
+        """phi of rows X (n, d) as given (beyond ``row_bound``: scaled to it); (n, D)."""
+        X = np.atleast_2d(X)
+        return _SHRINK * self.feature_map(self._far(X, np.zeros(len(X)))[0])
+
+    def _far(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
+        """Rows beyond ``row_bound`` scaled to it, and how many the learner will not count."""
+        return self._clip_rows(X, y, self.row_bound, _SLACK)
 
     def predict_one(self, x: object, *, raw: bool = False) -> float:
         """The learner's prediction on phi(x) (``raw=True``: with its last release)."""
@@ -137,17 +154,25 @@ class WithRandomFeatures(LearnerWrapper):
     def learn_one(self, x: object, y: object) -> None:
         """Observe one element (its features)."""
         xv = as_vector("x", x, self.dim)
-        self.learner.learn_one(self.rows(xv)[0], y)  # may refuse y: then nothing changed
-        note_clipping(self, bounds=f"y_bound={self.y_bound:g}")
+        yv = self.base._check_label(y)
+        extra = self._far(xv[None, :], np.array([yv]))[1]
+        self.learner.learn_one(self.rows(xv)[0], yv)  # may refuse: then nothing changed
+        self._x_clipped += extra
+        note_clipping(self, bounds=self._bounds_text())
 
     def run(self, X: object, y: object, *, comparator: object = None) -> Trace:
         """The learner's ``run`` on the features; ``comparator`` and the trace's iterates
         are in the learner's coordinates."""
         X = as_matrix("X", X, self.dim)
         y = as_vector("y", y, X.shape[0])
+        extra = self._far(X, y)[1]
         trace = self.learner.run(self.rows(X), y, comparator=comparator)
-        note_clipping(self, bounds=f"y_bound={self.y_bound:g}", raw=lambda: (None, y))
-        return trace
+        self._x_clipped += extra
+        note_clipping(self, bounds=self._bounds_text(), raw=lambda: (None, y))
+        return dataclasses.replace(trace, n_clipped=self.n_clipped_)
+
+    def _bounds_text(self) -> str:
+        return f"||x|| <= {self.row_bound:g} (features), y_bound={self.y_bound:g}"
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The learner's loss of w on the features of rows X (n, d)."""

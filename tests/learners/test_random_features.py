@@ -168,3 +168,21 @@ def test_refusals():
     with pytest.raises(InvalidInputError, match="y must"):
         m.learn_one([0.1, 0.2], math.nan)
     assert m.t == 0 and m.n_clipped_ == 0
+
+
+def test_rows_beyond_a_million_bounds_are_scaled_counted_once_and_stay_finite():
+    # omega . x overflows near 1e307 (cos(inf) = nan); beyond row_bound = 1e6 x_bound a
+    # row is scaled to it for numerical reasons, and counted with the label's clip once
+    m = WithRandomFeatures(_ridge(8, 10), 2, x_bound=2.0)
+    assert m.row_bound == 2e6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow or invalid-value warning
+        assert np.isfinite(m.predict_one([1.7e308, -1.7e308]))
+        m.learn_one([1.7e308, -1.7e308], 0.5)   # scaled: counted
+        m.learn_one([1e300, 1.0], 5.0)          # scaled and label clipped: counted once
+        m.learn_one([1e6, 1e6], 0.5)            # norm 1.4e6 < 2e6: as given, not counted
+    assert m.n_clipped_ == 2 and np.all(np.isfinite(m.weights))
+    far = m.rows(np.array([[3e6, 4e6]]))
+    np.testing.assert_array_equal(far, m.rows(np.array([[1.2e6, 1.6e6]])))  # the scaled row
+    again = m._far(np.array([[1.2e6, 1.6e6]]), np.zeros(1))  # idempotent: left alone
+    assert again[1] == 0
