@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import math
-import pickle
 import warnings
 
 import numpy as np
 import pytest
 
 from dpol.adapters import LEARNERS, comparator, make_learner
-from dpol.errors import ClippingWarning, HorizonExceededError, InvalidInputError, NonPrivateWarning
-from dpol.learners import PrivateIGD, PrivateQuadraticFTL
+from dpol.errors import ClippingWarning, InvalidInputError, NonPrivateWarning
+from dpol.learners import PrivateQuadraticFTL
 from dpol.learners.intercept import WithIntercept
 from dpol.learners.random_features import BANDWIDTH, WithRandomFeatures
-from dpol.losses import LogisticLoss, Regularized
-from dpol.sets import L2Ball
 
 LINEAR = [name for name, spec in LEARNERS.items() if spec.linear]
 
@@ -70,29 +67,6 @@ def test_privacy_is_the_learners_and_the_run_is_the_learners_run_on_the_features
     assert m.n_clipped_ == 0 and m.t == 300  # rows are never clipped, labels in bounds
     np.testing.assert_allclose(m.predict_rows(X[:20]),
                                [m.predict_one(x) for x in X[:20]], rtol=1e-13, atol=1e-15)
-
-
-def test_run_equals_the_learn_one_loop_and_checkpoints_continue():
-    X, y = _xor(60, seed=1)
-    loss = Regularized(LogisticLoss(), 0.05)
-
-    def build():
-        return WithRandomFeatures(PrivateIGD(8, loss=loss, domain=L2Ball(8, 5.0), horizon=60,
-                                             epsilon=2.0, delta=1e-5, seed=11), 2)
-    whole, looped = build(), build()
-    whole.run(X, y)
-    for x, label in zip(X, y, strict=True):
-        looped.learn_one(x, label)
-    np.testing.assert_array_equal(whole.weights, looped.weights)
-    np.testing.assert_array_equal(whole.model_weights, looped.model_weights)
-    half = build()
-    half.run(X[:25], y[:25])
-    restored = pickle.loads(pickle.dumps(WithRandomFeatures.from_state(half.get_state())))
-    restored.run(X[25:], y[25:])
-    np.testing.assert_array_equal(restored.model_weights, whole.model_weights)
-    with pytest.raises(HorizonExceededError):
-        whole.learn_one(X[0], y[0])
-    assert whole.t == 60
 
 
 def test_without_noise_the_model_is_ridge_regression_on_the_features():
