@@ -21,11 +21,15 @@ def _quoted(args: dict, option: list[str] | None) -> str:
              "--y-bound": args["y_bound"], "--normalize": args["normalize"],
              "--calibration": args["calibration"], "--test-fraction": args["test_fraction"],
              "--bounds-budget": args["bounds_budget"] if "auto" in (
-                 args["x_bound"], args["y_bound"]) or args["normalize"] == "private" else None}
+                 args["x_bound"], args["y_bound"]) or args["normalize"] == "private" else None,
+             "--random-features": args["random_features"],
+             "--bandwidth": args["bandwidth"] if args["random_features"] is not None else None}
+    intercept = {True: ["--intercept"], False: ["--no-intercept"], None: []}[
+        args["fit_intercept"]]
     return " ".join(["dpol run", args["learner"], str(args["data"]),
                      *(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
                        for k, v in given.items() if v is not None),
-                     *(f"--option {o}" for o in option or []),
+                     *intercept, *(f"--option {o}" for o in option or []),
                      *([] if args["baseline"] else ["--no-baseline"])])
 
 

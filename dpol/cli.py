@@ -26,16 +26,9 @@ def _app():
     try:
         import typer
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            Progress,
-            ProgressColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-        from rich.table import Column, Table
-        from rich.text import Text
+        from rich.table import Table
+
+        from dpol._cli_progress import progress_bar as _progress_bar
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         sys.stderr.write(f"dpol: the command line needs the 'cli' extra ({exc.name} is "
                          "missing): pip install 'dpol[cli]'\n")
@@ -45,6 +38,7 @@ def _app():
     from dpol.datasets import DATASETS
     from dpol.errors import DpolError
     from dpol.experiments.sweep_cli import register as register_sweep
+    from dpol.learners.random_features import BANDWIDTH
 
     app = typer.Typer(add_completion=False, no_args_is_help=True,
                       help="Differentially private online learning.")
@@ -66,45 +60,8 @@ def _app():
                                           for w in caught):
                     sys.stderr.write(f"dpol {command}: warning: {text}\n")
 
-    class Rate(ProgressColumn):
-        """Items per second (rich's own speed estimate), with the unit."""
-
-        def __init__(self, unit: str) -> None:
-            super().__init__()
-            self.unit = unit
-
-        def render(self, task) -> Text:
-            speed = task.finished_speed or task.speed
-            if speed is None:
-                return Text("")
-            big = next(((f, s) for f, s in ((1e6, "M"), (1e3, "k")) if speed >= f), (1, ""))
-            return Text(f"{speed / big[0]:.3g}{big[1]} {self.unit}/s")
-
-    @contextmanager
     def progress_bar(label: str, unit: str = "runs"):
-        """A bar per stage: done/total items, their rate, elapsed time and ETA. A stage's
-        bar appears with its first update (so never "0/None"); ``update(done, total,
-        stage=None)``, ``stage`` naming a further bar (a run's non-private twin)."""
-        with Progress(TextColumn("{task.description}", table_column=Column(
-                          max_width=24, overflow="ellipsis", no_wrap=True)),
-                      BarColumn(bar_width=16),
-                      TextColumn(f"{{task.completed:,.0f}}/{{task.total:,.0f}} {unit}"),
-                      Rate(unit), TimeElapsedColumn(), TextColumn("eta"),
-                      TimeRemainingColumn(), console=console, transient=False) as bar:
-            tasks: dict = {}
-
-            def update(done: int, total: int, stage: str | None = None) -> None:
-                key = stage or label
-                if key not in tasks:
-                    tasks[key] = bar.add_task(key, total=total)
-                bar.update(tasks[key], completed=done, total=total)
-
-            try:
-                yield update
-            except BaseException:
-                for task in tasks.values():  # a refused run leaves no half-drawn bar
-                    bar.update(task, visible=False)
-                raise
+        return _progress_bar(console, label, unit)
 
     def show_rows(title: str, rows: list[dict], keys: list[str]) -> None:
         shown = fit_columns(rows, keys, console.width)
@@ -184,6 +141,12 @@ def _app():
                                     "checkpointed in this folder (no LEARNER, DATA)."),
         chunk_rows: int = typer.Option(None, min=1, help="Read and learn the file N rows "
                                        "at a time (streams larger than memory; no regret)."),
+        intercept: bool = typer.Option(None, "--intercept/--no-intercept", help="Fit an "
+                                       "intercept (default: yes for a linear learner)."),
+        random_features: int = typer.Option(None, help="Learn on D random Fourier features "
+                                            "of the rows: a model non-linear in x."),
+        bandwidth: float = typer.Option(BANDWIDTH, help="Kernel bandwidth of "
+                                        "--random-features, in units of --bound."),
     ) -> None:
         """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
 
@@ -200,7 +163,8 @@ def _app():
                     horizon=horizon, counter=counter, seed=seed, calibration=calibration,
                     target_col=target_col, normalize=normalize, x_bound=bound,
                     y_bound=y_bound, bounds_budget=bounds_budget, baseline=baseline,
-                    test_fraction=test_fraction)
+                    test_fraction=test_fraction, fit_intercept=intercept,
+                    random_features=random_features, bandwidth=bandwidth)
         ui = SimpleNamespace(refusals=refusals, progress_bar=progress_bar,
                              show_rows=show_rows, console=console)
         run_command(args, option, resume=resume, checkpoint_every=checkpoint_every,

@@ -2,7 +2,8 @@
 
 Writes into the output folder:
 
-* ``iterates.npy`` — every released iterate, shape (T + 1, d): row t is the model
+* ``iterates.npy`` — every released iterate, shape (T + 1, d) (d + 1 with the
+  intercept, its coordinate last; D (+ 1) on random features): row t is the model
   released before element t + 1, the last row the model after the stream. This is the
   private output.
 * ``losses.csv`` — per step: the loss suffered, the cumulative and average regret against
@@ -49,7 +50,8 @@ from dpol.experiments.run_checkpoint import (
     stream_slices,
 )
 from dpol.experiments.run_report import ERRATA_IDS, split_text, write_report
-from dpol.experiments.run_stream import chunked_arguments, run_chunked
+from dpol.experiments.run_stream import chunked_arguments, feature_arguments, run_chunked
+from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["ERRATA_IDS", "RUN_NORMALIZATIONS", "load_run_stream", "resume_run",
            "run_learner"]
@@ -136,8 +138,9 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                 test_fraction: float | None = None,
                 progress: Callable[..., None] | None = None,
                 command: str | None = None, checkpoint_every: int | None = None,
-                chunk_rows: int | None = None, _resumed: dict | None = None
-                ) -> ExperimentResult:
+                chunk_rows: int | None = None, fit_intercept: bool | None = None,
+                random_features: int | None = None, bandwidth: float = BANDWIDTH,
+                _resumed: dict | None = None) -> ExperimentResult:
     """Run ``learner`` (a name of :data:`dpol.adapters.LEARNERS`) on ``data``; write outputs.
 
     ``horizon`` is the length the noise is calibrated for (default: the number of rows;
@@ -156,6 +159,13 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     outputs are written. ``chunk_rows`` reads and learns the file that many rows at a time
     (:mod:`dpol.experiments.run_stream`), for streams larger than memory.
 
+    ``fit_intercept`` (default: True for a linear learner, as in the adapters) runs the
+    learner with an intercept (:class:`~dpol.learners.intercept.WithIntercept`; the
+    iterates and the comparator then have d + 1 coordinates, the intercept's last);
+    ``random_features`` = D runs it on D random Fourier features of the rows, with the
+    kernel's ``bandwidth`` in units of the bound on ||x||
+    (:class:`~dpol.learners.random_features.WithRandomFeatures`).
+
     A bound ``"auto"`` is estimated privately from the rows the learner sees
     (:func:`~dpol.datasets.private_bounds.private_bounds`) with ``bounds_budget * epsilon``;
     the learner gets the rest, and the reported guarantee composes both. ``normalize=
@@ -169,7 +179,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     >>> import tempfile
     >>> res = run_learner("pqftl", "synthetic-regression", tempfile.mkdtemp(), horizon=500)
     >>> res.rows[0]["model"], round(res.rows[0]["average_regret"], 4), res.notes
-    ('pqftl', 0.242, [])
+    ('pqftl', 0.2677, [])
     """
     args = {k: v for k, v in locals().items() if k not in ("progress", "_resumed")}
     if not isinstance(learner, str) or learner not in LEARNERS:
@@ -200,6 +210,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     if counter is not None and spec.counter is None:
         raise fail("counter", f"be left unset: {learner} adds its noise without a counter",
                    counter)
+    features = feature_arguments(spec, learner, fit_intercept, random_features, bandwidth)
     if checkpoint_every is not None:
         checkpoint_every = check_int("checkpoint_every", checkpoint_every, low=1)
         if isinstance(data, str) and data == "-":
@@ -208,7 +219,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     if chunk_rows is not None:  # streams larger than memory: another path, same outputs
         return run_chunked(learner, data, out_dir, **chunked_arguments(
             {**args, "x_bound": x_bound, "y_bound": y_bound}, chunk_rows, any(auto)),
-            progress=progress)
+            progress=progress, features=features)
     classification = spec.task == "classification"
 
     X_all, y_all, name, how = _rows(data, task=spec.task, target_col=target_col,
@@ -242,7 +253,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     stream = Stream(X, y, name, "; ".join(p for p in (how, clip.summary()) if p),
                     n_clipped=clip.clipped)
     build = dict(horizon=horizon, epsilon=epsilon, delta=delta, counter=counter,
-                 x_bound=x_bound, y_bound=y_bound, calibration=calibration, options=options)
+                 x_bound=x_bound, y_bound=y_bound, calibration=calibration, options=options,
+                 **features)
     out = Path(out_dir)
     state = {"args": args, "estimate": estimate, "fingerprint": data_fingerprint(X, y),
              "done": {}, "parts": {}, "models": {}}
@@ -284,7 +296,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                                       model.delta, target=total)
         rows[0]["guarantee"] = str(guarantee)
         rows[0]["privacy_split"] = split_text(estimate, x_bound, y_bound, auto, epsilon)
-    zero_loss = model._loss_value(np.zeros(X.shape[1]), X, y)
+    zero_loss = model._loss_value(np.zeros(model.weights.size), X, y)  # predict 0
     zero = {"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
             "average_regret": float(np.mean(zero_loss - ref)),
             "final_regret": float(np.sum(zero_loss - ref)), "mean_loss": float(zero_loss.mean()),

@@ -10,6 +10,8 @@ from dpol.experiments import run_scores as scores
 from dpol.experiments.account import describe_noise
 from dpol.experiments.report import ERRATA, glossary, markdown_table
 from dpol.experiments.run_checkpoint import atomic_write
+from dpol.learners._wrapper import LearnerWrapper
+from dpol.learners.random_features import WithRandomFeatures
 
 __all__ = ["ERRATA_IDS", "split_text", "write_report"]
 
@@ -38,6 +40,19 @@ def split_text(estimate, x_bound, y_bound, auto, epsilon: float) -> str:
             f"DP); learner epsilon = {epsilon:g}; composed")
 
 
+def _model_text(model: object) -> str:
+    """The learner's class and the features it is fed (intercept, random features)."""
+    parts = []
+    while isinstance(model, LearnerWrapper):
+        if isinstance(model, WithRandomFeatures):
+            parts.append(f"on {model.feature_map.n_features} random Fourier features "
+                         f"(bandwidth {model.bandwidth:g} x the bound on ||x||)")
+        else:
+            parts.append("with an intercept")
+        model = model.learner
+    return " ".join([type(model).__name__, *parts])
+
+
 def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Path:
     """Write ``out / "report.md"`` from the run's ``info``, result rows and figures."""
     model, stream, spec = info["model"], info["stream"], info["spec"]
@@ -59,7 +74,7 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
                 "add/remove (one element replaced by zero)")
     used = len(stream.y)
     params = [{"parameter": k, "value": v} for k, v in (
-        ("learner", f"{info['learner']} ({type(model).__name__}): {spec.summary}"),
+        ("learner", f"{info['learner']} ({_model_text(model)}): {spec.summary}"),
         ("data", f"{info['data']} ({stream.name})"),
         ("rows used / available / in the data", f"{used} / {info['available']} / "
                                                  f"{info['n_rows']}"),
@@ -97,7 +112,7 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
         f"* **Calibration:** {calibration}.",
         *([f"* **Errata of the paper decided here:** {ERRATA_IDS[info['learner']]} in "
            f"{ERRATA}."] if info["learner"] in ERRATA_IDS else []),
-        f"* **Noise:** {describe_noise(model)}.",
+        f"* **Noise:** {describe_noise(getattr(model, 'base', model))}.",
         f"* **Counter:** {counter}.",
         f"* **Data within the bounds:** {stream.normalization}; {stream.n_clipped} rows "
         f"clipped while loading, {info['n_clipped']} more by the learner. The proof "

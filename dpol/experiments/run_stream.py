@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpol._validation import check_int, fail
+from dpol._validation import check_int, check_real, fail
 from dpol.adapters.registry import LEARNERS, make_learner
 from dpol.datasets import Stream
 from dpol.datasets.chunks import iter_table
@@ -35,7 +35,7 @@ from dpol.experiments.report import ExperimentResult
 from dpol.experiments.run_checkpoint import atomic_path, atomic_write
 from dpol.experiments.run_report import write_report
 
-__all__ = ["chunked_arguments", "count_rows", "run_chunked"]
+__all__ = ["chunked_arguments", "count_rows", "feature_arguments", "run_chunked"]
 
 CURVE_POINTS = 400
 
@@ -84,6 +84,28 @@ def chunked_arguments(args: dict, chunk_rows: object, auto: bool) -> dict:
     return {"chunk_rows": chunk_rows, **{k: args[k] for k in keep}}
 
 
+def feature_arguments(spec, learner: str, fit_intercept: bool | None, random_features: object,
+              bandwidth: float) -> dict:
+    """``make_learner``'s feature keywords of a run, checked before any data is read: an
+    intercept by default for a linear learner, random features when asked."""
+    if fit_intercept is None:
+        fit_intercept = spec.linear
+    if not isinstance(fit_intercept, bool):
+        raise fail("fit_intercept", "be True, False or None (the learner's default)",
+                   fit_intercept)
+    if not spec.linear and (fit_intercept or random_features is not None):
+        which = "fit_intercept" if fit_intercept else "random_features"
+        raise fail(which, f"be unset for {learner} (not a linear model x . w)",
+                   fit_intercept if fit_intercept else random_features)
+    if random_features is not None:
+        random_features = check_int("random_features", random_features, low=2)
+        if random_features % 2:
+            raise fail("random_features", "be even (cos/sin pairs)", random_features)
+    check_real("bandwidth", bandwidth, low=0.0, low_open=True)
+    return {"fit_intercept": fit_intercept, "random_features": random_features,
+            "bandwidth": bandwidth}
+
+
 def _labels(y: np.ndarray, start: int) -> np.ndarray:
     ok = np.isin(y, (-1.0, 0.0, 1.0))
     if not ok.all():
@@ -114,9 +136,12 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
                 counter: str | None, seed: int, calibration: str,
                 target_col: int | str | None, x_bound: float, y_bound: float,
                 options: dict | None, baseline: bool, progress=None,
-                command: str | None = None) -> ExperimentResult:
+                command: str | None = None, features: dict | None = None
+                ) -> ExperimentResult:
     """Run ``learner`` over the file ``data`` in chunks of ``chunk_rows`` rows (see the
-    module docstring); arguments as :func:`~dpol.experiments.run_file.run_learner`.
+    module docstring); arguments as :func:`~dpol.experiments.run_file.run_learner`,
+    ``features`` its checked ``fit_intercept``, ``random_features`` and ``bandwidth``
+    (default: none of them).
 
     Examples
     --------
@@ -139,7 +164,8 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
         raise fail("data", "hold at least one row", str(data))
     marks = np.unique(np.geomspace(1, T, CURVE_POINTS).astype(int))
     build = dict(horizon=horizon or total_rows, epsilon=epsilon, delta=delta, counter=counter,
-                 x_bound=x_bound, y_bound=y_bound, calibration=calibration, options=options)
+                 x_bound=x_bound, y_bound=y_bound, calibration=calibration, options=options,
+                 **(features or {}))
     out = Path(out_dir)
     models, tallies, zero = {}, {}, _Tally(marks)
     done = clipped = label_sum = 0
@@ -168,7 +194,8 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
                 if progress:
                     progress(done + len(y), T, learner if key == "private" else
                              "non-private twin")
-            z = models["private"]._loss_value(np.zeros(X.shape[1]), X, y)
+            z = models["private"]._loss_value(  # predict 0
+                np.zeros(models["private"].weights.size), X, y)
             zero.add(z, np.zeros(len(y)), y, done)
             clipped += clip.clipped
             label_sum += float(np.sum(y))

@@ -79,8 +79,9 @@ class WithRandomFeatures(LearnerWrapper):
     accuracy, mean [worst]): D = 64, b = 0.1 / 0.15 / 0.2 / 0.4: 80.3 [76.8] / 84.8 [84.4]
     / 88.7 [87.9] / 81.8 [80.1] (non-private 87.9 / 89.7 / 89.9 / 87.6); b = 0.2, D = 16 /
     32 / 64 / 128: 72.2 / 78.6 / 88.7 / 85.8. Majority class 56.8; the linear model 53.3
-    (non-private 58.1). Each feature adds a coordinate to the learner's noise, and one bandwidth does
-    not suit every scale: on the other data sets of that benchmark, where a linear model
+    (non-private 58.1). Each feature adds a coordinate to the learner's noise, and one
+    bandwidth does not suit every scale: on the other data sets of that benchmark, where
+    a linear model
     is good, the default features cost accuracy at epsilon = 1 (breast cancer 72.8
     against 93.2 linear, Phishing 61.4 against 85.8, the 10-feature synthetic logistic
     stream 50.3 against 89.4: b = 0.2 is far below its rows' spacing), so they are an

@@ -13,6 +13,7 @@ typer_testing = pytest.importorskip("typer.testing")
 from dpol.cli import EXPERIMENTS, _app  # noqa: E402
 from dpol.counters import BinaryTreeCounter  # noqa: E402
 from dpol.experiments.counter_errors import COUNTER_VARIANTS  # noqa: E402
+from dpol.learners.intercept import INTERCEPT_SCALING  # noqa: E402
 
 COMMANDS = ("demo", "run", "reproduce", "account", "audit", "counters")
 
@@ -74,18 +75,22 @@ def test_run_csv_file_writes_iterates_losses_regret_plots_report(app, tmp_path):
                           "--counter", "honaker"])
     assert result.exit_code == 0, result.output
     iterates = np.load(out / "iterates.npy")
-    assert iterates.shape == (len(y) + 1, 3)
+    assert iterates.shape == (len(y) + 1, 4)  # d = 3 and the intercept's coordinate
     with (out / "losses.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == len(y) and rows[-1]["t"] == str(len(y))
     col = {k: np.array([float(r[k]) for r in rows]) for k in rows[0]}
     t = np.arange(1, len(y) + 1)
     np.testing.assert_allclose(col["average_regret"], col["cumulative_regret"] / t, rtol=1e-8)
-    # each row: PQFTL's loss 1/2 (y - x.w)^2 + alpha/2 ||w||^2 (alpha = 1) of the iterate
-    # released before the element, on the element clipped to ||x|| <= 1, |y| <= 1
+    # each row: PQFTL's loss 1/2 (y - z.w)^2 + alpha/2 ||w||^2 (alpha = 1) of the iterate
+    # released before the element, on the element clipped to ||x|| <= 1, |y| <= 1 and
+    # lifted with the intercept's constant: z = kappa [x, c], kappa = (1 - 1e-12) /
+    # sqrt(1 + c^2) (WithIntercept)
     Xc = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
     yc = np.clip(y, -1.0, 1.0)
-    pred = np.einsum("ij,ij->i", Xc, iterates[:-1])
+    c = INTERCEPT_SCALING
+    Z = (1 - 1e-12) / np.sqrt(1 + c**2) * np.c_[Xc, np.full(len(y), c)]
+    pred = np.einsum("ij,ij->i", Z, iterates[:-1])
     np.testing.assert_allclose(col["prediction"], pred, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(col["loss"], 0.5 * (yc - pred) ** 2
                                + 0.5 * np.sum(iterates[:-1] ** 2, axis=1), rtol=1e-7)
@@ -115,7 +120,7 @@ def test_run_reads_stdin_npy_and_named_sets(app, tmp_path):
     result = invoke(app, ["run", "pol", tmp_path / "d.npy", "--out", tmp_path / "npy",
                           "-T", "150"])
     assert result.exit_code == 0, result.output
-    assert np.load(tmp_path / "npy" / "iterates.npy").shape == (151, 3)
+    assert np.load(tmp_path / "npy" / "iterates.npy").shape == (151, 4)  # an intercept
     result = invoke(app, ["run", "pqftl", "synthetic-regression", "-T", "300", "--out",
                           tmp_path / "named", "--option", "alpha=0.5"])
     assert result.exit_code == 0, result.output
@@ -149,7 +154,7 @@ def test_run_parquet(app, tmp_path):
     result = invoke(app, ["run", "incremental-regression", tmp_path / "d.parquet", "--out",
                           tmp_path / "pq"])
     assert result.exit_code == 0, result.output
-    assert np.load(tmp_path / "pq" / "iterates.npy").shape == (len(y) + 1, 3)
+    assert np.load(tmp_path / "pq" / "iterates.npy").shape == (len(y) + 1, 4)  # intercept
 
 
 def test_run_paper_calibration_and_no_privacy_are_stated(app, tmp_path):
@@ -471,3 +476,33 @@ def test_readme_lists_every_experiment_of_reproduce():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     listed = re.search(r"`dpol reproduce (jkt-[^`\[]+)", readme).group(1)
     assert [e.strip() for e in listed.split("|")] == list(EXPERIMENTS)
+
+
+def test_run_fits_an_intercept_by_default_and_takes_random_features(app, tmp_path):
+    X, y = small_table(tmp_path, classification=True)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.c_[X, y], delimiter=",")
+    shapes = {}
+    for flags, dim in (([], 4), (["--no-intercept"], 3),
+                       (["--random-features", "8", "--bandwidth", "0.5"], 9),
+                       (["--random-features", "8", "--no-intercept"], 8)):
+        out = tmp_path / f"out{len(shapes)}"
+        result = invoke(app, ["run", "ridge-classifier", data, "--out", out, *flags])
+        assert result.exit_code == 0, result.output
+        shapes[" ".join(flags)] = np.load(out / "iterates.npy").shape
+        assert shapes[" ".join(flags)] == (len(y) + 1, dim)
+        report = (out / "report.md").read_text()
+        assert ("with an intercept" in report) == ("--no-intercept" not in flags)
+        # the report's command reproduces the run, features included
+        assert all(f in report for f in flags)
+    assert "on 8 random Fourier features (bandwidth 0.2 x the bound on ||x||)" in report
+    # a learner that is not linear in x refuses both, in one line, before reading the data
+    for flags, word in ((["--intercept"], "fit_intercept"),
+                        (["--random-features", "8"], "random_features")):
+        result = invoke(app, ["run", "kernel", tmp_path / "missing.csv", "--out",
+                              tmp_path / "no", *flags])
+        assert result.exit_code == 1 and not (tmp_path / "no").exists()
+        assert f"{word} must be unset for kernel" in result.output
+    result = invoke(app, ["run", "ridge", data, "--random-features", "7", "--out",
+                          tmp_path / "odd"])
+    assert result.exit_code == 1 and "random_features must be even" in result.output

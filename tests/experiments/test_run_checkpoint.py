@@ -148,5 +148,5 @@ def test_ctrl_c_in_the_cli_says_what_was_kept(tmp_path):
     done = subprocess.run([str(dpol), "run", "--resume", str(out)], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert np.load(out / "iterates.npy").shape == (120_001, 4)
+    assert np.load(out / "iterates.npy").shape == (120_001, 5)  # d = 4 and an intercept
     assert not (out / CHECKPOINT).exists()
