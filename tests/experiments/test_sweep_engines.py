@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -75,10 +76,17 @@ def test_a_worker_killed_mid_task_is_retried(tmp_path, reference, engine):
     killed = []
 
     def kill_a_busy_worker(done: int, total: int) -> None:
-        if done == 1 and not killed:
-            victim = busy()[0]
-            os.kill(victim, signal.SIGKILL)
-            killed.append(victim)
+        if done < 1 or killed:
+            return
+        # under load the freed worker may not have taken its next cell yet when the first
+        # result lands: wait for one to be running a cell (a few seconds at most), else
+        # try again at the next result (the test then fails on `killed` if none ever is)
+        deadline = time.monotonic() + 5.0
+        while not (victims := busy()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if victims:
+            os.kill(victims[0], signal.SIGKILL)
+            killed.append(victims[0])
 
     summary = sweep(config(SLOW), store=tmp_path / "s.sqlite", progress=kill_a_busy_worker,
                     **engine)
