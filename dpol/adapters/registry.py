@@ -56,8 +56,8 @@ from dpol.learners.random_features import BANDWIDTH, WithRandomFeatures
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
-__all__ = ["DEFAULT_LEARNERS", "GIGA_LOGISTIC_ALPHA", "LEARNERS", "LearnerSpec", "comparator",
-           "logistic_options", "make_learner"]
+__all__ = ["DEFAULT_LEARNERS", "GIGA_LOGISTIC_ALPHA", "LEARNERS", "LearnerSpec",
+           "check_features", "comparator", "logistic_options", "make_learner"]
 
 #: regularisation of the logistic learners and the ball that holds their optimum
 LOGISTIC_ALPHA = 0.01
@@ -217,6 +217,29 @@ def _spec(name: object) -> LearnerSpec:
     return LEARNERS[name]
 
 
+def check_features(name: str, fit_intercept: object, random_features: object) -> int | None:
+    """Check ``make_learner``'s ``fit_intercept`` and ``random_features`` for the learner
+    ``name`` (both need a linear model x . w); the number of random features, or None.
+
+    >>> check_features("ridge", True, 64), check_features("kernel", False, None)
+    (64, None)
+    """
+    linear = _spec(name).linear
+    if not isinstance(fit_intercept, bool):
+        raise fail("fit_intercept", "be True or False", fit_intercept)
+    if fit_intercept and not linear:
+        raise fail("fit_intercept", f"be False for {name} (not a linear model x . w)", True)
+    if random_features is None:
+        return None
+    if not linear:
+        raise fail("random_features", f"be None for {name} (not a linear model x . w)",
+                   random_features)
+    features = check_int("random_features", random_features, low=2)
+    if features % 2:
+        raise fail("random_features", "be even (cos/sin pairs)", random_features)
+    return features
+
+
 def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
                  counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
                  calibration: str = "tight", seed: object = None,
@@ -254,19 +277,10 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     postprocess = check_choice("postprocess", postprocess, POSTPROCESSINGS)
     if options is not None and not isinstance(options, dict):
         raise fail("options", "be a dict of constructor keywords", options)
-    if not isinstance(fit_intercept, bool):
-        raise fail("fit_intercept", "be True or False", fit_intercept)
-    if fit_intercept and not spec.linear:
-        raise fail("fit_intercept", f"be False for {name} (not a linear model x . w)", True)
+    random_features = check_features(name, fit_intercept, random_features)
     features_dim, features_bound = dim, x_bound
     if random_features is not None:
-        if not spec.linear:
-            raise fail("random_features", f"be None for {name} (not a linear model x . w)",
-                       random_features)
-        features_dim = check_int("random_features", random_features, low=2)
-        if features_dim % 2:
-            raise fail("random_features", "be even (cos/sin pairs)", random_features)
-        features_bound = 1.0  # the features' norm
+        features_dim, features_bound = random_features, 1.0  # the features' norm
     inner_dim = features_dim + 1 if fit_intercept else features_dim
     kwargs = spec.defaults(inner_dim, features_bound, y_bound)
     kwargs.update(horizon=horizon, epsilon=epsilon, delta=delta, calibration=calibration,

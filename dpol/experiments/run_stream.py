@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from dpol._validation import check_int, check_real, fail
-from dpol.adapters.registry import LEARNERS, make_learner
+from dpol.adapters.registry import LEARNERS, check_features, make_learner
 from dpol.datasets import Stream
 from dpol.datasets.chunks import iter_table
 from dpol.datasets.files import _is_number, clip_to_bounds, split_label
@@ -85,22 +85,12 @@ def chunked_arguments(args: dict, chunk_rows: object, auto: bool) -> dict:
 
 
 def feature_arguments(spec, learner: str, fit_intercept: bool | None, random_features: object,
-              bandwidth: float) -> dict:
+                      bandwidth: float) -> dict:
     """``make_learner``'s feature keywords of a run, checked before any data is read: an
     intercept by default for a linear learner, random features when asked."""
     if fit_intercept is None:
         fit_intercept = spec.linear
-    if not isinstance(fit_intercept, bool):
-        raise fail("fit_intercept", "be True, False or None (the learner's default)",
-                   fit_intercept)
-    if not spec.linear and (fit_intercept or random_features is not None):
-        which = "fit_intercept" if fit_intercept else "random_features"
-        raise fail(which, f"be unset for {learner} (not a linear model x . w)",
-                   fit_intercept if fit_intercept else random_features)
-    if random_features is not None:
-        random_features = check_int("random_features", random_features, low=2)
-        if random_features % 2:
-            raise fail("random_features", "be even (cos/sin pairs)", random_features)
+    random_features = check_features(learner, fit_intercept, random_features)
     check_real("bandwidth", bandwidth, low=0.0, low_open=True)
     return {"fit_intercept": fit_intercept, "random_features": random_features,
             "bandwidth": bandwidth}

@@ -497,12 +497,12 @@ def test_run_fits_an_intercept_by_default_and_takes_random_features(app, tmp_pat
         assert all(f in report for f in flags)
     assert "on 8 random Fourier features (bandwidth 0.2 x the bound on ||x||)" in report
     # a learner that is not linear in x refuses both, in one line, before reading the data
-    for flags, word in ((["--intercept"], "fit_intercept"),
-                        (["--random-features", "8"], "random_features")):
+    for flags, word in ((["--intercept"], "fit_intercept must be False"),
+                        (["--random-features", "8"], "random_features must be None")):
         result = invoke(app, ["run", "kernel", tmp_path / "missing.csv", "--out",
                               tmp_path / "no", *flags])
         assert result.exit_code == 1 and not (tmp_path / "no").exists()
-        assert f"{word} must be unset for kernel" in result.output
+        assert f"{word} for kernel" in result.output
     result = invoke(app, ["run", "ridge", data, "--random-features", "7", "--out",
                           tmp_path / "odd"])
     assert result.exit_code == 1 and "random_features must be even" in result.output
