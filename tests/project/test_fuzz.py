@@ -405,7 +405,6 @@ def test_learner_clips_huge_features_and_labels(name, data):
     assert learner.n_clipped_ == twin.n_clipped_ + 1
     assert np.all(np.isfinite(learner.weights))
     # the documented clip: the element enters exactly as its projection on the bounds
-    # (random features clip only rows beyond row_bound, where float64 loses their phases)
     # (random features clip only rows beyond row_bound, where float64 loses their phases:
     # there a rounding of x moves the features, so the twin gets the library's own clip)
     if hasattr(twin, "row_bound"):
