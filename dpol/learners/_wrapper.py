@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpol._validation import check_choice
+from dpol._validation import as_vector, check_choice
 from dpol.clipping import clip_norms, scale_rows_l2
 from dpol.learners._base import OnlineLearner
 from dpol.learners.postprocess import POSTPROCESSINGS
@@ -67,6 +67,11 @@ class LearnerWrapper(OnlineLearner):
         inner = self.learner
         mapped = self.rows(np.atleast_2d(np.asarray(X, dtype=np.float64)))
         return inner.base_rows(mapped) if isinstance(inner, LearnerWrapper) else mapped
+
+    def predict_one(self, x: object, *, raw: bool = False) -> float:
+        """The learner's prediction on the mapped row (``raw=True``: with its last
+        release); for an intercept, <coef, x> + intercept."""
+        return self.learner.predict_one(self.rows(as_vector("x", x, self.dim))[0], raw=raw)
 
     def predict_rows(self, X: np.ndarray) -> np.ndarray:
         """``predict_one`` of every row of X (n, dim), in one vectorized pass."""

@@ -145,10 +145,6 @@ class WithIntercept(LearnerWrapper):
     def intercept(self) -> float:
         return self.linear_model()[1]
 
-    def predict_one(self, x: object, *, raw: bool = False) -> float:
-        """<coef, x> + intercept of the model (``raw=True``: of the last release)."""
-        return self.learner.predict_one(self.lift(as_vector("x", x, self.dim))[0], raw=raw)
-
     def learn_one(self, x: object, y: object) -> None:
         """Observe one element (x clipped to x_bound, then lifted)."""
         xv = as_vector("x", x, self.dim)

@@ -144,22 +144,23 @@ class WithRandomFeatures(LearnerWrapper):
     def rows(self, X: np.ndarray) -> np.ndarray:
         """phi of rows X (n, d) as given (beyond ``row_bound``: scaled to it); (n, D)."""
         X = np.atleast_2d(X)
-        return _SHRINK * self.feature_map(self._far(X, np.zeros(len(X)))[0])
+        return self._mapped(X, np.zeros(len(X)))[0]
 
     def _far(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
         """Rows beyond ``row_bound`` scaled to it, and how many the learner will not count."""
         return self._clip_rows(X, y, self.row_bound, _SLACK)
 
-    def predict_one(self, x: object, *, raw: bool = False) -> float:
-        """The learner's prediction on phi(x) (``raw=True``: with its last release)."""
-        return self.learner.predict_one(self.rows(as_vector("x", x, self.dim))[0], raw=raw)
+    def _mapped(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
+        """phi of rows X, and how many far rows the learner will not count (one pass)."""
+        X, extra = self._far(X, y)
+        return _SHRINK * self.feature_map(X), extra
 
     def learn_one(self, x: object, y: object) -> None:
         """Observe one element (its features)."""
         xv = as_vector("x", x, self.dim)
         yv = self.base._check_label(y)
-        extra = self._far(xv[None, :], np.array([yv]))[1]
-        self.learner.learn_one(self.rows(xv)[0], yv)  # may refuse: then nothing changed
+        features, extra = self._mapped(xv[None, :], np.array([yv]))
+        self.learner.learn_one(features[0], yv)  # may refuse: then nothing changed
         self._x_clipped += extra
         note_clipping(self, bounds=self._bounds_text())
 
@@ -168,8 +169,8 @@ class WithRandomFeatures(LearnerWrapper):
         are in the learner's coordinates."""
         X = as_matrix("X", X, self.dim)
         y = as_vector("y", y, X.shape[0])
-        extra = self._far(X, y)[1]
-        trace = self.learner.run(self.rows(X), y, comparator=comparator)
+        features, extra = self._mapped(X, y)
+        trace = self.learner.run(features, y, comparator=comparator)
         self._x_clipped += extra
         note_clipping(self, bounds=self._bounds_text(), raw=lambda: (None, y))
         return dataclasses.replace(trace, n_clipped=self.n_clipped_)
