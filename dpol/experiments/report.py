@@ -54,8 +54,10 @@ GLOSSARY: dict[str, str] = {
         "the majority class, the mean label. A private model that scores below them is of no "
         "use yet."),
     "online accuracy": (
-        "The share of labels whose sign the model released before each row predicted "
-        "(test-then-train, prequential); a prediction of 0 counts as a mistake."),
+        "The share of labels whose sign the model predicted before learning each row "
+        "(test-then-train, prequential), with the model a user gets (predict_one: by "
+        "default the weighted mean of the releases); the regret scores the raw releases, "
+        "as the papers do. A prediction of 0 counts as a mistake."),
     "held-out score": (
         "The final released model scored on rows it never saw (a fixed random split): "
         "accuracy, or mean squared error and R^2 (1 - squared error / variance of the "

@@ -180,4 +180,6 @@ def join_traces(parts: list[Trace]) -> Trace:
                  final_weights=parts[-1].final_weights, privacy=parts[-1].privacy,
                  n_clipped=parts[-1].n_clipped,
                  regret=np.concatenate([p.regret + o for p, o in zip(parts, offsets,
-                                                                      strict=True)]))
+                                                                      strict=True)]),
+                 model_predictions=None if any(p.model_predictions is None for p in parts)
+                 else np.concatenate([p.model_predictions for p in parts]))

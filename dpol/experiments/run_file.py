@@ -307,7 +307,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
         y_test = y_all[test]
     for row, (_, fitted, t) in zip(rows, fits, strict=True):
         if classification:
-            row["accuracy"] = scores.online_accuracy(t.predictions, y)
+            row["accuracy"] = scores.online_accuracy(t.prequential_predictions, y)
         if X_test is not None:  # the model a user gets: predict_one after the stream
             pred = np.array([fitted.predict_one(x) for x in X_test])
             row.update(scores.heldout_scores(pred, y_test, classification))

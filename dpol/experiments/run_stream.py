@@ -178,7 +178,7 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
                 tallies = {k: _Tally(marks) for k in models}
             for key, model in models.items():
                 trace = model.run(X, y)
-                tallies[key].add(trace.losses, trace.predictions, y, done)
+                tallies[key].add(trace.losses, trace.prequential_predictions, y, done)
                 if key == "private":
                     writers.add(trace, done)
                 if progress:

@@ -44,7 +44,8 @@ def _evaluate(cell: dict) -> dict:
             "real_delta": float(guarantee.delta), "rows": len(y),
             "average_regret": float(trace.regret[-1] / len(y)),
             "mean_loss": float(np.mean(trace.losses)),
-            "accuracy": online_accuracy(trace.predictions, y) if classification else None,
+            "accuracy": (online_accuracy(trace.prequential_predictions, y)
+                         if classification else None),
             "n_clipped": int(clip.clipped + trace.n_clipped), "fit_seconds": fit}
 
 

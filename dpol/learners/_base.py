@@ -20,11 +20,7 @@ import numpy as np
 from dpol._clip_warning import note_clipping
 from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
 from dpol.accounting.calibration import resolve_delta
-from dpol.accounting.events import (
-    MechanismEvent,
-    compose_dp_event,
-    derived_guarantee,
-)
+from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.clipping import clip_examples, clip_norms, exceeds_l2
 from dpol.errors import HorizonExceededError, NonPrivateWarning
@@ -104,7 +100,7 @@ class Trace:
         The prequential predictions of the post-processed model: ``predict_one`` of each
         row *as given*, before its step (:mod:`dpol.learners.postprocess`; a prediction
         spends no privacy, so the row is not clipped as it is for learning); None where
-        a learner keeps no such model.
+        a learner keeps no such model (``prequential_predictions``: these or ``predictions``).
 
     Examples
     --------
@@ -134,6 +130,11 @@ class Trace:
     n_clipped: int
     regret: np.ndarray | None = None
     model_predictions: np.ndarray | None = None
+
+    @property
+    def prequential_predictions(self) -> np.ndarray:
+        """The model's predictions before each step: ``predict_one``'s, not the raw release's."""
+        return self.predictions if self.model_predictions is None else self.model_predictions
 
     @property
     def average_regret(self) -> np.ndarray:

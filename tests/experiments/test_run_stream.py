@@ -106,3 +106,30 @@ def test_parquet_is_read_by_record_batches(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "pq" / "iterates.npy"),
                                   np.load(tmp_path / "np" / "iterates.npy"))
     assert count_rows(tmp_path / "d.parquet") == 2500
+
+
+def test_online_accuracy_scores_the_model_a_user_gets(tmp_path):
+    # The accuracy dpol run reports is that of predict_one (by default the weighted mean
+    # of the releases, with an intercept), not of the raw last release whose regret the
+    # report plots: the same figure as a predict_one / learn_one loop, whether the file is
+    # learnt whole (in slices of 1,024 rows) or in chunks of 777 rows.
+    from dpol.adapters import make_learner
+    from dpol.experiments.run_scores import online_accuracy
+
+    table = _table(n=2500, classification=True)
+    table[:, :3] /= 1.01 * np.max(np.linalg.norm(table[:, :3], axis=1))  # none clipped
+    path = tmp_path / "c.npy"
+    np.save(path, table)
+    X, y = table[:, :3], np.where(table[:, 3] > 0, 1.0, -1.0)
+    model = make_learner("ridge-classifier", 3, horizon=2500, epsilon=1.0, seed=4,
+                         fit_intercept=True)
+    served, raw = np.empty(len(y)), np.empty(len(y))
+    for i in range(len(y)):
+        served[i], raw[i] = model.predict_one(X[i]), model.predict_one(X[i], raw=True)
+        model.learn_one(X[i], y[i])
+    expected = online_accuracy(served, y)
+    assert expected != online_accuracy(raw, y)  # the two scores differ on this stream
+    for out, chunks in (("whole", None), ("part", 777)):
+        result = run_learner("ridge-classifier", str(path), tmp_path / out, seed=4,
+                             chunk_rows=chunks, baseline=False)
+        assert result.rows[0]["accuracy"] == pytest.approx(expected, abs=1e-12), out
