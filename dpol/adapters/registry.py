@@ -57,7 +57,7 @@ from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
 __all__ = ["DEFAULT_LEARNERS", "GIGA_LOGISTIC_ALPHA", "LEARNERS", "LearnerSpec",
-           "check_features", "comparator", "logistic_options", "make_learner"]
+           "check_features", "comparator", "logistic_options", "make_learner", "zero_point"]
 
 #: regularisation of the logistic learners and the ball that holds their optimum
 LOGISTIC_ALPHA = 0.01
@@ -311,6 +311,21 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
         learner = WithRandomFeatures(learner, dim, bandwidth=bandwidth, x_bound=x_bound,
                                      feature_seed=feature_seed)
     return learner
+
+
+def zero_point(learner: OnlineLearner) -> np.ndarray:
+    """"Predict 0" in the coordinates of :func:`comparator` (a kernel learner's comparator
+    is linear in x, not in its random features).
+
+    Examples
+    --------
+    >>> zero_point(make_learner("kernel", 3, horizon=10, epsilon=1.0, seed=0)).shape
+    (3,)
+    """
+    if isinstance(learner, (WithIntercept, WithRandomFeatures)):
+        return zero_point(learner.learner)
+    return np.zeros(learner.dim if isinstance(learner, PrivateKernelRegression)
+                    else learner.weights.size)
 
 
 def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarray:

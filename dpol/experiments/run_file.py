@@ -32,7 +32,7 @@ import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.events import compose_guarantee
-from dpol.adapters.registry import LEARNERS, comparator, make_learner
+from dpol.adapters.registry import LEARNERS, comparator, make_learner, zero_point
 from dpol.datasets import DATASETS, Stream, load_dataset, read_table
 from dpol.datasets.files import NORMALIZATIONS, clip_to_bounds, split_label, table_stream
 from dpol.datasets.private_bounds import parse_bound, private_bounds
@@ -296,7 +296,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                                       model.delta, target=total)
         rows[0]["guarantee"] = str(guarantee)
         rows[0]["privacy_split"] = split_text(estimate, x_bound, y_bound, auto, epsilon)
-    zero_loss = model._loss_value(np.zeros(model.weights.size), X, y)  # predict 0
+    zero_loss = model._loss_value(zero_point(model), X, y)  # predict 0
     zero = {"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
             "average_regret": float(np.mean(zero_loss - ref)),
             "final_regret": float(np.sum(zero_loss - ref)), "mean_loss": float(zero_loss.mean()),

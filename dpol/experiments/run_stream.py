@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from dpol._validation import check_int, check_real, fail
-from dpol.adapters.registry import LEARNERS, check_features, make_learner
+from dpol.adapters.registry import LEARNERS, check_features, make_learner, zero_point
 from dpol.datasets import Stream
 from dpol.datasets.chunks import iter_table
 from dpol.datasets.files import _is_number, clip_to_bounds, split_label
@@ -185,7 +185,7 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
                     progress(done + len(y), T, learner if key == "private" else
                              "non-private twin")
             z = models["private"]._loss_value(  # predict 0
-                np.zeros(models["private"].weights.size), X, y)
+                zero_point(models["private"]), X, y)
             zero.add(z, np.zeros(len(y)), y, done)
             clipped += clip.clipped
             label_sum += float(np.sum(y))
