@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np  # noqa: F401 (doctests)
 
-from dpol._validation import check_int
+from dpol._validation import check_int, fail
 from dpol.counters._base import Counter
 from dpol.counters.strategies import WindowTreeStrategy
 
@@ -32,9 +32,10 @@ class WindowTreeCounter(Counter):
     ----------
     horizon, dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, noise, seed
         See :class:`dpol.counters.Counter`.
-    window : int
+    window : int, optional
         W, the number of most recent elements protected (rounded up to a power of two,
-        which protects more: docs/errata.md, WDP-4).
+        which protects more: docs/errata.md, WDP-4). Default: the horizon, i.e. DP over
+        the whole stream (the releases are then exactly the binary tree's).
 
     Privacy
     -------
@@ -63,8 +64,11 @@ class WindowTreeCounter(Counter):
     tags = frozenset({"bit_identical_run", "secure_exact", "continues_vectorized"})
     _strategy_class = WindowTreeStrategy
 
-    def __init__(self, horizon: int, dim: int = 1, *, window: int, **kwargs) -> None:
-        self.window = check_int("window", window, low=1)
+    def __init__(self, horizon: int, dim: int = 1, *, window: int | None = None,
+                 **kwargs) -> None:
+        if window is None and horizon is None:
+            raise fail("window", "be given for an endless stream (horizon=None)", None)
+        self.window = check_int("window", horizon if window is None else window, low=1)
         super().__init__(horizon, dim, **kwargs)
 
     def _make_strategy(self) -> WindowTreeStrategy:

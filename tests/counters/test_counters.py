@@ -143,6 +143,12 @@ def test_window_counter_equals_binary_tree_when_window_covers_horizon():
     a = WindowTreeCounter(13, 2, window=16, noise_multiplier=1.0, seed=4).run(values)
     b = BinaryTreeCounter(13, 2, noise_multiplier=1.0, seed=4).run(values)
     assert np.array_equal(a, b)
+    # no window given: W = T, the whole stream protected (what `--counter window` runs)
+    default = WindowTreeCounter(13, 2, noise_multiplier=1.0, seed=4)
+    assert default.window == 13 and default.privacy.window is None
+    assert np.array_equal(default.run(values), b)
+    with pytest.raises(InvalidInputError, match="window must be given for an endless"):
+        WindowTreeCounter(None, noise_multiplier=1.0)
 
 
 def test_window_old_element_shifts_later_releases_by_the_clean_difference():

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpol.adapters.registry import LEARNERS
+from dpol.adapters.registry import LEARNERS, make_learner
+from dpol.counters import COUNTER_NAMES
 from dpol.experiments.run_file import run_learner
 
 
@@ -35,3 +36,15 @@ def test_every_learner_runs(tmp_path, files, name, how):
     assert "predict 0 (trivial)" in names
     assert all(np.isfinite(row["mean_loss"]) for row in result.rows[:3])
     assert (tmp_path / "out" / "report.md").is_file()
+
+
+@pytest.mark.parametrize("counter", COUNTER_NAMES)
+@pytest.mark.parametrize("name", [n for n, spec in LEARNERS.items() if spec.counter])
+def test_every_counter_runs_in_every_learner_that_takes_one(name, counter):
+    # `--counter` offers every name of COUNTER_NAMES: "window" crashed (no default W)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 3)) / 3
+    y = X @ [0.5, -0.3, 0.2]
+    model = make_learner(name, 3, horizon=64, epsilon=1.0, seed=0, counter=counter)
+    trace = model.run(X, np.sign(y) if LEARNERS[name].task == "classification" else y)
+    assert np.all(np.isfinite(trace.weights)) and model.privacy.epsilon == pytest.approx(1.0)
