@@ -44,6 +44,10 @@ LEARNERS = {
     "giga": (lambda T, **kw: PrivateGIGA(DIM, domain=L2Ball(DIM, 1.0), horizon=T,
                                          loss=Regularized(SquaredLoss(), 1.0), **kw), "real"),
     "pqftl": (lambda T, **kw: PrivateQuadraticFTL(DIM, horizon=T, **kw), "real"),
+    # rows and labels on different scales (|y| <= Y = 2.5 R: the 2 R Y regime of the
+    # stacked sensitivity)
+    "pqftl-ybound": (lambda T, **kw: PrivateQuadraticFTL(DIM, horizon=T, bound=0.8,
+                                                         y_bound=2.0, **kw), "real"),
     "pqftl-honaker": (lambda T, **kw: PrivateQuadraticFTL(DIM, horizon=T, counter="honaker",
                                                           **kw), "real"),
     "pqftl-toeplitz-ridge": (lambda T, **kw: PrivateQuadraticFTL(

@@ -160,14 +160,14 @@ def _ridge(alpha: float) -> Callable[[int, float, float], dict]:
 
 
 def _tuned_ridge(dim: int, xb: float, yb: float) -> dict:
-    return {"alpha": RIDGE_ALPHA, "noise_ridge": True, "bound": max(xb, yb),
+    return {"alpha": RIDGE_ALPHA, "noise_ridge": True, "bound": xb, "y_bound": yb,
             "counter": "blt"}
 
 
 LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
     LearnerSpec("pqftl", "JKT Alg. 4: private follow-the-leader, ridge alpha=1 (tree sums)",
                 PrivateQuadraticFTL, "regression", "tree",
-                lambda d, xb, yb: {"alpha": 1.0, "bound": max(xb, yb)}),
+                lambda d, xb, yb: {"alpha": 1.0, "bound": xb, "y_bound": yb}),
     LearnerSpec("igd", "JKT Alg. 2: private implicit gradient descent, logistic, alpha=0.01",
                 PrivateIGD, "classification", None, _logistic),
     LearnerSpec("giga", "JKT Alg. 3: private GIGA, ridge alpha=1 on the unit ball",
@@ -350,8 +350,8 @@ def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarr
     if isinstance(learner, (WithIntercept, WithRandomFeatures)):
         return comparator(learner.learner, learner.rows(X), y)
     if isinstance(learner, PrivateQuadraticFTL):
-        bound = learner.x_bound
-        loss = Regularized(SquaredLoss(x_bound=bound, y_bound=bound), learner.alpha)
+        loss = Regularized(SquaredLoss(x_bound=learner.x_bound, y_bound=learner.y_bound),
+                           learner.alpha)
         return best_fixed_point(loss, X, y)
     if isinstance(learner, (PrivateIncrementalRegression, PrivateKernelRegression)):
         loss = SquaredLoss(x_bound=learner.x_bound, y_bound=learner.y_bound)

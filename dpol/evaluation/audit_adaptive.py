@@ -20,9 +20,10 @@ other than p get an element *aligned with the released iterate*; round p gets th
   w_p and y = +-Y: the margin is 0 for both labels, so the data gradients are -+Y X v, a
   change of 2L, the counter's sensitivity, at *any* iterate (a fixed pair such as x = e_1
   stops attaining it once the noisy w_p has |<w_p, e_1>| X Y > 1 - h);
-* PrivateQuadraticFTL: x_t = R w^_t, y_t = R; at p, x_p = R w^_p, y = +-R: the label flip
-  moves u by 2R^2, 94% of the stacked sensitivity 3/sqrt(2) R^2, all of it in the part
-  the iterates show almost linearly (V does not change);
+* PrivateQuadraticFTL: x_t = R w^_t, y_t = Y; at p, x_p = R w^_p, y = +-Y: the label flip
+  moves u by 2 R Y (at Y = R 94% of the stacked sensitivity 3/sqrt(2) R^2; all of it
+  when Y^2 >= 2 R^2), all of it in the part the iterates show almost linearly (V does
+  not change);
 * bandits (played points are the releases): f_t(x) = L <v_t, x - c>, v_t the direction
   of the previous played point from the centre c (|f_t| <= L (D + zeta) = B); at p the
   constants +B / -B, which attain 2 (n/zeta) B whatever u_p.
@@ -150,14 +151,14 @@ class _QuadraticGame:
         if release == "residual" and learner.noise_ridge:
             raise fail("factory", "build PrivateQuadraticFTL without noise_ridge for "
                        "release='residual' (or audit release='raw')", learner)
-        self.r, self.alpha = learner.bound, learner.alpha
+        self.r, self.y, self.alpha = learner.x_bound, learner.y_bound, learner.alpha
 
     def element(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.r * _unit(w), np.full(len(w), self.r)
+        return self.r * _unit(w), np.full(len(w), self.y)
 
     def challenge(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         v = _unit(w)
-        return self.r * v, np.full(len(w), self.r), v
+        return self.r * v, np.full(len(w), self.y), v
 
     def contributions(self, W: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return Y[..., None] * X  # what the u counter is fed

@@ -321,7 +321,8 @@ def _stacked_sum(learner: object) -> np.ndarray:
 
 def _declared_element(learner: object) -> float:
     if isinstance(learner, PrivateQuadraticFTL):
-        return outer_product_sensitivity(learner.bound, learner.bound, learner.neighbouring)
+        return outer_product_sensitivity(learner.x_bound, learner.y_bound,
+                                         learner.neighbouring)
     if isinstance(learner, PrivateIncrementalRegression):
         return outer_product_sensitivity(learner.x_bound, learner.y_bound,
                                          learner.neighbouring)

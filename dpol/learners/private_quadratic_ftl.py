@@ -63,7 +63,12 @@ class PrivateQuadraticFTL(OnlineLearner):
     alpha : float
         Regularisation (alpha > 0); JKT's experiments use 1.
     bound : float
-        R: ||x_t|| <= R and |y_t| <= R (larger values are clipped and counted).
+        R: ||x_t|| <= R, and |y_t| <= R unless ``y_bound`` is given (larger values are
+        clipped and counted).
+    y_bound : float, optional
+        Y: |y_t| <= Y, when the labels' scale is not the rows' (default R). The noise
+        follows both bounds (Privacy): rows of norm 0.05 with labels up to 300 are not
+        charged 300^2.
     horizon, epsilon, delta, neighbouring, calibration, seed
         See :class:`~dpol.learners._base.OnlineLearner`.
     counter : {"tree", "honaker", "window", ...} or Counter subclass
@@ -72,8 +77,9 @@ class PrivateQuadraticFTL(OnlineLearner):
         Extra keywords for the counters (e.g. ``{"window": 64}``).
     fixes : bool
         Free post-processing (docs/errata.md, JKT-5): release V symmetrically (svec, see Privacy),
-        project it on the PSD cone, and clip w to the ball of radius min(R/sqrt(alpha),
-        R^2/alpha), which holds every exact FTL iterate. Without them (JKT as printed: noise
+        project it on the PSD cone, and clip w to the ball of radius min(Y/sqrt(alpha),
+        R Y/alpha), which holds every exact FTL iterate (its objective at w is at most its
+        value t Y^2/2 at 0, and ||u_t|| <= t R Y). Without them (JKT as printed: noise
         on the full d x d matrix, not symmetrised) the solve can be indefinite
         (``NumericalWarning``) and the regret explodes.
     noise_ridge : bool
@@ -101,22 +107,25 @@ class PrivateQuadraticFTL(OnlineLearner):
     entries x_i x_j, i <= j, off-diagonals times sqrt(2) (vec(x x^T), d^2 entries, without
     them). svec is an isometry from symmetric matrices with the Frobenius norm, so both
     encodings have the same norms and distances: ||svec(x x^T)|| = ||x||^2 <= R^2 (the
-    counter's bound), and the elements svec(x x^T) and y x change by at most sqrt(2) R^2
-    (||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2 <= 2 R^4) and 2 R^2, each in at
-    most m tree nodes (docs/errata.md, JKT-4: 2R-type sensitivities, R^2 for the u tree,
-    m = floor(log2 T) + 1 levels); add/remove: R^2 and R^2. Tight (default, JKT-4's
-    decision): the two node vectors form one Gaussian mechanism with the same std
-    sigma = s sqrt(m) / mu*(eps, delta) on both, exact by Gaussian DP, where s bounds the
-    change of the stacked element (svec(x x^T), y x): s = 3 R^2 / sqrt(2) under replace-one,
-    attained at <x, x'> = R^2/2, y = -y' = R (``outer_product_sensitivity``; adding the two
-    parts' bounds in quadrature would give sqrt(6) R^2, 15% more noise). The released
+    counter's bound), and the elements svec(x x^T) and y x (norm <= R Y) change by at most
+    sqrt(2) R^2 (||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2 <= 2 R^4) and 2 R Y,
+    each in at most m tree nodes (docs/errata.md, JKT-4: 2R-type sensitivities, R^2 for the
+    u tree when Y = R, m = floor(log2 T) + 1 levels); add/remove: R^2 and R Y. Tight
+    (default, JKT-4's decision): the two node vectors form one Gaussian mechanism with the
+    same std sigma = s sqrt(m) / mu*(eps, delta) on both, exact by Gaussian DP, where s
+    bounds the change of the stacked element (svec(x x^T), y x): under replace-one
+    s^2 = 2 R^4 + 2 R^2 Y^2 + Y^4/2 when Y^2 <= 2 R^2 (s = 3 R^2 / sqrt(2) at Y = R,
+    attained at <x, x'> = Y^2/2, y = -y' = Y), else s = 2 R Y (``outer_product_sensitivity``;
+    adding the two parts' bounds in quadrature would give sqrt(6) R^2 at Y = R, 15% more
+    noise). The released
     svec(V_t) + N(0, sigma_t^2 I) (sigma_t^2 = ``variance(t)`` of the V counter, e.g.
     popcount(t) sigma^2 for the tree), off-diagonals divided by sqrt(2) and mirrored, is a
     symmetric V_t plus noise of variance sigma_t^2 on the diagonal and sigma_t^2 / 2 off
     it: the law of JKT's full-matrix noise symmetrised, (A + A^T)/2, from half the draws
     (docs/errata.md, JKT-5), not the upper triangle mirrored (sigma_t^2 off
     the diagonal at the same sensitivity). Paper: each tree gets JKT's PrivateSum sigma
-    at (eps/2, delta/2) with bound R^2 and R as printed (the V tree's element norm is R^2
+    at (eps/2, delta/2) with bound R^2 and R as printed, JKT's one R being max(R, Y) when
+    ``y_bound`` is given (the V tree's element norm is R^2
     in either encoding); their exact composition is reported, and a
     ``PaperCalibrationWarning`` says when it exceeds epsilon. Secure noise: both counters
     round their parts to their grids g_V, g_u, which moves the stacked element by at most
@@ -159,15 +168,17 @@ class PrivateQuadraticFTL(OnlineLearner):
     least_squares = True
 
     def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
-                 alpha: float = 1.0, bound: float = 1.0, counter: object = "tree",
+                 alpha: float = 1.0, bound: float = 1.0, y_bound: float | None = None,
+                 counter: object = "tree",
                  counter_options: dict | None = None, fixes: bool = True,
                  noise_ridge: bool = False,
                  neighbouring: str = "replace_one", calibration: str = "tight",
                  noise: str = "gaussian", n_jobs: int = 1, seed: object = None) -> None:
         bound = check_real("bound", bound, low=0.0, low_open=True)
+        y_bound = bound if y_bound is None else y_bound  # checked by the base
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
                          neighbouring=neighbouring, calibration=calibration, x_bound=bound,
-                         y_bound=bound, seed=seed)
+                         y_bound=y_bound, seed=seed)
         self.alpha = check_real("alpha", alpha, low=0.0, low_open=True)
         self.bound = bound
         self.fixes = bool(fixes)
@@ -180,28 +191,31 @@ class PrivateQuadraticFTL(OnlineLearner):
             raise fail("n_jobs", "be 1 or 2 (one helper process at most)", n_jobs)
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian tree noise)", self.delta)
-        self.radius = min(bound / math.sqrt(self.alpha), bound**2 / self.alpha)
+        self.radius = min(self.y_bound / math.sqrt(self.alpha),
+                          bound * self.y_bound / self.alpha)
         # _stacked: the stacked-element bound the tight calibration used (joint_events)
         self._counters, self._stacked = self._build_counters(resolve_counter(counter))
         self._w = np.zeros(dim)
 
     def _build_counters(self, cls: type) -> tuple[tuple, float | None]:
-        d, r2 = self.dim, self.bound**2
+        d, r2, ry = self.dim, self.bound**2, self.bound * self.y_bound
         sens_v = math.sqrt(2.0) * r2 if self.neighbouring == "replace_one" else r2
         dim_v = d * (d + 1) // 2 if self.fixes else d * d  # svec or vec (class Privacy)
-        specs = [(dim_v, {"bound": r2, "element_sensitivity": sens_v}), (d, {"bound": r2})]
+        specs = [(dim_v, {"bound": r2, "element_sensitivity": sens_v}), (d, {"bound": ry})]
 
         paper = None
         if self.calibration == "paper" and self.is_private and cls is BinaryTreeCounter:
-            # JKT Alg. 4: each tree at (eps/2, delta/2); it passes R for the u tree
+            # JKT Alg. 4: each tree at (eps/2, delta/2); it passes R for the u tree (JKT's
+            # one R bounds both ||x|| and |y|)
+            r = max(self.bound, self.y_bound)
             paper = ([jkt_private_sum_sigma(self.epsilon / 2, self.delta / 2, self.horizon, b)
-                      for b in (r2, self.bound)], "JKT's PQFTL noise (PrivateSum)")
+                      for b in (r * r, r)], "JKT's PQFTL noise (PrivateSum)")
         return joint_counters(cls, self.horizon, specs, epsilon=self.epsilon,
                               delta=self.delta, neighbouring=self.neighbouring,
                               calibration=self.calibration, options=self.counter_options,
                               seed=self.seed, paper=paper, noise=self.noise,
                               element_sensitivity=outer_product_sensitivity(
-                                  self.bound, self.bound, self.neighbouring))
+                                  self.bound, self.y_bound, self.neighbouring))
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
         """The V and u counters' release (Privacy): their events, or one event of the

@@ -92,6 +92,24 @@ def test_the_pairs_attain_the_declared_sensitivity(name):
     np.testing.assert_allclose(found.ratio, 1.0, rtol=1e-9)
 
 
+@pytest.mark.parametrize("x_bound, y_bound", [(1.0, 0.5), (0.8, 2.0), (3.0, 3.0)])
+def test_pqftl_pair_attains_its_sensitivity_with_rows_and_labels_on_two_scales(x_bound,
+                                                                              y_bound):
+    # |y| <= Y apart from ||x|| <= R: the counters' stacked element changes by exactly
+    # outer_product_sensitivity(R, Y), in both of its regimes (Y^2 <= 2 R^2 and above)
+    from dpol.learners import PrivateQuadraticFTL
+    from dpol.learners._joint_counters import outer_product_sensitivity
+
+    def build(seed):
+        return PrivateQuadraticFTL(3, horizon=8, bound=x_bound, y_bound=y_bound,
+                                   epsilon=1.0, delta=1e-5, seed=seed)
+
+    found = sensitivity_attainment(build)
+    np.testing.assert_allclose(found.ratio, 1.0, rtol=1e-9)
+    assert found.declared[0] == pytest.approx(
+        outer_product_sensitivity(x_bound, y_bound, "replace_one"), rel=1e-12)
+
+
 def test_igd_attains_its_sensitivity_lam_over_t_plus_1_at_every_release():
     # PrivateIGD calibrates release t for Delta_t = lam / (t + 1), lam = 2 L / alpha. The
     # differing hinge element moves the prox point by exactly 2 L eta / (1 + eta alpha) =

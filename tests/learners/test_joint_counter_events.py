@@ -119,3 +119,24 @@ def test_paper_events_are_the_trees_own_and_give_the_real_epsilon():
     assert m.privacy.epsilon == pytest.approx(gaussian_epsilon(1 / math.sqrt(mu2), DELTA),
                                               rel=1e-9)
     assert all(isinstance(e.event, dp_accounting.GaussianDpEvent) for e in events)
+
+
+@pytest.mark.parametrize("x_bound, y_bound", [(0.8, 2.0), (1.0, 0.5)])
+def test_pqftl_noise_follows_both_bounds(x_bound, y_bound):
+    # |y| <= Y apart from ||x|| <= R: the u counter's elements y x have norm R Y, and the
+    # one sigma of both counters is s(R, Y) sqrt(levels) / mu*, s the stacked bound; the
+    # printed (paper) noise takes JKT's one R as max(R, Y), which bounds both
+    m = LEARNERS["pqftl"](bound=x_bound, y_bound=y_bound)
+    cq, cu = m._counters
+    assert cq.bound == pytest.approx(x_bound**2) and cu.bound == pytest.approx(x_bound * y_bound)
+    s = outer_product_sensitivity(x_bound, y_bound, "replace_one") * math.sqrt(cq.levels)
+    assert cq.noise_scale == pytest.approx(s / mu_star(EPS, DELTA), rel=1e-12)
+    assert cu.noise_scale == pytest.approx(cq.noise_scale, rel=1e-15)
+    assert m.privacy.epsilon == EPS
+    # against one bound max(R, Y) on both (what the registry passed before): less noise
+    wide = LEARNERS["pqftl"](bound=max(x_bound, y_bound))
+    assert cq.noise_scale < wide._counters[0].noise_scale
+    paper = LEARNERS["pqftl"](bound=x_bound, y_bound=y_bound, calibration="paper")
+    r = max(x_bound, y_bound)
+    assert [c.noise_scale for c in paper._counters] == pytest.approx(
+        [jkt_private_sum_sigma(EPS / 2, DELTA / 2, T, b) for b in (r * r, r)], rel=1e-12)

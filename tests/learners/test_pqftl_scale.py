@@ -92,6 +92,30 @@ def test_svec_is_an_isometry_and_keeps_the_joint_sensitivity():
         assert claimed * (1 - 1e-12) <= best_joint <= claimed * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("x_bound, y_bound", [(1.0, 0.5), (1.0, 1.4), (0.8, 2.0),
+                                              (0.05, 300.0)])
+def test_joint_sensitivity_with_two_bounds_is_the_brute_force_maximum(x_bound, y_bound):
+    # outer_product_sensitivity(X, Y) against a brute-force maximum of
+    # ||x x^T - x' x'^T||_F^2 + ||y x - y' x'||^2 over x, x' in the plane (the change
+    # depends only on the norms and the angle), norms on a grid of [0, X], y, y' = +-Y
+    # (the expression is convex in each label, so the maximum is at the ends). The grid
+    # of 7201 angles holds the maximiser cos = min(Y^2 / (2 X^2), 1) to within 0.025
+    # degrees, where the second-order loss is below 1e-6 relative.
+    norms = np.linspace(0.0, x_bound, 41)
+    angles = np.linspace(0.0, np.pi, 7201)
+    best = 0.0
+    for a in norms:
+        for b in norms:
+            c = a * b * np.cos(angles)
+            frob2 = a**4 + b**4 - 2.0 * c * c
+            for y, y2 in ((y_bound, y_bound), (y_bound, -y_bound)):
+                label2 = y * y * a * a + y2 * y2 * b * b - 2.0 * y * y2 * c
+                best = max(best, float(np.sqrt(np.max(frob2 + label2))))
+    claimed = outer_product_sensitivity(x_bound, y_bound, "replace_one")
+    assert best <= claimed * (1 + 1e-12)  # never exceeded
+    assert best >= claimed * (1 - 1e-6)  # and attained
+
+
 def test_v_counter_is_svec_with_fixes_and_the_noise_is_unchanged():
     d = 6
     fixed = PrivateQuadraticFTL(d, horizon=64, epsilon=1.0, delta=1e-5, seed=0)
