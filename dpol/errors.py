@@ -143,9 +143,10 @@ class ClippingWarning(UserWarning):
 
     Clipping is part of every privacy proof (it bounds the sensitivity), so it is never
     skipped; but a bound far below the data silently changes the problem learned. The
-    message names the count, the bounds and, where the raw rows are at hand, a bound
-    that covers 95% of them -- read from the raw data, so it is advice for the data
-    holder, not a private release (a private estimate must be paid from the budget).
+    message names the count, the bounds and, where the raw rows are at hand, a bound (by
+    the parameter's name) that at most 2.5% of them exceed -- read from the raw data, so
+    it is advice for the data holder, not a private release (a private estimate must be
+    paid from the budget).
 
     Examples
     --------
@@ -159,9 +160,9 @@ class ClippingWarning(UserWarning):
     >>> caught[0].category.__name__, trace.n_clipped
     ('ClippingWarning', 40)
     >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
-    PrivateQuadraticFTL clipped 40 of 40 rows (100%) to x_bound=1, y_bound=1: the
-    privacy proof needs the bounds, so the model learns the clipped data; 95% of these
-    rows have ||x|| <= 4.243 and |y| <= 0 (read from the raw data: advice for the data
+    PrivateQuadraticFTL clipped 40 of 40 rows (100%) to bound=1, y_bound=1: the privacy
+    proof needs the bounds, so the model learns the clipped data. Suggested: bound=4.3
+    (at most 2.5% of these rows exceed it; read from the raw data: advice for the data
     holder, not a private release)
     """
 

@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS, make_learner
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import INTERCEPT_SCALING
@@ -102,6 +103,7 @@ class _DictFeatures:
                 postprocess=self.postprocess, random_features=self.random_features,
                 bandwidth=self.bandwidth)
             self.features_ = features if features else ("__bias__",)
+            speak_as(learner, type(self).__name__)
             self.learner_ = learner
         vec = self._vector(x)
         self.learner_.learn_one(vec, y)
@@ -174,6 +176,7 @@ class RiverRegressor(_DictFeatures, _Regressor):
                          calibration, seed, learner_options, fit_intercept,
                          intercept_scaling, postprocess, random_features, bandwidth)
 
+    @surfaced
     def learn_one(self, x: dict, y: float) -> None:
         """Learn from one element; the released iterate moves on."""
         self._learn(x, float(y))
@@ -212,6 +215,7 @@ class RiverClassifier(_DictFeatures, _Classifier):
                          calibration, seed, learner_options, fit_intercept,
                          intercept_scaling, postprocess, random_features, bandwidth)
 
+    @surfaced
     def learn_one(self, x: dict, y: object) -> None:
         """Learn from one element; a truthy label is +1, a falsy one -1."""
         self._learn(x, 1.0 if y else -1.0)

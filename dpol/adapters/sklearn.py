@@ -45,6 +45,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpol.adapters._private_prep import prepare
+from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS, make_learner
 from dpol.learners import PrivateKernelRegression
 from dpol.learners._wrapper import LearnerWrapper
@@ -86,6 +87,7 @@ class _OnlineEstimator(BaseEstimator):
             fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
             postprocess=self.postprocess, random_features=self.random_features,
             bandwidth=self.bandwidth)
+        speak_as(self.learner_, type(self).__name__)
 
     def _fits_intercept(self) -> bool:
         """``fit_intercept`` for a linear learner; the kernel learner fits none."""
@@ -200,6 +202,7 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
                  bandwidth: float = BANDWIDTH) -> None:
         self._store(locals())
 
+    @surfaced
     def fit(self, X: object, y: object) -> OnlineRegressor:
         """Stream the rows of X, y in order through a fresh learner (horizon: the rows)."""
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
@@ -207,6 +210,7 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         self._stream(X, y)
         return self
 
+    @surfaced
     def partial_fit(self, X: object, y: object) -> OnlineRegressor:
         """Stream more rows; the first call starts a learner calibrated for ``horizon``."""
         first = not hasattr(self, "learner_")
@@ -289,6 +293,7 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
                              "holds only one class")
         self.classes_ = classes
 
+    @surfaced
     def fit(self, X: object, y: object) -> OnlineClassifier:
         """Stream the rows of X, y in order through a fresh learner (horizon: the rows)."""
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -299,6 +304,7 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
         self._stream(X, labels)
         return self
 
+    @surfaced
     def partial_fit(self, X: object, y: object, classes: object = None) -> OnlineClassifier:
         """Stream more rows; the first call needs ``classes`` unless y shows both."""
         first = not hasattr(self, "learner_")

@@ -263,7 +263,8 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         self._sum += rows[0]
         self.t += 1
         if clipped:
-            note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements")
+            note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements",
+                          names=("bound", ""))
         if self._prefetched is not None:  # drawn ahead by prefetch: the same draws
             noise, self._prefetched = self._prefetched[0], self._prefetched[1:]
             if not len(self._prefetched):
@@ -326,7 +327,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         """
         sums = self._run_owned(as_matrix("values", values, self.dim))
         note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements", raw=lambda: (
-            clip_norms(np.asarray(values, dtype=float)), None))
+            clip_norms(np.asarray(values, dtype=float)), None), names=("bound", ""))
         return sums
 
     def _run_owned(self, rows: np.ndarray) -> np.ndarray:

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import gzip
 import io
-import math
 import sys
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
 import numpy as np
 
+from dpol._clip_warning import suggested_bound
 from dpol._validation import check_choice, check_real, fail
 from dpol.clipping import clip_norms, clip_rows_l2
 from dpol.datasets.normalize import normalize_regression, normalize_rows
@@ -42,8 +42,6 @@ __all__ = ["NORMALIZATIONS", "TASKS", "Clipping", "clip_to_bounds", "read_table"
 NORMALIZATIONS = ("clip", "standardize")
 TASKS = ("regression", "classification")
 SUFFIXES = (".csv", ".txt", ".data", ".npy", ".parquet")
-#: the quantile of the raw row norms (and |labels|) a suggested bound keeps unclipped
-SUGGEST_QUANTILE = 0.95
 
 
 def _is_number(text: str) -> bool:
@@ -237,21 +235,14 @@ def split_label(table: np.ndarray, names: list[str] | None = None, *,
     return X, y, f"label {names[j]!r}, {X.shape[1]} features", note
 
 
-def _round_up(value: float) -> float:
-    """``value`` rounded up to two significant digits (a bound a person would type)."""
-    if not value > 0.0 or not math.isfinite(value):
-        return value
-    step = 10.0 ** (math.floor(math.log10(value)) - 1)
-    return float(f"{math.ceil(value / step - 1e-9) * step:.3g}")
-
-
 class Clipping(NamedTuple):
     """What clipping rows to the declared bounds changed, for reports and warnings.
 
     ``rows`` rows; ``x_over`` had ``||x|| > x_bound``, ``y_over`` had ``|y| > y_bound``,
-    ``clipped`` either. ``x_suggested`` / ``y_suggested``: the 95th percentile of the raw
-    row norms / absolute labels, rounded up to two digits: bounds that would leave at most
-    5% of these rows clipped. They are computed from the raw data, so they are for the data
+    ``clipped`` either. ``x_suggested`` / ``y_suggested``: the smallest two-digit bounds
+    that at most 2.5% of the raw row norms / absolute labels exceed
+    (:func:`dpol._clip_warning.suggested_bound`), so following both leaves at most 5% of
+    these rows clipped. They are computed from the raw data, so they are for the data
     holder to judge and are **not** a private release.
     """
 
@@ -289,8 +280,8 @@ def clip_to_bounds(X: np.ndarray, y: np.ndarray, x_bound: float = 1.0, y_bound: 
     >>> Xc, yc, c = clip_to_bounds(X, np.array([0.5, -3.0, 0.2]), 1.0, 1.0)
     >>> Xc.round(3).tolist(), yc.tolist(), c.clipped
     ([[0.6, 0.8], [0.3, 0.4], [0.0, 0.1]], [0.5, -1.0, 0.2], 2)
-    >>> c.x_suggested, c.y_suggested  # 95th percentiles of 5, 0.5, 0.1 and 0.5, 3, 0.2
-    (4.6, 2.8)
+    >>> c.x_suggested, c.y_suggested  # none of 3 may exceed: the largest of each
+    (5.0, 3.0)
     """
     x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
     y_bound = check_real("y_bound", y_bound, low=0.0, low_open=True)
@@ -305,8 +296,7 @@ def clip_to_bounds(X: np.ndarray, y: np.ndarray, x_bound: float = 1.0, y_bound: 
         Xc[above] *= 1.0 - 4.0 * np.finfo(np.float64).eps
     yc = np.clip(y, -y_bound, y_bound)
     n = len(y)
-    suggest = [_round_up(float(np.quantile(v, SUGGEST_QUANTILE))) if n else math.nan
-               for v in (norms, np.abs(y))]
+    suggest = [suggested_bound(v) for v in (norms, np.abs(y))]
     return Xc, yc, Clipping(n, int(over_x.sum()), int(over_y.sum()),
                             int(np.count_nonzero(over_x | over_y)), x_bound, y_bound,
                             *suggest)

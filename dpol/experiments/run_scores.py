@@ -15,8 +15,9 @@ import math
 
 import numpy as np
 
+from dpol._clip_warning import SUGGEST_SHARE
 from dpol._validation import check_real, fail
-from dpol.datasets.files import SUGGEST_QUANTILE, Clipping
+from dpol.datasets.files import Clipping
 from dpol.evaluation import prequential_accuracy
 
 __all__ = ["CLIP_NOTE_SHARE", "SPLIT_SEED", "clip_note", "heldout_scores", "holdout_split",
@@ -133,18 +134,19 @@ def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
     """The console line when more than :data:`CLIP_NOTE_SHARE` of the rows were clipped.
 
     It counts x and y apart (y only for regression: +-1 labels are never clipped) and
-    suggests bounds for the parts over the share (any clipped part if none is), unless the
-    bounds were ``released`` privately (then it says so: a suggestion read from the raw
-    data would not be in the scaled units, nor private).
+    suggests a bound for each part of which more than 2.5% was clipped, one that at most
+    2.5% of the raw values exceed, so following every suggestion ends the note; unless
+    the bounds were ``released`` privately (then it says so: a suggestion read from the
+    raw data would not be in the scaled units, nor private).
 
     Examples
     --------
     >>> clip = Clipping(442, 0, 442, 442, 1.0, 1.0, 0.2, 310.0)
     >>> print(clip_note(clip, 0, False))  # doctest: +NORMALIZE_WHITESPACE
     442 of 442 rows (100%) were clipped to the declared bounds: ||x|| > 1 in 0 rows,
-    |y| > 1 in 442. Suggested: --y-bound 310 (the 95th percentile of the raw |y|,
-    rounded up). The suggestion is computed from the raw data: it is for the data holder to
-    judge, not a private release.
+    |y| > 1 in 442. Suggested: --y-bound 310 (at most 2.5% of the raw |y| exceed it). The
+    suggestion is computed from the raw data: it is for the data holder to judge, not a
+    private release.
     >>> clip_note(Clipping(100, 5, 0, 5, 1.0, 1.0, 1.0, 0.9), 0, False) is None  # 5%: not more
     True
     """
@@ -157,8 +159,8 @@ def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
         parts.append(f"then {by_learner} by the learner to its own bounds")
     clipped = clip.clipped
     share = {"x": clip.x_over / clip.rows, "y": 0.0 if classification else clip.y_over / clip.rows}
-    keys = [k for k, s in share.items() if s > CLIP_NOTE_SHARE] or [k for k, s in share.items()
-                                                                    if s > 0.0]
+    # each part over SUGGEST_SHARE: following them all leaves at most CLIP_NOTE_SHARE
+    keys = [k for k, s in share.items() if s > SUGGEST_SHARE]
     suggest = {"x": (f"--bound {clip.x_suggested:g}", "row norms"),
                "y": (f"--y-bound {clip.y_suggested:g}", "|y|")}
     text = (f"{clipped} of {clip.rows} rows ({100.0 * clipped / clip.rows:.0f}%) were clipped "
@@ -168,11 +170,11 @@ def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
         return text + (" The private estimate landed below the data: declare the bounds "
                        "or give the estimate a larger --bounds-budget.")
     if keys:
-        text += (f" Suggested: {' and '.join(suggest[k][0] for k in keys)} (the "
-                 f"{100 * SUGGEST_QUANTILE:.0f}th percentile of the raw "
-                 f"{' and of the raw '.join(suggest[k][1] for k in keys)}, rounded up). The "
-                 "suggestion is computed from the raw data: it is for the data holder to "
-                 "judge, not a private release.")
+        text += (f" Suggested: {' and '.join(suggest[k][0] for k in keys)} (at most "
+                 f"{100 * SUGGEST_SHARE:g}% of the raw "
+                 f"{' and of the raw '.join(suggest[k][1] for k in keys)} exceed "
+                 f"{'each' if len(keys) > 1 else 'it'}). The suggestion is computed from "
+                 "the raw data: it is for the data holder to judge, not a private release.")
     return text
 
 

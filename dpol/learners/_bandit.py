@@ -254,7 +254,7 @@ class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
         self._buf_v.append(clipped)
         self.t_ += len(values)
         note_clipping(self, bounds=f"loss_bound={self.loss_bound:g}", unit="loss values",
-                      raw=lambda: (None, values), names=("", "|f_t(x_t)|"), stacklevel=4)
+                      raw=lambda: (None, values), names=("", "loss_bound"), stacklevel=4)
         if self.t_ - self._batch_start == min(self.batch_size, self.horizon - self._batch_start):
             self._close_batch()
 

@@ -214,9 +214,10 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
     #: how ``predict_one`` builds the model from the releases: "average" (default),
     #: "shrink" or "last" (:mod:`dpol.learners.postprocess`; set on an instance)
     postprocess = "average"
-    #: the coordinate holding the intercept (set by ``WithIntercept``), kept apart by
-    #: shrinkage
+    #: the coordinate holding the intercept (set by ``WithIntercept``; shrinkage skips it)
     _intercept_index: int | None = None
+    #: the parameters bounding ||x|| and |y|, as warnings name them
+    bound_names = ("x_bound", "y_bound")
 
     @property
     def is_private(self) -> bool:
@@ -274,7 +275,7 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         return clip_examples(X, y, self.x_bound, self.y_bound, copy=copy)
 
     def _bounds_text(self) -> str:
-        return f"x_bound={self.x_bound:g}, y_bound={self.y_bound:g}"
+        return f"{self.bound_names[0]}={self.x_bound:g}, {self.bound_names[1]}={self.y_bound:g}"
 
     def _check_label(self, y: object, name: str = "y") -> float:
         return check_real(name, y)
@@ -325,8 +326,7 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         if self.t_ >= self.horizon:
             raise HorizonExceededError(f"{type(self).__name__} was calibrated for horizon="
                                        f"{self.horizon} elements; all were seen")
-        # _clip's own test (so run() clips identically): the usual in-bound element skips
-        # _clip's array calls, ~10 us per step
+        # _clip's own test (run() clips identically); an in-bound element skips it (~10 us)
         clipped = 0
         if exceeds_l2(xv, self.x_bound) or abs(yv) > self.y_bound:
             X, Y, clipped = self._clip(xv[None, :], np.array([yv]))

@@ -163,6 +163,7 @@ class PrivateQuadraticFTL(OnlineLearner):
     #: capabilities (:data:`dpol.learners._api.TAGS`)
     _tags = frozenset({"counters", "secure", "paper", "window", "least_squares"})
 
+    bound_names = ("bound", "y_bound")  # its parameters (OnlineLearner.bound_names)
     #: a least-squares learner: its post-processed predictions are clipped to y_bound
     #: (:func:`dpol.learners.postprocess.label_bound`)
     least_squares = True

@@ -8,6 +8,7 @@ import io
 import numpy as np
 import pytest
 
+from dpol._clip_warning import suggested_bound
 from dpol.datasets import (
     DATASETS,
     load_covertype,
@@ -92,7 +93,7 @@ def test_a_row_with_a_missing_field_is_named():
         read_table(io.StringIO("a,b,c\n1,2,3\n4,5\n"))
 
 
-def test_clip_to_bounds_counts_x_and_y_apart_and_suggests_the_95th_percentile():
+def test_clip_to_bounds_counts_x_and_y_apart_and_suggests_bounds_that_end_the_note():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 3))
     y = 100.0 + 10.0 * rng.normal(size=400)  # every label above 1
@@ -101,12 +102,27 @@ def test_clip_to_bounds_counts_x_and_y_apart_and_suggests_the_95th_percentile():
     norms = np.linalg.norm(X, axis=1)
     assert clip.x_over == int(np.sum(norms > 2.0)) and clip.y_over == 400 == clip.clipped
     assert np.all(np.linalg.norm(Xc, axis=1) <= 2.0 * (1 + 1e-12)) and np.all(yc == 1.0)
-    # two significant digits, rounded up: at most 5% of the rows stay above the suggestion
+    # two significant digits, rounded up: at most 2.5% of the rows stay above each
+    # suggestion (so at most 5% above both), and it is the smallest such two-digit value
     for suggested, raw in ((clip.x_suggested, norms), (clip.y_suggested, np.abs(y))):
-        assert np.mean(raw > suggested) <= 0.05
+        assert np.sum(raw > suggested) <= 0.025 * 400
         assert suggested == float(f"{suggested:.2g}")
-        assert suggested >= np.quantile(raw, 0.95) > 0.9 * suggested
+        smaller = suggested - 10.0 ** (np.floor(np.log10(suggested)) - 1)  # one step down
+        assert np.sum(raw > smaller) > 0.025 * 400
     np.testing.assert_array_equal(X, X0)  # the caller's arrays are not modified
+    # following both suggestions, the rows clipped are at most 5%: no note again
+    again = clip_to_bounds(X, y, clip.x_suggested, clip.y_suggested)[2]
+    assert again.clipped <= 0.05 * 400
+
+
+def test_a_suggested_bound_is_not_an_interpolated_percentile():
+    # 569 norms: the interpolated 95th percentile rounded up to two digits left 29 rows
+    # (5.1%) above it, and `dpol run --bound <it>` warned again; the suggestion may leave
+    # floor(2.5% of 569) = 14 above it
+    norms = np.random.default_rng(1).lognormal(7.0, 0.6, size=569)
+    suggested = suggested_bound(norms)
+    assert np.sum(norms > suggested) <= 14
+    assert np.sum(norms > np.quantile(norms, 0.95)) == 29  # what the percentile leaves
 
 
 def test_read_table_refuses_missing_files_and_unknown_suffixes(tmp_path):

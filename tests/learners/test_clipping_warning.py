@@ -47,9 +47,11 @@ def test_run_warns_with_the_count_and_a_bound_from_the_raw_rows():
     caught = _caught(lambda: m.run(X, np.zeros(T)))
     assert len(caught) == 1 and m.n_clipped_ == 40
     text = str(caught[0].message)
-    assert "PrivateQuadraticFTL clipped 40 of 200 rows (20%) to x_bound=1, y_bound=1" in text
-    # 95% of the raw norms (20% at 3, 80% at 0.5) are <= 3: the advice covers the data
-    assert "||x|| <= 3" in text and "not a private release" in text
+    assert "PrivateQuadraticFTL clipped 40 of 200 rows (20%) to bound=1, y_bound=1" in text
+    # the raw norms are 3 (20%) and 0.5: the smallest bound at most 2.5% exceed is 3, named
+    # by the learner's own parameter; no label was clipped, so none is suggested
+    assert "Suggested: bound=3 (at most 2.5% of these rows exceed it" in text
+    assert "y_bound=" not in text.split("Suggested")[1] and "not a private release" in text
     assert caught[0].filename == __file__  # it points at the caller's line
 
 
@@ -91,7 +93,8 @@ def test_bandit_warns_on_clipped_loss_values():
     caught = _caught(lambda: m.run(lambda X, steps: np.full(len(X), big), 40))
     assert len(caught) == 1
     assert "clipped 20 of 20 loss values" in str(caught[0].message)
-    assert f"|f_t(x_t)| <= {big:.4g}" in str(caught[0].message)
+    # every raw loss value is 20.47: rounded up to two digits
+    assert "Suggested: loss_bound=21 (" in str(caught[0].message)
 
 
 @pytest.mark.parametrize("n_over", [0, 5])

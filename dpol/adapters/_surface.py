@@ -1,0 +1,47 @@
+"""Warnings of an adapter's call in the adapter's words, at the user's line (layer L5).
+
+The learner behind an estimator warns as what it is (``WithIntercept clipped ...``,
+from inside dpol's files). A user of ``OnlineClassifier`` knows neither that class nor
+that file: the adapters name the estimator and its parameters (``x_bound``), and
+re-issue every warning of ``fit`` / ``partial_fit`` / ``learn_one`` at the line that
+called it.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+
+__all__ = ["speak_as", "surfaced"]
+
+
+def speak_as(learner: object, name: str) -> None:
+    """Make the learner and every learner it wraps name themselves ``name`` and their
+    bounds ``x_bound`` / ``y_bound`` (the adapters' parameters) in their warnings."""
+    while learner is not None:
+        learner.warning_name = name
+        learner.bound_names = ("x_bound", "y_bound")
+        learner = getattr(learner, "learner", None)
+
+
+def surfaced(method: Callable) -> Callable:
+    """``method`` with the warnings it raises re-issued at its caller's line.
+
+    They are recorded while it runs and re-issued once it has returned (or raised), so
+    the user's filters apply to them there; an ``"error"`` filter then raises after the
+    call, never in the middle of it.
+    """
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        caught: list = []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                return method(self, *args, **kwargs)
+        finally:
+            for record in caught:
+                warnings.warn(record.message, stacklevel=2)
+
+    return call

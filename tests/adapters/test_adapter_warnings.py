@@ -1,0 +1,81 @@
+"""The adapters' warnings speak to their user: the estimator's name and parameters, at
+the line that called ``fit`` / ``partial_fit`` / ``learn_one`` (issue 19: they named
+``WithIntercept`` and pointed into dpol's files)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from dpol.errors import ClippingWarning, NonPrivateWarning
+
+pytest.importorskip("sklearn")
+
+from dpol.adapters.sklearn import OnlineClassifier, OnlineRegressor
+
+ROWS = np.random.default_rng(0).normal(size=(200, 3)) * 2.0  # norms about 3.4: clipped
+LABELS = np.where(ROWS[:, 0] > 0, 1, 0)
+
+
+def _caught(call) -> list:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return caught
+
+
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_clipping_warning_names_the_estimator_its_parameter_and_the_users_line(method):
+    est = OnlineClassifier(epsilon=1.0, random_state=0)
+    caught = _caught(lambda: getattr(est, method)(ROWS, LABELS))
+    (w,) = [w for w in caught if w.category is ClippingWarning]
+    text = str(w.message)
+    assert text.startswith(f"OnlineClassifier clipped {est.n_clipped_} of 200 rows")
+    assert "WithIntercept" not in text and "to x_bound=1, y_bound=1" in text
+    assert w.filename == __file__  # this file's line, not dpol's
+    suggested = float(text.split("Suggested: x_bound=")[1].split(" ")[0])
+    norms = np.linalg.norm(ROWS, axis=1)
+    assert np.sum(norms > suggested) <= 0.025 * len(norms)
+    # following the suggestion ends the warning
+    again = _caught(lambda: OnlineClassifier(epsilon=1.0, random_state=0,
+                                             x_bound=suggested).fit(ROWS, LABELS))
+    assert not [w for w in again if w.category is ClippingWarning]
+
+
+def test_a_learner_without_intercept_is_named_by_the_estimator_too():
+    # PQFTL's own parameter is `bound`; the estimator's is `x_bound`
+    est = OnlineRegressor(epsilon=1.0, random_state=0, fit_intercept=False)
+    (w,) = [w for w in _caught(lambda: est.fit(ROWS, ROWS[:, 0] / 10))
+            if w.category is ClippingWarning]
+    assert str(w.message).startswith("OnlineRegressor clipped")
+    assert "to x_bound=1, y_bound=1" in str(w.message) and "Suggested: x_bound=" in str(w.message)
+
+
+def test_every_warning_of_fit_points_at_the_caller_and_filters_still_apply():
+    est = OnlineRegressor(epsilon=float("inf"), random_state=0)
+    caught = _caught(lambda: est.fit(ROWS / 10, ROWS[:, 0] / 100))
+    assert [w.category for w in caught] == [NonPrivateWarning]
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonPrivateWarning)
+        warnings.simplefilter("error", ClippingWarning)
+        OnlineRegressor(epsilon=float("inf"), random_state=0).fit(ROWS / 10, ROWS[:, 0] / 100)
+        # an "error" filter raises at the caller once fit is done: the model is whole
+        est = OnlineRegressor(epsilon=1.0, random_state=0)
+        with pytest.raises(ClippingWarning):
+            est.fit(ROWS, ROWS[:, 0] / 10)
+        assert est.t_ == 200 and hasattr(est, "coef_")
+
+
+def test_river_learn_one_warns_as_the_estimator_at_the_callers_line():
+    pytest.importorskip("river")
+    from dpol.adapters import RiverRegressor
+
+    model = RiverRegressor(horizon=200, seed=0)
+    caught = []
+    for row in ROWS:
+        caught += _caught(lambda row=row: model.learn_one(dict(enumerate(row)), 0.1))
+    (w,) = [w for w in caught if w.category is ClippingWarning]
+    assert str(w.message).startswith("RiverRegressor clipped") and w.filename == __file__
