@@ -71,9 +71,9 @@ def run_command(args: dict, option: list[str] | None, *, resume: Path | None,
         raise typer.Exit(130) from None
     for note in result.notes:
         sys.stderr.write(f"dpol run: warning: {note}\n")
-    keys = [k for k in ("model", "average_regret", "mean_loss", "accuracy",
-                        "heldout_accuracy", "heldout_mse", "heldout_r2")
-            if k in result.rows[0]]
+    # the scores a user reads first come first: a narrow terminal drops the last columns
+    keys = [k for k in ("model", "accuracy", "heldout_accuracy", "heldout_mse", "heldout_r2",
+                        "average_regret", "mean_loss") if k in result.rows[0]]
     where = args['data'] if resume is None else f"{out} (resumed)"
     ui.show_rows(f"{result.rows[0]['model']} on {where}", result.rows, keys)
     if isinstance(result.rows[0].get("privacy_split"), str):

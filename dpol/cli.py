@@ -40,7 +40,8 @@ def _app():
     from dpol.experiments.sweep_cli import register as register_sweep
     from dpol.learners.random_features import BANDWIDTH
 
-    app = typer.Typer(add_completion=False, no_args_is_help=True,
+    # click's plain help: rich's panels cut long option names at 80 columns
+    app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                       help="Differentially private online learning.")
     console = Console()
 
@@ -145,8 +146,8 @@ def _app():
                                        "intercept (default: yes for a linear learner)."),
         random_features: int = typer.Option(None, help="Learn on D random Fourier features "
                                             "of the rows: a model non-linear in x."),
-        bandwidth: float = typer.Option(BANDWIDTH, help="Kernel bandwidth of "
-                                        "--random-features, in units of --bound."),
+        bandwidth: float = typer.Option(None, help="Kernel bandwidth of --random-features, "
+                                        f"in units of --bound (default {BANDWIDTH:g})."),
     ) -> None:
         """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
 
@@ -358,5 +359,37 @@ def main() -> None:
     >>> code, out, _ = dpol("account", "-T", "8", "--json")
     >>> code, [(r["calibration"], round(r["real_epsilon"], 3)) for r in json.loads(out)]
     (0, [('tight', 1.0), ('paper', 1.45)])
+
+    A flag the command does not know, or a value of the wrong type, is one line too
+    (exit code 2, a usage error):
+
+    >>> code, _, err = dpol("run", "pqftl", "d.csv", "--random-features", "2.5")
+    >>> code, err.startswith("dpol run: error: Invalid value for '--random-features'")
+    (2, True)
     """
-    _app()()
+    import typer
+
+    app = _app()
+    try:
+        code = app(standalone_mode=False, prog_name="dpol")
+    except Exception as exc:
+        if not _usage_error(exc):
+            raise
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `dpol` alone: the help
+            exc.show()
+            raise SystemExit(exc.exit_code) from None
+        where = exc.ctx.command_path if exc.ctx is not None else "dpol"
+        # a flag's own parse error comes with the group's context: name the command
+        if where == "dpol" and sys.argv[1:2] and sys.argv[1] in typer.main.get_command(
+                app).commands:
+            where = f"dpol {sys.argv[1]}"
+        sys.stderr.write(f"{where}: error: {' '.join(exc.format_message().split())} "
+                         f"({where} --help lists the options)\n")
+        raise SystemExit(exc.exit_code) from None
+    raise SystemExit(code or 0)
+
+
+def _usage_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is click's refusal of the command line (typer vendors click from
+    0.2x on, so the class is click's or typer's copy of it)."""
+    return any(cls.__name__ == "UsageError" for cls in type(exc).__mro__)

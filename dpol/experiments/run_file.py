@@ -51,7 +51,6 @@ from dpol.experiments.run_checkpoint import (
 )
 from dpol.experiments.run_report import ERRATA_IDS, split_text, write_report
 from dpol.experiments.run_stream import chunked_arguments, feature_arguments, run_chunked
-from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["ERRATA_IDS", "RUN_NORMALIZATIONS", "load_run_stream", "resume_run",
            "run_learner"]
@@ -139,7 +138,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                 progress: Callable[..., None] | None = None,
                 command: str | None = None, checkpoint_every: int | None = None,
                 chunk_rows: int | None = None, fit_intercept: bool | None = None,
-                random_features: int | None = None, bandwidth: float = BANDWIDTH,
+                random_features: int | None = None, bandwidth: float | None = None,
                 _resumed: dict | None = None) -> ExperimentResult:
     """Run ``learner`` (a name of :data:`dpol.adapters.LEARNERS`) on ``data``; write outputs.
 
@@ -164,7 +163,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     iterates and the comparator then have d + 1 coordinates, the intercept's last);
     ``random_features`` = D runs it on D random Fourier features of the rows, with the
     kernel's ``bandwidth`` in units of the bound on ||x||
-    (:class:`~dpol.learners.random_features.WithRandomFeatures`).
+    (:class:`~dpol.learners.random_features.WithRandomFeatures`; default bandwidth
+    its ``BANDWIDTH``, refused without ``random_features``: it would change nothing).
 
     A bound ``"auto"`` is estimated privately from the rows the learner sees
     (:func:`~dpol.datasets.private_bounds.private_bounds`) with ``bounds_budget * epsilon``;

@@ -34,6 +34,7 @@ from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
 from dpol.experiments.run_checkpoint import atomic_path, atomic_write
 from dpol.experiments.run_report import write_report
+from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["chunked_arguments", "count_rows", "feature_arguments", "run_chunked"]
 
@@ -85,12 +86,17 @@ def chunked_arguments(args: dict, chunk_rows: object, auto: bool) -> dict:
 
 
 def feature_arguments(spec, learner: str, fit_intercept: bool | None, random_features: object,
-                      bandwidth: float) -> dict:
+                      bandwidth: float | None) -> dict:
     """``make_learner``'s feature keywords of a run, checked before any data is read: an
     intercept by default for a linear learner, random features when asked."""
     if fit_intercept is None:
         fit_intercept = spec.linear
     random_features = check_features(learner, fit_intercept, random_features)
+    if bandwidth is None:
+        bandwidth = BANDWIDTH
+    elif random_features is None:  # a flag that would change nothing
+        raise fail("bandwidth", "be given only with random_features (the bandwidth of "
+                   "their kernel)", bandwidth)
     check_real("bandwidth", bandwidth, low=0.0, low_open=True)
     return {"fit_intercept": fit_intercept, "random_features": random_features,
             "bandwidth": bandwidth}

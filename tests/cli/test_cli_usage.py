@@ -1,0 +1,69 @@
+"""`dpol` through its console entry point (``main``): a command line click refuses (an
+unknown flag, a value of the wrong type) is one line on standard error, exit code 2,
+and leaves no output folder, like every other refusal (issue 19)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from unittest import mock
+
+import numpy as np
+import pytest
+
+pytest.importorskip("typer")
+
+from dpol.cli import main
+
+
+def dpol(*args) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with mock.patch.object(sys, "argv", ["dpol", *map(str, args)]):
+            with pytest.raises(SystemExit) as stop:
+                main()
+    return stop.value.code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--bogus", "3"], "No such option: --bogus"),
+    (["--random-features", "2.5"], "Invalid value for '--random-features'"),
+    (["--bandwidth", "foo"], "Invalid value for '--bandwidth'"),
+    (["--test-fraction", "foo"], "Invalid value for '--test-fraction'"),
+    (["--epsilon"], "Option '--epsilon' requires an argument"),
+])
+def test_a_command_line_click_refuses_is_one_line(tmp_path, flags, says):
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.random.default_rng(0).normal(size=(30, 3)) / 3, delimiter=",")
+    code, out, err = dpol("run", "ridge", data, "--out", tmp_path / "o", *flags)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("dpol run: error: ") and says in err, err
+    assert err.rstrip().endswith("(dpol run --help lists the options)")
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_unknown_command_and_dpol_alone():
+    code, _, err = dpol("nonsense")
+    assert code == 2 and err == ("dpol: error: No such command 'nonsense'. (dpol --help "
+                                 "lists the options)\n")
+    code, out, err = dpol()
+    assert code == 2 and "Usage: dpol" in out + err and "run" in out + err
+
+
+def test_a_bandwidth_without_random_features_is_refused(tmp_path):
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.random.default_rng(0).normal(size=(30, 3)) / 3, delimiter=",")
+    code, _, err = dpol("run", "ridge", data, "--bandwidth", "0.5", "--out", tmp_path / "o")
+    assert code == 1 and err == ("dpol run: error: bandwidth must be given only with "
+                                 "random_features (the bandwidth of their kernel); got 0.5\n")
+    assert not (tmp_path / "o").exists()
+
+
+def test_help_keeps_every_option_name_whole_at_80_columns():
+    with mock.patch.dict("os.environ", {"COLUMNS": "80"}):
+        code, out, _ = dpol("run", "--help")
+    assert code == 0
+    for name in ("--checkpoint-every", "--random-features", "--test-fraction", "--chunk-rows"):
+        assert name in out, name
+    assert max(len(line) for line in out.splitlines()) <= 80
