@@ -318,7 +318,9 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                          scores.clip_note(clip, trace.n_clipped, classification,
                                           released=estimate is not None),
                          scores.horizon_note(horizon, len(y), available,
-                                             0 if test is None else len(test))) if n]
+                                             0 if test is None else len(test)),
+                         scores.silent_note(learner, bool(np.any(trace.prequential_predictions)),
+                                            test is not None)) if n]
 
     out.mkdir(parents=True, exist_ok=True)
     iterates = np.vstack([trace.weights, trace.final_weights])

@@ -10,10 +10,13 @@ from dpol.experiments import run_scores as scores
 from dpol.experiments.account import describe_noise
 from dpol.experiments.report import ERRATA, glossary, markdown_table
 from dpol.experiments.run_checkpoint import atomic_write
+from dpol.learners import PrivateKernelRegression, PrivateOfflineLearner
+from dpol.learners._base import OnlineLearner
 from dpol.learners._wrapper import LearnerWrapper
+from dpol.learners.postprocess import label_bound
 from dpol.learners.random_features import WithRandomFeatures
 
-__all__ = ["ERRATA_IDS", "split_text", "write_report"]
+__all__ = ["ERRATA_IDS", "final_model_text", "split_text", "write_report"]
 
 #: the entries of docs/errata.md that each learner of dpol.adapters.LEARNERS decides
 ERRATA_IDS = {"pqftl": "JKT-4, JKT-5", "igd": "JKT-1", "giga": "JKT-1, JKT-3",
@@ -51,6 +54,38 @@ def _model_text(model: object) -> str:
             parts.append("with an intercept")
         model = model.learner
     return " ".join([type(model).__name__, *parts])
+
+
+def final_model_text(model: object) -> str:
+    """What ``predict_one`` predicts with after the stream, in words (the learner's
+    post-processing of its releases, :mod:`dpol.learners.postprocess`).
+
+    Examples
+    --------
+    >>> from dpol.adapters import make_learner
+    >>> final_model_text(make_learner("igd", 2, horizon=8, epsilon=1.0))
+    'the mean of the released iterates weighted by the step squared'
+    >>> print(final_model_text(make_learner("pol", 2, horizon=8, epsilon=1.0)))
+    its one data-dependent release, after the last row
+    """
+    base = model.base if isinstance(model, LearnerWrapper) else model
+    how = base.postprocess
+    if isinstance(base, PrivateOfflineLearner):
+        return "its one data-dependent release, after the last row"
+    if isinstance(base, PrivateKernelRegression) and base.mode != "random_features":
+        return "its last release"
+    if how == "last" or (type(base).predict_one is not OnlineLearner.predict_one
+                         and not isinstance(base, PrivateKernelRegression)):
+        return "the last released iterate"
+    text = "the mean of the released iterates weighted by " + (
+        "the inverse of their sensitivity squared" if isinstance(base, PrivateKernelRegression)
+        else "the step squared")
+    if how == "shrink":
+        text += (", shrunk towards " + ("the intercept" if base._intercept_index is not None
+                                        else "0") + " by its public noise level (James-Stein)")
+    if isinstance(base, PrivateKernelRegression) or label_bound(base) is not None:
+        text += ", its predictions clipped to the label bound"
+    return text
 
 
 def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Path:
@@ -92,11 +127,9 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
         heldout = [f"* **Held out:** {n_test} of the {info['n_rows']} rows (a fixed random "
                    f"{fraction:g}, drawn with seed {scores.SPLIT_SEED} whatever the noise "
                    "seed), never seen by the learner. The final model (its `predict_one` "
-                   "after the stream: the mean of the released iterates weighted by the "
-                   "step squared, a least-squares prediction clipped to the label bound; "
-                   "post-processing of the releases, covered by the guarantee) scores "
-                   "them; rows are clipped to the bounds as in training, labels are scored "
-                   "unclipped."]
+                   f"after the stream: {final_model_text(model)}; post-processing of the "
+                   "releases, covered by the guarantee) scores them; rows are clipped to "
+                   "the bounds as in training, labels are scored unclipped."]
     lines = [
         f"# dpol run: {info['learner']} on {stream.name}", "",
         *([f"`{info['command']}`", ""] if info["command"] else []),

@@ -21,7 +21,7 @@ from dpol.datasets.files import Clipping
 from dpol.evaluation import prequential_accuracy
 
 __all__ = ["CLIP_NOTE_SHARE", "SPLIT_SEED", "clip_note", "heldout_scores", "holdout_split",
-           "horizon_note", "online_accuracy", "trivial_rows"]
+           "horizon_note", "online_accuracy", "silent_note", "trivial_rows"]
 
 #: the held-out split is drawn with this seed, whatever the noise seed: every run of a file
 #: is scored on the same rows
@@ -197,3 +197,25 @@ def horizon_note(horizon: int, used: int, available: int, held_out: int) -> str 
         return (f"-T {horizon}: the noise is calibrated for {horizon} rows, more than the "
                 f"{used} the learner saw: more noise than these rows need.")
     return None
+
+
+def silent_note(learner: str, spoke: bool, held_out: bool) -> str | None:
+    """The console line when the learner predicted 0 for every row of the stream (e.g.
+    POL, which releases its model only after the last row): its online scores (accuracy
+    0, predict 0's loss) then say nothing about its model.
+
+    Examples
+    --------
+    >>> print(silent_note("pol", False, False))  # doctest: +NORMALIZE_WHITESPACE
+    pol predicted 0 for every row of the stream (its releases before the last row do not
+    depend on the data), so its online scores are those of predict 0; --test-fraction
+    scores its final model.
+    >>> silent_note("pqftl", True, False) is None
+    True
+    """
+    if spoke:
+        return None
+    return (f"{learner} predicted 0 for every row of the stream (its releases before the "
+            "last row do not depend on the data), so its online scores are those of "
+            "predict 0" + ("." if held_out else "; --test-fraction scores its final model."))
+

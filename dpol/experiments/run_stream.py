@@ -117,6 +117,7 @@ class _Tally:
     def __init__(self, marks: np.ndarray) -> None:
         self.loss = self.correct = 0.0
         self.marks, self.curve = marks, []
+        self.spoke = False  # any prediction other than 0
 
     def add(self, losses: np.ndarray, predictions: np.ndarray, y: np.ndarray, start: int
             ) -> None:
@@ -125,6 +126,7 @@ class _Tally:
         self.curve += [cum[m - start - 1] / m for m in self.marks[hit]]
         self.loss = float(cum[-1])
         self.correct += float(np.sum(np.sign(predictions) == y))
+        self.spoke = self.spoke or bool(np.any(predictions))
 
 
 def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_rows: int,
@@ -223,8 +225,8 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
              "computed (its comparator, the best fixed point in hindsight, needs the whole "
              "stream); mean loss beside predicting 0 instead"]
     horizon_note = scores.horizon_note(build["horizon"], T, total_rows, 0)
-    if horizon_note:
-        notes.append(horizon_note)
+    notes += [n for n in (horizon_note, scores.silent_note(
+        learner, tallies["private"].spoke, False)) if n]
     if clipped > 0.05 * T:
         notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
                      f"declared bounds ||x|| <= {x_bound:g}, |y| <= {y_bound:g}")

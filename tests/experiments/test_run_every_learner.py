@@ -10,6 +10,7 @@ import pytest
 from dpol.adapters.registry import LEARNERS, make_learner
 from dpol.counters import COUNTER_NAMES
 from dpol.experiments.run_file import run_learner
+from dpol.experiments.run_report import final_model_text
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,15 @@ def test_every_learner_runs(tmp_path, files, name, how):
     assert names[:2] == [name, f"{name}, non-private twin"]
     assert "predict 0 (trivial)" in names
     assert all(np.isfinite(row["mean_loss"]) for row in result.rows[:3])
-    assert (tmp_path / "out" / "report.md").is_file()
+    report = " ".join((tmp_path / "out" / "report.md").read_text().split())
+    # POL releases its model after the last row only: its online scores are predict 0's,
+    # which the console says; every other learner predicts during the stream
+    silent = [n for n in result.notes if "predicted 0 for every row" in n]
+    assert len(silent) == (name == "pol")
+    if "test_fraction" in how:  # the report names the final model the learner keeps
+        model = make_learner(name, 3, horizon=8, epsilon=1.0,
+                             fit_intercept=LEARNERS[name].linear)
+        assert f"after the stream: {final_model_text(model)};" in report
 
 
 @pytest.mark.parametrize("counter", COUNTER_NAMES)
