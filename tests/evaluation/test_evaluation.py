@@ -3,6 +3,8 @@ prequential scores, and input checks."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -212,6 +214,24 @@ def test_unconstrained_logistic_lbfgs_equals_fista():
                                atol=1e-10)
     # both are within tol/μ = 1e-8 of the minimiser
     np.testing.assert_allclose(a.w, b.w, atol=2e-8)
+
+
+def test_ill_conditioned_ball_problem_is_solved_through_lbfgs_without_a_warning():
+    # features on scales 0.01 to 2000 with ridge 0.01: L / mu ~ 1e8, where FISTA's 10,000 steps
+    # stopped far from tol (`dpol run igd` on raw breast cancer warned "raise max_iter");
+    # the unconstrained L-BFGS minimiser lies inside the ball, so it is the ball's
+    X, y = classification(seed=11, flip=0.1)
+    X = X * np.array([0.01, 0.1, 1.0, 100.0, 2000.0])  # columns on scales far apart
+    loss = Regularized(LogisticLoss(x_bound=2000.0), 0.01)
+    ball = L2Ball(5, 50.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumericalWarning)
+        res = best_fixed_point(loss, X, y, ball, return_info=True)
+    assert res.method == "lbfgs+fista" and res.converged
+    assert res.suboptimality_bound <= len(y) * 1e-10  # certified on the summed objective
+    with pytest.warns(NumericalWarning, match="max_iter"):  # FISTA alone does not get there
+        slow = best_fixed_point(loss, X, y, ball, method="fista", return_info=True)
+    assert res.objective <= slow.objective
 
 
 @pytest.mark.parametrize("domain", [None, L1Ball(5, 50.0)], ids=["Rd", "l1ball"])
