@@ -32,7 +32,7 @@ import numpy as np
 
 from dpol._validation import fail
 from dpol.experiments.plots import plot_curves
-from dpol.experiments.report import ExperimentResult, markdown_table, write_csv
+from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
 from dpol.experiments.runner import run_sweep
 from dpol.experiments.wdp_regret import fit_growth
 from dpol.learners._bandit import LinearOracleDomain
@@ -239,5 +239,5 @@ def env_bandit_regret(out_dir: str | Path, *, exponents=(10, 12, 14, 16),
         "reported, not predicted.",
         "", f"![regret]({fig.name})", ""]
     report = out_dir / "env_bandit_regret.md"
-    report.write_text("\n".join(lines))
+    write_markdown(report, lines)
     return ExperimentResult("env_bandit_regret", rows, report, csv_path, [fig])

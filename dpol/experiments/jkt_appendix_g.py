@@ -24,7 +24,7 @@ from dpol.datasets import (
 )
 from dpol.evaluation import best_fixed_point
 from dpol.experiments.plots import plot_curves, plot_versus_epsilon
-from dpol.experiments.report import ExperimentResult, markdown_table, write_csv
+from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
 from dpol.experiments.runner import run_sweep
 from dpol.learners import PrivateIGD, PrivateQuadraticFTL
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
@@ -142,7 +142,7 @@ def _regression_report(stream, rows, name, delta, alpha, counter, horizon, zero,
         "its normalisation, so its figure cannot be checked.", "",
     ] + [f"![{f.stem}]({f.name})" for f in figures] + [""]
     path = out_dir / f"{name}.md"
-    path.write_text("\n".join(lines))
+    write_markdown(path, lines)
     return path
 
 
@@ -306,5 +306,5 @@ def logistic_regression(out_dir: str | Path, path: str | Path | None = None, *,
         "needed for privacy (lam = 2L/alpha per step) dominates until epsilon is large.", "",
         f"![accuracy]({fig.name})", ""]
     report = out_dir / "jkt_logistic.md"
-    report.write_text("\n".join(lines))
+    write_markdown(report, lines)
     return ExperimentResult("jkt_logistic", rows, report, csv_path, [fig])

@@ -28,7 +28,7 @@ from dpol.accounting import mu_star
 from dpol.errors import NumericalWarning
 from dpol.evaluation.excess_risk import excess_empirical_risk
 from dpol.experiments.plots import plot_curves
-from dpol.experiments.report import ExperimentResult, markdown_table, write_csv
+from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
 from dpol.experiments.runner import run_sweep
 from dpol.learners.private_incremental_erm import PrivateIncrementalERM
 from dpol.learners.private_incremental_regression import PrivateIncrementalRegression
@@ -323,5 +323,5 @@ def _report(out_dir, rows, fits, figures, horizon, delta, seeds, projection_dim)
         _finding(sparse, projection_dim), "",
     ] + [f"![{f.stem}]({f.name})" for f in figures] + [""]
     path = out_dir / "knj_incremental.md"
-    path.write_text("\n".join(lines))
+    write_markdown(path, lines)
     return path

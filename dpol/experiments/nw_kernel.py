@@ -22,7 +22,7 @@ import numpy as np
 
 from dpol.errors import PaperCalibrationWarning
 from dpol.experiments.plots import plot_curves, plot_versus_epsilon
-from dpol.experiments.report import ExperimentResult, markdown_table, write_csv
+from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
 from dpol.experiments.runner import run_sweep
 from dpol.learners.private_kernel_regression import PrivateKernelRegression
 
@@ -231,5 +231,5 @@ def _report(rows, leak, trivial, bayes, common, seeds, figures, out_dir) -> Path
         + ": constant per data set and different between neighbours (epsilon = inf).", "",
     ] + [f"![{f.stem}]({f.name})" for f in figures] + [""]
     path = out_dir / "nw_kernel.md"
-    path.write_text("\n".join(lines))
+    write_markdown(path, lines)
     return path

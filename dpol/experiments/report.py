@@ -7,7 +7,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ERRATA", "GLOSSARY", "ExperimentResult", "glossary", "markdown_table", "write_csv"]
+__all__ = ["ERRATA", "GLOSSARY", "ExperimentResult", "glossary", "markdown_table",
+           "terms_used", "write_csv", "write_markdown"]
 
 #: where the papers' errata that dpol decides are explained (statement, evidence, decision)
 ERRATA = "docs/errata.md"
@@ -74,6 +75,40 @@ def glossary(terms: list[str] | None = None) -> str:
     * **non-private twin**: The same learner with epsilon = inf
     """
     return "\n".join(f"* **{t}**: {GLOSSARY[t]}" for t in (terms or list(GLOSSARY)))
+
+
+#: what in a report's text (lower case) shows that it uses a term of :data:`GLOSSARY`
+_MARKS: dict[str, tuple[str, ...]] = {
+    "replace-one": ("replace-one", "replace_one"), "add/remove": ("add/remove", "add_remove"),
+    "R (the bounds)": ("bound", " r = "), "tight calibration": ("tight",),
+    "paper calibration": ("tight", "paper calibration", "paper noise"),
+    "window DP": ("window",), "average regret": ("average regret", "avg regret"),
+    "non-private twin": ("twin", "non-private"),
+    "trivial baselines": ("predict 0", "trivial", "majority class", "mean label"),
+    "online accuracy": ("accuracy",), "held-out score": ("held-out", "held out", "heldout")}
+
+
+def terms_used(text: str) -> list[str]:
+    """The terms of :data:`GLOSSARY` that ``text`` uses (in the glossary's order).
+
+    Examples
+    --------
+    >>> terms_used("(1, 1e-05)-DP, replace_one; tight noise beside predict 0")
+    ['replace-one', 'tight calibration', 'paper calibration', 'trivial baselines']
+    """
+    low = text.lower()
+    return [t for t in GLOSSARY if any(mark in low for mark in _MARKS[t])]
+
+
+def write_markdown(path: str | Path, lines: list[str]) -> Path:
+    """Write a report's markdown ``lines``, ending with a **Terms** section that defines
+    every term of :data:`GLOSSARY` the report uses (a reader has no other glossary)."""
+    used = terms_used("\n".join(lines))
+    if used:
+        lines = [*lines, "## Terms", "", glossary(used), ""]
+    path = Path(path)
+    path.write_text("\n".join(lines))
+    return path
 
 
 @dataclass

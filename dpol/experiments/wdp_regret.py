@@ -16,7 +16,7 @@ import numpy as np
 
 from dpol.evaluation import best_fixed_point
 from dpol.experiments.plots import plot_curves
-from dpol.experiments.report import ExperimentResult, markdown_table, write_csv
+from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
 from dpol.experiments.runner import run_sweep
 from dpol.learners import PrivateFTAL, PrivateOnlineFrankWolfe
 from dpol.losses import Regularized, SquaredLoss
@@ -136,5 +136,5 @@ def wdp_regret_growth(out_dir: str | Path, *, exponents=range(10, 17), dim: int 
         "0.047 and 0.008. A larger oracle radius does not change the noise-free regret.",
         "", f"![growth]({fig.name})", ""]
     report = out_dir / "wdp_regret_growth.md"
-    report.write_text("\n".join(lines))
+    write_markdown(report, lines)
     return ExperimentResult("wdp_regret_growth", rows, report, csv_path, [fig])

@@ -14,6 +14,7 @@ from dpol.experiments.jkt_appendix_g import (
     synthetic_regression,
     year_prediction,
 )
+from dpol.experiments.reproduce import EXPERIMENTS, reproduce
 from dpol.experiments.wdp_regret import fit_growth, wdp_regret_growth
 
 
@@ -248,3 +249,17 @@ def test_every_learner_of_dpol_run_names_errata_that_exist():
         for part in ids.split(", "):
             for ident in part.split(" to "):
                 assert f"### {ident}." in page, ident
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+def test_every_reproduction_report_defines_the_terms_it_uses(tmp_path, name):
+    # a reader of docs/ or of a `dpol reproduce` folder has no other glossary: every
+    # report ends with the entries of GLOSSARY its text uses (replace-one at least: each
+    # states its neighbouring relation)
+    from dpol.experiments.report import GLOSSARY, terms_used
+
+    report = reproduce(name, tmp_path, quick=True, seeds=1, data=None, workers=1).report
+    body, _, terms = report.read_text().partition("\n## Terms\n")
+    assert "replace-one" in terms_used(body)
+    for term in terms_used(body):
+        assert f"* **{term}**: {GLOSSARY[term]}" in terms, term
