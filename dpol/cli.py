@@ -66,7 +66,8 @@ def _app():
 
     def show_rows(title: str, rows: list[dict], keys: list[str]) -> None:
         shown = fit_columns(rows, keys, console.width)
-        table = Table(title=title)
+        console.print(title, highlight=False)  # as wide as the terminal, not the table
+        table = Table()
         for k in shown:
             table.add_column(header(k), justify="left" if k in ("model", "calibration")
                              else "right", no_wrap=True)

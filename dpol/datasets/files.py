@@ -193,8 +193,9 @@ def _target_index(target: int | str | None, names: list[str]) -> int:
 def _labels(raw: np.ndarray) -> tuple[np.ndarray, str]:
     values = np.unique(raw)
     if values.size != 2:
-        raise fail("target_col", "hold exactly two distinct labels for classification",
-                   f"{values.size} distinct values")
+        raise fail("target_col", "hold exactly two distinct labels for classification "
+                   f"(it holds {values.size})", values[:5].tolist()
+                   + (["..."] if values.size > 5 else []))
     return np.where(raw == values[1], 1.0, -1.0), f"label {values[0]:g} -> -1, {values[1]:g} -> +1"
 
 

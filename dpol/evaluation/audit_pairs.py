@@ -320,10 +320,7 @@ def _stacked_sum(learner: object) -> np.ndarray:
 
 
 def _declared_element(learner: object) -> float:
-    if isinstance(learner, PrivateQuadraticFTL):
-        return outer_product_sensitivity(learner.x_bound, learner.y_bound,
-                                         learner.neighbouring)
-    if isinstance(learner, PrivateIncrementalRegression):
+    if isinstance(learner, (PrivateQuadraticFTL, PrivateIncrementalRegression)):
         return outer_product_sensitivity(learner.x_bound, learner.y_bound,
                                          learner.neighbouring)
     return float(learner._counter.node_sensitivity)
