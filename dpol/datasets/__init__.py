@@ -8,7 +8,7 @@
 * :mod:`dpol.datasets.files` — CSV / NPY / Parquet tables (or standard input) as streams
   within declared bounds;
 * :mod:`dpol.datasets.normalize` — the normalisation of the reproductions (rows into the
-  unit ball, targets onto [-1, 1]), shared by the loaders above;
+  unit ball, targets centred in [-1, 1]), shared by the loaders above;
 * :mod:`dpol.datasets.private_bounds` — bounds estimated privately (OpenDP's private
   quantile, ``opendp`` extra) on a declared share of the budget;
 * :mod:`dpol.datasets.private_scaling` — per-feature scaling and the bounds after it,
