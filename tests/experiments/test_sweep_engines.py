@@ -46,7 +46,7 @@ def dask_engine():
     """A ``LocalCluster`` of 2 worker processes, joined by its address (as --address does)."""
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
 
         def busy() -> list[int]:  # both workers hold a cell when the first result is in

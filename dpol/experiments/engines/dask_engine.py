@@ -36,8 +36,10 @@ class DaskEngine:
         self.lost = (KilledWorker,)
         self._cluster = None
         if address is None:
+            # ":0": any free port for its HTTP server (None still takes 8787, and warns
+            # "Port 8787 is already in use" when another cluster runs)
             self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
-                                         processes=True, dashboard_address=None,
+                                         processes=True, dashboard_address=":0",
                                          silence_logs=logging.ERROR)
             self._client = Client(self._cluster)
         else:
