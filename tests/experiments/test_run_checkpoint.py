@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_sweep import terminal_sigint
 
 from dpol.errors import InvalidInputError
 from dpol.experiments.run_checkpoint import CHECKPOINT, load_checkpoint
@@ -133,7 +134,7 @@ def test_ctrl_c_in_the_cli_says_what_was_kept(tmp_path):
     dpol = Path(sys.executable).with_name("dpol")
     proc = subprocess.Popen([str(dpol), "run", "ridge", str(data), "--out", str(out),
                              "--checkpoint-every", "2000"], stderr=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.DEVNULL, text=True, preexec_fn=terminal_sigint)
     deadline = time.monotonic() + 60
     while not (out / CHECKPOINT).exists() and time.monotonic() < deadline:
         time.sleep(0.05)

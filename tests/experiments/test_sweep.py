@@ -137,13 +137,18 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_cells(tmp_path, reference):
     proc = subprocess.Popen([sys.executable, "-c", "from dpol.cli import main; main()",
                              "sweep", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=terminal_sigint,
                             env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(_done(store)) < 2:
         time.sleep(0.2)
+    sent = time.monotonic()
+    done_then = len(_done(store))
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, (out, err)
+    if proc.returncode == 0 and done_then >= cells - 2:  # pragma: no cover - a loaded host
+        pytest.skip(f"the sweep had {done_then} of {cells} cells when Ctrl-C was sent")
+    assert proc.returncode == 130, (done_then, round(time.monotonic() - sent, 2), out, err)
     message = [line for line in err.splitlines() if line.startswith("dpol sweep:")]
     assert len(message) == 1 and "cells kept in" in message[0], err
     assert "Traceback" not in err
@@ -152,6 +157,16 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_cells(tmp_path, reference):
     summary = sweep(load_config(path), workers=2)  # the rerun finishes the others
     assert (summary.skipped, summary.done) == (len(kept), cells - len(kept))
     assert {k: r for k, r in results(store).items() if k in reference[1]} == reference[1]
+
+
+def terminal_sigint() -> None:
+    """In the child before exec: SIGINT at its default and unblocked, as a terminal's
+    foreground job has it. In full -n 2 runs a child of the test worker sometimes ran
+    on through the Ctrl-C (5 of 72 cells done when it was sent, all 72 finished 3.3 s
+    later, exit 0), never in the shell: the worker's own state, whose cause is not
+    found, must not decide what the test measures."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
 
 
 def _done(store: Path) -> set[str]:
