@@ -235,14 +235,13 @@ def best_fixed_point(
                 name = "lbfgs+fista"
         else:
             project = (lambda v: v) if domain is None else domain.project
-            name = "fista"
+            name, budget = "fista", max_iter
             if warm:  # an interior unconstrained minimiser is the constrained one, and
                 # L-BFGS reaches it where FISTA's rate (sqrt of L / mu) is too slow
                 free, n_iter = lbfgs(obj, w0, tol, max_iter)
-                if domain.contains(free, tol=0.0):
-                    w0, name = free, "lbfgs+fista"
-            w, extra, L = fista(obj, project, w0, L, tol, max_iter - n_iter) \
-                if n_iter < max_iter else (w0, 0, L)
+                if domain.contains(free, tol=0.0):  # else FISTA from 0, its whole budget
+                    w0, name, budget = free, "lbfgs+fista", max(max_iter - n_iter, 1)
+            w, extra, L = fista(obj, project, w0, L, tol, budget)
             n_iter += extra
     objective, gm, bound = certify(obj, w, domain, L, mu)
     if name not in ("lstsq", "ridge", "ridge-l2ball"):
