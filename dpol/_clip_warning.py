@@ -65,15 +65,17 @@ def suggested_bound(values: object, share: float = SUGGEST_SHARE) -> float:
 
 
 def note_clipping(owner: object, *, bounds: str, raw: Callable | None = None,
-                  unit: str = "rows", names: tuple[str, str] | None = None,
-                  stacklevel: int = 3) -> None:
+                  unit: str = "rows", stacklevel: int = 3) -> None:
     """Warn once if ``owner.n_clipped_`` exceeds ``FRACTION`` of ``owner.t`` rows.
 
     Parameters
     ----------
     owner : object
         Has ``n_clipped_`` and ``t`` (clipped and seen so far); ``_clip_warned`` is set
-        on it once it has warned.
+        on it once it has warned. Its ``bound_names`` (default ``("x_bound",
+        "y_bound")``) name the parameters that bound the norms and the labels ("" for
+        none): a bound is suggested for each whose :func:`suggested_bound` is above its
+        value; ``warning_name`` (default its class's name) names it in the message.
     bounds : str
         The declared bounds, as the message shows them (e.g. ``"x_bound=1, y_bound=1"``).
     raw : callable, optional
@@ -81,10 +83,6 @@ def note_clipping(owner: object, *, bounds: str, raw: Callable | None = None,
         for suggested bounds; called only when the warning fires.
     unit : str
         What a row is called in the message.
-    names : (str, str), optional
-        The owner's parameters that bound the norms and the labels ("" for none; default
-        its ``bound_names``, else ``("x_bound", "y_bound")``): a bound is suggested for
-        each whose :func:`suggested_bound` is above its value.
 
     Examples
     --------
@@ -106,7 +104,7 @@ def note_clipping(owner: object, *, bounds: str, raw: Callable | None = None,
             or clipped <= FRACTION * seen):
         return
     parts = raw() if raw is not None else (None, None)
-    names = names or getattr(owner, "bound_names", ("x_bound", "y_bound"))
+    names = getattr(owner, "bound_names", ("x_bound", "y_bound"))
     advice = []
     for name, values in zip(names, parts, strict=True):
         if name and values is not None:

@@ -97,6 +97,8 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     #: noise); ``"continues_vectorized"``: ``run`` is vectorized from any state, not only
     #: from a fresh counter
     tags: frozenset[str] = frozenset({"bit_identical_run"})
+    #: the parameter bounding an element's norm, as the clipping warning names it
+    bound_names = ("bound", "")
 
     #: the class of its strategy: its row of :data:`dpol.noise.kinds.STRATEGY_NOISES` is
     #: the noise kinds the counter takes
@@ -263,8 +265,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         self._sum += rows[0]
         self.t += 1
         if clipped:
-            note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements",
-                          names=("bound", ""))
+            note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements")
         if self._prefetched is not None:  # drawn ahead by prefetch: the same draws
             noise, self._prefetched = self._prefetched[0], self._prefetched[1:]
             if not len(self._prefetched):
@@ -327,7 +328,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         """
         sums = self._run_owned(as_matrix("values", values, self.dim))
         note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements", raw=lambda: (
-            clip_norms(np.asarray(values, dtype=float)), None), names=("bound", ""))
+            clip_norms(np.asarray(values, dtype=float)), None))
         return sums
 
     def _run_owned(self, rows: np.ndarray) -> np.ndarray:

@@ -88,6 +88,9 @@ class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
     ask(); got 'a second ask() while x_t is pending'
     """
 
+    #: the parameter bounding the loss values, as the clipping warning names it
+    bound_names = ("", "loss_bound")
+
     def __init__(self, domain: object, *, horizon: int, lipschitz: float = 1.0,
                  diameter: float | None = None, loss_bound: float | None = None,
                  mode: str = "extended", inner_ball: tuple | None = None,
@@ -254,7 +257,7 @@ class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
         self._buf_v.append(clipped)
         self.t_ += len(values)
         note_clipping(self, bounds=f"loss_bound={self.loss_bound:g}", unit="loss values",
-                      raw=lambda: (None, values), names=("", "loss_bound"), stacklevel=4)
+                      raw=lambda: (None, values), stacklevel=4)
         if self.t_ - self._batch_start == min(self.batch_size, self.horizon - self._batch_start):
             self._close_batch()
 
