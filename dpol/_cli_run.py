@@ -23,7 +23,7 @@ def _quoted(args: dict, option: list[str] | None) -> str:
              "--bounds-budget": args["bounds_budget"] if "auto" in (
                  args["x_bound"], args["y_bound"]) or args["normalize"] == "private" else None,
              "--random-features": args["random_features"],
-             "--bandwidth": args["bandwidth"] if args["random_features"] is not None else None}
+             "--bandwidth": args["bandwidth"]}  # refused without --random-features
     intercept = {True: ["--intercept"], False: ["--no-intercept"], None: []}[
         args["fit_intercept"]]
     return " ".join(["dpol run", args["learner"], str(args["data"]),

@@ -320,7 +320,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                          scores.horizon_note(horizon, len(y), available,
                                              0 if test is None else len(test)),
                          scores.silent_note(learner, bool(np.any(trace.prequential_predictions)),
-                                            test is not None)) if n]
+                                            test is None)) if n]
 
     out.mkdir(parents=True, exist_ok=True)
     iterates = np.vstack([trace.weights, trace.final_weights])

@@ -199,14 +199,16 @@ def horizon_note(horizon: int, used: int, available: int, held_out: int) -> str 
     return None
 
 
-def silent_note(learner: str, spoke: bool, held_out: bool) -> str | None:
+def silent_note(learner: str, spoke: bool, hint: bool) -> str | None:
     """The console line when the learner predicted 0 for every row of the stream (e.g.
     POL, which releases its model only after the last row): its online scores (accuracy
-    0, predict 0's loss) then say nothing about its model.
+    0, predict 0's loss) then say nothing about its model. ``hint``: point to
+    ``--test-fraction`` (not where the run has a held-out split already, nor in chunks,
+    which refuse one).
 
     Examples
     --------
-    >>> print(silent_note("pol", False, False))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(silent_note("pol", False, True))  # doctest: +NORMALIZE_WHITESPACE
     pol predicted 0 for every row of the stream (its releases before the last row do not
     depend on the data), so its online scores are those of predict 0; --test-fraction
     scores its final model.
@@ -217,5 +219,5 @@ def silent_note(learner: str, spoke: bool, held_out: bool) -> str | None:
         return None
     return (f"{learner} predicted 0 for every row of the stream (its releases before the "
             "last row do not depend on the data), so its online scores are those of "
-            "predict 0" + ("." if held_out else "; --test-fraction scores its final model."))
+            "predict 0" + ("; --test-fraction scores its final model." if hint else "."))
 

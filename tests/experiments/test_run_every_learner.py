@@ -41,6 +41,9 @@ def test_every_learner_runs(tmp_path, files, name, how):
     # which the console says; every other learner predicts during the stream
     silent = [n for n in result.notes if "predicted 0 for every row" in n]
     assert len(silent) == (name == "pol")
+    # it points to --test-fraction only where that helps: not with a split already, nor
+    # in chunks (which refuse one)
+    assert all(("--test-fraction" in n) == (how == {}) for n in silent)
     if "test_fraction" in how:  # the report names the final model the learner keeps
         model = make_learner(name, 3, horizon=8, epsilon=1.0,
                              fit_intercept=LEARNERS[name].linear)
