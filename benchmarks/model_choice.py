@@ -1,6 +1,6 @@
 """What a private automatic choice between the linear default and random features costs.
 
-Issue 19's option (c) for river's Bananas, where no linear model beats the majority class:
+On river's Bananas no linear model beats the majority class. One way out, measured here:
 choose, privately and online, between the default learner (linear, with an intercept)
 and the same learner on 64 random Fourier features (``random_features=64``). Any such
 choice reads the data, so the budget is split: each model runs at 45% of epsilon, and a
