@@ -16,7 +16,8 @@ import numpy as np
 
 from dpol.errors import fail
 
-__all__ = ["as_matrix", "as_vector", "check_choice", "check_int", "check_real", "fail"]
+__all__ = ["BOUND_RANGE", "as_matrix", "as_vector", "check_bound", "check_choice",
+           "check_int", "check_real", "fail"]
 
 
 def check_real(
@@ -59,6 +60,29 @@ def check_real(
         raise fail(name, f"be {'>' if low_open else '>='} {low}", value)
     if high is not None and (x > high or (high_open and x == high)):
         raise fail(name, f"be {'<' if high_open else '<='} {high}", value)
+    return x
+
+
+#: the range a declared bound may take: sensitivities use up to its 4th power (PQFTL's
+#: stacked ||x x^T|| and ||y x||), which must stay a normal float64 (1e-240 .. 1e240)
+BOUND_RANGE = (1e-60, 1e60)
+
+
+def check_bound(name: str, value: object) -> float:
+    """Return a declared norm or value bound as a float, checked to lie in BOUND_RANGE.
+
+    Examples
+    --------
+    >>> check_bound("x_bound", 2)
+    2.0
+    >>> check_bound("y_bound", 1e-300)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: y_bound must be in [1e-60, 1e60]; got 1e-300
+    """
+    x = check_real(name, value, low=0.0, low_open=True)
+    if not BOUND_RANGE[0] <= x <= BOUND_RANGE[1]:
+        raise fail(name, "be in [1e-60, 1e60]", value)
     return x
 
 

@@ -90,7 +90,8 @@ def _shape(events: Sequence[MechanismEvent]) -> tuple[str, float, float] | None:
                 continue
             if isinstance(event, dp_accounting.GaussianDpEvent):
                 kinds.add("gaussian")
-                mu2 += count / event.noise_multiplier**2 if event.noise_multiplier else math.inf
+                mu2 += (count * (1.0 / event.noise_multiplier) ** 2 if event.noise_multiplier
+                        else math.inf)
             elif isinstance(event, dp_accounting.LaplaceDpEvent):
                 kinds.add("pure")
                 pure += count / event.noise_multiplier if event.noise_multiplier else math.inf

@@ -194,7 +194,7 @@ def _epsilon(events: Sequence[MechanismEvent], delta: float,
                 z = event.noise_multiplier
                 if z == 0.0:
                     return math.inf, 0.0
-                mu2 += count / z**2
+                mu2 += count * (1.0 / z) ** 2  # z**2 overflows for z > 1e154
             elif isinstance(event, dp_accounting.LaplaceDpEvent):
                 b = event.noise_multiplier
                 if b == 0.0:

@@ -30,7 +30,7 @@ from typing import NamedTuple, TextIO
 import numpy as np
 
 from dpol._clip_warning import suggested_bound
-from dpol._validation import check_choice, check_real, fail
+from dpol._validation import check_bound, check_choice, fail
 from dpol.clipping import clip_norms, clip_rows_l2
 from dpol.datasets.normalize import normalize_regression, normalize_rows
 from dpol.datasets.synthetic import Stream
@@ -284,8 +284,8 @@ def clip_to_bounds(X: np.ndarray, y: np.ndarray, x_bound: float = 1.0, y_bound: 
     >>> c.x_suggested, c.y_suggested  # none of 3 may exceed: the largest of each
     (5.0, 3.0)
     """
-    x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
-    y_bound = check_real("y_bound", y_bound, low=0.0, low_open=True)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
     norms = np.linalg.norm(X, axis=1)
     over_x = norms > x_bound * (1.0 + 1e-12)
     over_y = np.abs(y) > y_bound
@@ -338,8 +338,8 @@ def table_stream(table: np.ndarray, names: list[str] | None = None, *,
     """
     task = check_choice("task", task, TASKS)
     normalize = check_choice("normalize", normalize, NORMALIZATIONS)
-    x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
-    y_bound = check_real("y_bound", y_bound, low=0.0, low_open=True)
+    x_bound = check_bound("x_bound", x_bound)
+    y_bound = check_bound("y_bound", y_bound)
     table = np.asarray(table, dtype=np.float64)
     if limit is not None and table.ndim == 2:
         table = table[:limit]

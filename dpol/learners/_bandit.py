@@ -30,7 +30,15 @@ import numpy as np
 
 from dpol._clip_warning import note_clipping
 from dpol._seeding import spawn_seeds
-from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
+from dpol._validation import (
+    as_matrix,
+    as_vector,
+    check_bound,
+    check_choice,
+    check_int,
+    check_real,
+    fail,
+)
 from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.counters import Counter, make_counter
@@ -139,7 +147,7 @@ class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
                               stacklevel=3)
             default_bound = self.lipschitz * (D + self.zeta)  # queries reach zeta outside D
         self.loss_bound = (default_bound if loss_bound is None else
-                           check_real("loss_bound", loss_bound, low=0.0, low_open=True))
+                           check_bound("loss_bound", loss_bound))
         if center is not None:
             self.center = as_vector("center", center, n)
         elif self.ball_center is not None:

@@ -18,7 +18,15 @@ import dp_accounting
 import numpy as np
 
 from dpol._clip_warning import note_clipping
-from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
+from dpol._validation import (
+    as_matrix,
+    as_vector,
+    check_bound,
+    check_choice,
+    check_int,
+    check_real,
+    fail,
+)
 from dpol.accounting.calibration import resolve_delta
 from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
@@ -201,8 +209,8 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         self.delta = resolve_delta(delta, self.horizon)  # None: 1e-5, or 1/T if smaller
         self.neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
         self.calibration = check_choice("calibration", calibration, ("tight", "paper"))
-        self.x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
-        self.y_bound = check_real("y_bound", y_bound, low=0.0, low_open=True)
+        self.x_bound = check_bound("x_bound", x_bound)
+        self.y_bound = check_bound("y_bound", y_bound)
         self.seed = seed
         if not self.is_private:
             warnings.warn(f"{type(self).__name__} with epsilon=inf releases without noise",

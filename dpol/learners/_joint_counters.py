@@ -304,7 +304,7 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
         column = math.sqrt(float(tree_levels(horizon)))  # the tree's encoder column norm
         zs = [sig / (n * column) for sig, n in zip(sigmas, nodes, strict=True)]
         # the counters' own events compose into this (mu^2 adds): what privacy reports
-        eps = gaussian_epsilon(1.0 / math.sqrt(sum(1.0 / z**2 for z in zs)), delta)
+        eps = gaussian_epsilon(1.0 / math.sqrt(sum((1.0 / z) ** 2 for z in zs)), delta)
         if eps > epsilon * (1 + 1e-9):
             warnings.warn(f"{formula} gives only ({eps:.4g}, {delta:g})-DP at horizon={horizon},"
                           f" not epsilon={epsilon:g}", PaperCalibrationWarning, stacklevel=4)

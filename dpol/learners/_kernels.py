@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpol._validation import check_choice, check_int, check_real, fail
+from dpol._validation import check_bound, check_choice, check_int, check_real, fail
 
 __all__ = ["KERNELS", "FeatureMap", "Kernel"]
 
@@ -60,7 +60,7 @@ class Kernel:
         check_real("bandwidth", self.bandwidth, low=0.0, low_open=True)
         check_int("degree", self.degree, low=1)
         check_real("coef0", self.coef0, low=0.0)
-        check_real("x_bound", self.x_bound, low=0.0, low_open=True)
+        check_bound("x_bound", self.x_bound)
 
     @property
     def kappa(self) -> float:

@@ -251,7 +251,7 @@ class OutputPerturbation(OnlineLearner):
         z / sqrt(w_t) with sum_t w_t <= 1 over every length, so one mechanism of
         multiplier z bounds every prefix.
         """
-        event = (dp_accounting.ZCDpEvent(0.5 / z**2) if self.noise == "secure"
+        event = (dp_accounting.ZCDpEvent(0.5 * (1.0 / z) ** 2) if self.noise == "secure"
                  else dp_accounting.GaussianDpEvent(z))
         if self.schedule != "anytime":
             event = dp_accounting.SelfComposedDpEvent(event, self._noised_steps().size)

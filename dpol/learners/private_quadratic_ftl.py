@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from dpol._validation import check_choice, check_int, check_real, fail
+from dpol._validation import check_bound, check_choice, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import jkt_private_sum_sigma
 from dpol.counters import BinaryTreeCounter, resolve_counter
@@ -175,7 +175,7 @@ class PrivateQuadraticFTL(OnlineLearner):
                  noise_ridge: bool = False,
                  neighbouring: str = "replace_one", calibration: str = "tight",
                  noise: str = "gaussian", n_jobs: int = 1, seed: object = None) -> None:
-        bound = check_real("bound", bound, low=0.0, low_open=True)
+        bound = check_bound("bound", bound)
         y_bound = bound if y_bound is None else y_bound  # checked by the base
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
                          neighbouring=neighbouring, calibration=calibration, x_bound=bound,

@@ -23,7 +23,7 @@ import dataclasses
 import numpy as np
 
 from dpol._clip_warning import note_clipping
-from dpol._validation import as_matrix, as_vector, check_int, check_real, fail
+from dpol._validation import as_matrix, as_vector, check_bound, check_int, check_real, fail
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._kernels import FeatureMap, Kernel
 from dpol.learners._wrapper import LearnerWrapper
@@ -135,7 +135,7 @@ class WithRandomFeatures(LearnerWrapper):
         self.learner = learner
         self.dim = check_int("dim", dim, low=1)
         self.bandwidth = check_real("bandwidth", bandwidth, low=0.0, low_open=True)
-        self.x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
+        self.x_bound = check_bound("x_bound", x_bound)
         kernel = Kernel("gaussian", bandwidth=self.bandwidth * self.x_bound)
         self.feature_map = FeatureMap(kernel, self.dim, n_features, feature_seed)
         self.row_bound = FAR * self.x_bound

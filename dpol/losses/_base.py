@@ -16,7 +16,7 @@ from numbers import Real
 
 import numpy as np
 
-from dpol._validation import as_matrix, as_vector, check_choice, check_real, fail
+from dpol._validation import as_matrix, as_vector, check_bound, check_choice, check_real, fail
 
 __all__ = ["LinearLoss", "Loss", "domain_radius"]
 
@@ -160,10 +160,10 @@ class LinearLoss(Loss):
     """
 
     def __init__(self, *, x_bound: float = 1.0, y_bound: float = 1.0) -> None:
-        self.x_bound = check_real("x_bound", x_bound, low=0.0, low_open=True)
+        self.x_bound = check_bound("x_bound", x_bound)
         # > 0, as the learners require: a bound of 0 would zero the constants while labels
         # pass through, and "0 means unset" is the reading that once cost the noise
-        self.y_bound = check_real("y_bound", y_bound, low=0.0, low_open=True)
+        self.y_bound = check_bound("y_bound", y_bound)
 
     @abstractmethod
     def _phi(self, z: np.ndarray, y: np.ndarray) -> np.ndarray: ...

@@ -184,7 +184,7 @@ class DiscreteGaussian(_Discrete):
         return discrete_gaussian(units**2, size)
 
     def _event(self, z, tau):
-        return dp_accounting.ZCDpEvent(0.5 / z**2, tau)
+        return dp_accounting.ZCDpEvent(0.5 * (1.0 / z) ** 2, tau)
 
 
 class DiscreteLaplace(_Discrete):
@@ -202,7 +202,7 @@ class DiscreteLaplace(_Discrete):
         return discrete_laplace(units, size)
 
     def _event(self, z, tau):
-        return dp_accounting.ZCDpEvent(0.5 / z**2, tau)
+        return dp_accounting.ZCDpEvent(0.5 * (1.0 / z) ** 2, tau)
 
 
 #: every kind by name, float kinds first

@@ -18,6 +18,7 @@ import pytest
 from learner_cases import loop, svec
 
 from dpol.datasets import linear_regression_stream
+from dpol.errors import InvalidInputError
 from dpol.learners import PrivateQuadraticFTL
 from dpol.learners import _psd_solve as ps
 from dpol.learners import private_quadratic_ftl as pq
@@ -114,6 +115,27 @@ def test_joint_sensitivity_with_two_bounds_is_the_brute_force_maximum(x_bound, y
     claimed = outer_product_sensitivity(x_bound, y_bound, "replace_one")
     assert best <= claimed * (1 + 1e-12)  # never exceeded
     assert best >= claimed * (1 - 1e-6)  # and attained
+
+
+@pytest.mark.parametrize("x_bound, y_bound", [(1.0, 1e-60), (1e-60, 1.0), (1e60, 1.0),
+                                              (1.0, 1e60), (1e60, 1e60), (1e-60, 1e-60)])
+def test_bounds_at_the_ends_of_their_range_give_a_finite_guarantee_and_model(x_bound,
+                                                                            y_bound):
+    # the stacked sensitivity uses x_bound^4 and the counters' multipliers ~1/bound^2:
+    # at 1e-300 a square underflowed (ZeroDivisionError) or a multiplier's square
+    # overflowed (OverflowError) in the accounting; BOUND_RANGE keeps both finite
+    learner = PrivateQuadraticFTL(2, horizon=50, epsilon=1.0, delta=1e-5, bound=x_bound,
+                                  y_bound=y_bound, seed=0)
+    assert learner.privacy.epsilon <= 1.0 + 1e-9
+    learner.run(np.full((50, 2), 0.5 * x_bound), np.full(50, 0.5 * y_bound))
+    assert np.all(np.isfinite(learner.weights))
+
+
+@pytest.mark.parametrize("name", ["bound", "y_bound"])
+@pytest.mark.parametrize("value", [1e-300, 1e-61, 1e61, 1e300])
+def test_bounds_outside_their_range_are_refused_by_name(name, value):
+    with pytest.raises(InvalidInputError, match=rf"{name} must be in \[1e-60, 1e60\]"):
+        PrivateQuadraticFTL(2, horizon=50, epsilon=1.0, delta=1e-5, **{name: value})
 
 
 def test_v_counter_is_svec_with_fixes_and_the_noise_is_unchanged():
