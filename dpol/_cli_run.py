@@ -13,17 +13,24 @@ from dpol._cli_text import parse_options
 __all__ = ["run_command"]
 
 
+#: the options of ``dpol run`` quoted in its report, by their argument names
+_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "horizon": "-T", "counter": "--counter",
+          "seed": "--seed", "target_col": "--target-col", "x_bound": "--bound",
+          "y_bound": "--y-bound", "normalize": "--normalize", "calibration": "--calibration",
+          "test_fraction": "--test-fraction", "bounds_budget": "--bounds-budget",
+          "random_features": "--random-features", "bandwidth": "--bandwidth"}
+
+
+def _options(args: dict) -> dict[str, tuple[str, object]]:
+    """argument -> (flag, value given): how a refusal names what the user typed."""
+    return {name: (flag, args[name]) for name, flag in _FLAGS.items()}
+
+
 def _quoted(args: dict, option: list[str] | None) -> str:
     """The command line that reproduces the run (quoted in its report)."""
-    given = {"--epsilon": args["epsilon"], "--delta": args["delta"], "-T": args["horizon"],
-             "--counter": args["counter"], "--seed": args["seed"],
-             "--target-col": args["target_col"], "--bound": args["x_bound"],
-             "--y-bound": args["y_bound"], "--normalize": args["normalize"],
-             "--calibration": args["calibration"], "--test-fraction": args["test_fraction"],
-             "--bounds-budget": args["bounds_budget"] if "auto" in (
-                 args["x_bound"], args["y_bound"]) or args["normalize"] == "private" else None,
-             "--random-features": args["random_features"],
-             "--bandwidth": args["bandwidth"]}  # refused without --random-features
+    given = dict(_options(args).values())
+    if "auto" not in (args["x_bound"], args["y_bound"]) and args["normalize"] != "private":
+        given["--bounds-budget"] = None  # spent on nothing
     intercept = {True: ["--intercept"], False: ["--no-intercept"], None: []}[
         args["fit_intercept"]]
     return " ".join(["dpol run", args["learner"], str(args["data"]),
@@ -54,7 +61,7 @@ def run_command(args: dict, option: list[str] | None, *, resume: Path | None,
     out = Path(resume) if resume is not None else args["out_dir"]
     name = args["learner"] or "resumed run"
     try:
-        with ui.refusals("run"), ui.progress_bar(name, unit="rows") as update:
+        with ui.refusals("run", _options(args)), ui.progress_bar(name, unit="rows") as update:
             if resume is not None:
                 result = resume_run(resume, progress=update)
             else:

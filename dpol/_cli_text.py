@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dpol._validation import fail
 
-__all__ = ["HEADERS", "fit_columns", "fmt", "header", "origin", "parse_options"]
+__all__ = ["HEADERS", "as_flag", "fit_columns", "fmt", "header", "origin", "parse_options"]
 
 
 def parse_options(pairs: list[str] | None) -> dict:
@@ -85,3 +85,42 @@ def origin(warning: warnings.WarningMessage) -> str:
     start = max((i + 1 for i, p in enumerate(parts) if p == "site-packages"), default=0)
     where = "/".join(parts[start:]) if start else warning.filename
     return f" (from {where}:{warning.lineno})"
+
+
+
+def as_flag(exc: Exception, options: dict[str, tuple[str, object]] | None) -> str:
+    """The error's text on one line, its argument named by the flag that set it.
+
+    ``options`` maps library argument names to (flag, value given). The argument is
+    renamed only when the refused value is the one the user gave (a value derived from
+    it, e.g. a share of epsilon, keeps the library's name).
+
+    Examples
+    --------
+    >>> from dpol.errors import fail
+    >>> as_flag(fail("x_bound", "be > 0.0", 0.0), {"x_bound": ("--bound", "0")})
+    '--bound must be > 0.0; got 0.0'
+    >>> as_flag(fail("epsilon", "be > 0.0", -0.9), {"epsilon": ("--epsilon", -1.0)})
+    'epsilon must be > 0.0; got -0.9'
+    """
+    text = " ".join(str(exc).split())
+    name = getattr(exc, "argument", None)
+    flag, given = (options or {}).get(name, (None, None))
+    if flag is None or not _same(given, getattr(exc, "value", None)):
+        return text
+    return flag + text[len(name):] if text.startswith(f"{name} ") else text
+
+
+def _same(given: object, value: object) -> bool:
+    """Whether the refused value is the one given (options typed as text read as numbers)."""
+    if isinstance(given, str) and not isinstance(value, str):
+        try:
+            given = float(given)
+        except ValueError:
+            return False
+    if isinstance(given, float) and isinstance(value, float) and given != given:
+        return value != value  # nan given, nan refused
+    try:
+        return given is not None and bool(given == value)
+    except (TypeError, ValueError):  # arrays and other values without one truth value
+        return False

@@ -15,7 +15,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from dpol._cli_text import HEADERS, fit_columns, fmt, header, origin, parse_options
+from dpol._cli_text import HEADERS, as_flag, fit_columns, fmt, header, origin, parse_options
 from dpol.experiments.jkt_appendix_g import against_trivial
 from dpol.experiments.reproduce import EXPERIMENTS, reproduce
 
@@ -46,15 +46,16 @@ def _app():
     console = Console()
 
     @contextmanager
-    def refusals(command: str):
-        """Refused input, a missing extra or an unreadable file: one line, exit code 1.
-        Warnings (non-private or paper calibration, ...) become one line each."""
+    def refusals(command: str, options: dict | None = None):
+        """Refused input, a missing extra or an unreadable file: one line, exit code 1,
+        naming the flag that set a refused argument (``options``: argument -> (flag,
+        value given)). Warnings (non-private or paper calibration, ...): one line each."""
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 yield
             except (DpolError, ImportError, OSError) as exc:
-                sys.stderr.write(f"dpol {command}: error: {' '.join(str(exc).split())}\n")
+                sys.stderr.write(f"dpol {command}: error: {as_flag(exc, options)}\n")
                 raise typer.Exit(1) from None
             finally:
                 for text in dict.fromkeys(f"{w.category.__name__}: {w.message}{origin(w)}"

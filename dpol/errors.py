@@ -245,4 +245,6 @@ def fail(name: str, rule: str, value: object) -> InvalidInputError:
     >>> print(fail("X", "contain at least one row", np.zeros((0, 2))))
     X must contain at least one row; got array([], shape=(0, 2), dtype=float64)
     """
-    return InvalidInputError(f"{name} must {rule}; got {_show(value)}")
+    err = InvalidInputError(f"{name} must {rule}; got {_show(value)}")
+    err.argument, err.value = name, value  # for callers that spell arguments otherwise
+    return err

@@ -184,7 +184,7 @@ def test_run_refuses_bad_input_cleanly(app, tmp_path):
     assert_refused(invoke(app, ["run", "igd", data]), "two distinct labels")
     assert_refused(invoke(app, ["run", "pqftl", tmp_path / "missing.csv"]),
                    "name an existing file")
-    assert_refused(invoke(app, ["run", "pqftl", data, "--target-col", "9"]), "target_col")
+    assert_refused(invoke(app, ["run", "pqftl", data, "--target-col", "9"]), "--target-col")
     assert_refused(invoke(app, ["run", "pqftl", data, "--option", "1x=2"]), "KEY=VALUE")
     assert_refused(invoke(app, ["run", "igd", "diabetes"]), "classification data set")
     bad = tmp_path / "nan.csv"
@@ -398,8 +398,8 @@ def test_run_reports_accuracy_and_the_held_out_score_beside_the_trivial_one(app,
 
 
 @pytest.mark.parametrize(("value", "phrase"), [
-    ("0", "test_fraction must be > 0.0"), ("1", "test_fraction must be < 1.0"),
-    ("1.5", "test_fraction must be < 1.0"), ("nan", "test_fraction must be finite"),
+    ("0", "--test-fraction must be > 0.0"), ("1", "--test-fraction must be < 1.0"),
+    ("1.5", "--test-fraction must be < 1.0"), ("nan", "--test-fraction must be finite"),
     ("0.001", "leave at least one of the 20 rows on each side")])
 def test_run_refuses_a_bad_test_fraction_cleanly(app, tmp_path, value, phrase):
     X, y = small_table(tmp_path, n=20)
@@ -498,11 +498,11 @@ def test_run_fits_an_intercept_by_default_and_takes_random_features(app, tmp_pat
     assert "on 8 random Fourier features (bandwidth 0.2 x the bound on ||x||)" in report
     # a learner that is not linear in x refuses both, in one line, before reading the data
     for flags, word in ((["--intercept"], "fit_intercept must be False"),
-                        (["--random-features", "8"], "random_features must be None")):
+                        (["--random-features", "8"], "--random-features must be None")):
         result = invoke(app, ["run", "kernel", tmp_path / "missing.csv", "--out",
                               tmp_path / "no", *flags])
         assert result.exit_code == 1 and not (tmp_path / "no").exists()
         assert f"{word} for kernel" in result.output
     result = invoke(app, ["run", "ridge", data, "--random-features", "7", "--out",
                           tmp_path / "odd"])
-    assert result.exit_code == 1 and "random_features must be even" in result.output
+    assert result.exit_code == 1 and "--random-features must be even" in result.output

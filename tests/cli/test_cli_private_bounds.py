@@ -60,12 +60,12 @@ def test_small_data_is_warned_on_the_console(app, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "phrase"), [
-    (["--bound", "auto", "--bounds-budget", "1"], "bounds_budget must"),
-    (["--bound", "auto", "--bounds-budget", "0"], "bounds_budget must"),
-    (["--bound", "auto", "--epsilon", "inf"], "epsilon must be finite for a bound 'auto'"),
-    (["--bound", "auto", "--normalize", "standardize"], "normalize must be 'clip'"),
-    (["--bound", "big"], "x_bound must be a number > 0 or 'auto'"),
-    (["--y-bound", "-2"], "y_bound must"),
+    (["--bound", "auto", "--bounds-budget", "1"], "--bounds-budget must"),
+    (["--bound", "auto", "--bounds-budget", "0"], "--bounds-budget must"),
+    (["--bound", "auto", "--epsilon", "inf"], "--epsilon must be finite for a bound 'auto'"),
+    (["--bound", "auto", "--normalize", "standardize"], "--normalize must be 'clip'"),
+    (["--bound", "big"], "--bound must be a number > 0 or 'auto'"),
+    (["--y-bound", "-2"], "--y-bound must"),
 ])
 def test_bad_auto_options_are_refused_in_one_line(app, tmp_path, args, phrase):
     out = tmp_path / "o"
@@ -79,7 +79,7 @@ def test_bad_auto_options_are_refused_in_one_line(app, tmp_path, args, phrase):
 def test_classifier_refuses_auto_label_bound(app, tmp_path):
     result = invoke(app, ["run", "igd", "breast-cancer", "--y-bound", "auto", "--out",
                           tmp_path / "o"])
-    assert result.exit_code == 1 and "y_bound must be left unset" in result.stderr
+    assert result.exit_code == 1 and "--y-bound must be left unset" in result.stderr
 
 
 def test_private_normalization_scales_inside_the_guarantee(app, tmp_path):
@@ -110,7 +110,7 @@ def test_private_normalization_scales_inside_the_guarantee(app, tmp_path):
 
 
 @pytest.mark.parametrize("args, name", [
-    (["--normalize", "private", "--bound", "2"], "x_bound"),
+    (["--normalize", "private", "--bound", "2"], "--bound"),
     (["--normalize", "private", "--epsilon", "inf"], "epsilon"),
     (["--normalize", "standardize", "--bound", "auto"], "normalize"),
 ])

@@ -55,7 +55,7 @@ def test_a_bandwidth_without_random_features_is_refused(tmp_path):
     data = tmp_path / "d.csv"
     np.savetxt(data, np.random.default_rng(0).normal(size=(30, 3)) / 3, delimiter=",")
     code, _, err = dpol("run", "ridge", data, "--bandwidth", "0.5", "--out", tmp_path / "o")
-    assert code == 1 and err == ("dpol run: error: bandwidth must be given only with "
+    assert code == 1 and err == ("dpol run: error: --bandwidth must be given only with "
                                  "random_features (the bandwidth of their kernel); got 0.5\n")
     assert not (tmp_path / "o").exists()
 
