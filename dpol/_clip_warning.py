@@ -105,12 +105,19 @@ def note_clipping(owner: object, *, bounds: str, raw: Callable | None = None,
         return
     parts = raw() if raw is not None else (None, None)
     names = getattr(owner, "bound_names", ("x_bound", "y_bound"))
-    advice = []
+    released_names = getattr(owner, "released_bounds", ())
+    advice, released = [], []
     for name, values in zip(names, parts, strict=True):
-        if name and values is not None:
-            bound = suggested_bound(np.abs(np.asarray(values, dtype=float)))
-            if bound > getattr(owner, name, 0.0):  # nan compares False
-                advice.append(f"{name}={bound:g}")
+        if not name or values is None:
+            continue
+        values = np.abs(np.asarray(values, dtype=float))
+        if name in released_names:  # no raw-data advice: neither private nor in its units
+            if np.mean(values > getattr(owner, name)) > FRACTION:  # it caused the warning
+                released.append(name)
+            continue
+        bound = suggested_bound(values)
+        if bound > getattr(owner, name, 0.0):  # nan compares False
+            advice.append(f"{name}={bound:g}")
     who = getattr(owner, "warning_name", None) or type(owner).__name__
     text = (f"{who} clipped {clipped} of {seen} {unit} "
             f"({100.0 * clipped / seen:.3g}%) to {bounds}: the privacy proof needs the "
@@ -120,5 +127,10 @@ def note_clipping(owner: object, *, bounds: str, raw: Callable | None = None,
                  f"{100 * SUGGEST_SHARE:g}% of these {unit} exceed "
                  f"{'each' if len(advice) > 1 else 'it'}; read from the raw data: advice "
                  "for the data holder, not a private release)")
+    if released:
+        text += (f". {' and '.join(released)} {'were' if len(released) > 1 else 'was'} "
+                 "released privately below the data: declare "
+                 f"{'them' if len(released) > 1 else 'it'} or give the estimate a larger "
+                 "bounds_budget")
     owner._clip_warned = True
     warnings.warn(text, ClippingWarning, stacklevel=stacklevel)

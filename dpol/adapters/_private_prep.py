@@ -74,6 +74,11 @@ def prepare(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool) -> P
     auto = x_bound == "auto" or y_bound == "auto"
     if not (auto or scaling):
         return Preparation(x_bound, y_bound, est.epsilon)
+    neighbouring = (est.learner_options or {}).get("neighbouring", "replace_one")
+    if neighbouring != "replace_one":
+        raise fail("learner_options", "not set neighbouring with private bounds or scaling "
+                   "(their release is replace-one DP: it reads the public number of rows)",
+                   {"neighbouring": neighbouring})
     budget = check_real("bounds_budget", est.bounds_budget, low=0.0, high=1.0,
                         low_open=True, high_open=True)
     epsilon = check_real("epsilon", est.epsilon, low=0.0, low_open=True, allow_inf=True)

@@ -16,12 +16,15 @@ from collections.abc import Callable
 __all__ = ["speak_as", "surfaced"]
 
 
-def speak_as(learner: object, name: str) -> None:
+def speak_as(learner: object, name: str, released: tuple[str, ...] = ()) -> None:
     """Make the learner and every learner it wraps name themselves ``name`` and their
-    bounds ``x_bound`` / ``y_bound`` (the adapters' parameters) in their warnings."""
+    bounds ``x_bound`` / ``y_bound`` (the adapters' parameters) in their warnings;
+    ``released``: the bounds estimated privately, for which a clipping warning suggests
+    no bound read from the raw data."""
     while learner is not None:
         learner.warning_name = name
         learner.bound_names = ("x_bound", "y_bound")
+        learner.released_bounds = released
         learner = getattr(learner, "learner", None)
 
 

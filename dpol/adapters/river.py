@@ -29,7 +29,9 @@ iterates, for at most ``horizon`` calls of ``learn_one`` (more raise
 releases (the averaged model, its intercept, the clip to ``y_bound``), and the intercept
 is a constant feature inside the norm bound (the learner's guarantee is unchanged). The
 bounds are public: ``||x|| > x_bound`` and ``|y| > y_bound`` are clipped and counted
-(``n_clipped_``).
+(``n_clipped_``). Not covered, for the data holder: ``n_clipped_`` and
+``n_unknown_features_`` (exact counts) and ``features_``, the keys of the first ``x``
+(feature names are treated as public: name them from the schema, not from the data).
 """
 
 from __future__ import annotations

@@ -7,9 +7,14 @@ in order, one element at a time. By default the learner fits an intercept
 ``coef_`` / ``intercept_`` are its post-processed model: the s^2-weighted mean of the
 released iterates (:mod:`dpol.learners.postprocess`); ``predict`` uses them and clips a
 least-squares prediction to ``y_bound``. The raw last release stays in
-``learner_.weights``. Everything the fitted estimator exposes is post-processing of the
-releases, covered by ``privacy_``. Parameters are stored as passed and checked in
-``fit`` (scikit-learn's convention); learned state ends in ``_``.
+``learner_.weights``. The model (``coef_``, ``intercept_``, ``predict``) is
+post-processing of the releases, covered by ``privacy_``; three things beside it are
+not, and are for the data holder: ``n_clipped_`` and the clipping warning (exact counts
+of the rows above the bounds), and ``classes_`` (the label set, read from y: treated as
+public). Each ``fit`` is one guarantee: fitting again on the same rows (refits,
+cross-validation folds, a grid search) spends ``privacy_`` again, and nothing composes
+those runs. Parameters are stored as passed and checked in ``fit`` (scikit-learn's
+convention); learned state ends in ``_``.
 
 The default learners (:data:`dpol.adapters.registry.DEFAULT_LEARNERS`: ``ridge`` and
 ``ridge-classifier``, PQFTL with alpha = 0.01 and its noise ridge) were chosen on
@@ -87,7 +92,8 @@ class _OnlineEstimator(BaseEstimator):
             fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
             postprocess=self.postprocess, random_features=self.random_features,
             bandwidth=self.bandwidth)
-        speak_as(self.learner_, type(self).__name__)
+        speak_as(self.learner_, type(self).__name__, released=() if self.prep_.estimate is None
+                 else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))
 
     def _fits_intercept(self) -> bool:
         """``fit_intercept`` for a linear learner; the kernel learner fits none."""

@@ -23,9 +23,10 @@ import numpy as np
 
 from dpol._validation import check_real, fail
 from dpol.accounting.events import MechanismEvent
+from dpol.clipping import clip_norms
 
-__all__ = ["GRID", "PrivateBounds", "parse_bound", "private_bounds", "pure_events",
-           "release_quantile"]
+__all__ = ["GRID", "PrivateBounds", "above_grid", "parse_bound", "private_bounds",
+           "pure_events", "release_quantile"]
 
 #: the public candidate grid: 20 points per decade from 1e-3 to 1e6 (181 values, ratio
 #: 10**(1/20) ~ 1.122 between neighbours); the released bound is one of them
@@ -66,8 +67,10 @@ class PrivateBounds:
         """Rows below which a release may land above the data with probability ``beta``.
 
         A candidate above every value scores ``(1 - a) n`` (a the quantile), one near the
-        quantile about 0; the exponential mechanism weighs them ``exp(-epsilon_i s / 2)``,
-        so the ``K`` candidates above the data weigh at most ``beta`` of the best one once
+        quantile about 0. OpenDP reports the noisy max with exponential noise of scale
+        ``2 / epsilon_i``, under which a candidate worse by g beats the best with
+        probability ``exp(-epsilon_i g / 2) / 2``; the ``K`` candidates above the data
+        then win with probability at most ``beta`` once
         ``n >= 2 ln(K / beta) / (epsilon_i (1 - a))``.
         """
         return math.ceil(2.0 * math.log(self.n_candidates / beta)
@@ -91,6 +94,17 @@ def pure_events(epsilons: tuple[float, ...], name: str) -> tuple[MechanismEvent,
     """One pure-DP replace-one event per private-quantile release of ``epsilons``."""
     return tuple(MechanismEvent(dp_accounting.UnsupportedDpEvent(), "replace_one",
                                 pure_epsilon=e, name=name) for e in epsilons)
+
+
+def above_grid(values: np.ndarray, candidates) -> np.ndarray:
+    """``values`` with those above every candidate (inf included: a huge finite row's norm)
+    set to twice the largest: the quantile's scores count values on either side of each
+    candidate, so the release's law is unchanged, and OpenDP gets finite numbers.
+
+    >>> above_grid(np.array([0.5, np.inf]), [1.0, 2.0]).tolist()
+    [0.5, 4.0]
+    """
+    return np.minimum(values, 2.0 * max(candidates))
 
 
 def parse_bound(name: str, value: object) -> float | str:
@@ -171,10 +185,12 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
     OpenDP draws its noise from the operating system's randomness, by design (no seed):
     the estimate is not reproducible from a seed.
 
-    Utility: with probability at least ``1 - beta``, the released candidate ``c`` has
-    ``|#{v < c} - quantile * n| <= m + (2 / epsilon_i) ln(K / beta)``, ``m`` the best
-    candidate's value of that score and ``K`` the number of candidates (the exponential
-    mechanism's utility, McSherry, Talwar 2007, Theorem 6, with the sensitivity below).
+    Utility: with probability at least ``1 - beta``, the released candidate ``c`` has a
+    score (below) at most ``m + (2 / epsilon_i) ln(K / beta)``, ``m`` the best
+    candidate's and ``K`` the number of candidates: by a union bound over the candidates,
+    each worse by g winning with probability ``exp(-epsilon_i g / 2) / 2`` under the
+    noisy max (:meth:`PrivateBounds.min_rows`); the exponential mechanism's bound
+    (McSherry, Talwar 2007, Theorem 6) is the same.
     Candidates above all the data score ``(1 - quantile) n`` only, so small data sets
     or small budgets can release one of them: :meth:`PrivateBounds.min_rows` says how
     many rows a reliable estimate needs, :meth:`PrivateBounds.note` warns below it.
@@ -183,8 +199,9 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
     -------
     Relation: replace-one (one stream element ``(x, y)`` replaced by any other; ``n`` is
     public, as it is under replace-one). Each release is OpenDP's ``make_private_quantile``
-    (Smith 2011's exponential mechanism over the candidates; its noisy max is the
-    exponential mechanism, McSherry, Talwar 2007) on the sized domain of n values under
+    (Smith 2011's quantile score over the candidates, selected by report-noisy-max with
+    exponential noise, i.e. permute-and-flip, McKenna, Sheldon 2020, which is pure DP at
+    the exponential mechanism's epsilon) on the sized domain of n values under
     symmetric distance 2, which is one replacement. Score of candidate c:
     ``s(c) = |(1 - a) #{v < c} - a #{v > c}|`` (a the quantile). Sensitivity: a
     replacement moves one value across c at most, changing ``#{v < c}`` by 1 and
@@ -222,7 +239,9 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[0] == 0:
             raise fail("X", "be a non-empty 2-d array", X)
-        columns.append(np.linalg.norm(X, axis=1))
+        if not np.all(np.isfinite(X)):
+            raise fail("X", "be finite", X)
+        columns.append(clip_norms(X))  # a huge finite row: inf, as the learner's clip
     if y is not None:
         y = np.asarray(y, dtype=float)
         if y.ndim != 1 or y.size == 0:
@@ -232,11 +251,10 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
         columns.append(np.abs(y))
     if not columns:
         raise fail("X", "be given, or y (nothing to estimate)", None)
-    for label, values in zip(("X" if X is not None else "y", "y"), columns, strict=False):
-        if not np.all(np.isfinite(values)):
-            raise fail(label, "be finite", values)
+    if y is not None and not np.all(np.isfinite(y)):
+        raise fail("y", "be finite", y)
     share = epsilon / len(columns)
-    released = [release_quantile(v, share, quantile, grid) for v in columns]
+    released = [release_quantile(above_grid(v, grid), share, quantile, grid) for v in columns]
     bounds = [r[0] for r in released]
     return PrivateBounds(bounds[0] if X is not None else None,
                          bounds[-1] if y is not None else None,

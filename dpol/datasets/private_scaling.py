@@ -22,12 +22,16 @@ import numpy as np
 
 from dpol._validation import as_matrix, check_real, fail
 from dpol.accounting.events import MechanismEvent
-from dpol.datasets.private_bounds import GRID, pure_events, release_quantile
+from dpol.clipping import clip_norms
+from dpol.datasets.private_bounds import GRID, above_grid, pure_events, release_quantile
 
 __all__ = ["LOW", "SIGNED_GRID", "PrivateScaling", "private_scaling"]
 
 #: the levels (LOW, 1 - LOW) whose midpoint centres and whose half-spread scales a feature
 LOW = 0.1
+#: scaled values are kept within +-_LARGEST: a huge finite row stays finite (the learner
+#: clips it to the bound) instead of turning into inf, which the learner would refuse
+_LARGEST = 1e300
 #: public candidates for signed values: -GRID, 0 and GRID (363 values)
 SIGNED_GRID = tuple(sorted({0.0, *GRID, *(-g for g in GRID)}))
 
@@ -68,11 +72,15 @@ class PrivateScaling:
 
     def transform(self, X: object) -> np.ndarray:
         """``(X - center) / scale`` (a fresh array; rows are not clipped here)."""
-        return (np.asarray(X, dtype=np.float64) - self.center) / self.scale
+        with np.errstate(over="ignore"):  # a huge finite row: kept finite, then clipped
+            Z = (np.asarray(X, dtype=np.float64) - self.center) / self.scale
+        return np.clip(Z, -_LARGEST, _LARGEST)
 
     def transform_y(self, y: object) -> np.ndarray:
         """``(y - y_center) / y_scale``."""
-        return (np.asarray(y, dtype=np.float64) - self.y_center) / self.y_scale
+        with np.errstate(over="ignore"):
+            z = (np.asarray(y, dtype=np.float64) - self.y_center) / self.y_scale
+        return np.clip(z, -_LARGEST, _LARGEST)
 
     def inverse_y(self, y: object) -> np.ndarray:
         """Back to the label's units: ``y_center + y_scale * y``."""
@@ -139,7 +147,7 @@ def private_scaling(X: object, y: object = None, *, epsilon: float,
     -------
     Relation: replace-one (one stream element ``(x, y)`` replaced; ``n`` public). Each
     release is OpenDP's private quantile on the n values of one column (or of the scaled
-    row norms, or of the scaled ``|y|``): the exponential mechanism over public
+    row norms, or of the scaled ``|y|``): a private selection (noisy max) over public
     candidates, score sensitivity 1 under one replacement on the sized domain (derivation
     in :func:`dpol.datasets.private_bounds.private_bounds`), pure ``epsilon_i`` from
     OpenDP's privacy map. A replaced element changes one value of every column, so every
@@ -186,12 +194,15 @@ def private_scaling(X: object, y: object = None, *, epsilon: float,
     spans = np.array([[release(X[:, j], 2 * j + k, grid) for k in (0, 1)] for j in range(d)])
     center = spans.mean(axis=1)
     scale = np.array([_spread(lo, hi) for lo, hi in spans])
-    norms = np.linalg.norm((X - center) / scale, axis=1)
-    x_bound = release(norms, 2 * d, list(GRID))
+    with np.errstate(over="ignore"):
+        norms = clip_norms(np.clip((X - center) / scale, -_LARGEST, _LARGEST))
+    x_bound = release(above_grid(norms, GRID), 2 * d, list(GRID))
     y_center = y_scale = y_bound = None
     if y is not None:
         lo, hi = release(y, 2 * d + 1, grid), release(y, 2 * d + 2, grid)
         y_center, y_scale = (lo + hi) / 2.0, _spread(lo, hi)
-        y_bound = release(np.abs((y - y_center) / y_scale), 2 * d + 3, list(GRID))
+        with np.errstate(over="ignore"):
+            y_bound = release(above_grid(np.abs((y - y_center) / y_scale), GRID), 2 * d + 3,
+                              list(GRID))
     return PrivateScaling(center, scale, x_bound, y_center, y_scale, y_bound,
                           tuple(spent), tuple(levels), len(X), len(grid))

@@ -70,7 +70,10 @@ def _rows(data: object, *, task: str, target_col, normalize: str, x_bound: float
                        data)
         generated = DATASETS[data][2].startswith("generated")  # made with T rows
         named = load_dataset(data, seed=seed, horizon=horizon if generated else None)
-        return named.X, named.y, named.name, named.normalization
+        how = named.normalization if generated else (
+            f"{named.normalization}; uses statistics of the data (not covered by the privacy "
+            "guarantee: the data set is public, the stream as normalised is what it protects)")
+        return named.X, named.y, named.name, how
     table, names = read_table(data)
     label = "standard input" if data == "-" else Path(str(data)).name
     if normalize == "standardize":

@@ -79,3 +79,40 @@ def test_river_learn_one_warns_as_the_estimator_at_the_callers_line():
         caught += _caught(lambda row=row: model.learn_one(dict(enumerate(row)), 0.1))
     (w,) = [w for w in caught if w.category is ClippingWarning]
     assert str(w.message).startswith("RiverRegressor clipped") and w.filename == __file__
+
+
+def test_a_privately_released_bound_gets_no_raw_data_suggestion():
+    # a suggestion read from the raw data is not private, and under private scaling not
+    # even in the units of the bound; the warning says what to do instead
+    from dpol._clip_warning import note_clipping
+
+    class Owner:  # what an adapter's learner holds after x_bound="auto", y_bound="auto"
+        t, n_clipped_, x_bound, y_bound = 100, 60, 1.0, 0.2
+        bound_names, released_bounds = ("x_bound", "y_bound"), ("y_bound",)
+
+    labels = np.linspace(0.0, 2.0, 100)  # 90 of 100 above the released 0.2
+    norms = np.full(100, 0.5)
+    (w,) = [w for w in _caught(lambda: note_clipping(
+        Owner(), bounds="x_bound=1, y_bound=0.2", raw=lambda: (norms, labels)))]
+    text = str(w.message)
+    assert "Suggested" not in text and "read from the raw data" not in text
+    assert text.endswith("y_bound was released privately below the data: declare it or "
+                         "give the estimate a larger bounds_budget")
+    Owner.released_bounds = ()  # declared: the suggestion as before
+    (w,) = _caught(lambda: note_clipping(Owner(), bounds="x_bound=1, y_bound=0.2",
+                                         raw=lambda: (norms, labels)))
+    assert "Suggested: y_bound=2 " in str(w.message)
+
+
+def test_the_adapter_tells_its_learner_which_bounds_were_released():
+    pytest.importorskip("opendp")
+    X = np.random.default_rng(0).normal(size=(400, 2))
+    y = X[:, 0]
+    for kwargs, released in (({"x_bound": "auto", "y_bound": "auto"}, ("x_bound", "y_bound")),
+                             ({"x_bound": "auto"}, ("x_bound",)), ({}, ())):
+        est = OnlineRegressor(epsilon=1.0, random_state=0, **kwargs)
+        _caught(lambda est=est: est.fit(X, y))  # small data: the estimate warns
+        learner = est.learner_
+        while learner is not None:  # every wrapped learner warns the same way
+            assert learner.released_bounds == released
+            learner = getattr(learner, "learner", None)

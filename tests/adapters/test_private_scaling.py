@@ -86,3 +86,28 @@ def test_bad_parameters_name_the_argument_and_fit_nothing(est, kwargs, name):
     with pytest.raises(InvalidInputError, match=name):
         model.fit(X, np.sign(y - 100.0) if est is OnlineClassifier else y)
     assert not hasattr(model, "learner_")
+
+
+def test_a_huge_finite_row_is_scaled_to_a_finite_row_and_clipped():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    X[5] = [1e307, -1e307]
+    y = X[:, 0] + 0.1 * rng.normal(size=3000)
+    y[6] = 1.7e308
+    est = OnlineRegressor(epsilon=1.0, random_state=0, x_bound="auto", y_bound="auto",
+                          scaling="private")
+    with pytest.warns(PrivateEstimateWarning):  # 3,000 rows: few for the estimate
+        est.fit(X, y)
+    assert np.all(np.isfinite(est.prep_.transform(X[5:6])))
+    assert np.all(np.isfinite(est.coef_)) and est.n_clipped_ >= 2
+
+
+def test_add_remove_with_private_estimates_is_refused_before_any_row_is_read():
+    # the estimates are replace-one DP (a sized domain: n public); a learner under
+    # add/remove cannot compose with them
+    est = OnlineRegressor(epsilon=1.0, x_bound="auto",
+                          learner_options={"neighbouring": "add_remove"})
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    with pytest.raises(InvalidInputError, match="learner_options must not set neighbouring"):
+        est.fit(X, X[:, 0])
+    assert not hasattr(est, "coef_") and not hasattr(est, "prep_")

@@ -47,11 +47,13 @@ def test_events_are_pure_replace_one_and_split_the_epsilon():
     assert only_y.x_bound is None and only_y.epsilons == (pytest.approx(0.3),)
 
 
-def test_estimate_is_within_the_exponential_mechanism_utility_of_the_quantile():
+def test_estimate_is_within_the_noisy_max_utility_of_the_quantile():
     # 10,000 rows, epsilon 1 split in two (0.5 per release). With no ties the score is
     # |#{v < c} - a n|; with probability >= 1 - beta the release is within
-    # m + (2 / 0.5) ln(K / beta) of the best candidate's score m (McSherry, Talwar 2007,
-    # Theorem 6). beta = 1e-9 per release: 4 ln(181e9) = 104 rows. OpenDP cannot be seeded.
+    # m + (2 / 0.5) ln(K / beta) of the best candidate's score m (a union bound over the
+    # K candidates of the noisy max with exponential noise of scale 2 / 0.5, as for the
+    # exponential mechanism). beta = 1e-9 per release: 4 ln(181e9) = 104 rows. OpenDP
+    # cannot be seeded.
     rng = np.random.default_rng(2)
     n, a = 10_000, 0.95
     X = rng.normal(size=(n, 5)) * rng.uniform(0.5, 2.0, size=(n, 1))
@@ -114,3 +116,15 @@ def test_bad_data_is_named():
         private_bounds(None, None, epsilon=1.0)
     with pytest.raises(InvalidInputError, match=r"^x_bound must"):
         parse_bound("x_bound", "-1")
+
+
+def test_a_huge_finite_row_counts_above_every_candidate_and_is_not_refused():
+    # its norm overflows to inf (as in the learner's clip): refusing it would tell a
+    # neighbour with such a row apart by an error, not by a noisy release; above every
+    # candidate, it scores as any row above the grid does
+    X = np.random.default_rng(0).normal(size=(2000, 2))
+    X[0] = [1e200, 1e200]
+    y = X[:, 1].copy()
+    y[1] = 1.7e308
+    b = private_bounds(X, y, epsilon=4.0)
+    assert b.x_bound in GRID and b.y_bound in GRID and b.x_bound < 10.0
