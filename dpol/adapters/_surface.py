@@ -13,6 +13,8 @@ import functools
 import warnings
 from collections.abc import Callable
 
+from dpol.errors import NonPrivateWarning
+
 __all__ = ["speak_as", "surfaced"]
 
 
@@ -45,6 +47,24 @@ def surfaced(method: Callable) -> Callable:
                 return method(self, *args, **kwargs)
         finally:
             for record in caught:
-                warnings.warn(record.message, stacklevel=2)
+                warnings.warn(_in_own_words(self, record.message), stacklevel=2)
 
     return call
+
+
+def _in_own_words(estimator: object, message: Warning) -> Warning:
+    """The learner's "<class> with epsilon=inf releases without noise" as the estimator's.
+
+    >>> class OnlineRegressor:
+    ...     learner = "ridge"
+    >>> print(_in_own_words(OnlineRegressor(), NonPrivateWarning(
+    ...     "PrivateQuadraticFTL with epsilon=inf releases without noise")))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    OnlineRegressor with epsilon=inf releases without noise (learner 'ridge', its
+    non-private twin)
+    """
+    if isinstance(message, NonPrivateWarning) and "with epsilon=inf" in str(message):
+        return NonPrivateWarning(f"{type(estimator).__name__} with epsilon=inf releases "
+                                 f"without noise (learner {estimator.learner!r}, its "
+                                 "non-private twin)")
+    return message

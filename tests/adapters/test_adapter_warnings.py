@@ -58,6 +58,8 @@ def test_every_warning_of_fit_points_at_the_caller_and_filters_still_apply():
     caught = _caught(lambda: est.fit(ROWS / 10, ROWS[:, 0] / 100))
     assert [w.category for w in caught] == [NonPrivateWarning]
     assert caught[0].filename == __file__
+    assert str(caught[0].message).startswith(  # the estimator, not PrivateQuadraticFTL
+        "OnlineRegressor with epsilon=inf releases without noise (learner 'ridge'")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonPrivateWarning)
         warnings.simplefilter("error", ClippingWarning)
