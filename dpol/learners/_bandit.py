@@ -30,19 +30,11 @@ import numpy as np
 
 from dpol._clip_warning import note_clipping
 from dpol._seeding import spawn_seeds
-from dpol._validation import (
-    as_matrix,
-    as_vector,
-    check_bound,
-    check_choice,
-    check_int,
-    check_real,
-    fail,
-)
+from dpol._validation import as_matrix, as_vector, check_bound, check_choice, check_int, check_real
 from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.counters import Counter, make_counter
-from dpol.errors import HorizonExceededError, NonPrivateWarning
+from dpol.errors import HorizonExceededError, NonPrivateWarning, fail
 from dpol.learners._api import LearnerAPI
 from dpol.learners._bandit_geometry import (
     LinearOracleDomain,

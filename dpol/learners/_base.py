@@ -18,20 +18,12 @@ import dp_accounting
 import numpy as np
 
 from dpol._clip_warning import note_clipping
-from dpol._validation import (
-    as_matrix,
-    as_vector,
-    check_bound,
-    check_choice,
-    check_int,
-    check_real,
-    fail,
-)
+from dpol._validation import as_matrix, as_vector, check_bound, check_choice, check_int, check_real
 from dpol.accounting.calibration import resolve_delta
 from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.clipping import clip_examples, clip_norms, exceeds_l2
-from dpol.errors import HorizonExceededError, NonPrivateWarning
+from dpol.errors import HorizonExceededError, NonPrivateWarning, fail
 from dpol.learners._api import LearnerAPI
 from dpol.learners.postprocess import (
     ReleaseAverage,
