@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
+from scipy.optimize import bisect, brentq
 
 from dpol._validation import as_matrix, as_vector, check_real, fail
 from dpol.clipping import clip_examples
@@ -13,12 +13,20 @@ from dpol.losses import LinearLoss, Regularized, SquaredLoss
 
 __all__ = ["ball_radius", "implicit_step", "pointwise_loss", "split_loss"]
 
-# Absolute tolerance of the scalar root finds. The sensitivity proofs assume exact
-# implicit steps; an error of tau in s moves the iterate by at most
-# eta * beta_phi * tau * ||x|| (beta_phi <= 1 for our losses), i.e. ~1e-13, which the
-# 1e-12 slack added to the declared sensitivities covers (docs/errata.md, JKT-7).
+# Absolute tolerance of the scalar root finds (with a relative one of 4 ulps). The
+# sensitivity proofs assume exact implicit steps: an error tau in s moves the iterate by
+# up to c_t beta tau ||x|| (beta the curvature of phi in s), and float rounding moves
+# every step by about an ulp of ||w||. SENSITIVITY_SLACK, added to the declared
+# sensitivities, absorbs the first steps' errors only; what accumulates over a long
+# stream (measured: 5e-10 of the sensitivity after 2e4 steps) is float rounding of the
+# deterministic iterates, outside the guarantee as in any float implementation
+# (docs/errata.md, JKT-7).
 ROOT_TOL = 1e-14
 SENSITIVITY_SLACK = 1e-12
+#: iterations of a root find: bisection halves any float64 bracket (width < 2^1025) to
+#: below ROOT_TOL in at most 1,071 steps; brentq's fallback is bisection with this cap
+_MAXITER = 2200
+_RTOL = 4 * np.finfo(float).eps
 
 
 def split_loss(loss: object, *, need_alpha: bool = True) -> tuple[LinearLoss, float]:
@@ -108,6 +116,8 @@ def _solve_margin(data: LinearLoss, w: np.ndarray, g: np.ndarray, y: float, eta:
         return s0
     # phi' is non-decreasing, so the root lies between s0 and s0 - eta gg phi'(s0) / c
     s1 = s0 - eta * gg * d0 / c
+    if s1 == s0:  # the step is below an ulp of s0 (huge margins): s0 is the root in float
+        return s0
 
     def h(s: float) -> float:
         return c * s + eta * gg * dphi(s) - gw
@@ -119,7 +129,20 @@ def _solve_margin(data: LinearLoss, w: np.ndarray, g: np.ndarray, y: float, eta:
     if h1 == 0.0 or (h1 > 0.0) == (d0 > 0.0):
         return s1
     lo, hi = (s1, s0) if s1 < s0 else (s0, s1)
-    return brentq(h, lo, hi, xtol=ROOT_TOL, rtol=4 * np.finfo(float).eps)
+    return _root(h, lo, hi)
+
+
+def _root(f, lo: float, hi: float) -> float:
+    """The root of f in [lo, hi] (a sign change) by brentq, or by bisection where brentq
+    does not converge in _MAXITER steps (data-dependent errors would tell data apart).
+
+    >>> round(_root(lambda s: s * s - 2.0, 0.0, 2.0), 12)
+    1.414213562373
+    """
+    try:
+        return brentq(f, lo, hi, xtol=ROOT_TOL, rtol=_RTOL, maxiter=_MAXITER)
+    except RuntimeError:  # not converged: bisection's count is bounded
+        return bisect(f, lo, hi, xtol=ROOT_TOL, rtol=_RTOL, maxiter=_MAXITER)
 
 
 def implicit_step(data: LinearLoss, alpha: float, w: np.ndarray, x: np.ndarray, y: float,
@@ -161,11 +184,11 @@ def implicit_step(data: LinearLoss, alpha: float, w: np.ndarray, x: np.ndarray, 
     hi = 1.0
     while math.sqrt(float(solution(hi) @ solution(hi))) > radius:
         hi *= 4.0
-    nu = brentq(lambda n: math.sqrt(float(solution(n) @ solution(n))) - radius, 0.0, hi,
-                xtol=ROOT_TOL, rtol=4 * np.finfo(float).eps)
+    nu = _root(lambda n: math.sqrt(float(solution(n) @ solution(n))) - radius, 0.0, hi)
     v = solution(nu)
-    norm = math.sqrt(float(v @ v))
-    return v * (radius / norm) if norm > radius else v  # round-off only
+    # the ball is active (nu > 0), so the argmin lies on the sphere: scaling onto it
+    # removes the radial part of nu's error, both ways (not only an overshoot)
+    return v * (radius / math.sqrt(float(v @ v)))
 
 
 def fit_arguments(solver: object, X: object, y: object, scale: object, name: str = "sigma"

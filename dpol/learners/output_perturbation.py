@@ -110,7 +110,9 @@ class OutputPerturbation(OnlineLearner):
     JKT Alg. 1 (Lemma 1 / Theorem 1, claimed (3 eps, 2 delta)) or beta_t of Alg. 7
     (Theorem 13); the derived epsilon is what they really give at delta (0.17-0.23 at 2
     delta for a claimed 3 at epsilon = 1: sound but over-noised), and a
-    ``PaperCalibrationWarning`` is raised if it exceeds epsilon.
+    ``PaperCalibrationWarning`` is raised if it exceeds epsilon. Delta_t bounds the
+    exact iterates; float rounding of the computed ones lies outside the guarantee
+    (measured and bounded in docs/errata.md, JKT-7).
 
     Secure noise (``noise="secure"``): release t is Proj_C(round_t(w_{t+1}) + g_t Y),
     Y ~ N_Z(0, (s_t/g_t)^2 I) exact on OS randomness (CKS 2020, Alg. 3), round_t the
