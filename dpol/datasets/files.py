@@ -8,11 +8,12 @@ all three. Two normalisations:
 * ``"clip"`` (default): rows of l2 norm above ``x_bound`` are scaled down to it and
   labels outside ``[-y_bound, y_bound]`` are clipped. It reads nothing of the data but
   each row itself, so the privacy guarantee of what is learned covers the whole run.
-* ``"standardize"``: columns standardised, rows divided by the largest row norm, the
-  label centred at its mean and scaled into ``[-y_bound, y_bound]`` (as dpol's
-  reproductions of JKT's Appendix G, which leaves the normalisation open). It reads
-  means, standard deviations, the largest row norm and the label's largest distance from
-  its mean: treat them as public, since the guarantee does not cover them.
+* ``"standardize"``: columns standardised, rows divided by the 95th percentile of
+  their norms, the label centred at its mean and divided by the 95th percentile of its
+  distance from it; the 5% beyond are clipped, and the rows scaled to ``x_bound``, the
+  labels to ``y_bound`` (as dpol's reproductions of JKT's Appendix G, which leaves the
+  normalisation open). It reads means, standard deviations and those quantiles: treat
+  them as public, since the guarantee does not cover them.
 
 Classification labels must take exactly two values; the smaller becomes -1 and the
 larger +1. Errors name a cell by its **row**, counted from 1 over the data rows (a header

@@ -319,7 +319,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     rows = [{k: r.get(k, math.nan) for k in keys} for r in rows]
     notes = [n for n in (estimate and estimate.note(),  # the cause before its effect
                          scores.clip_note(clip, trace.n_clipped, classification,
-                                          released=estimate is not None),
+                                          released=scores.released_parts(estimate)),
                          scores.horizon_note(horizon, len(y), available,
                                              0 if test is None else len(test)),
                          scores.silent_note(learner, bool(np.any(trace.prequential_predictions)),

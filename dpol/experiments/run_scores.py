@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from dpol._clip_warning import SUGGEST_SHARE
+from dpol._clip_warning import ROWS_TRADE_OFF, SUGGEST_SHARE
 from dpol._validation import check_real, fail
 from dpol.datasets.files import Clipping
 from dpol.evaluation import prequential_accuracy
@@ -129,52 +129,74 @@ def trivial_rows(y: np.ndarray, raw_train: np.ndarray, test_y: np.ndarray | None
     return [zero, mean]
 
 
+def released_parts(estimate: object) -> tuple[str, ...]:
+    """The parts ("x", "y") whose bound a private estimate released (none: ``()``)."""
+    if estimate is None:
+        return ()
+    return tuple(k for k, b in (("x", estimate.x_bound), ("y", estimate.y_bound))
+                 if b is not None)
+
+
 def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
-              released: bool = False) -> str | None:
+              released: tuple[str, ...] = ()) -> str | None:
     """The console line when more than :data:`CLIP_NOTE_SHARE` of the rows were clipped.
 
     It counts x and y apart (y only for regression: +-1 labels are never clipped) and
-    suggests a bound for each part of which more than 2.5% was clipped, one that at most
-    2.5% of the raw values exceed, so following every suggestion ends the note; unless
-    the bounds were ``released`` privately (then it says so: a suggestion read from the
-    raw data would not be in the scaled units, nor private).
+    suggests a bound for each declared part of which more than 2.5% was clipped, one that
+    at most 2.5% of the raw values exceed, so following every suggestion ends the note.
+    A part whose bound was ``released`` privately ("x", "y") gets no suggestion (one read
+    from the raw data is neither private nor, after private scaling, in its units): the
+    note says when that estimate, not a declared bound, clipped the rows.
 
     Examples
     --------
     >>> clip = Clipping(442, 0, 442, 442, 1.0, 1.0, 0.2, 310.0)
     >>> print(clip_note(clip, 0, False))  # doctest: +NORMALIZE_WHITESPACE
-    442 of 442 rows (100%) were clipped to the declared bounds: ||x|| > 1 in 0 rows,
-    |y| > 1 in 442. Suggested: --y-bound 310 (at most 2.5% of the raw |y| exceed it). The
-    suggestion is computed from the raw data: it is for the data holder to judge, not a
-    private release.
+    442 of 442 rows (100%) were clipped to the bounds: ||x|| > 1 in 0 rows, |y| > 1 in
+    442. Suggested: --y-bound 310 (at most 2.5% of the raw |y| exceed it). The suggestion
+    is computed from the raw data: it is for the data holder to judge, not a private
+    release.
+    >>> print(clip_note(Clipping(1250, 1211, 0, 1211, 1.0, 3e5, 2.6, 0.9), 0, False,
+    ...                 released=("y",)))  # doctest: +NORMALIZE_WHITESPACE
+    1211 of 1250 rows (97%) were clipped to the bounds: ||x|| > 1 in 1211 rows, |y| >
+    300000 (released privately) in 0. Suggested: --bound 2.6 (at most 2.5% of the raw row
+    norms exceed it). The suggestion is computed from the raw data: it is for the data
+    holder to judge, not a private release. A larger bound costs noise in proportion,
+    and clipping rows only rescales them: compare held-out scores (--test-fraction)
+    before following it.
     >>> clip_note(Clipping(100, 5, 0, 5, 1.0, 1.0, 1.0, 0.9), 0, False) is None  # 5%: not more
     True
     """
     if clip.rows == 0 or max(clip.clipped, by_learner) <= CLIP_NOTE_SHARE * clip.rows:
         return None
-    parts = [f"||x|| > {clip.x_bound:g} in {clip.x_over} rows"]
+    mark = {k: " (released privately)" if k in released else "" for k in ("x", "y")}
+    parts = [f"||x|| > {clip.x_bound:g}{mark['x']} in {clip.x_over} rows"]
     if not classification:
-        parts.append(f"|y| > {clip.y_bound:g} in {clip.y_over}")
+        parts.append(f"|y| > {clip.y_bound:g}{mark['y']} in {clip.y_over}")
     if by_learner:
         parts.append(f"then {by_learner} by the learner to its own bounds")
     clipped = clip.clipped
     share = {"x": clip.x_over / clip.rows, "y": 0.0 if classification else clip.y_over / clip.rows}
-    # each part over SUGGEST_SHARE: following them all leaves at most CLIP_NOTE_SHARE
-    keys = [k for k, s in share.items() if s > SUGGEST_SHARE]
+    # each declared part over SUGGEST_SHARE: following them all leaves at most CLIP_NOTE_SHARE
+    keys = [k for k, s in share.items() if s > SUGGEST_SHARE and k not in released]
+    low = [k for k in released if share.get(k, 0.0) > CLIP_NOTE_SHARE]
     suggest = {"x": (f"--bound {clip.x_suggested:g}", "row norms"),
                "y": (f"--y-bound {clip.y_suggested:g}", "|y|")}
     text = (f"{clipped} of {clip.rows} rows ({100.0 * clipped / clip.rows:.0f}%) were clipped "
-            f"to the {'privately released' if released else 'declared'} bounds: "
-            f"{', '.join(parts)}.")
-    if released:
-        return text + (" The private estimate landed below the data: declare the bounds "
-                       "or give the estimate a larger --bounds-budget.")
+            f"to the bounds: {', '.join(parts)}.")
     if keys:
         text += (f" Suggested: {' and '.join(suggest[k][0] for k in keys)} (at most "
                  f"{100 * SUGGEST_SHARE:g}% of the raw "
                  f"{' and of the raw '.join(suggest[k][1] for k in keys)} exceed "
                  f"{'each' if len(keys) > 1 else 'it'}). The suggestion is computed from "
                  "the raw data: it is for the data holder to judge, not a private release.")
+        if "x" in keys:
+            text += f" {ROWS_TRADE_OFF} (--test-fraction) before following it."
+    if low:
+        what = " and ".join("||x||" if k == "x" else "|y|" for k in low)
+        flags = " and ".join("--bound" if k == "x" else "--y-bound" for k in low)
+        text += (f" The private estimate of {what} landed below the data: declare {flags} "
+                 "or give the estimate a larger --bounds-budget.")
     return text
 
 
