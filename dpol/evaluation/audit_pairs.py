@@ -193,7 +193,9 @@ def worst_case_learner_streams(learner: object, *, position: int | None = None
       counter's element sensitivity;
     * learners summing x x^T and y x (PQFTL, incremental regression): x' with
       <x, x'> = Y^2 / 2 on the other side, which attains :func:`outer_product_sensitivity`
-      (X = Y = R: 3 R^2 / sqrt(2)); projected regression places the projected features so;
+      (X = Y = R: 3 R^2 / sqrt(2)), X and Y the bounds of the counters' elements
+      (``element_bounds``: PQFTL's labels enter rescaled to R); projected regression
+      places the projected features so;
     * :class:`~dpol.learners.PrivateKernelRegression`: x = p at ``position`` and every
       other row (q, 0), phi(q) orthogonal to phi(p) (:mod:`dpol.evaluation._kernel_pair`):
       at position 0 the releases differ by the transcript bound's Delta_t(0) exactly;
@@ -220,7 +222,8 @@ def worst_case_learner_streams(learner: object, *, position: int | None = None
         Xa[position] = X_bound * u
         Xb[position] = Xa[position]
     elif isinstance(learner, (PrivateQuadraticFTL, PrivateIncrementalRegression)):
-        Xa[position], Xb[position] = _outer_product_pair(learner, X_bound, Y_bound)
+        # labels +-Y_bound are +-element_bounds[1] in the counters' units
+        Xa[position], Xb[position] = _outer_product_pair(learner, *learner.element_bounds)
     elif isinstance(learner, PrivateKernelRegression):
         p, q = kernel_pair_points(learner)
         Xa[:], Xa[position] = q, p
@@ -321,8 +324,7 @@ def _stacked_sum(learner: object) -> np.ndarray:
 
 def _declared_element(learner: object) -> float:
     if isinstance(learner, (PrivateQuadraticFTL, PrivateIncrementalRegression)):
-        return outer_product_sensitivity(learner.x_bound, learner.y_bound,
-                                         learner.neighbouring)
+        return outer_product_sensitivity(*learner.element_bounds, learner.neighbouring)
     return float(learner._counter.node_sensitivity)
 
 

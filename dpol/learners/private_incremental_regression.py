@@ -181,6 +181,12 @@ class PrivateIncrementalRegression(OnlineLearner):
     #: (:func:`dpol.learners.postprocess.label_bound`)
     least_squares = True
 
+    @property
+    def element_bounds(self) -> tuple[float, float]:
+        """(X, Y): the bounds on ||x|| (the features') and |y| its counters' elements
+        x x^T, y x are calibrated for."""
+        return self.x_bound, self.y_bound
+
     def __init__(self, dim: int, *, domain: ConvexSet, horizon: int, epsilon: float,
                  delta: float | None = None, counter: object = "tree",
                  counter_options: dict | None = None, solver: str = "npg",

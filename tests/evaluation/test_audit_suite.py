@@ -95,8 +95,8 @@ def test_the_pairs_attain_the_declared_sensitivity(name):
 @pytest.mark.parametrize("x_bound, y_bound", [(1.0, 0.5), (0.8, 2.0), (3.0, 3.0)])
 def test_pqftl_pair_attains_its_sensitivity_with_rows_and_labels_on_two_scales(x_bound,
                                                                               y_bound):
-    # |y| <= Y apart from ||x|| <= R: the counters' stacked element changes by exactly
-    # outer_product_sensitivity(R, Y), in both of its regimes (Y^2 <= 2 R^2 and above)
+    # |y| <= Y apart from ||x|| <= R: labels +-Y enter the counters as +-R, and the stacked
+    # element changes by exactly outer_product_sensitivity(R, R), whatever Y
     from dpol.learners import PrivateQuadraticFTL
     from dpol.learners._joint_counters import outer_product_sensitivity
 
@@ -107,7 +107,7 @@ def test_pqftl_pair_attains_its_sensitivity_with_rows_and_labels_on_two_scales(x
     found = sensitivity_attainment(build)
     np.testing.assert_allclose(found.ratio, 1.0, rtol=1e-9)
     assert found.declared[0] == pytest.approx(
-        outer_product_sensitivity(x_bound, y_bound, "replace_one"), rel=1e-12)
+        outer_product_sensitivity(x_bound, x_bound, "replace_one"), rel=1e-12)
 
 
 def test_igd_attains_its_sensitivity_lam_over_t_plus_1_at_every_release():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import dp_accounting
+import numpy as np
 import pytest
 
 from dpol.accounting import PrivacyBudget, compose_guarantee
@@ -121,22 +122,35 @@ def test_paper_events_are_the_trees_own_and_give_the_real_epsilon():
     assert all(isinstance(e.event, dp_accounting.GaussianDpEvent) for e in events)
 
 
-@pytest.mark.parametrize("x_bound, y_bound", [(0.8, 2.0), (1.0, 0.5)])
-def test_pqftl_noise_follows_both_bounds(x_bound, y_bound):
-    # |y| <= Y apart from ||x|| <= R: the u counter's elements y x have norm R Y, and the
-    # one sigma of both counters is s(R, Y) sqrt(levels) / mu*, s the stacked bound; the
-    # printed (paper) noise takes JKT's one R as max(R, Y), which bounds both
+@pytest.mark.parametrize("x_bound, y_bound", [(0.8, 2.0), (1.0, 0.5), (0.05, 300.0)])
+def test_pqftl_rescales_labels_to_the_row_bound(x_bound, y_bound):
+    # |y| <= Y apart from ||x|| <= R: the labels enter the u counter times R / Y, so its
+    # elements (R / Y) y x have norm R^2 and one sigma of both counters is
+    # s(R, R) sqrt(levels) / mu*, whatever Y; the released w is in the labels' units.
+    # s(R, Y) on the raw labels charged V's entries with noise of the labels' scale (2 R Y
+    # at Y^2 > 2 R^2: 0.05 and 300 gave V noise 30 where 0.0053 now does)
     m = LEARNERS["pqftl"](bound=x_bound, y_bound=y_bound)
     cq, cu = m._counters
-    assert cq.bound == pytest.approx(x_bound**2) and cu.bound == pytest.approx(x_bound * y_bound)
-    s = outer_product_sensitivity(x_bound, y_bound, "replace_one") * math.sqrt(cq.levels)
+    assert cq.bound == pytest.approx(x_bound**2) and cu.bound == pytest.approx(x_bound**2)
+    s = outer_product_sensitivity(x_bound, x_bound, "replace_one") * math.sqrt(cq.levels)
     assert cq.noise_scale == pytest.approx(s / mu_star(EPS, DELTA), rel=1e-12)
     assert cu.noise_scale == pytest.approx(cq.noise_scale, rel=1e-15)
-    assert m.privacy.epsilon == EPS
-    # against one bound max(R, Y) on both (what the registry passed before): less noise
-    wide = LEARNERS["pqftl"](bound=max(x_bound, y_bound))
-    assert cq.noise_scale < wide._counters[0].noise_scale
+    assert m.privacy.epsilon == EPS and m.element_bounds == (x_bound, x_bound)
+    # the printed noise: JKT's one R bounds ||x|| and the rescaled labels alike
     paper = LEARNERS["pqftl"](bound=x_bound, y_bound=y_bound, calibration="paper")
-    r = max(x_bound, y_bound)
     assert [c.noise_scale for c in paper._counters] == pytest.approx(
-        [jkt_private_sum_sigma(EPS / 2, DELTA / 2, T, b) for b in (r * r, r)], rel=1e-12)
+        [jkt_private_sum_sigma(EPS / 2, DELTA / 2, T, b) for b in (x_bound**2, x_bound)],
+        rel=1e-12)
+
+
+@pytest.mark.parametrize("y_bound", [0.5, 1.0, 300.0])
+def test_pqftl_is_equivariant_in_the_label_scale(y_bound):
+    # ridge, noise ridge and ball scale with the labels: labels times c (and y_bound times
+    # c) give weights times c, from the same noise draws
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(T, 2)) / 3.0
+    y = np.clip(X @ [0.5, -0.4] + 0.1 * rng.normal(size=T), -1.0, 1.0)
+    base = LEARNERS["pqftl"](bound=1.0, y_bound=1.0, noise_ridge=True)
+    scaled = LEARNERS["pqftl"](bound=1.0, y_bound=y_bound, noise_ridge=True)
+    np.testing.assert_allclose(scaled.run(X, y * y_bound).weights,
+                               base.run(X, y).weights * y_bound, rtol=1e-9, atol=1e-12)
