@@ -17,8 +17,8 @@ import numpy as np
 
 from dpol.errors import ClippingWarning
 
-__all__ = ["FRACTION", "MIN_ROWS", "ROWS_TRADE_OFF", "SUGGEST_SHARE", "note_clipping",
-           "round_up", "suggested_bound"]
+__all__ = ["FRACTION", "MIN_ROWS", "ROWS_TRADE_OFF", "SUGGEST_SHARE", "label_offset_advice",
+           "note_clipping", "offset_of", "round_up", "suggested_bound"]
 
 #: the clipped share of the rows seen above which an object warns
 FRACTION = 0.05
@@ -67,6 +67,52 @@ def suggested_bound(values: object, share: float = SUGGEST_SHARE) -> float:
         return math.nan
     above = math.floor(share * arr.size)  # how many may exceed it
     return round_up(float(np.partition(arr, arr.size - 1 - above)[arr.size - 1 - above]))
+
+
+def label_offset_advice(y: object, public: str, private: str) -> str | None:
+    """Advice when regression labels sit far from 0 for their spread (|mean| > std), else
+    None; ``public`` and ``private`` name the ways to centre them (with a public offset,
+    with a private estimate). Read from the raw labels: advice for the data holder, not a
+    private release.
+
+    A private linear model's ridge shrinks its intercept with its weights (the noise ridge
+    must, to dominate the noise), so it predicts towards 0: on diabetes' raw labels (mean
+    152, std 77; standardised rows, x_bound 5, y_bound 350, epsilon 1, 5-fold, 3 seeds)
+    the default regressor scored R^2 -2.4 to -3.0, and 0.09 to 0.13 centred (y - 150).
+
+    Examples
+    --------
+    >>> y = np.array([140.0, 150.0, 170.0])
+    >>> print(label_offset_advice(y, "y - 150", "scaling='private'"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    the labels' mean (153) is beyond their spread (12): a private model shrinks its
+    intercept towards 0 with its weights, so it predicts towards 0 and can score below
+    the mean label. Centre them with a public offset (y - 150) or privately
+    (scaling='private') (read from the raw labels: advice for the data holder, not a
+    private release)
+    >>> label_offset_advice(np.array([-1.0, 0.5, 1.0]), "", "") is None
+    True
+    """
+    arr = np.asarray(y, dtype=float).ravel()
+    if arr.size < 2 or not np.all(np.isfinite(arr)):
+        return None
+    mean, std = float(arr.mean()), float(arr.std())
+    if abs(mean) <= std:
+        return None
+    return (f"the labels' mean ({mean:.3g}) is beyond their spread ({std:.2g}): a private "
+            "model shrinks its intercept towards 0 with its weights, so it predicts towards "
+            f"0 and can score below the mean label. Centre them with a public offset "
+            f"({public}) or privately ({private}) (read from the raw labels: advice for "
+            "the data holder, not a private release)")
+
+
+def offset_of(y: object) -> float:
+    """A round public-looking offset near the labels' mean (two significant digits).
+
+    >>> offset_of([140.0, 150.0, 170.0])
+    150.0
+    """
+    return float(f"{float(np.mean(np.asarray(y, dtype=float))):.2g}")
 
 
 def note_clipping(owner: object, *, bounds: str, raw: Callable | None = None,

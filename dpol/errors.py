@@ -167,6 +167,14 @@ class ClippingWarning(UserWarning):
     """
 
 
+class LabelOffsetWarning(UserWarning):
+    """Regression labels sit far from 0 for their spread (their mean beyond their standard
+    deviation): a private linear model shrinks its intercept towards 0 with its weights,
+    so it predicts towards 0. The message gives a public offset to subtract (read from
+    the raw labels: advice for the data holder, not a private release).
+    """
+
+
 class PrivateEstimateWarning(UserWarning):
     """A private estimate (bounds, scaling) read from fewer rows than it needs to be
     reliable at its budget: it may land far from the data. The message names the rows

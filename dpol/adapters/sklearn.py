@@ -40,6 +40,7 @@ private).
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -49,9 +50,11 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from dpol._clip_warning import label_offset_advice, offset_of
 from dpol.adapters._private_prep import prepare
 from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS, make_learner
+from dpol.errors import LabelOffsetWarning
 from dpol.learners import PrivateKernelRegression
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
@@ -84,6 +87,14 @@ class _OnlineEstimator(BaseEstimator):
 
     def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool) -> None:
         self.prep_ = prepare(self, X, y, regression=regression)
+        if regression and self.scaling is None:
+            c = offset_of(y)
+            advice = label_offset_advice(y, f"scikit-learn's TransformedTargetRegressor with "
+                                         f"func=lambda y: y - {c:g} and inverse_func=lambda "
+                                         f"y: y + {c:g}", "scaling='private'")
+            if advice:
+                warnings.warn(f"{type(self).__name__}: {advice}", LabelOffsetWarning,
+                              stacklevel=2)
         self.learner_ = make_learner(
             self._learner_name, X.shape[1], horizon=horizon, epsilon=self.prep_.epsilon,
             delta=self.delta, counter=self.counter, x_bound=self.prep_.x_bound,

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpol._clip_warning import label_offset_advice, offset_of
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.events import compose_guarantee
 from dpol.adapters.registry import LEARNERS, comparator, make_learner, zero_point
@@ -317,7 +318,10 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     rows += scores.trivial_rows(y, y_all[train], y_test, classification, zero)
     keys = list(dict.fromkeys(k for r in rows for k in r))
     rows = [{k: r.get(k, math.nan) for k in keys} for r in rows]
-    notes = [n for n in (estimate and estimate.note(),  # the cause before its effect
+    offset = None if classification else label_offset_advice(
+        y_all[train], f"subtract {offset_of(y_all[train]):g} from the label column",
+        "--normalize private")
+    notes = [n for n in (estimate and estimate.note(), offset,  # the cause before its effect
                          scores.clip_note(clip, trace.n_clipped, classification,
                                           released=scores.released_parts(estimate)),
                          scores.horizon_note(horizon, len(y), available,

@@ -118,3 +118,21 @@ def test_the_adapter_tells_its_learner_which_bounds_were_released():
         while learner is not None:  # every wrapped learner warns the same way
             assert learner.released_bounds == released
             learner = getattr(learner, "learner", None)
+
+
+def test_labels_far_from_zero_are_warned_with_a_public_offset():
+    # diabetes-like labels (mean 152, spread 77): the ridge shrinks the intercept with the
+    # weights, so the model predicts towards 0; centred labels draw no warning
+    from dpol.errors import LabelOffsetWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) / 3.0
+    z = rng.standard_normal(300)
+    y = 152.0 + 77.0 * (z - z.mean()) / z.std()
+    est = OnlineRegressor(epsilon=1.0, random_state=0, y_bound=400.0)
+    (w,) = [w for w in _caught(lambda: est.fit(X, y)) if w.category is LabelOffsetWarning]
+    assert str(w.message).startswith("OnlineRegressor: the labels' mean (152)")
+    assert "func=lambda y: y - 150" in str(w.message) and w.filename == __file__
+    caught = _caught(lambda: OnlineRegressor(epsilon=1.0, random_state=0, y_bound=400.0)
+                     .fit(X, y - 150.0))
+    assert not [w for w in caught if w.category is LabelOffsetWarning]

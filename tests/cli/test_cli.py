@@ -323,8 +323,9 @@ def test_run_says_on_the_console_when_many_rows_are_clipped(app, tmp_path):
     data = _write(tmp_path / "big_y.csv", X, y)
     result = invoke(app, ["run", "pqftl", data, "--out", tmp_path / "o", "--bound", "0.7"])
     assert result.exit_code == 0, result.output
-    lines = _warnings(result)
+    offset, *lines = _warnings(result)  # labels at 150 +- 50: centre them, first
     assert len(lines) == 1, result.stderr
+    assert "the labels' mean (147)" in offset and "subtract 150 from the label column" in offset
     over_x = int(np.sum(np.linalg.norm(X, axis=1) > 0.7))
     suggested = float(lines[0].split("--y-bound ")[1].split()[0])
     assert "300 of 300 rows (100%) were clipped" in lines[0]
@@ -457,15 +458,18 @@ def test_warnings_of_other_libraries_say_where_they_came_from():
     assert origin(matplotlib) == " (from matplotlib/transforms.py:355)"
 
 
-def test_run_on_diabetes_as_a_file_warns_of_nothing_but_the_clipping(app, tmp_path):
+def test_run_on_diabetes_as_a_file_warns_of_the_label_offset_and_the_clipping(app,
+                                                                              tmp_path):
     # the defaults clip every label (25..346) to 1; predict 0's average regret is then 0,
-    # which a log axis could not draw ("invalid value encountered in scalar subtract")
+    # which a log axis could not draw ("invalid value encountered in scalar subtract").
+    # The labels' mean (152) is beyond their spread (77): the centring advice comes first
     datasets = pytest.importorskip("sklearn.datasets")
     bunch = datasets.load_diabetes()
     data = _write(tmp_path / "diabetes.csv", bunch.data, bunch.target)
     result = invoke(app, ["run", "pqftl", data, "--out", tmp_path / "o"])
     assert result.exit_code == 0, result.output
-    (line,) = [x for x in result.stderr.splitlines() if x.startswith("dpol ")]
+    offset, line = [x for x in result.stderr.splitlines() if x.startswith("dpol ")]
+    assert "the labels' mean (152)" in offset and "subtract 150" in offset
     assert "442 of 442 rows (100%) were clipped" in line and "--y-bound " in line
 
 
