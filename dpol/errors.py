@@ -175,6 +175,13 @@ class LabelOffsetWarning(UserWarning):
     """
 
 
+class UnknownFeatureWarning(UserWarning):
+    """A river model met features that were not in the first ``x`` it learned from: its
+    dimension (and noise) was fixed then, so they are left out of the model (counted in
+    ``n_unknown_features_``). Warned once per model, naming the first such features.
+    """
+
+
 class PrivateEstimateWarning(UserWarning):
     """A private estimate (bounds, scaling) read from fewer rows than it needs to be
     reliable at its budget: it may land far from the data. The message names the rows

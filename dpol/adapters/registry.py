@@ -57,7 +57,8 @@ from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
 __all__ = ["DEFAULT_LEARNERS", "GIGA_LOGISTIC_ALPHA", "LEARNERS", "LearnerSpec",
-           "check_features", "comparator", "logistic_options", "make_learner", "zero_point"]
+           "check_features", "check_regression_learner", "comparator", "logistic_options",
+           "make_learner", "zero_point"]
 
 #: regularisation of the logistic learners and the ball that holds their optimum
 LOGISTIC_ALPHA = 0.01
@@ -238,6 +239,22 @@ def check_features(name: str, fit_intercept: object, random_features: object) ->
     if features % 2:
         raise fail("random_features", "be even (cos/sin pairs)", random_features)
     return features
+
+
+def check_regression_learner(name: object, who: str) -> None:
+    """Refuse a classification learner (its loss reads labels as +-1) in a regressor.
+
+    >>> check_regression_learner("igd", "OnlineRegressor")  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: learner must be a regression learner for
+    OnlineRegressor (one of frank-wolfe, ftal, ftrl, giga, incremental-erm,
+    incremental-regression, kernel, pqftl, ridge); got 'igd'
+    """
+    if isinstance(name, str) and name in LEARNERS and LEARNERS[name].task != "regression":
+        regression = sorted(k for k, v in LEARNERS.items() if v.task == "regression")
+        raise fail("learner", f"be a regression learner for {who} (one of "
+                   f"{', '.join(regression)})", name)
 
 
 def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,

@@ -37,11 +37,18 @@ bounds are public: ``||x|| > x_bound`` and ``|y| > y_bound`` are clipped and cou
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from dpol.adapters._surface import speak_as, surfaced
-from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS, make_learner
+from dpol.adapters.registry import (
+    DEFAULT_LEARNERS,
+    LEARNERS,
+    check_regression_learner,
+    make_learner,
+)
+from dpol.errors import UnknownFeatureWarning
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import INTERCEPT_SCALING
 from dpol.learners.postprocess import label_bound
@@ -60,6 +67,8 @@ __all__ = ["RiverClassifier", "RiverRegressor"]
 
 class _DictFeatures:
     """Parameters, the lazily built learner and the dict -> vector map."""
+
+    _regression = False
 
     def __init__(self, learner: str, epsilon: float = 1.0, delta: float | None = None,
                  horizon: int = 10_000, counter: str | None = None, x_bound: float = 1.0,
@@ -92,6 +101,8 @@ class _DictFeatures:
 
     def _learn(self, x: dict, y: float) -> None:
         if self.learner_ is None:
+            if self._regression:
+                check_regression_learner(self.learner, type(self).__name__)
             features = tuple(sorted(x, key=lambda k: (type(k).__name__, str(k))))
             learner = make_learner(
                 self.learner, max(len(features), 1),
@@ -109,7 +120,14 @@ class _DictFeatures:
             self.learner_ = learner
         vec = self._vector(x)
         self.learner_.learn_one(vec, y)
-        self.n_unknown_features_ += sum(1 for k in x if k not in self.features_)
+        unknown = [k for k in x if k not in self.features_]
+        if unknown and not self.n_unknown_features_:  # once: the first time any is left out
+            warnings.warn(f"{type(self).__name__} leaves out features it did not see in its "
+                          f"first x ({', '.join(map(repr, unknown[:3]))}"
+                          f"{', ...' if len(unknown) > 3 else ''}): its dimension and noise "
+                          "were fixed then; give every feature in the first x (0 where "
+                          "absent)", UnknownFeatureWarning, stacklevel=3)
+        self.n_unknown_features_ += len(unknown)
 
     def _margin(self, x: dict) -> float:
         if self.learner_ is None:
@@ -166,6 +184,8 @@ class RiverRegressor(_DictFeatures, _Regressor):
     >>> round(model.predict_one({"a": 0.5, "b": 0.0}), 3), model.features_
     (0.165, ('a', 'b'))
     """
+
+    _regression = True  # refuses the classification learners
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], epsilon: float = 1.0,
                  delta: float | None = None, horizon: int = 10_000, counter: str | None = None,

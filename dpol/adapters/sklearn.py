@@ -53,7 +53,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpol._clip_warning import label_offset_advice, offset_of
 from dpol.adapters._private_prep import prepare
 from dpol.adapters._surface import speak_as, surfaced
-from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS, make_learner
+from dpol.adapters.registry import (
+    DEFAULT_LEARNERS,
+    LEARNERS,
+    check_regression_learner,
+    make_learner,
+)
 from dpol.errors import LabelOffsetWarning
 from dpol.learners import PrivateKernelRegression
 from dpol.learners._wrapper import LearnerWrapper
@@ -86,6 +91,8 @@ class _OnlineEstimator(BaseEstimator):
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
     def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool) -> None:
+        if regression:
+            check_regression_learner(self._learner_name, type(self).__name__)
         self.prep_ = prepare(self, X, y, regression=regression)
         if regression and self.scaling is None:
             c = offset_of(y)

@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 
 from dpol.adapters import LEARNERS, comparator, make_learner
-from dpol.errors import HorizonExceededError, InvalidInputError, NonPrivateWarning
+from dpol.errors import (
+    HorizonExceededError,
+    InvalidInputError,
+    NonPrivateWarning,
+    UnknownFeatureWarning,
+)
 
 sklearn = pytest.importorskip("sklearn")
 
@@ -274,7 +279,9 @@ def test_river_check_estimator(river):
 
     for model in (RiverRegressor(), RiverClassifier(), RiverRegressor("ftal", horizon=4000)):
         assert isinstance(model, river.base.Estimator)
-        checks.check_estimator(model)
+        with warnings.catch_warnings():  # river's checks vary the keys of x on purpose
+            warnings.simplefilter("ignore", UnknownFeatureWarning)
+            checks.check_estimator(model)
 
 
 def test_river_dict_features_fixed_at_first_sight(river):
@@ -291,9 +298,15 @@ def test_river_dict_features_fixed_at_first_sight(river):
     coef, intercept = model.learner_.linear_model()  # the post-processed model
     assert model.predict_one({"a": 0.5}) == pytest.approx(0.5 * coef[0] + intercept)  # b = 0
     assert model.predict_one({"a": 0.5, "c": 9.0}) == model.predict_one({"a": 0.5})
-    model.learn_one({"a": 0.5, "c": 9.0}, 0.1)
+    with pytest.warns(UnknownFeatureWarning, match=r"RiverRegressor leaves out features it "
+                      r"did not see in its first x \('c'\)"):
+        model.learn_one({"a": 0.5, "c": 9.0}, 0.1)
     assert model.n_unknown_features_ == 1 and model.learner_.t == 2
-    for _ in range(48):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per model
+        model.learn_one({"a": 0.5, "d": 1.0}, 0.1)
+    assert model.n_unknown_features_ == 2
+    for _ in range(47):
         model.learn_one({"a": 0.1}, 0.0)
     with pytest.raises(HorizonExceededError):
         model.learn_one({"a": 0.1}, 0.0)
@@ -323,3 +336,23 @@ def test_learners_warn_only_when_non_private():
         make_learner("igd", 2, horizon=10, epsilon=1.0)
     with pytest.warns(NonPrivateWarning):
         make_learner("igd", 2, horizon=10, epsilon=math.inf)
+
+
+def test_a_regressor_refuses_a_classification_learner_before_reading_a_row(river):
+    # igd, pol and ridge-classifier read labels as +-1: on continuous labels they fitted
+    # something else without a word; the classifier keeps the regression learners (run
+    # with a classification loss, as dpol run does)
+    from dpol.adapters.river import RiverRegressor
+    from dpol.adapters.sklearn import OnlineRegressor
+
+    X = np.random.default_rng(0).normal(size=(20, 2)) / 3.0
+    for name in ("igd", "pol", "ridge-classifier"):
+        est = OnlineRegressor(learner=name)
+        with pytest.raises(InvalidInputError, match="learner must be a regression learner "
+                           "for OnlineRegressor"):
+            est.fit(X, X[:, 0])
+        assert not hasattr(est, "learner_") and not hasattr(est, "prep_")
+        model = RiverRegressor(name)
+        with pytest.raises(InvalidInputError, match="for RiverRegressor"):
+            model.learn_one({"a": 0.1}, 0.2)
+        assert model.learner_ is None
