@@ -73,20 +73,23 @@ CLASSIFICATION_VARIANTS = {"giga+logistic": ("giga", _giga_logistic_options),
                            "ftal+hinge": ("ftal", _hinge_options)}
 
 
-#: suffix of the methods that run a linear learner on random Fourier features
+#: suffix of the methods that run a linear learner on random Fourier features alone
 RFF = "+rff"
+#: the linear model of each task whose ``+rff`` row the report shows (the default
+#: classifier runs it on x beside the features)
+LINEAR_LEARNERS = {"classification": "ridge-classifier", "regression": "ridge"}
 
 
 def learner_methods(task: str) -> dict[str, tuple[str, object]]:
     """method name -> (registry name, options(dim) or None) of the dpol learners for a task:
-    the registry's, the classification variants, and the default learner on
+    the registry's, the classification variants, and the linear model of ``LINEAR_LEARNERS`` on
     ``N_RANDOM_FEATURES`` random Fourier features (``random_features=``, the adapters'
-    bandwidth)."""
+    bandwidth), the features alone."""
     methods = {name: (name, None) for name, spec in LEARNERS.items() if spec.task == task}
     if task == "classification":
         methods.update({k: v for k, v in CLASSIFICATION_VARIANTS.items() if v[0] in LEARNERS})
-    default = default_learners()[task]
-    methods[default + RFF] = (default, None)
+    linear = LINEAR_LEARNERS[task]
+    methods[linear + RFF] = (linear, None)
     return methods
 
 

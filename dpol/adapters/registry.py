@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpol._validation import check_choice, check_int, fail
+from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.evaluation import best_fixed_point
 from dpol.learners import (
     OnlineLearner,
@@ -52,7 +52,7 @@ from dpol.learners import (
 )
 from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
 from dpol.learners.postprocess import POSTPROCESSINGS
-from dpol.learners.random_features import BANDWIDTH, WithRandomFeatures
+from dpol.learners.random_features import BANDWIDTH, N_RANDOM_FEATURES, WithRandomFeatures
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
@@ -100,6 +100,9 @@ class LearnerSpec:
         Constructor keywords for a generic stream.
     linear : bool
         Whether it fits a linear model x . w (then ``fit_intercept`` can wrap it).
+    features : (D, c) or None
+        Random Fourier features it runs on by default, beside x weighted c
+        (:class:`~dpol.learners.random_features.WithRandomFeatures`).
 
     Examples
     --------
@@ -124,6 +127,7 @@ class LearnerSpec:
     linear: bool = True
     #: the counter under ``calibration="paper"`` where ``counter`` has no published formula
     paper_counter: str | None = None
+    features: tuple[int, float] | None = None
 
     def counter_for(self, calibration: str) -> str | None:
         """The counter this learner sums with by default under ``calibration``.
@@ -203,13 +207,18 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                 "regressor", PrivateQuadraticFTL, "regression", "blt", _tuned_ridge,
                 paper_counter="tree"),
     LearnerSpec("ridge-classifier", "JKT Alg. 4 (PQFTL), least squares on labels +-1 "
-                "(alpha=0.01, noise ridge, BLT sums; tree under paper calibration); the "
-                "adapters' default classifier", PrivateQuadraticFTL, "classification", "blt",
-                _tuned_ridge, paper_counter="tree"),
+                "(alpha=0.01, noise ridge, BLT sums; tree under paper calibration)",
+                PrivateQuadraticFTL, "classification", "blt", _tuned_ridge,
+                paper_counter="tree"),
+    LearnerSpec("ridge-classifier-rff", "ridge-classifier on [0.8 x, 0.6 phi(x)], phi 64 "
+                "random Fourier features (bandwidth 0.2 x_bound): a linear model beside a "
+                "kernel one; the adapters' default classifier", PrivateQuadraticFTL,
+                "classification", "blt", _tuned_ridge, paper_counter="tree",
+                features=(N_RANDOM_FEATURES, 0.8)),
 )}
 
 #: the adapters' default learner per task (module docstring: the figures behind it)
-DEFAULT_LEARNERS = {"classification": "ridge-classifier", "regression": "ridge"}
+DEFAULT_LEARNERS = {"classification": "ridge-classifier-rff", "regression": "ridge"}
 
 
 def _spec(name: object) -> LearnerSpec:
@@ -263,7 +272,8 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
                  options: dict | None = None, fit_intercept: bool = False,
                  intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", random_features: int | None = None,
-                 bandwidth: float = BANDWIDTH, feature_seed: int = 0) -> OnlineLearner:
+                 bandwidth: float = BANDWIDTH, feature_seed: int = 0,
+                 linear_weight: float | None = None) -> OnlineLearner:
     """Build the learner ``name`` of :data:`LEARNERS` for a stream of dimension ``dim``.
 
     ``counter`` replaces the default counter (refused for learners without one);
@@ -274,7 +284,9 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     release noise: ``igd``, ``giga``, ``pol``). ``random_features``: D, the linear
     learner runs on D random Fourier features of the rows (``x_bound = 1`` for them),
     with the Gaussian kernel's ``bandwidth`` in units of ``x_bound`` and the public
-    ``feature_seed`` (:class:`~dpol.learners.random_features.WithRandomFeatures`).
+    ``feature_seed`` (:class:`~dpol.learners.random_features.WithRandomFeatures`), beside
+    x weighted ``linear_weight``; both default to the learner's ``features`` (else none,
+    0).
 
     Examples
     --------
@@ -294,10 +306,20 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     postprocess = check_choice("postprocess", postprocess, POSTPROCESSINGS)
     if options is not None and not isinstance(options, dict):
         raise fail("options", "be a dict of constructor keywords", options)
+    if random_features is None and spec.features is not None:
+        random_features = spec.features[0]
+    if linear_weight is None:
+        linear_weight = spec.features[1] if spec.features is not None else 0.0
+    linear_weight = check_real("linear_weight", linear_weight, low=0.0, high=1.0,
+                               high_open=True)
+    if linear_weight and random_features is None:
+        raise fail("linear_weight", "be 0 without random_features (it weighs x beside "
+                   "them)", linear_weight)
     random_features = check_features(name, fit_intercept, random_features)
     features_dim, features_bound = dim, x_bound
-    if random_features is not None:
-        features_dim, features_bound = random_features, 1.0  # the features' norm
+    if random_features is not None:  # x itself first, with a linear weight
+        features_dim = random_features + (dim if linear_weight > 0.0 else 0)
+        features_bound = 1.0  # the rows' norm
     inner_dim = features_dim + 1 if fit_intercept else features_dim
     kwargs = spec.defaults(inner_dim, features_bound, y_bound)
     kwargs.update(horizon=horizon, epsilon=epsilon, delta=delta, calibration=calibration,
@@ -326,7 +348,7 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
         learner = WithIntercept(learner, intercept_scaling=intercept_scaling)
     if random_features is not None:
         learner = WithRandomFeatures(learner, dim, bandwidth=bandwidth, x_bound=x_bound,
-                                     feature_seed=feature_seed)
+                                     feature_seed=feature_seed, linear_weight=linear_weight)
     return learner
 
 

@@ -177,8 +177,8 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         D: a model linear in D random Fourier features of x (a Gaussian kernel model:
         :class:`~dpol.learners.random_features.WithRandomFeatures`), for data on which
         no linear model beats the trivial baseline; ``coef_`` are then the features'
-        weights. Each feature adds to the noise: leave it None where a linear model
-        does well.
+        weights. Each feature adds to the noise. None: the learner's own (64 beside x
+        for ``ridge-classifier-rff``, none for the others).
     bandwidth : float
         The kernel's bandwidth with ``random_features``, in units of ``x_bound``.
     postprocess : {"average", "shrink", "last"}
@@ -269,15 +269,23 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
     """A private online binary classifier; labels become -1 / +1 for the learner.
 
     Parameters are those of :class:`OnlineRegressor`, with ``learner`` defaulting to
-    ``"ridge-classifier"`` (least squares on the labels -1 / +1, as scikit-learn's
-    ``RidgeClassifier``). ``predict_proba`` is the logistic link of the model's margin,
+    ``"ridge-classifier-rff"``: least squares on the labels -1 / +1 (as scikit-learn's
+    ``RidgeClassifier``) on x beside 64 random Fourier features of it, [0.8 x / x_bound,
+    0.6 phi(x)], a linear model plus a kernel one with the linear model's guarantee
+    (:class:`~dpol.learners.random_features.WithRandomFeatures`; measured there: above
+    the majority class on river's Bananas, where no linear model is, at 0.6 points of
+    held-out accuracy on the data sets where one is good). ``"ridge-classifier"`` is the
+    linear model alone. ``predict_proba`` is the logistic link of the model's margin,
     for the logistic learners (``igd``, ``pol``).
 
     Attributes
     ----------
     classes_ : array (2,)
         ``classes_[1]`` is the +1 class.
-    learner_, coef_, intercept_, privacy_, n_clipped_, t_
+    coef_ : array (d + 64,) with the default learner
+        The weights on the learner's rows [0.8 x / x_bound, 0.6 phi(x)] (on x alone for a
+        linear learner, on phi(x) alone with ``random_features`` and a linear learner).
+    learner_, intercept_, privacy_, n_clipped_, t_
         As :class:`OnlineRegressor`.
 
     Examples
@@ -286,7 +294,7 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
     >>> X = rng.normal(size=(4000, 2)) / 2; y = np.where(X[:, 0] > X[:, 1] + 0.5, "a", "b")
     >>> clf = OnlineClassifier(epsilon=1.0, random_state=0).fit(X, y)
     >>> clf.classes_.tolist(), round(clf.score(X, y), 2), round(float(np.mean(y == "b")), 2)
-    (['a', 'b'], 0.98, 0.76)
+    (['a', 'b'], 0.99, 0.76)
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["classification"], *,

@@ -105,12 +105,13 @@ def test_every_linear_registry_learner_takes_random_features(name):
     m = make_learner(name, 2, horizon=80, epsilon=2.0, seed=0, fit_intercept=True,
                      random_features=16, x_bound=1.5)
     assert isinstance(m, WithRandomFeatures) and isinstance(m.learner, WithIntercept)
-    assert isinstance(m.base, spec.cls) and m.base.dim == 17 and m.base.x_bound >= 1.0
+    inner = 17 + (2 if spec.features else 0)  # D + 1, and x beside the features
+    assert isinstance(m.base, spec.cls) and m.base.dim == inner and m.base.x_bound >= 1.0
     assert m.privacy.epsilon == pytest.approx(2.0)
     assert m.feature_map.kernel.bandwidth == pytest.approx(BANDWIDTH * 1.5)
     u = comparator(m, X, y)  # the best fixed point in the learner's coordinates
     trace = m.run(X, y, comparator=u)
-    assert u.shape == (17,) and trace.regret.shape == (80,)
+    assert u.shape == (inner,) and trace.regret.shape == (80,)
 
 
 def test_refusals():
