@@ -40,13 +40,13 @@ def _quoted(args: dict, option: list[str] | None) -> str:
                      *([] if args["baseline"] else ["--no-baseline"])])
 
 
-def _interrupted(out: Path) -> str:
+def _interrupted(out: Path, chunked: bool = False) -> str:
     """The one line a Ctrl-C prints: what was kept."""
     from dpol.experiments.run_checkpoint import CHECKPOINT, load_checkpoint
 
-    if not (out / CHECKPOINT).is_file():
+    if not (out / CHECKPOINT).is_file():  # chunked runs take no checkpoints
         return ("dpol run: interrupted: no output was written (outputs are written whole at "
-                "the end; --checkpoint-every N keeps the progress)\n")
+                f"the end{'' if chunked else '; --checkpoint-every N keeps the progress'})\n")
     done = load_checkpoint(out)["done"]
     rows = ", ".join(f"{n} rows of the {k} learner" for k, n in done.items())
     return (f"dpol run: interrupted: the checkpoint in {out} keeps {rows}; "
@@ -74,7 +74,7 @@ def run_command(args: dict, option: list[str] | None, *, resume: Path | None,
                                      checkpoint_every=checkpoint_every,
                                      chunk_rows=chunk_rows)
     except KeyboardInterrupt:
-        sys.stderr.write(_interrupted(Path(out)))
+        sys.stderr.write(_interrupted(Path(out), chunked=chunk_rows is not None))
         raise typer.Exit(130) from None
     for note in result.notes:
         sys.stderr.write(f"dpol run: warning: {note}\n")

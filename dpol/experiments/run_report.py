@@ -26,6 +26,11 @@ ERRATA_IDS = {"pqftl": "JKT-4, JKT-5", "igd": "JKT-1", "giga": "JKT-1, JKT-3",
               "ridge-classifier": "JKT-4, JKT-5"}
 
 
+#: what a reader reproducing a run with a private estimate must know
+_UNSEEDED = ("; OpenDP draws from the operating system's randomness, so --seed does not "
+             "reproduce the estimate (--resume reads it back from the checkpoint)")
+
+
 def split_text(estimate, x_bound, y_bound, auto, epsilon: float) -> str:
     """How the budget was split between the private estimate and the learner."""
     if isinstance(estimate, PrivateScaling):
@@ -35,12 +40,12 @@ def split_text(estimate, x_bound, y_bound, auto, epsilon: float) -> str:
         return (f"features scaled privately (each feature's 10% / 90% quantiles onto "
                 f"[-1, 1]), ||x|| <= {x_bound:g} after scaling{label}: {len(estimate.epsilons)}"
                 f" releases of OpenDP's private quantile, epsilon = {estimate.epsilon:g} in "
-                f"all, pure DP; learner epsilon = {epsilon:g}; composed")
+                f"all, pure DP; learner epsilon = {epsilon:g}; composed{_UNSEEDED}")
     parts = [f"{name} <= {b:g}" for name, b, a in (("||x||", x_bound, auto[0]),
                                                     ("|y|", y_bound, auto[1])) if a]
     return (f"bounds {', '.join(parts)} estimated privately (OpenDP's private quantile "
             f"{estimate.quantile:g} of the rows, epsilon = {estimate.epsilon:g}, pure "
-            f"DP); learner epsilon = {epsilon:g}; composed")
+            f"DP); learner epsilon = {epsilon:g}; composed{_UNSEEDED}")
 
 
 def _model_text(model: object) -> str:
@@ -48,7 +53,9 @@ def _model_text(model: object) -> str:
     parts = []
     while isinstance(model, LearnerWrapper):
         if isinstance(model, WithRandomFeatures):
-            parts.append(f"on {model.feature_map.n_features} random Fourier features "
+            c = model.linear_weight
+            beside = f"on x (weight {c:g}) beside " if c else "on "
+            parts.append(f"{beside}{model.feature_map.n_features} random Fourier features "
                          f"(bandwidth {model.bandwidth:g} x the bound on ||x||)")
         else:
             parts.append("with an intercept")
@@ -162,8 +169,9 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
         markdown_table(rows, columns), "",
         "## Plots", "",
     ] + [f"![{f.stem}]({f.name})" for f in figures] + [
-        "", "Files: `iterates.npy` (T + 1 released iterates), `losses.csv` (per-step loss, "
-        "prediction, cumulative and average regret), `report.md`.", "",
+        "", "Files: `iterates.npy` (T + 1 released iterates), `losses.csv` ("
+        f"{info.get('losses', 'per-step loss, prediction, cumulative and average regret')}"
+        "), `report.md`.", "",
         "## Terms", "", glossary([t for t, used in (
             ("replace-one", True), ("add/remove", True), ("R (the bounds)", True),
             ("tight calibration", True), ("paper calibration", True),

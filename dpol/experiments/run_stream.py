@@ -227,16 +227,18 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
     horizon_note = scores.horizon_note(build["horizon"], T, total_rows, 0)
     notes += [n for n in (horizon_note, scores.silent_note(
         learner, tallies["private"].spoke, False)) if n]
-    if clipped > 0.05 * T:
+    if clipped > 0.05 * T:  # no suggestion: it would need every raw row at hand
+        labels = "" if classification else f", |y| <= {y_bound:g}"
         notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
-                     f"declared bounds ||x|| <= {x_bound:g}, |y| <= {y_bound:g}")
+                     f"declared bounds ||x|| <= {x_bound:g}{labels}")
     stream = Stream(np.empty((0, 0)), range(T), name, how, n_clipped=clipped)
     info = {"learner": learner, "spec": spec, "model": model, "stream": stream,
             "n_rows": total_rows, "available": total_rows, "horizon": build["horizon"],
             "seed": seed, "counter": counter, "x_bound": x_bound, "y_bound": y_bound,
             "options": options or {}, "n_clipped": model.n_clipped_, "data": data,
             "command": command, "test": None, "notes": notes, "guarantee": model.privacy,
-            "epsilon": epsilon, "split": None}
+            "epsilon": epsilon, "split": None, "losses": "per-step loss and prediction"}
+    (out / "regret.png").unlink(missing_ok=True)  # a whole-file run's, from before
     report = write_report(out, info, rows, figures)
     return ExperimentResult(f"run_{learner}", rows, report, out / "losses.csv", figures, notes)
 
@@ -249,6 +251,7 @@ class _Writers:
     def __init__(self, out: Path, T: int) -> None:
         self.out, self.T, self.npy, self.csv = out, T, None, None
         self.files = ExitStack()
+        self.made = not out.exists()  # removed again if the run ends without output
 
     def __enter__(self) -> _Writers:
         return self
@@ -258,6 +261,9 @@ class _Writers:
             if fh is not None:
                 fh.close()
         self.files.__exit__(kind, value, tb)
+        if kind is not None and self.made and self.out.is_dir() and not any(
+                self.out.iterdir()):
+            self.out.rmdir()  # interrupted or failed: no empty folder left behind
 
     def add(self, trace, start: int) -> None:
         if self.npy is None:  # the width is the learner's release's

@@ -49,7 +49,7 @@ def test_a_bad_cell_in_a_later_chunk_is_named_and_nothing_is_written(tmp_path):
     out = tmp_path / "out"
     with pytest.raises(InvalidInputError, match=r"'oops' in row 251, column 'b' \(line 252\)"):
         run_learner("pqftl", str(path), out, chunk_rows=100)
-    assert not out.exists() or not list(out.iterdir())
+    assert not out.exists()  # the folder the run made is gone with its files
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -133,3 +133,35 @@ def test_online_accuracy_scores_the_model_a_user_gets(tmp_path):
         result = run_learner("ridge-classifier", str(path), tmp_path / out, seed=4,
                              chunk_rows=chunks, baseline=False)
         assert result.rows[0]["accuracy"] == pytest.approx(expected, abs=1e-12), out
+
+
+def test_a_chunked_run_over_a_whole_file_run_keeps_no_stale_file_and_says_its_columns(
+        tmp_path):
+    # the whole-file run's regret.png stayed beside the chunked run's outputs, and the
+    # report said losses.csv held regret columns (its header: t,loss,prediction)
+    path = tmp_path / "d.npy"
+    np.save(path, _table(n=600, classification=True))
+    run_learner("igd", str(path), tmp_path / "o", seed=1)
+    assert (tmp_path / "o" / "regret.png").exists()
+    run_learner("igd", str(path), tmp_path / "o", seed=1, chunk_rows=250)
+    assert not (tmp_path / "o" / "regret.png").exists()
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "`losses.csv` (per-step loss and prediction)" in report
+    assert (tmp_path / "o" / "losses.csv").read_text().startswith("t,loss,prediction\n")
+
+
+def test_a_chunked_classification_note_counts_rows_not_labels(tmp_path):
+    path = tmp_path / "d.npy"
+    table = _table(n=400, classification=True)
+    table[:, :3] *= 20.0  # every row beyond ||x|| <= 1
+    np.save(path, table)
+    result = run_learner("igd", str(path), tmp_path / "o", chunk_rows=100)
+    (note,) = [n for n in result.notes if "were clipped" in n]
+    assert note.endswith("declared bounds ||x|| <= 1") and "|y|" not in note
+
+
+def test_ctrl_c_in_a_chunked_run_names_no_checkpoint_option(tmp_path):
+    from dpol._cli_run import _interrupted
+
+    assert "--checkpoint-every" not in _interrupted(tmp_path, chunked=True)
+    assert "--checkpoint-every N keeps the progress" in _interrupted(tmp_path)
