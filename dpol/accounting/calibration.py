@@ -34,7 +34,9 @@ from dpol._validation import check_int, check_real, fail
 
 __all__ = [
     "DEFAULT_DELTA",
+    "EPSILON_RANGE",
     "certified_epsilon",
+    "check_epsilon",
     "default_delta",
     "gaussian_delta",
     "gaussian_epsilon",
@@ -188,6 +190,31 @@ def default_delta(n: int) -> float:
     """
     n = check_int("n", n, low=1)
     return min(DEFAULT_DELTA, 1.0 / n)
+
+
+#: the range of a target epsilon: beyond 1e6 the calibrations' root finds take seconds to
+#: minutes or do not end, below 1e-6 the accountants round the derived epsilon to 0 (a
+#: claim stronger than the truth); neither end learns anything (inf: the twin)
+EPSILON_RANGE = (1e-6, 1e6)
+
+
+def check_epsilon(value: object, *, allow_inf: bool = True) -> float:
+    """Return a target epsilon as a float, in EPSILON_RANGE (or inf where allowed).
+
+    Examples
+    --------
+    >>> check_epsilon(1), check_epsilon(float("inf"))
+    (1.0, inf)
+    >>> check_epsilon(1e300)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: epsilon must be in [1e-06, 1e+06] (or inf); got 1e+300
+    """
+    x = check_real("epsilon", value, low=0.0, low_open=True, allow_inf=allow_inf)
+    if math.isfinite(x) and not EPSILON_RANGE[0] <= x <= EPSILON_RANGE[1]:
+        raise fail("epsilon", f"be in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}]"
+                   + (" (or inf)" if allow_inf else ""), value)
+    return x
 
 
 def resolve_delta(delta: float | None, n: int) -> float:

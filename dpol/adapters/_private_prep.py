@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpol._validation import check_choice, check_real, fail
+from dpol.accounting.calibration import check_epsilon
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.datasets.private_bounds import PrivateBounds, parse_bound, private_bounds
 from dpol.datasets.private_scaling import PrivateScaling, private_scaling
@@ -81,7 +82,7 @@ def prepare(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool) -> P
                    {"neighbouring": neighbouring})
     budget = check_real("bounds_budget", est.bounds_budget, low=0.0, high=1.0,
                         low_open=True, high_open=True)
-    epsilon = check_real("epsilon", est.epsilon, low=0.0, low_open=True, allow_inf=True)
+    epsilon = check_epsilon(est.epsilon)
     if math.isinf(epsilon):
         raise fail("epsilon", "be finite for private bounds or scaling (a share of it pays "
                    "for the estimate)", epsilon)

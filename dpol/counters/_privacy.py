@@ -15,7 +15,7 @@ import dp_accounting
 
 from dpol._validation import check_real, fail
 from dpol.accounting.calibrate import calibrate
-from dpol.accounting.calibration import gaussian_epsilon
+from dpol.accounting.calibration import check_epsilon, gaussian_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
@@ -87,7 +87,7 @@ class CounterPrivacy:
                               "its releases are not private", NonPrivateWarning, stacklevel=3)
                 return 0.0, None
             return z, None
-        eps = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+        eps = check_epsilon(epsilon)
         if math.isinf(eps):
             warnings.warn(f"{type(self).__name__} with epsilon=inf adds no noise: its releases "
                           "are not private", NonPrivateWarning, stacklevel=3)

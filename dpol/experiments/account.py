@@ -14,7 +14,8 @@ import warnings
 
 import numpy as np
 
-from dpol._validation import check_choice, check_int, check_real
+from dpol._validation import check_choice, check_int
+from dpol.accounting.calibration import check_epsilon
 from dpol.adapters.registry import make_learner
 from dpol.counters import COUNTER_NAMES, Counter, make_counter
 from dpol.errors import InvalidInputError, NonPrivateWarning, PaperCalibrationWarning
@@ -107,7 +108,7 @@ def account_counter(counter: str, *, epsilon: float, delta: float, horizon: int,
     """
     counter = check_choice("counter", counter, COUNTER_NAMES)
     horizon = check_int("horizon", horizon, low=1)
-    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    epsilon = check_epsilon(epsilon, allow_inf=False)
     options = {}
     if counter == "window":
         options["window"] = check_int("window", window if window is not None else horizon,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 from dpol._validation import check_int, check_real, fail
+from dpol.accounting.calibration import check_epsilon
 from dpol.adapters.registry import make_learner
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
@@ -37,7 +38,7 @@ def audit_configuration(*, counter: str | None = None, learner: str | None = Non
     """
     if (counter is None) == (learner is None):
         raise fail("counter / learner", "be given exactly one of the two", (counter, learner))
-    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    epsilon = check_epsilon(epsilon, allow_inf=False)
     horizon = check_int("horizon", horizon, low=1)
     runs = check_int("runs", runs, low=20)
     noise_factor = check_real("noise_factor", noise_factor, low=0.0, low_open=True)

@@ -32,6 +32,7 @@ import numpy as np
 
 from dpol._clip_warning import label_offset_advice, offset_of
 from dpol._validation import check_choice, check_int, check_real, fail
+from dpol.accounting.calibration import check_epsilon
 from dpol.accounting.events import compose_guarantee
 from dpol.adapters.registry import LEARNERS, comparator, make_learner, zero_point
 from dpol.datasets import DATASETS, Stream, load_dataset, read_table
@@ -190,7 +191,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
         raise fail("learner", f"be one of {', '.join(LEARNERS)}", learner)
     spec = LEARNERS[learner]
     # cheap arguments first: a refused run reads no data and writes nothing
-    check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+    check_epsilon(epsilon)
     if delta is not None:  # None: the learner's default, 1e-5 or 1/T if smaller
         check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     check_choice("calibration", calibration, ("tight", "paper"))

@@ -19,7 +19,7 @@ import numpy as np
 
 from dpol._clip_warning import note_clipping
 from dpol._validation import as_matrix, as_vector, check_bound, check_choice, check_int, check_real
-from dpol.accounting.calibration import resolve_delta
+from dpol.accounting.calibration import check_epsilon, resolve_delta
 from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.clipping import clip_examples, clip_norms, exceeds_l2
@@ -197,7 +197,7 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
     ) -> None:
         self.dim = check_int("dim", dim, low=1)
         self.horizon = check_int("horizon", horizon, low=1)
-        self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+        self.epsilon = check_epsilon(epsilon)
         self.delta = resolve_delta(delta, self.horizon)  # None: 1e-5, or 1/T if smaller
         self.neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
         self.calibration = check_choice("calibration", calibration, ("tight", "paper"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import warnings
 
-from dpol._validation import check_choice, check_real, fail
-from dpol.accounting.calibration import resolve_delta
+from dpol._validation import check_choice, fail
+from dpol.accounting.calibration import check_epsilon, resolve_delta
 from dpol.accounting.presets import (
     env_bandit_gaussian_sigma,
     env_bandit_laplace_scale,
@@ -181,7 +181,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
                  batch_size: int | None = None, zeta: float | None = None,
                  eta: float | None = None, neighbouring: str = "replace_one",
                  seed: object = None) -> None:
-        self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+        self.epsilon = check_epsilon(epsilon)
         self.delta = resolve_delta(delta, horizon)
         self.noise = check_choice("noise", noise, NOISE_KINDS + SECURE_NOISE_KINDS)
         self.calibration = check_choice("calibration", calibration, ("tight", "paper"))
