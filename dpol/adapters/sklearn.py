@@ -59,7 +59,7 @@ from dpol.adapters.registry import (
     check_regression_learner,
     make_learner,
 )
-from dpol.errors import LabelOffsetWarning
+from dpol.errors import HorizonExceededError, LabelOffsetWarning
 from dpol.learners import PrivateKernelRegression
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
@@ -90,7 +90,10 @@ class _OnlineEstimator(BaseEstimator):
             return int(self.random_state)
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
-    def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool) -> None:
+    def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool,
+               by_fit: bool) -> None:
+        self._horizon_from = ("horizon" if self.horizon is not None else "the rows of fit"
+                              if by_fit else "partial_fit's default horizon")
         if regression:
             check_regression_learner(self._learner_name, type(self).__name__)
         self.prep_ = prepare(self, X, y, regression=regression)
@@ -119,7 +122,14 @@ class _OnlineEstimator(BaseEstimator):
         return self.fit_intercept and not (name in LEARNERS and not LEARNERS[name].linear)
 
     def _stream(self, X: np.ndarray, y: np.ndarray) -> None:
-        self.learner_.run(self.prep_.transform(X), self.prep_.transform_y(y))
+        try:
+            self.learner_.run(self.prep_.transform(X), self.prep_.transform_y(y))
+        except HorizonExceededError:  # nothing was learnt: said in the estimator's terms
+            h = self.learner_.horizon
+            raise HorizonExceededError(
+                f"{type(self).__name__}: {len(y)} more rows after {self.learner_.t} exceed "
+                f"the {h} its noise is calibrated for ({self._horizon_from}); set horizon to "
+                "the whole stream's length before the first fit or partial_fit") from None
         features = isinstance(self.learner_, WithRandomFeatures)
         inner = self.learner_.learner if features else self.learner_
         if isinstance(inner, WithIntercept):  # with random features: the features' weights
@@ -230,7 +240,8 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
     def fit(self, X: object, y: object) -> OnlineRegressor:
         """Stream the rows of X, y in order through a fresh learner (horizon: the rows)."""
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        self._start(X, y, self.horizon if self.horizon is not None else X.shape[0], True)
+        self._start(X, y, self.horizon if self.horizon is not None else X.shape[0], True,
+                    True)
         self._stream(X, y)
         return self
 
@@ -240,7 +251,7 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         first = not hasattr(self, "learner_")
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, reset=first)
         if first:
-            self._start(X, y, self.horizon or DEFAULT_STREAM_HORIZON, True)
+            self._start(X, y, self.horizon or DEFAULT_STREAM_HORIZON, True, False)
         self._stream(X, y)
         return self
 
@@ -332,7 +343,8 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
         check_classification_targets(y)
         self._set_classes(y)
         labels = self._labels(y)
-        self._start(X, labels, self.horizon if self.horizon is not None else X.shape[0], False)
+        self._start(X, labels, self.horizon if self.horizon is not None else X.shape[0],
+                    False, True)
         self._stream(X, labels)
         return self
 
@@ -346,7 +358,7 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
             self._set_classes(y if classes is None else classes)
         labels = self._labels(y)
         if first:
-            self._start(X, labels, self.horizon or DEFAULT_STREAM_HORIZON, False)
+            self._start(X, labels, self.horizon or DEFAULT_STREAM_HORIZON, False, False)
         self._stream(X, labels)
         return self
 

@@ -150,7 +150,8 @@ def test_sklearn_check_estimator(estimator, check):
 def test_expected_failures_really_fail_for_the_stated_reason():
     from sklearn.utils.estimator_checks import check_fit_score_takes_y
 
-    with pytest.raises(HorizonExceededError, match="exceed horizon"):
+    with pytest.raises(HorizonExceededError, match="calibrated for .the rows of fit.; set "
+                       "horizon"):
         check_fit_score_takes_y("OnlineRegressor", OnlineRegressor())
 
 
@@ -162,7 +163,8 @@ def test_partial_fit_continues_the_same_stream_as_fit():
         parts.partial_fit(X[:150], y[:150]).partial_fit(X[150:], y[150:])
         np.testing.assert_array_equal(whole.coef_, parts.coef_)
         assert parts.t_ == 400 and str(parts.privacy_) == str(whole.privacy_)
-    with pytest.raises(HorizonExceededError):
+    with pytest.raises(HorizonExceededError, match=r"OnlineRegressor: 1 more rows after 400 "
+                       r"exceed the 400 its noise is calibrated for \(horizon\)"):
         parts.partial_fit(X[:1], y[:1])
     assert parts.t_ == 400  # nothing consumed
 
