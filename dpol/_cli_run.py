@@ -23,12 +23,13 @@ _FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "horizon": "-T", "counter"
 
 def _options(args: dict) -> dict[str, tuple[str, object]]:
     """argument -> (flag, value given): how a refusal names what the user typed."""
-    return {name: (flag, args[name]) for name, flag in _FLAGS.items()}
+    return {"out": ("--out", str(args["out_dir"])),
+            **{name: (flag, args[name]) for name, flag in _FLAGS.items()}}
 
 
 def _quoted(args: dict, option: list[str] | None) -> str:
     """The command line that reproduces the run (quoted in its report)."""
-    given = dict(_options(args).values())
+    given = {flag: args[name] for name, flag in _FLAGS.items()}
     if "auto" not in (args["x_bound"], args["y_bound"]) and args["normalize"] != "private":
         given["--bounds-budget"] = None  # spent on nothing
     intercept = {True: ["--intercept"], False: ["--no-intercept"], None: []}[

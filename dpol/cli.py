@@ -218,7 +218,7 @@ def _app():
         from dpol.accounting import resolve_delta
         from dpol.experiments.account import account_counter, account_learner
 
-        with refusals("account"):
+        with refusals("account", {"n": ("-T", horizon), "horizon": ("-T", horizon)}):
             delta = resolve_delta(delta, horizon)
             if learner is not None:
                 rows = account_learner(learner, epsilon=epsilon, delta=delta, horizon=horizon,

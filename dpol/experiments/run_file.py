@@ -192,6 +192,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     spec = LEARNERS[learner]
     # cheap arguments first: a refused run reads no data and writes nothing
     check_epsilon(epsilon)
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise fail("out", "name a folder (or one to create)", str(out_dir))
     if delta is not None:  # None: the learner's default, 1e-5 or 1/T if smaller
         check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     check_choice("calibration", calibration, ("tight", "paper"))

@@ -67,3 +67,16 @@ def test_help_keeps_every_option_name_whole_at_80_columns():
     for name in ("--checkpoint-every", "--random-features", "--test-fraction", "--chunk-rows"):
         assert name in out, name
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_refusals_name_the_flags_of_account_and_out(tmp_path, capsys):
+    # 'n must be an integer >= 1' named a parameter dpol account does not have, and an
+    # --out naming a file gave a bare '[Errno 17] File exists'
+    for argv, line in ((["account", "-T", "0"], "dpol account: error: -T must be an integer"),
+                       (["run", "ridge", "d.csv", "--out", str(tmp_path / "f")],
+                        "dpol run: error: --out must name a folder (or one to create)")):
+        (tmp_path / "f").write_text("")
+        with pytest.raises(SystemExit):
+            with mock.patch.object(sys, "argv", ["dpol", *argv]):
+                main()
+        assert capsys.readouterr().err.startswith(line)
