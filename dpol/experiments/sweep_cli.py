@@ -8,9 +8,10 @@ from pathlib import Path
 
 __all__ = ["register"]
 
-SUMMARY_KEYS = ["dataset", "learner", "counter", "epsilon", "delta", "done", "failed",
-                "real_epsilon", "average_regret", "mean_loss", "accuracy", "seconds",
-                "options", "first_error"]
+#: the report's columns, the scores first: a narrow terminal drops the columns at the end
+SUMMARY_KEYS = ["dataset", "learner", "epsilon", "average_regret", "accuracy", "mean_loss",
+                "real_epsilon", "counter", "delta", "done", "failed", "seconds", "options",
+                "first_error"]
 
 
 def register(app, console, refusals, progress_bar, show_rows) -> None:

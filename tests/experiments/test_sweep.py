@@ -192,6 +192,12 @@ def test_report_prints_a_table_and_writes_plots(tmp_path):
     pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
     assert pngs == ["sweep_synthetic-classification_regret.png",
                     "sweep_synthetic-regression_regret.png"]
+    # at 80 columns the scores stay; what the width drops comes after them
+    narrow = typer_testing.CliRunner().invoke(
+        _app(), ["sweep", "report", str(store), "--out", str(tmp_path / "p80")],
+        env={"COLUMNS": "80"})
+    dropped = " ".join(narrow.stdout.split()).split("not shown at this width: ")[1]
+    assert "avg regret" not in dropped and "accuracy" not in dropped
 
 
 def test_interrupted_in_process_keeps_what_finished(tmp_path, reference):
