@@ -61,12 +61,15 @@ def suggested_bound(values: object, share: float = SUGGEST_SHARE) -> float:
     --------
     >>> suggested_bound(np.arange(1.0, 101.0))  # 99 and 100 (2 <= 2.5%) exceed 98
     98.0
+    >>> suggested_bound(np.r_[np.arange(1.0, 100.0), np.inf])  # a norm that overflowed
+    98.0
     """
     arr = np.asarray(values, dtype=float).ravel()
-    if arr.size == 0 or not np.all(np.isfinite(arr)):
+    if arr.size == 0 or np.any(np.isnan(arr)):
         return math.nan
-    above = math.floor(share * arr.size)  # how many may exceed it
-    return round_up(float(np.partition(arr, arr.size - 1 - above)[arr.size - 1 - above]))
+    above = math.floor(share * arr.size)  # how many may exceed it (inf norms among them)
+    bound = float(np.partition(arr, arr.size - 1 - above)[arr.size - 1 - above])
+    return round_up(bound) if math.isfinite(bound) else math.nan
 
 
 def label_offset_advice(y: object, public: str, private: str) -> str | None:

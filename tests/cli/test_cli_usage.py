@@ -80,3 +80,20 @@ def test_refusals_name_the_flags_of_account_and_out(tmp_path, capsys):
             with mock.patch.object(sys, "argv", ["dpol", *argv]):
                 main()
         assert capsys.readouterr().err.startswith(line)
+
+
+def test_a_huge_cell_leaks_no_numpy_warning_and_still_gets_a_bound(tmp_path, capsys):
+    # its row's norm overflowed in np.linalg.norm ('RuntimeWarning: overflow encountered
+    # in multiply') and the suggestion read 'Suggested: --bound nan'
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    X[5, 1] = 1e300
+    data = tmp_path / "huge.csv"
+    np.savetxt(data, np.c_[X, X[:, 0] > 0], delimiter=",")
+    with pytest.raises(SystemExit):
+        with mock.patch.object(sys, "argv", ["dpol", "run", "ridge-classifier", str(data),
+                                             "--out", str(tmp_path / "o")]):
+            main()
+    err = capsys.readouterr().err
+    assert "RuntimeWarning" not in err and "--bound nan" not in err
+    assert "Suggested: --bound 3.5 " in err
