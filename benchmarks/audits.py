@@ -12,8 +12,9 @@ neighbouring pair attains on noiseless runs (``sensitivity_attainment``).
     python benchmarks/audits.py --quick      # 400 runs per neighbour
     python benchmarks/audits.py --runs 6000 --only PrivateIGD
 
-Prints the markdown table, writes it to docs/audits.md (``--markdown`` elsewhere, ``-`` for
-none) and the figures as JSON to benchmarks/results/audits.json.
+Prints the markdown table, writes it to docs/audits.md after a full run (partial runs:
+benchmarks/results/audits_partial.md; ``--markdown`` elsewhere, ``-`` for
+none) and the figures as JSON to benchmarks/results/audits.json (audits_partial.json).
 """
 
 from __future__ import annotations
@@ -169,10 +170,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="400 runs per neighbour")
     parser.add_argument("--only", nargs="*", help="case names (default all)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--markdown", default=str(ROOT / "docs" / "audits.md"))
-    parser.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "audits.json"))
+    parser.add_argument("--markdown", help="default: docs/audits.md for the full run, "
+                        "benchmarks/results/audits_partial.md for --quick, --only, --runs")
+    parser.add_argument("--json", help="default: benchmarks/results/audits.json (full run) "
+                        "or audits_partial.json")
     args = parser.parse_args()
     runs = 400 if args.quick else args.runs
+    # only the full run replaces the shipped document (a quick run rewrote it before)
+    full = not args.quick and not args.only and runs == 3000
+    results = ROOT / "benchmarks" / "results"
+    args.markdown = args.markdown or str(ROOT / "docs" / "audits.md" if full
+                                         else results / "audits_partial.md")
+    args.json = args.json or str(results / ("audits.json" if full else "audits_partial.json"))
     names = args.only or list(CASES)
     rows = run(names, runs, args.seed)
     table = markdown(rows, runs)
