@@ -150,8 +150,8 @@ def test_sklearn_check_estimator(estimator, check):
 def test_expected_failures_really_fail_for_the_stated_reason():
     from sklearn.utils.estimator_checks import check_fit_score_takes_y
 
-    with pytest.raises(HorizonExceededError, match="calibrated for .the rows of fit.; set "
-                       "horizon"):
+    with pytest.raises(HorizonExceededError, match=r"calibrated for \(the rows of fit\); "
+                       r"set horizon"):
         check_fit_score_takes_y("OnlineRegressor", OnlineRegressor())
 
 

@@ -161,3 +161,27 @@ def test_rows_beyond_a_million_bounds_are_scaled_counted_once_and_stay_finite():
     np.testing.assert_array_equal(far, m.rows(np.array([[1.2e6, 1.6e6]])))  # the scaled row
     again = m._far(np.array([[1.2e6, 1.6e6]]), np.zeros(1))  # idempotent: left alone
     assert again[1] == 0
+
+
+def test_x_beside_the_features_is_clipped_counted_and_the_run_is_the_step_loop():
+    # [c x / x_bound, sqrt(1 - c^2) phi(x)] (1 - 1e-12): norm below 1 whatever x, x's
+    # part clipped to x_bound (and counted); run equals the learn_one loop, bit for bit
+    X, y = _xor(200, seed=4)
+    X[:10] *= 5.0  # beyond x_bound = 1.5
+    def build():
+        return WithRandomFeatures(WithIntercept(_ridge(16 + 2 + 1, 200, seed=5)), 2,
+                                  x_bound=1.5, linear_weight=0.8)
+    m, loop = build(), build()
+    rows = m.rows(X)
+    assert rows.shape == (200, 18) and np.all(np.linalg.norm(rows, axis=1) < 1.0)
+    np.testing.assert_allclose(rows[10:, :2], 0.8 * X[10:] / 1.5, rtol=1e-11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        trace = m.run(X, y)
+        for x, t in zip(X, y, strict=True):
+            loop.learn_one(x, t)
+    np.testing.assert_array_equal(trace.final_weights, loop.learner.weights)
+    far = int(np.sum(np.linalg.norm(X, axis=1) > 1.5))
+    assert m.n_clipped_ == loop.n_clipped_ == far > 0
+    with pytest.raises(InvalidInputError, match=r"learner\.dim must be even"):
+        WithRandomFeatures(WithIntercept(_ridge(15 + 1, 200)), 2, linear_weight=0.8)  # 13
