@@ -65,7 +65,7 @@ does; the JSON also has the MSE). A cell is "mean [worst, best]" over the seeds.
 """
 
 TARGETS = f"""\
-**Targets (issue 19, epsilon = 1, the default learner).** T1: on every data set, its
+**Targets (epsilon = 1, the default learner).** T1: on every data set, its
 prequential loss and its final model's held-out loss are no worse than the trivial
 baseline's, in the mean over seeds and in every seed. T2: on every data set of at
 least {LARGE:,} rows, it closes at least half of the gap from the trivial baseline to its
@@ -78,7 +78,7 @@ at least half of the data sets. Losses: 1 - accuracy, or the MSE.
 
 def _nonlinear(result: dict, name: str, learner: str) -> str:
     """What the same learner on random Fourier features scores here, if it ran: its
-    figures at epsilon = 1 and issue 19's T1 and T2 computed for it."""
+    figures at epsilon = 1 and the targets T1 and T2 computed for it."""
     task = result["datasets"][name]["task"]
     methods = result["summary"][name]
     entry = methods.get(learner + RFF, {}).get(TARGET_EPSILON)

@@ -136,7 +136,7 @@ def print_tables(result: dict) -> None:
     for part, title in (("held_out", "Final model, held out"), ("prequential", "Prequential")):
         _console_table(f"{title}, eps=1", headline_headers(part, False),
                        headline_rows(result, part, False))
-    _console_table("Issue 19 targets, eps=1", TARGET_HEADERS, target_rows(result))
+    _console_table("Targets, eps=1", TARGET_HEADERS, target_rows(result))
     if result["diffprivlib"] is None:
         print("diffprivlib is not installed here: its columns and T3 are skipped "
               "(pip install 'dpol[bench]')")

@@ -1,4 +1,4 @@
-"""Summaries over seeds and issue 19's targets at epsilon = 1, for ``benchmarks/utility.py``.
+"""Summaries over seeds and the utility targets at epsilon = 1, for ``benchmarks/utility.py``.
 
 Scores are accuracy (classification) and MSE in the label's units (regression); a loss
 is 1 - accuracy or the MSE, so "no worse" is a loss at most the other's. The targets

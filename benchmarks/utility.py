@@ -8,7 +8,7 @@ model on a fixed 20% split. Beside them: the trivial baseline (majority class / 
 mean / predict 0), each learner's non-private twin (epsilon = inf), river's and
 scikit-learn's non-private online linear models, and diffprivlib's offline private
 LogisticRegression / LinearRegression at the same epsilon and the same declared bounds.
-It marks issue 19's targets at epsilon = 1 for the default learner of each task (the
+It marks the utility targets at epsilon = 1 for the default learner of each task (the
 default of ``OnlineClassifier`` / ``OnlineRegressor``), and writes a table, JSON, a plot
 and ``docs/benchmarks/utility.md``.
 
