@@ -1,6 +1,6 @@
 """Counter benchmark: error figure loss(), per-step add time, vectorized run time.
 
-Issue 8's claims first, measured in one run (both sides interleaved, medians of repeats):
+The speed claims first, measured in one run (both sides interleaved, medians of repeats):
 ``BinaryTreeCounter.run`` at d = 10, T = 1e6 is at least 20x faster than the ``add``
 loop (timed in full), and within 3x of the time numpy needs just to draw the T x d
 Gaussian noise (``rng.standard_normal((T, d))``, the physical floor); peak memory of

@@ -1,6 +1,6 @@
 """Excess regret at equal privacy: paper calibration + binary tree vs tight + best counter.
 
-Issue 5's claim, measured in one run: on JKT's synthetic online linear regression (d = 10,
+The claim, measured in one run: on JKT's synthetic online linear regression (d = 10,
 T = 100,000, delta = 1e-6) the excess average regret of PQFTL (private minus non-private
 FTL, same stream, same comparator) with tight calibration and the best counter is at
 least 10x below PQFTL with the paper's calibration and the binary tree; and the same for

@@ -26,7 +26,7 @@ from pathlib import Path
 from _timing import meta, write_json
 
 ROOT = Path(__file__).resolve().parent
-#: issue 8's two learn_one targets (learners.py's TARGETS_US)
+#: the two learn_one speed targets (learners.py's TARGETS_US)
 CASES = [("PrivateFTAL(tree)", 10), ("PrivateQuadraticFTL", 10)]
 
 # one process: build the learner of benchmarks/learners.py and take `steps` learn_one steps

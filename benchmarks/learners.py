@@ -1,6 +1,6 @@
 """Learner benchmark: learn_one microseconds per step (median) and run steps per second.
 
-Issue 8's online targets come first: ``learn_one`` of PrivateFTAL with a binary tree
+The online speed targets come first: ``learn_one`` of PrivateFTAL with a binary tree
 counter at d = 10 takes at most 30 us per step (median) and PrivateQuadraticFTL at d = 10
 at most 60 us. Then a table over learners at d in {10, 90}. Every learn_one step is timed
 on its own; the median is over ``steps`` steps and, for the targets, the median of
@@ -32,7 +32,7 @@ from dpol.learners import (
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball, Simplex
 
-#: issue 8: (learner, d) -> largest median microseconds per learn_one step
+#: the speed targets: (learner, d) -> largest median microseconds per learn_one step
 TARGETS_US = {("PrivateFTAL(tree)", 10): 30.0, ("PrivateQuadraticFTL", 10): 60.0}
 
 

@@ -1,6 +1,6 @@
 """Scale benchmark: whole streams of the size of the papers' real data sets, end to end.
 
-Issue 8's targets: PrivateQuadraticFTL on a d = 90, T = 515,345 regression stream
+The scale targets: PrivateQuadraticFTL on a d = 90, T = 515,345 regression stream
 (YearPredictionMSD's shape; synthetic data, ``linear_regression_stream``) in at most 60 s
 with peak memory under 4 GiB, and PrivateIGD on a 581,012 x 54 logistic stream
 (Covertype's shape, ``logistic_stream``) in at most 60 s. Each job runs in a fresh
@@ -40,7 +40,7 @@ from pathlib import Path
 
 from _timing import max_rss_mib, meta, speed_line, verdict, write_json
 
-#: issue 8: job -> (rows, dim, seconds, GiB of peak memory or None)
+#: the scale targets: job -> (rows, dim, seconds, GiB of peak memory or None)
 TARGETS = {"pqftl": (515_345, 90, 60.0, 4.0), "igd": (581_012, 54, 60.0, None)}
 
 

@@ -55,7 +55,7 @@ def spawn_seeds(seed: object, n: int) -> list[np.random.SeedSequence | np.random
     consumer takes either (``np.random.default_rng`` returns a Generator unchanged), and
     a PCG64 Generator's children draw what ``default_rng`` of the child sequences draws.
     So ``seed=np.random.Generator(np.random.SFC64(s))`` puts every stream of a learner on
-    SFC64, whose normals cost 17% less than PCG64's (issue 8, docs/benchmarks).
+    SFC64, whose normals cost 17% less than PCG64's (docs/benchmarks/performance.md).
 
     Examples
     --------

@@ -337,7 +337,7 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         The releases come back in ``rows`` itself on the vectorized path.
 
         Skips ``as_matrix``'s finiteness pass and copy: 4.9 us of PQFTL's ~76 us a row in
-        the process that draws the noise, at d(d+1)/2 = 4095 (profiled, issue 8).
+        the process that draws the noise, at d(d+1)/2 = 4095 (profiled).
 
         The block streams in chunks of :meth:`_chunk_rows` rows: each is clipped, summed
         and noised before the next, so the working set beyond ``rows`` is one chunk's

@@ -1,7 +1,7 @@
 """PQFTL's post-processing kernels: svec elements, the PSD-projected solve, a helper process.
 
 Kept apart from :mod:`dpol.learners.private_quadratic_ftl` (the algorithm) because they are
-numerical machinery measured for speed (issue 8); every number here is post-processing of
+numerical machinery measured for speed; every number here is post-processing of
 the counters' releases.
 """
 
