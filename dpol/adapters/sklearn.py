@@ -92,11 +92,11 @@ class _OnlineEstimator(BaseEstimator):
 
     def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool,
                by_fit: bool) -> None:
-        self._horizon_from = ("horizon" if self.horizon is not None else "the rows of fit"
-                              if by_fit else "partial_fit's default horizon")
         if regression:
             check_regression_learner(self._learner_name, type(self).__name__)
         self.prep_ = prepare(self, X, y, regression=regression)
+        self._horizon_from = ("horizon" if self.horizon is not None else "the rows of fit"
+                              if by_fit else "partial_fit's default horizon")
         if regression and self.scaling is None:
             c = offset_of(y)
             advice = label_offset_advice(y, f"scikit-learn's TransformedTargetRegressor with "
