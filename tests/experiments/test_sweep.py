@@ -179,23 +179,23 @@ def _done(store: Path) -> set[str]:
         return set()
 
 
-def test_report_prints_a_table_and_writes_plots(tmp_path):
+def test_report_prints_a_table_and_writes_plots(tmp_path, monkeypatch):
     from dpol.cli import _app
 
     store = tmp_path / "s.sqlite"
     sweep(config(TINY), workers=1, store=store)
+    monkeypatch.setenv("COLUMNS", "250")  # read when the app builds its console
     result = typer_testing.CliRunner().invoke(
-        _app(), ["sweep", "report", str(store), "--out", str(tmp_path / "plots")],
-        env={"COLUMNS": "250"})
+        _app(), ["sweep", "report", str(store), "--out", str(tmp_path / "plots")])
     assert result.exit_code == 0, result.output
     assert "configurations" in result.stdout and "honaker" in result.stdout
     pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
     assert pngs == ["sweep_synthetic-classification_regret.png",
                     "sweep_synthetic-regression_regret.png"]
     # at 80 columns the scores stay; what the width drops comes after them
+    monkeypatch.setenv("COLUMNS", "80")
     narrow = typer_testing.CliRunner().invoke(
-        _app(), ["sweep", "report", str(store), "--out", str(tmp_path / "p80")],
-        env={"COLUMNS": "80"})
+        _app(), ["sweep", "report", str(store), "--out", str(tmp_path / "p80")])
     dropped = " ".join(narrow.stdout.split()).split("not shown at this width: ")[1]
     assert "avg regret" not in dropped and "accuracy" not in dropped
 
