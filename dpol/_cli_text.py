@@ -87,7 +87,6 @@ def origin(warning: warnings.WarningMessage) -> str:
     return f" (from {where}:{warning.lineno})"
 
 
-
 def as_flag(exc: Exception, options: dict[str, tuple[str, object]] | None) -> str:
     """The error's text on one line, its argument named by the flag that set it.
 

@@ -5,6 +5,9 @@ bounds are far below the data, the model learns something else than the user thi
 Every object that clips (learners, counters, bandits) calls :func:`note_clipping` after
 each step or batch: once more than ``FRACTION`` of at least ``MIN_ROWS`` rows seen so far
 were clipped, it warns once per object with a :class:`~dpol.errors.ClippingWarning`.
+Beside it, the other advice read from the raw data for the data holder: a bound to
+declare (:func:`suggested_bound`) and a public offset for labels far from 0
+(:func:`label_offset_advice`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import numpy as np
 from dpol.errors import ClippingWarning
 
 __all__ = ["FRACTION", "MIN_ROWS", "ROWS_TRADE_OFF", "SUGGEST_SHARE", "label_offset_advice",
-           "note_clipping", "offset_of", "round_up", "suggested_bound"]
+           "note_clipping", "round_up", "suggested_bound"]
 
 #: the clipped share of the rows seen above which an object warns
 FRACTION = 0.05
@@ -75,8 +78,8 @@ def suggested_bound(values: object, share: float = SUGGEST_SHARE) -> float:
 def label_offset_advice(y: object, public: str, private: str) -> str | None:
     """Advice when regression labels sit far from 0 for their spread (|mean| > std), else
     None; ``public`` and ``private`` name the ways to centre them (with a public offset,
-    with a private estimate). Read from the raw labels: advice for the data holder, not a
-    private release.
+    formatted with ``offset``, their mean to two digits; with a private estimate). Read
+    from the raw labels: advice for the data holder, not a private release.
 
     A private linear model's ridge shrinks its intercept with its weights (the noise ridge
     must, to dominate the noise), so it predicts towards 0: on diabetes' raw labels (mean
@@ -86,7 +89,7 @@ def label_offset_advice(y: object, public: str, private: str) -> str | None:
     Examples
     --------
     >>> y = np.array([140.0, 150.0, 170.0])
-    >>> print(label_offset_advice(y, "y - 150", "scaling='private'"))
+    >>> print(label_offset_advice(y, "y - {offset:g}", "scaling='private'"))
     ... # doctest: +NORMALIZE_WHITESPACE
     the labels' mean (153) is beyond their spread (12): a private model shrinks its
     intercept towards 0 with its weights, so it predicts towards 0 and can score below
@@ -105,17 +108,8 @@ def label_offset_advice(y: object, public: str, private: str) -> str | None:
     return (f"the labels' mean ({mean:.3g}) is beyond their spread ({std:.2g}): a private "
             "model shrinks its intercept towards 0 with its weights, so it predicts towards "
             f"0 and can score below the mean label. Centre them with a public offset "
-            f"({public}) or privately ({private}) (read from the raw labels: advice for "
-            "the data holder, not a private release)")
-
-
-def offset_of(y: object) -> float:
-    """A round public-looking offset near the labels' mean (two significant digits).
-
-    >>> offset_of([140.0, 150.0, 170.0])
-    150.0
-    """
-    return float(f"{float(np.mean(np.asarray(y, dtype=float))):.2g}")
+            f"({public.format(offset=float(f'{mean:.2g}'))}) or privately ({private}) "
+            "(read from the raw labels: advice for the data holder, not a private release)")
 
 
 def note_clipping(owner: object, *, bounds: str, raw: Callable | None = None,

@@ -50,7 +50,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpol._clip_warning import label_offset_advice, offset_of
+from dpol._clip_warning import label_offset_advice
 from dpol.adapters._private_prep import prepare
 from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import (
@@ -98,10 +98,9 @@ class _OnlineEstimator(BaseEstimator):
         self._horizon_from = ("horizon" if self.horizon is not None else "the rows of fit"
                               if by_fit else "partial_fit's default horizon")
         if regression and self.scaling is None:
-            c = offset_of(y)
-            advice = label_offset_advice(y, f"scikit-learn's TransformedTargetRegressor with "
-                                         f"func=lambda y: y - {c:g} and inverse_func=lambda "
-                                         f"y: y + {c:g}", "scaling='private'")
+            advice = label_offset_advice(y, "scikit-learn's TransformedTargetRegressor with "
+                                         "func=lambda y: y - {offset:g} and inverse_func="
+                                         "lambda y: y + {offset:g}", "scaling='private'")
             if advice:
                 warnings.warn(f"{type(self).__name__}: {advice}", LabelOffsetWarning,
                               stacklevel=2)

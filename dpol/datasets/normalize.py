@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpol.clipping import clip_norms, scale_rows_l2
+
 __all__ = ["OUTSIDE", "normalize_regression", "normalize_rows"]
 
 
@@ -34,10 +36,10 @@ def normalize_rows(X: np.ndarray) -> tuple[np.ndarray, str]:
     mean, std = X.mean(axis=0), X.std(axis=0)
     std[std == 0] = 1.0
     Z = (X - mean) / std
-    norms = np.linalg.norm(Z, axis=1)
+    norms = clip_norms(Z)
     scale = _scale(norms)
     over = norms > scale
-    Z[over] *= (scale / norms[over])[:, None]
+    scale_rows_l2(Z, norms, over, scale)  # the learners' clip, in place
     return Z / scale, ("columns standardised, rows divided by the 95th percentile of the "
                        f"row norms ({scale:.3g}), the {int(over.sum())} rows above it scaled "
                        "to norm 1")

@@ -72,15 +72,11 @@ class PrivateScaling:
 
     def transform(self, X: object) -> np.ndarray:
         """``(X - center) / scale`` (a fresh array; rows are not clipped here)."""
-        with np.errstate(over="ignore"):  # a huge finite row: kept finite, then clipped
-            Z = (np.asarray(X, dtype=np.float64) - self.center) / self.scale
-        return np.clip(Z, -_LARGEST, _LARGEST)
+        return _scaled(X, self.center, self.scale)
 
     def transform_y(self, y: object) -> np.ndarray:
         """``(y - y_center) / y_scale``."""
-        with np.errstate(over="ignore"):
-            z = (np.asarray(y, dtype=np.float64) - self.y_center) / self.y_scale
-        return np.clip(z, -_LARGEST, _LARGEST)
+        return _scaled(y, self.y_center, self.y_scale)
 
     def inverse_y(self, y: object) -> np.ndarray:
         """Back to the label's units: ``y_center + y_scale * y``."""
@@ -110,6 +106,14 @@ class PrivateScaling:
 def _spread(lo: float, hi: float) -> float:
     # equal quantiles (a feature constant on 80% of its rows): leave it unscaled, a public 1
     return (hi - lo) / 2.0 if hi > lo else 1.0
+
+
+def _scaled(values: object, center: object, scale: object) -> np.ndarray:
+    """``(values - center) / scale``, kept within +-_LARGEST: a huge finite value stays
+    finite (the learner clips it), where inf would be refused (a fresh array)."""
+    with np.errstate(over="ignore"):
+        out = (np.asarray(values, dtype=np.float64) - center) / scale
+    return np.clip(out, -_LARGEST, _LARGEST)
 
 
 def private_scaling(X: object, y: object = None, *, epsilon: float,
@@ -194,15 +198,13 @@ def private_scaling(X: object, y: object = None, *, epsilon: float,
     spans = np.array([[release(X[:, j], 2 * j + k, grid) for k in (0, 1)] for j in range(d)])
     center = spans.mean(axis=1)
     scale = np.array([_spread(lo, hi) for lo, hi in spans])
-    with np.errstate(over="ignore"):
-        norms = clip_norms(np.clip((X - center) / scale, -_LARGEST, _LARGEST))
-    x_bound = release(above_grid(norms, GRID), 2 * d, list(GRID))
+    x_bound = release(above_grid(clip_norms(_scaled(X, center, scale)), GRID), 2 * d,
+                      list(GRID))
     y_center = y_scale = y_bound = None
     if y is not None:
         lo, hi = release(y, 2 * d + 1, grid), release(y, 2 * d + 2, grid)
         y_center, y_scale = (lo + hi) / 2.0, _spread(lo, hi)
-        with np.errstate(over="ignore"):
-            y_bound = release(above_grid(np.abs((y - y_center) / y_scale), GRID), 2 * d + 3,
-                              list(GRID))
+        y_bound = release(above_grid(np.abs(_scaled(y, y_center, y_scale)), GRID),
+                          2 * d + 3, list(GRID))
     return PrivateScaling(center, scale, x_bound, y_center, y_scale, y_bound,
                           tuple(spent), tuple(levels), len(X), len(grid))

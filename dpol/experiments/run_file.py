@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpol._clip_warning import label_offset_advice, offset_of
+from dpol._clip_warning import label_offset_advice
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.calibration import check_epsilon
 from dpol.accounting.events import compose_guarantee
@@ -322,8 +322,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     keys = list(dict.fromkeys(k for r in rows for k in r))
     rows = [{k: r.get(k, math.nan) for k in keys} for r in rows]
     offset = None if classification else label_offset_advice(
-        y_all[train], f"subtract {offset_of(y_all[train]):g} from the label column",
-        "--normalize private")
+        y_all[train], "subtract {offset:g} from the label column", "--normalize private")
     notes = [n for n in (estimate and estimate.note(), offset,  # the cause before its effect
                          scores.clip_note(clip, trace.n_clipped, classification,
                                           released=scores.released_parts(estimate)),
