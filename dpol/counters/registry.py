@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from dpol._validation import fail
 from dpol.counters._base import Counter
 from dpol.counters.banded_matrix import BandedMatrixCounter
@@ -14,7 +16,7 @@ from dpol.counters.toeplitz import ToeplitzCounter
 from dpol.counters.unbounded_tree import UnboundedTreeCounter
 from dpol.counters.window_tree import WindowTreeCounter
 
-__all__ = ["COUNTER_NAMES", "ENDLESS", "make_counter", "resolve_counter"]
+__all__ = ["COUNTER_NAMES", "ENDLESS", "counter_keywords", "make_counter", "resolve_counter"]
 
 _BY_NAME: dict[str, type[Counter]] = {
     "tree": BinaryTreeCounter,
@@ -52,6 +54,10 @@ def resolve_counter(counter: str | type[Counter]) -> type[Counter]:
 def make_counter(counter: str | type[Counter], horizon: int, dim: int, **kwargs) -> Counter:
     """Build a counter by name or class; keywords go to its constructor.
 
+    A keyword the constructor does not take (:func:`counter_keywords`) is refused as an
+    ``InvalidInputError`` naming ``counter_options`` (where learners take these
+    keywords), before anything is built.
+
     A counter of :data:`ENDLESS` is built with ``horizon=None``: a learner's horizon
     changes nothing in it (its noise and guarantee hold for every prefix of the stream).
 
@@ -61,7 +67,46 @@ def make_counter(counter: str | type[Counter], horizon: int, dim: int, **kwargs)
     2
     >>> make_counter("unbounded_tree", 8, 2, noise_multiplier=1.0).horizon is None
     True
+    >>> make_counter("tree", 8, 2, window=4)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: counter_options must hold only keywords
+    BinaryTreeCounter accepts (padded, bound, noise_multiplier, epsilon, delta,
+    neighbouring, calibration, noise, seed, element_sensitivity, participation);
+    got ['window']
     """
     cls = resolve_counter(counter)
+    takes = counter_keywords(cls)
+    unknown = sorted(set(kwargs) - set(takes)) if takes is not None else []
+    if unknown:  # refused here, not as the constructor's TypeError deep in a learner
+        raise fail("counter_options", f"hold only keywords {cls.__name__} accepts "
+                   f"({', '.join(takes)})", unknown)
     return cls(None if issubclass(cls, ENDLESS) else horizon, dim, **kwargs)
+
+
+def counter_keywords(cls: type[Counter]) -> tuple[str, ...] | None:
+    """The keywords a counter class's constructor accepts besides horizon and dim.
+
+    Its own first, then those its ``**kwargs`` hand on to the next constructor in the
+    method resolution order (as every dpol counter does, down to :class:`Counter`).
+    ``None`` when no constructor in the chain ends the ``**kwargs`` (nothing to check).
+
+    Examples
+    --------
+    >>> counter_keywords(WindowTreeCounter)[:3]
+    ('window', 'bound', 'noise_multiplier')
+    >>> "window" in counter_keywords(BinaryTreeCounter)
+    False
+    """
+    names: list[str] = []
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass) or klass is object:
+            continue
+        params = list(inspect.signature(klass.__init__).parameters.values())[1:]
+        names += [p.name for p in params
+                  if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+                  and p.name not in ("horizon", "dim") and p.name not in names]
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            return tuple(names)
+    return None
 

@@ -2,7 +2,8 @@
 
 :func:`iter_table` yields a file's rows ``chunk_rows`` at a time with the checks and the
 messages of :func:`~dpol.datasets.files.read_table` (a cell that is not a finite number
-is refused with its row, counted over the whole file, its column and its line), so
+is refused with its row, counted over the whole file, its column and its line) and
+its header rule (:func:`~dpol.datasets._csv_header.csv_header`, on the same lines), so
 only one chunk is ever in memory: CSV (also gzipped) line by line, NPY through a
 memory map, Parquet by record batches (the ``parquet`` extra).
 """
@@ -17,14 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from dpol._validation import check_int, fail
-from dpol.datasets.files import (
-    _cell,
-    _first_unreadable,
-    _is_number,
-    _refuse,
-    check_npy,
-    checked_path,
-)
+from dpol.datasets._csv_header import SAMPLE, csv_header, warn_header
+from dpol.datasets.files import _cell, _first_unreadable, _refuse, check_npy, checked_path
 
 __all__ = ["iter_table"]
 
@@ -37,10 +32,10 @@ def _csv_chunks(path: Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, list[
         first = next(numbered, None)
         if first is None:
             raise fail("data", "hold at least one row", where)
-        fields = [f.strip() for f in first[1].split(",")]
-        header = not all(_is_number(f) for f in fields)
-        names = fields if header else [f"x{i}" for i in range(len(fields))]
-        rows = numbered if header else itertools.chain([first], numbered)
+        ahead = list(itertools.islice(numbered, SAMPLE))  # what the header rule reads
+        header, note = csv_header(first[1], (text for _, text in ahead), where)
+        names = header or [f"x{i}" for i in range(len(first[1].split(",")))]
+        rows = itertools.chain([] if header else [first], ahead, numbered)
         done, any_row = 0, False
         while body := list(itertools.islice(rows, chunk_rows)):
             any_row = True
@@ -60,6 +55,8 @@ def _csv_chunks(path: Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, list[
                               f"{_cell(done + int(row) + 1, names, int(col), body[row][0])}"
                               f" of {where}")
             done += len(body)
+            warn_header(note, stacklevel=3)  # once, with the first chunk read
+            note = ""
             yield table, names
         if not any_row:
             raise fail("data", "hold at least one row below its header", where)

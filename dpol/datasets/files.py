@@ -15,6 +15,10 @@ all three. Two normalisations:
   normalisation open). It reads means, standard deviations and those quantiles: treat
   them as public, since the guarantee does not cover them.
 
+A CSV's first line is a header when a field of it is not a number, or when it reads
+``0,1,...,k-1`` or ``1,2,...,k`` (pandas' names of unnamed columns) above rows not all
+written as integers; a first line of that pattern is never read silently either way: a
+:class:`HeaderWarning` says how it was read (the rule: :mod:`dpol.datasets._csv_header`).
 Classification labels must take exactly two values; the smaller becomes -1 and the
 larger +1. Errors name a cell by its **row**, counted from 1 over the data rows (a header
 line is not a row), its column, and, for text files, its line in the file.
@@ -33,24 +37,18 @@ import numpy as np
 from dpol._clip_warning import suggested_bound
 from dpol._validation import check_bound, check_choice, fail
 from dpol.clipping import clip_norms, clip_rows_l2
+from dpol.datasets._csv_header import SAMPLE, HeaderWarning, csv_header, warn_header
+from dpol.datasets._csv_header import is_number as _is_number
 from dpol.datasets.normalize import normalize_regression, normalize_rows
 from dpol.datasets.synthetic import Stream
 from dpol.errors import InvalidInputError
 
-__all__ = ["NORMALIZATIONS", "TASKS", "Clipping", "clip_to_bounds", "read_table",
-           "split_label", "table_stream"]
+__all__ = ["NORMALIZATIONS", "TASKS", "Clipping", "HeaderWarning", "clip_to_bounds",
+           "read_table", "split_label", "table_stream"]
 
 NORMALIZATIONS = ("clip", "standardize")
 TASKS = ("regression", "classification")
 SUFFIXES = (".csv", ".txt", ".data", ".npy", ".parquet")
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _cell(row: int, names: list[str], col: int, line: int | None) -> str:
@@ -84,9 +82,8 @@ def _read_csv(handle: TextIO, where: str) -> tuple[np.ndarray, list[str]]:
              if line.strip()]
     if not lines:
         raise fail("data", "hold at least one row", where)
-    first = [f.strip() for f in lines[0][1].split(",")]
-    header = not all(_is_number(f) for f in first)
-    names = first if header else [f"x{i}" for i in range(len(first))]
+    header, note = csv_header(lines[0][1], [text for _, text in lines[1:SAMPLE + 1]], where)
+    names = header or [f"x{i}" for i in range(len(lines[0][1].split(",")))]
     body = lines[1:] if header else lines
     if not body:
         raise fail("data", "hold at least one row below its header", where)
@@ -101,6 +98,7 @@ def _read_csv(handle: TextIO, where: str) -> tuple[np.ndarray, list[str]]:
         row, col = np.argwhere(bad)[0]
         raise _refuse("contain only finite numbers", f"{table[row, col]} in "
                       f"{_cell(int(row) + 1, names, int(col), body[row][0])} of {where}")
+    warn_header(note, stacklevel=3)  # at the caller of read_table
     return table, names
 
 
@@ -143,9 +141,11 @@ def read_table(source: str | Path | TextIO) -> tuple[np.ndarray, list[str]]:
 
     CSV (``.csv``, ``.txt``, ``.data``, gzipped as ``.gz`` too, or standard input):
     comma-separated numbers, with an optional header line (detected: a first line that is
-    not all numbers). NPY: a 2-d array (columns ``x0, x1, ...``). Parquet: numeric
-    columns (the ``parquet`` extra). A CSV cell that is not a finite number is refused
-    with its row (data rows counted from 1), column and line.
+    not all numbers, or one of pandas' default names ``0,1,...,k-1`` above rows not all
+    written as integers; that pattern read either way comes with a :class:`HeaderWarning`;
+    columns without a header are ``x0, x1, ...``). NPY: a 2-d array (columns ``x0, x1,
+    ...``). Parquet: numeric columns (the ``parquet`` extra). A CSV cell that is not a
+    finite number is refused with its row (data rows counted from 1), column and line.
 
     Examples
     --------
@@ -153,6 +153,11 @@ def read_table(source: str | Path | TextIO) -> tuple[np.ndarray, list[str]]:
     >>> table, names = read_table(io.StringIO("a,b,label\\n1,2,3\\n4,5,6\\n"))
     >>> table.shape, names
     ((2, 3), ['a', 'b', 'label'])
+    >>> import warnings
+    >>> with warnings.catch_warnings():  # pandas' to_csv of unnamed columns: a header
+    ...     warnings.simplefilter("ignore", HeaderWarning)  # that says so
+    ...     read_table(io.StringIO("0,1,2\\n0.5,1.5,1.0\\n"))[1]
+    ['0', '1', '2']
     >>> read_table(io.StringIO("a,b\\n1,2\\n3,x\\n"))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
