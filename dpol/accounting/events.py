@@ -243,7 +243,7 @@ def _accountant_epsilon(mu2: float, rho: float, xi: float,
 
 
 def compose_guarantee(events: Iterable[MechanismEvent], delta: float, *,
-                      target: float | None = None) -> PrivacyGuarantee:
+                      target: float | None = None, seeded: bool = False) -> PrivacyGuarantee:
     """The guarantee of the composition of ``events``: the one place a claim is made.
 
     Parameters
@@ -259,6 +259,9 @@ def compose_guarantee(events: Iterable[MechanismEvent], delta: float, *,
         ``FLOAT_ROUNDING`` above it counts too); any other derived figure,
         above the target (a paper formula's erratum) or well below it, is stated as
         derived.
+    seeded : bool
+        Whether any of the mechanisms drew its noise from a seed the caller gave
+        (:attr:`PrivacyGuarantee.seeded`: then private only while the seed stays secret).
 
     Returns
     -------
@@ -285,7 +288,7 @@ def compose_guarantee(events: Iterable[MechanismEvent], delta: float, *,
             raise fail("events", "contain MechanismEvent objects", e)
     delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     if not events:
-        return PrivacyGuarantee(0.0, 0.0)
+        return PrivacyGuarantee(0.0, 0.0)  # no noise, so none that a seed could replay
     neighbouring = _common(events, "neighbouring")
     unit = _common(events, "unit")
     eps, used_delta = _epsilon(events, delta, neighbouring)
@@ -294,12 +297,15 @@ def compose_guarantee(events: Iterable[MechanismEvent], delta: float, *,
     elif (target is not None
           and target * (1.0 - TARGET_TOLERANCE) <= eps <= target * (1.0 + FLOAT_ROUNDING)):
         eps = float(target)
-    return PrivacyGuarantee(eps, used_delta, neighbouring, window=_window(events), unit=unit)
+    return PrivacyGuarantee(eps, used_delta, neighbouring, window=_window(events), unit=unit,
+                            seeded=seeded)
 
 
 def derived_guarantee(owner: object, delta: float, target: float | None) -> PrivacyGuarantee:
     """``compose_guarantee(owner.privacy_events(), delta, target=target)``, cached on
-    ``owner`` for as long as its events stay the same (how learners state ``privacy``).
+    ``owner`` for as long as its events stay the same (how learners state ``privacy``);
+    seeded when ``owner.seed`` is not None (a seed the caller gave: the noise can be
+    replayed by whoever knows it).
 
     Examples
     --------
@@ -311,11 +317,12 @@ def derived_guarantee(owner: object, delta: float, target: float | None) -> Priv
     '(0.25, 0)-DP, replace_one, unit: one stream element'
     """
     events = tuple(owner.privacy_events())
-    key = (events, delta, target)
+    seeded = getattr(owner, "seed", None) is not None
+    key = (events, delta, target, seeded)
     cached = getattr(owner, "_derived_privacy", None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    guarantee = compose_guarantee(events, delta, target=target)
+    guarantee = compose_guarantee(events, delta, target=target, seeded=seeded)
     try:
         owner._derived_privacy = (key, guarantee)
     except AttributeError:  # objects without a __dict__ are not cached

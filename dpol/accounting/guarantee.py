@@ -5,9 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpol._validation import check_choice, check_int, check_real
+from dpol._validation import check_choice, check_int, check_real, fail
 
-__all__ = ["ELEMENT", "NEIGHBOURING_RELATIONS", "PrivacyGuarantee"]
+__all__ = ["ELEMENT", "NEIGHBOURING_RELATIONS", "SEEDED", "PrivacyGuarantee"]
+
+#: what a seeded guarantee adds to its statement
+SEEDED = "seeded noise: private only while the seed stays secret"
 
 #: the unit of privacy of every counter and full-information learner
 ELEMENT = "one stream element"
@@ -34,6 +37,12 @@ class PrivacyGuarantee:
         times i .. i+W-1 only; later releases may reveal it exactly.
     unit : str
         What is protected: one stream element.
+    seeded : bool
+        True when the noise was drawn from a seed the caller gave: the releases are then
+        a fixed function of the data and the seed, so the guarantee holds only against
+        whoever does not know the seed (publishing it with the releases voids it: anyone
+        can recompute the noise and subtract it). False for noise from fresh operating
+        system entropy (``seed=None``), which nobody can replay.
 
     Examples
     --------
@@ -42,6 +51,9 @@ class PrivacyGuarantee:
     (True, None)
     >>> str(PrivacyGuarantee(0.5, 0.0, window=64))
     '(0.5, 0)-DP, replace_one, window W=64, unit: one stream element'
+    >>> print(PrivacyGuarantee(1.0, 1e-5, seeded=True))  # doctest: +NORMALIZE_WHITESPACE
+    (1, 1e-05)-DP, replace_one, unit: one stream element; seeded noise: private only
+    while the seed stays secret
     """
 
     epsilon: float
@@ -49,6 +61,7 @@ class PrivacyGuarantee:
     neighbouring: str = "replace_one"
     window: int | None = None
     unit: str = ELEMENT
+    seeded: bool = False
 
     def __post_init__(self) -> None:
         check_real("epsilon", self.epsilon, low=0.0, allow_inf=True)
@@ -56,6 +69,8 @@ class PrivacyGuarantee:
         check_choice("neighbouring", self.neighbouring, NEIGHBOURING_RELATIONS)
         if self.window is not None:
             check_int("window", self.window, low=1)
+        if not isinstance(self.seeded, bool):
+            raise fail("seeded", "be True or False", self.seeded)
 
     @property
     def is_private(self) -> bool:
@@ -72,4 +87,7 @@ class PrivacyGuarantee:
         text = f"({self.epsilon:g}, {delta})-DP, {self.neighbouring}"
         if self.window is not None:
             text += f", window W={self.window}"
-        return f"{text}, unit: {self.unit}"
+        text = f"{text}, unit: {self.unit}"
+        if self.seeded and self.is_private:
+            text += f"; {SEEDED}"
+        return text

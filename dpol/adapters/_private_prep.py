@@ -62,7 +62,8 @@ class Preparation:
         if self.estimate is None:
             return learner.privacy
         return compose_guarantee([*self.events(), *learner.privacy_events()],
-                                 learner.delta, target=target)
+                                 learner.delta, target=target,
+                                 seeded=learner.privacy.seeded)
 
 
 def prepare(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool) -> Preparation:

@@ -291,8 +291,8 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     Examples
     --------
     >>> m = make_learner("pqftl", 3, horizon=100, epsilon=1.0, seed=0)
-    >>> type(m).__name__, str(m.privacy)
-    ('PrivateQuadraticFTL', '(1, 1e-05)-DP, replace_one, unit: one stream element')
+    >>> type(m).__name__, m.privacy.epsilon, m.privacy.seeded  # seed=0: a seeded guarantee
+    ('PrivateQuadraticFTL', 1.0, True)
     >>> m = make_learner("ridge", 3, horizon=100, epsilon=1.0, seed=0, fit_intercept=True)
     >>> type(m).__name__, m.dim, m.learner.dim, m.learner.alpha
     ('WithIntercept', 3, 4, 0.01)

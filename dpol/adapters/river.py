@@ -162,7 +162,9 @@ class RiverRegressor(_DictFeatures, _Regressor):
     x_bound, y_bound : float
     calibration : {"tight", "paper"}
     seed : int, optional
-        Seeds the noise (river's convention).
+        Seeds the noise (river's convention) for reproducible experiments: ``privacy``
+        then says it is seeded, private only against whoever does not know the seed.
+        None (default): fresh operating-system entropy, which nobody can replay.
     learner_options : dict, optional
         Constructor keywords of the learner.
     fit_intercept, intercept_scaling, postprocess

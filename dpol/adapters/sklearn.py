@@ -31,11 +31,10 @@ stream of at most ``horizon`` rows: ``fit`` calibrates for its own number of row
 and counted in ``n_clipped_``. The intercept is a constant feature inside the norm bound
 (its Privacy section), and ``random_features`` a fixed public map of x onto features of
 norm 1 (:class:`~dpol.learners.random_features.WithRandomFeatures`): the learner's
-sensitivities and guarantee are unchanged. The
-averaged model, the intercept's read-out and the clipped predictions are functions of
-the releases and public constants: post-processing, no privacy cost. Scale features with
-public constants, not with statistics of the private data (a fitted scaler is not
-private).
+sensitivities and guarantee are unchanged. The averaged model, the intercept's
+read-out and the clipped predictions are functions of the releases and public
+constants: post-processing, no privacy cost. Scale features with public constants, not
+with statistics of the private data (a fitted scaler is not private).
 """
 
 from __future__ import annotations
@@ -86,9 +85,13 @@ class _OnlineEstimator(BaseEstimator):
         return self.learner
 
     def _seed(self) -> object:
+        """None (fresh OS entropy) for ``random_state=None``, not one of 2^31 ints."""
+        if self.random_state is None:
+            return None
         if isinstance(self.random_state, Integral) and not isinstance(self.random_state, bool):
             return int(self.random_state)
-        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        state = check_random_state(self.random_state)  # a RandomState: 128 bits of it
+        return np.random.SeedSequence(state.randint(2**32, size=4, dtype=np.uint64).tolist())
 
     def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool,
                by_fit: bool) -> None:
@@ -174,7 +177,11 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         ``bounds_budget * epsilon`` (OpenDP's private quantile; the ``opendp`` extra).
     calibration : {"tight", "paper"}
     random_state : int, RandomState or None
-        Seeds the noise.
+        None (default): fresh operating-system entropy at every fit, which nobody can
+        replay. An int or a RandomState seeds all the learner draws, for experiments:
+        ``privacy_`` then says it is seeded, private only while the seed stays secret.
+        OpenDP's private quantiles (``"auto"`` bounds, ``scaling="private"``) are not
+        seeded.
     learner_options : dict, optional
         Constructor keywords of the learner.
     fit_intercept : bool, default True
@@ -220,8 +227,11 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 3)) / 2; y = X @ [0.5, -0.3, 0.2] + 0.3
     >>> reg = OnlineRegressor(epsilon=1.0, random_state=0).fit(X, y)
-    >>> str(reg.privacy_), np.round(reg.coef_, 2), round(reg.intercept_, 2)
-    ('(1, 1e-05)-DP, replace_one, unit: one stream element', array([ 0.38, -0.22,  0.15]), 0.17)
+    >>> print(reg.privacy_)  # doctest: +NORMALIZE_WHITESPACE
+    (1, 1e-05)-DP, replace_one, unit: one stream element; seeded noise: private only
+    while the seed stays secret
+    >>> np.round(reg.coef_, 2), round(reg.intercept_, 2)
+    (array([ 0.38, -0.22,  0.15]), 0.17)
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], *,

@@ -74,8 +74,11 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     >>> c = BinaryTreeCounter(8, 2, epsilon=1.0, delta=1e-5, seed=0)
     >>> c.run(np.full((3, 2), 0.5)).shape, c.add([3.0, 4.0]).shape  # norm 5 > bound 1
     ((3, 2), (2,))
-    >>> c.t, c.n_clipped_, str(c.privacy)
-    (4, 1, '(1, 1e-05)-DP, replace_one, unit: one stream element')
+    >>> c.t, c.n_clipped_, c.privacy.seeded  # seed=0: private only while it stays secret
+    (4, 1, True)
+    >>> print(c.privacy)  # doctest: +NORMALIZE_WHITESPACE
+    (1, 1e-05)-DP, replace_one, unit: one stream element; seeded noise: private only
+    while the seed stays secret
     >>> clone = BinaryTreeCounter.from_state(c.get_state())  # continues identically
     >>> bool(np.array_equal(clone.add([0.5, 0.0]), c.add([0.5, 0.0])))
     True
@@ -155,8 +158,10 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         self._tau = 0.0
         if kind.secure and self._noise_multiplier > 0.0:
             self._setup_grid()
+        # secure noise reads the OS generator whatever the seed: nothing to replay
         self._privacy = compose_guarantee(self.privacy_events(), self.delta,
-                                          target=self._target)
+                                          target=self._target,
+                                          seeded=seed is not None and not kind.secure)
         self._source = NoiseSource(self.noise, self.dim, self.noise_scale, seed, grid=self.grid)
         self.t = 0
         self.n_clipped_ = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import warnings
 
 import numpy as np
@@ -27,6 +28,7 @@ class CounterCheckpoint:
             "noise": self._source.get_state(),
             "structure": self._state_arrays(),
             "prefetched": self._prefetched,  # noise drawn ahead for the next add calls
+            "seeded": self._privacy.seeded,  # the seed itself is not kept (params: None)
         })
 
     def _params(self) -> dict:
@@ -51,6 +53,7 @@ class CounterCheckpoint:
             warnings.simplefilter("ignore", PaperCalibrationWarning)
             obj = cls(**state["params"])
         obj.t = state["t"]
+        obj._privacy = dataclasses.replace(obj._privacy, seeded=state.get("seeded", False))
         obj.n_clipped_ = state["n_clipped_"]
         obj._sum = state["sum"]
         obj._source.set_state(state["noise"])

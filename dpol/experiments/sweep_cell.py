@@ -58,8 +58,10 @@ def run_cell(cell: dict) -> dict:
     ...         "epsilon": 1.0, "delta": None, "seed": 0, "horizon": 200,
     ...         "calibration": "tight", "options": {}}
     >>> r = run_cell(cell)
-    >>> r["status"], r["guarantee"], round(r["average_regret"], 4), r["error"]
+    >>> r["status"], r["guarantee"].split(";")[0], round(r["average_regret"], 4), r["error"]
     ('done', '(1, 1e-05)-DP, replace_one, unit: one stream element', 0.4223, None)
+    >>> r["guarantee"].split("; ")[1]  # a simulation: every cell's noise has its seed
+    'seeded noise: private only while the seed stays secret'
     >>> r = run_cell({**cell, "options": {"alpha": -1.0}})
     >>> r["status"], r["error"]
     ('failed', 'InvalidInputError: alpha must be > 0.0; got -1.0')

@@ -167,8 +167,8 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
     ...                horizon=3, epsilon=1.0, delta=1e-5, seed=0)
     >>> m.learn_one([0.6, 0.8], 1.0)
     >>> m.learn_one([3.0, 4.0], 1.0)  # norm 5 > x_bound 1: clipped and counted
-    >>> m.t, m.n_clipped_, m.weights.shape, str(m.privacy)
-    (2, 1, (2,), '(1, 1e-05)-DP, replace_one, unit: one stream element')
+    >>> m.t, m.n_clipped_, m.weights.shape, m.privacy.seeded  # seed=0: private while secret
+    (2, 1, (2,), True)
     >>> m.learn_one([1.0, np.nan], 1.0)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...

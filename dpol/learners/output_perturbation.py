@@ -144,7 +144,7 @@ class OutputPerturbation(OnlineLearner):
     >>> m.run(X, X @ [0.5, -0.5]).weights.shape, round(m.noise_std(100), 4)
     ((100, 2), 1.4923)
     >>> event = m.dp_event()  # 100 releases, each of noise multiplier t s_t / lam = 37.3
-    >>> event.count, round(event.event.noise_multiplier, 1), str(m.privacy)
+    >>> event.count, round(event.event.noise_multiplier, 1), str(m.privacy).split(";")[0]
     (100, 37.3, '(1, 1e-05)-DP, replace_one, unit: one stream element')
     """
 

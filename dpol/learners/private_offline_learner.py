@@ -75,7 +75,7 @@ class PrivateOfflineLearner(OnlineLearner):
     >>> X = rng.normal(size=(300, 2)) / 2; y = np.sign(X[:, 0])
     >>> m = PrivateOfflineLearner(2, loss=LogisticLoss(), x_star_norm=2.0, excess=0.1,
     ...                           horizon=300, epsilon=1.0, delta=1e-5, seed=0)
-    >>> m.run(X, y).final_weights.shape, str(m.privacy)
+    >>> m.run(X, y).final_weights.shape, str(m.privacy).split(";")[0]
     ((2,), '(1, 1e-05)-DP, replace_one, unit: one stream element')
     """
 

@@ -120,8 +120,11 @@ def _check_contract(learner, *, window: int | None, unit: str) -> None:
     privacy = learner.privacy
     events = tuple(learner.privacy_events())
     assert all(isinstance(e, MechanismEvent) for e in events)
-    # 1. the claim is the composition of the learner's events ...
-    assert privacy == compose_guarantee(events, learner.delta, target=learner.epsilon)
+    # 1. the claim is the composition of the learner's events, seeded when a seed was given
+    # (its noise can then be replayed by whoever knows the seed) ...
+    seeded = learner.seed is not None
+    assert privacy == compose_guarantee(events, learner.delta, target=learner.epsilon,
+                                        seeded=seeded)
     # ... and of the events of the counters inside it, read without the learner's help
     # (relation and unit are the learner's: a counter told another relation protects the
     # learner's neighbours through its element sensitivity)
@@ -129,7 +132,7 @@ def _check_contract(learner, *, window: int | None, unit: str) -> None:
     if counters:
         inner = [dataclasses.replace(e, neighbouring=learner.neighbouring, unit=unit)
                  for c in counters for e in c.privacy_events()]
-        own = compose_guarantee(inner, learner.delta, target=learner.epsilon)
+        own = compose_guarantee(inner, learner.delta, target=learner.epsilon, seeded=seeded)
         if all(e.name in {type(c).__name__ for c in counters} for e in events):
             assert privacy == own
         else:

@@ -314,7 +314,8 @@ def test_river_dict_features_fixed_at_first_sight(river):
         model.learn_one({"a": 0.1}, 0.0)
     with pytest.raises(HorizonExceededError):
         model.learn_one({"a": 0.1}, 0.0)
-    assert str(model.privacy) == "(1, 1e-05)-DP, replace_one, unit: one stream element"
+    assert str(model.privacy) == ("(1, 1e-05)-DP, replace_one, unit: one stream element; "
+                                  "seeded noise: private only while the seed stays secret")
 
 
 def test_river_classifier_bool_labels(river):
