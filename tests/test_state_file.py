@@ -1,0 +1,133 @@
+"""dpol._state_file: checkpoints that hold learners whole and cannot run code when read."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from dpol._state_file import StateFileError, read_state, write_state
+from dpol.adapters import LEARNERS, make_learner
+from dpol.counters import COUNTER_NAMES, make_counter
+from dpol.errors import NonPrivateWarning
+
+
+def _roundtrip(obj):
+    buf = io.BytesIO()
+    write_state(buf, obj)
+    buf.seek(0)
+    return read_state(buf)
+
+
+def _stream(task: str, n: int = 60, d: int = 3):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d)) / 3
+    y = np.sign(rng.normal(size=n)) if task == "classification" else X @ [0.5, -0.2, 0.1]
+    return X, y
+
+
+@pytest.mark.parametrize("features", [{}, {"fit_intercept": True}, {"random_features": 8}])
+@pytest.mark.parametrize("name", list(LEARNERS))
+def test_every_learner_continues_bit_for_bit_after_a_round_trip(name, features):
+    if name == "kernel" and features:
+        pytest.skip("the kernel learner takes no intercept nor random features")
+    X, y = _stream(LEARNERS[name].task)
+    model = make_learner(name, 3, horizon=60, epsilon=1.0, seed=0, **features)
+    model.run(X[:20], y[:20])
+    back = _roundtrip(model)
+    assert type(back) is type(model) and back.privacy == model.privacy
+    np.testing.assert_array_equal(back.run(X[20:], y[20:]).weights,
+                                  model.run(X[20:], y[20:]).weights)
+    assert back.predict_one(X[0]) == model.predict_one(X[0])
+
+
+@pytest.mark.parametrize("name", COUNTER_NAMES)
+def test_every_counter_continues_bit_for_bit_after_a_round_trip(name):
+    c = make_counter(name, 64, 2, epsilon=1.0, delta=1e-5, seed=1)
+    V = np.random.default_rng(2).uniform(-0.5, 0.5, (64, 2))
+    c.run(V[:10])
+    back = _roundtrip(c)
+    np.testing.assert_array_equal(back.run(V[10:]), c.run(V[10:]))
+
+
+def test_shared_objects_stay_shared_and_plain_values_keep_their_kinds():
+    shared = np.arange(3.0)
+    state = {"a": shared, "b": shared, "t": (1, 2.5, "x", None, True), "s": {1, 2},
+             "f": frozenset({3}), "k": {(1, 2): [np.float64(0.5), np.int64(7)]},
+             "big": 2**127 + 1, "inf": float("inf")}
+    back = _roundtrip(state)
+    assert back["a"] is back["b"]
+    assert back["t"] == state["t"] and back["s"] == {1, 2} and back["f"] == frozenset({3})
+    assert type(back["k"][(1, 2)][0]) is np.float64 and type(back["k"][(1, 2)][1]) is np.int64
+    assert back["big"] == 2**127 + 1 and back["inf"] == float("inf")
+
+
+def test_a_generator_keeps_its_stream_and_its_seed_sequence():
+    rng = np.random.default_rng(7)
+    rng.normal(size=5)
+    back = _roundtrip(rng)
+    assert back.normal() == rng.normal()
+    # children spawned afterwards are the same too (learners spawn their streams)
+    assert back.spawn(1)[0].normal() == rng.spawn(1)[0].normal()
+
+
+def test_objects_from_outside_dpol_are_not_written():
+    with pytest.raises(TypeError, match="only classes and functions defined in dpol"):
+        _roundtrip({"f": lambda x: x})
+    with pytest.raises(TypeError, match="only classes"):
+        _roundtrip(io.StringIO())
+
+
+def _crafted(document: dict) -> io.BytesIO:
+    buf = io.BytesIO()
+    text = json.dumps({"format": "dpol-state-1", "root": document})
+    np.savez(buf, **{"state.json": np.frombuffer(text.encode(), dtype=np.uint8)})
+    buf.seek(0)
+    return buf
+
+
+@pytest.mark.parametrize("document", [
+    # a class outside dpol, one a dpol module merely imports, and a function that runs code
+    {"$id": 0, "$object": "os:PathLike", "attrs": {"$id": 1, "$dict": []}},
+    {"$id": 0, "$object": "dpol.experiments.run_output:Path", "attrs": {"$id": 1, "$dict": []}},
+    {"$id": 0, "$function": "os:system"},
+    {"$id": 0, "$function": "dpol.experiments.run_output:shutil.rmtree"},
+    {"$id": 0, "$type": "builtins:eval"},
+    {"$id": 0, "$method": "system", "self": {"$id": 1, "$path": "x"}},
+    {"$id": 0, "$__init__": []},
+    {"$id": 0, "$object": "dpol.errors:DpolError", "attrs": {"$id": 1, "$dict": []}},
+    {"$id": 0, "$generator": "os", "seed": None, "state": None},
+])
+def test_a_crafted_file_is_refused_without_running_anything(document, tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(os, "system", lambda *a: ran.append(a))
+    with pytest.raises(StateFileError):
+        read_state(_crafted(document))
+    assert not ran
+
+
+def test_a_truncated_or_foreign_file_is_refused(tmp_path):
+    buf = io.BytesIO()
+    write_state(buf, {"w": np.arange(1000.0)})
+    whole = buf.getvalue()
+    for broken in (whole[: len(whole) // 2], b"", b"\x80\x04K\x01.", whole[:-30]):
+        with pytest.raises(StateFileError):
+            read_state(io.BytesIO(broken))
+    plain = io.BytesIO()
+    np.savez(plain, x=np.arange(3))  # an npz, but not a state file
+    plain.seek(0)
+    with pytest.raises(StateFileError):
+        read_state(plain)
+
+
+def test_the_non_private_twin_round_trips_too():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonPrivateWarning)
+        twin = make_learner("ridge", 3, horizon=60, epsilon=float("inf"), seed=0)
+    X, y = _stream("regression")
+    twin.run(X, y)
+    np.testing.assert_array_equal(_roundtrip(twin).weights, twin.weights)
