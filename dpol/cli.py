@@ -21,6 +21,11 @@ from dpol.experiments.reproduce import EXPERIMENTS, reproduce
 
 __all__ = ["EXPERIMENTS", "HEADERS", "fit_columns", "main", "parse_options", "reproduce"]
 
+try:  # the annotation typer reads to pass `dpol run` its context
+    from typer import Context
+except ImportError:  # no cli extra: _app() says how to install it
+    Context = None
+
 
 def _app():
     try:
@@ -106,6 +111,7 @@ def _app():
 
     @app.command(epilog=f"Learners:\n\n{learners_help}")
     def run(
+        ctx: Context,
         learner: str = typer.Argument(None, help=f"One of: {', '.join(LEARNERS)}."),
         data: str = typer.Argument(None, help="A .csv/.txt/.data(.gz), .npy or .parquet file, "
                                    "'-' for CSV on standard input, or a named data set: "
@@ -118,8 +124,11 @@ def _app():
                                     "(default: the number of rows)."),
         counter: str = typer.Option(None, help="Counter of the learners that use one: "
                                     f"{', '.join(COUNTER_NAMES)}."),
-        seed: int = typer.Option(0, min=0, help="Seed of the noise (and of a named data set)."),
-        out: Path = typer.Option(Path("dpol-output/run"), help="Output folder."),
+        seed: int = typer.Option(None, min=0, help="Seed the noise (reproducible, private "
+                                 "only while the seed is secret; default: OS entropy)."),
+        out: Path = typer.Option(Path("dpol-output/run"), help="Output folder (new or "
+                                 "empty; its checkpoints go beside it, in OUT.checkpoint)."),
+        replace: bool = typer.Option(False, help="Replace an earlier run in --out."),
         target_col: str = typer.Option(None, help="Label column: index or name (default "
                                        "last)."),
         bound: str = typer.Option("1", help="Declared bound on ||x|| (rows above: clipped), "
@@ -139,9 +148,11 @@ def _app():
                                             "(a fixed random split) and score the final "
                                             "model on them, beside the trivial baseline."),
         checkpoint_every: int = typer.Option(None, min=1, help="Save the learners' state "
-                                             "and releases every N rows (in --out)."),
-        resume: Path = typer.Option(None, file_okay=False, help="Continue the run "
-                                    "checkpointed in this folder (no LEARNER, DATA)."),
+                                             "and releases every N rows, owner-only, in "
+                                             "OUT.checkpoint: it can remove the noise, so "
+                                             "keep it like the raw data."),
+        resume: Path = typer.Option(None, file_okay=False, help="Continue the run of this "
+                                    "output (or checkpoint) folder, with its settings."),
         chunk_rows: int = typer.Option(None, min=1, help="Read and learn the file N rows "
                                        "at a time (streams larger than memory; no regret)."),
         intercept: bool = typer.Option(None, "--intercept/--no-intercept", help="Fit an "
@@ -153,25 +164,17 @@ def _app():
     ) -> None:
         """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
 
-        Classifiers are also scored by their online accuracy. When more than 5% of the
-        rows are clipped to the bounds, or -T is not the number of rows, a warning says so.
-        Outputs are written whole (a Ctrl-C leaves none half-written); --checkpoint-every
-        N saves the progress, and --resume DIR continues it with the same releases.
+        Classifiers are also scored by their online accuracy. More than 5% of the rows
+        clipped, or -T other than the number of rows, is said. Outputs appear in --out
+        together or not at all; --resume DIR continues a checkpointed run.
         """
         from types import SimpleNamespace
 
         from dpol._cli_run import run_command
 
-        args = dict(learner=learner, data=data, out_dir=out, epsilon=epsilon, delta=delta,
-                    horizon=horizon, counter=counter, seed=seed, calibration=calibration,
-                    target_col=target_col, normalize=normalize, x_bound=bound,
-                    y_bound=y_bound, bounds_budget=bounds_budget, baseline=baseline,
-                    test_fraction=test_fraction, fit_intercept=intercept,
-                    random_features=random_features, bandwidth=bandwidth)
-        ui = SimpleNamespace(refusals=refusals, progress_bar=progress_bar,
-                             show_rows=show_rows, console=console)
-        run_command(args, option, resume=resume, checkpoint_every=checkpoint_every,
-                    chunk_rows=chunk_rows, ui=ui)
+        run_command(ctx, ui=SimpleNamespace(
+            refusals=refusals, progress_bar=progress_bar, show_rows=show_rows,
+            console=console))
 
     @app.command(name="reproduce")
     def reproduce_cmd(
@@ -369,9 +372,9 @@ def main() -> None:
     >>> code, err.startswith("dpol run: error: Invalid value for '--random-features'")
     (2, True)
     """
+    app = _app()  # without the cli extra: one line saying how to install it
     import typer
 
-    app = _app()
     try:
         code = app(standalone_mode=False, prog_name="dpol")
     except Exception as exc:

@@ -1,28 +1,30 @@
-"""Outputs that are whole or absent, and checkpoints ``dpol run`` resumes from (L5).
+"""Checkpoints ``dpol run`` resumes from, and files written whole or not at all (L5).
 
-Every file ``dpol run`` writes goes first to a temporary file in the same folder, is
-flushed to disk, then renamed over its final name (an atomic step on POSIX file
-systems), so an interruption leaves the old file or the new one, never half of one.
-
-A checkpoint holds, in one such file, everything a run needs to go on: its arguments,
-the learners (their whole state: counters, noise generators, post-processing), the
-releases made so far, and any bound or scaling released privately before the stream.
+A checkpoint holds, in one file, everything a run needs to go on: its arguments, the
+learners (their whole state: counters, **the un-noised sums and the noise generators'
+states**, post-processing), the releases made so far, and any bound or scaling released
+privately before the stream. Whoever reads it can subtract the noise from every release,
+so it lives in its own folder beside the outputs (never inside what a user publishes),
+made readable by its owner only (0700 folder, 0600 file), and must be kept like the raw
+data. Its format (:mod:`dpol._state_file`) cannot run code when read: resuming from a
+folder someone else could write never executes their code, and a truncated, altered or
+foreign file is refused with one line.
 
 **Why a resumed run cannot leak.** Releases become visible only inside a checkpoint or
 in the final outputs, and a checkpoint stores the releases together with the learner
-state that produced them. A crash after a release was computed but before its
-checkpoint was written loses that release unseen; resuming redraws it from the saved
-noise generator, the same value for a seeded run. So no step is ever visible with two
-different noisy values (which would let an observer average the noise away), and the
-private estimates made before the stream are read back from the checkpoint, never
-released a second time.
+state that produced them; the last one is saved, with every release, before any output
+is published. A crash after a release was computed but before its checkpoint was
+written loses that release unseen; resuming redraws it from the saved noise generator
+(the same value for generator noise; fresh OS randomness for secure noise, for a step
+nobody saw). So no step is ever visible with two different noisy values (which would let
+an observer average the noise away), and the private estimates made before the stream
+are read back from the checkpoint, never released a second time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,25 +32,30 @@ from pathlib import Path
 
 import numpy as np
 
+import dpol
+from dpol._state_file import StateFileError, read_state, write_state
 from dpol._validation import fail
 from dpol.learners import Trace
 
-__all__ = ["CHECKPOINT", "atomic_path", "atomic_write", "data_fingerprint", "join_traces",
-           "load_checkpoint", "save_checkpoint", "stream_slices"]
+__all__ = ["CHECKPOINT", "PICKLED", "atomic_path", "atomic_write", "data_fingerprint",
+           "join_traces", "load_checkpoint", "save_checkpoint", "stream_slices"]
 
 #: rows per call of ``run`` between two progress updates (at least; ~100 updates a run)
 CHUNK_ROWS = 1024
 
-#: the checkpoint's file name in a run's output folder
-CHECKPOINT = "checkpoint.pkl"
-_VERSION = 1
+#: the checkpoint's file name in its folder
+CHECKPOINT = "checkpoint.npz"
+#: the pickled checkpoints of earlier versions, refused unread (unpickling runs code)
+PICKLED = "checkpoint.pkl"
+_VERSION = 2
 
 
 @contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
+def atomic_path(path: str | Path, mode: int | None = None) -> Iterator[Path]:
     """A temporary file beside ``path`` to write into; renamed to ``path`` when the block
     ends, removed if it raises (Ctrl-C included). For writers that keep a file open
-    across many steps (a chunked run); :func:`atomic_write` for one call.
+    across many steps; :func:`atomic_write` for one call. ``mode``: the file's
+    permissions (default: what ``open`` would give under the umask).
 
     Examples
     --------
@@ -71,14 +78,15 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         yield tmp
         with open(tmp, "rb+") as fh:  # on disk before the rename makes it visible
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would have made
+        os.chmod(tmp, 0o666 & ~_umask() if mode is None else mode)  # mkstemp makes 0600
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
+def atomic_write(path: str | Path, write: Callable[[Path], object],
+                 mode: int | None = None) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
 
     Examples
@@ -97,7 +105,7 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     >>> out.read_text(), sorted(q.name for q in out.parent.iterdir())  # old file, no debris
     ('whole', ['a.txt'])
     """
-    with atomic_path(path) as tmp:
+    with atomic_path(path, mode) as tmp:
         write(tmp)
     return Path(path)
 
@@ -119,33 +127,67 @@ def data_fingerprint(*arrays: np.ndarray) -> str:
 
 
 def save_checkpoint(folder: str | Path, payload: dict) -> Path:
-    """Write ``payload`` (picklable) as the folder's checkpoint, atomically."""
-    body = {"version": _VERSION, **payload}
+    """Write ``payload`` as the checkpoint of ``folder`` (made owner-only), atomically.
 
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            pickle.dump(body, fh, protocol=pickle.HIGHEST_PROTOCOL)
-
-    return atomic_write(Path(folder) / CHECKPOINT, write)
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "run.checkpoint"
+    >>> payload = {"args": {}, "done": {"private": 3}, "parts": {}, "models": {},
+    ...            "fingerprint": ""}
+    >>> path = save_checkpoint(folder, payload)
+    >>> oct(folder.stat().st_mode & 0o777), oct(path.stat().st_mode & 0o777)
+    ('0o700', '0o600')
+    >>> load_checkpoint(folder)["done"]
+    {'private': 3}
+    """
+    folder = Path(folder)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)  # also when it existed: what it holds de-noises the releases
+    for debris in folder.glob(f".{CHECKPOINT}.*.partial*"):  # a killed writer's
+        debris.unlink(missing_ok=True)
+    body = {"version": _VERSION, "dpol": dpol.__version__, **payload}
+    return atomic_write(folder / CHECKPOINT, lambda tmp: write_state(tmp, body), mode=0o600)
 
 
 def load_checkpoint(folder: str | Path) -> dict:
-    """The checkpoint of ``folder`` (written by :func:`save_checkpoint`).
+    """The checkpoint of ``folder`` (written by :func:`save_checkpoint`); one clear
+    ``InvalidInputError`` for a folder without one, a pickled checkpoint of an earlier
+    version (never unpickled), a truncated, altered or foreign file, or another version's.
 
-    A checkpoint is a pickle: load only your own runs' folders (unpickling runs code).
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / CHECKPOINT).write_bytes(b"PK truncated")
+    >>> load_checkpoint(folder)  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: resume must hold a checkpoint.npz that dpol wrote, whole
+    (not an npz archive); got '...'
     """
-    path = Path(folder) / CHECKPOINT
+    folder = Path(folder)
+    path = folder / CHECKPOINT
     if not path.is_file():
+        if (folder / PICKLED).is_file():
+            raise fail("resume", f"hold a checkpoint of this dpol version ({PICKLED} is an "
+                       "earlier version's pickle, which is never loaded: unpickling can run "
+                       "code; run again)", str(folder))
         raise fail("resume", f"be a folder holding a {CHECKPOINT} written by dpol run "
                    "--checkpoint-every", str(folder))
     try:
-        with open(path, "rb") as fh:
-            body = pickle.load(fh)  # the user's own checkpoint (documented above)
-    except Exception as exc:  # a truncated or foreign file
-        raise fail("resume", f"hold a readable {CHECKPOINT} ({type(exc).__name__})",
+        body = read_state(path)
+    except StateFileError as exc:
+        raise fail("resume", f"hold a {CHECKPOINT} that dpol wrote, whole ({exc})",
                    str(folder)) from None
-    if not isinstance(body, dict) or body.get("version") != _VERSION:
-        raise fail("resume", f"hold a {CHECKPOINT} of this dpol version", str(folder))
+    if not isinstance(body, dict) or body.get("version") != _VERSION or not {
+            "args", "done", "parts", "models", "fingerprint"} <= set(body):
+        raise fail("resume", f"hold a {CHECKPOINT} of dpol run in this version's format",
+                   str(folder))
+    if body.get("dpol") != dpol.__version__:
+        raise fail("resume", f"hold a checkpoint of this dpol version ({dpol.__version__}; "
+                   f"it was written by {body.get('dpol')}): its learners' state may differ",
+                   str(folder))
     return body
 
 

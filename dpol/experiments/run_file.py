@@ -22,8 +22,9 @@ scores and plots are computed from the raw stream: they are **not** private.
 
 from __future__ import annotations
 
-import csv
 import math
+import secrets
+import shutil
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -41,23 +42,27 @@ from dpol.datasets.private_bounds import parse_bound, private_bounds
 from dpol.datasets.private_scaling import private_scaling
 from dpol.errors import NonPrivateWarning
 from dpol.experiments import run_scores as scores
-from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
 from dpol.experiments.run_checkpoint import (
     CHECKPOINT,
-    atomic_write,
     data_fingerprint,
     load_checkpoint,
     save_checkpoint,
     stream_slices,
 )
-from dpol.experiments.run_report import ERRATA_IDS, split_text, write_report
+from dpol.experiments.run_output import check_out, checkpoint_folder, find_checkpoint, staged_output
+from dpol.experiments.run_report import (
+    ERRATA_IDS,
+    split_text,
+    write_losses,
+    write_plots,
+    write_report,
+)
 from dpol.experiments.run_stream import chunked_arguments, feature_arguments, run_chunked
 
 __all__ = ["ERRATA_IDS", "RUN_NORMALIZATIONS", "load_run_stream", "resume_run",
            "run_learner"]
 
-CURVE_POINTS = 400
 #: ``normalize`` of :func:`run_learner`: a table's own, or "private" (scaling released
 #: privately on the ``bounds_budget`` share, inside the guarantee)
 RUN_NORMALIZATIONS = (*NORMALIZATIONS, "private")
@@ -107,11 +112,6 @@ def load_run_stream(data: object, *, task: str, target_col: int | str | None = N
                   n_clipped=clip.clipped)
 
 
-def _thin(curve: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    idx = np.unique(np.geomspace(1, len(curve), CURVE_POINTS).astype(int)) - 1
-    return idx + 1, curve[idx]
-
-
 def _summary(label: str, trace, ref: np.ndarray) -> dict:
     n = len(trace.losses)
     return {"model": label, "guarantee": str(trace.privacy),
@@ -119,24 +119,11 @@ def _summary(label: str, trace, ref: np.ndarray) -> dict:
             "mean_loss": float(trace.losses.mean()), "comparator_mean_loss": float(ref.mean())}
 
 
-def _write_losses(path: Path, trace) -> Path:
-    return atomic_write(path, lambda tmp: _losses_csv(tmp, trace))
-
-
-def _losses_csv(path: Path, trace) -> None:
-    t = np.arange(1, len(trace.losses) + 1)
-    with path.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["t", "loss", "prediction", "cumulative_regret", "average_regret"])
-        for row in zip(t, trace.losses, trace.predictions, trace.regret, trace.regret / t,
-                       strict=True):
-            writer.writerow([int(row[0]), *(f"{v:.10g}" for v in row[1:])])
-
-
 def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: float = 1.0,
                 delta: float | None = None, horizon: int | None = None, counter: str | None = None,
-                seed: int = 0, calibration: str = "tight", target_col: int | str | None = None,
-                normalize: str = "clip", x_bound: float | str = 1.0,
+                seed: int | None = None, calibration: str = "tight",
+                target_col: int | str | None = None, normalize: str = "clip",
+                x_bound: float | str = 1.0,
                 y_bound: float | str = 1.0, bounds_budget: float = 0.1,
                 options: dict | None = None, baseline: bool = True,
                 test_fraction: float | None = None,
@@ -144,7 +131,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                 command: str | None = None, checkpoint_every: int | None = None,
                 chunk_rows: int | None = None, fit_intercept: bool | None = None,
                 random_features: int | None = None, bandwidth: float | None = None,
-                _resumed: dict | None = None) -> ExperimentResult:
+                replace: bool = False, _resumed: dict | None = None) -> ExperimentResult:
     """Run ``learner`` (a name of :data:`dpol.adapters.LEARNERS`) on ``data``; write outputs.
 
     ``horizon`` is the length the noise is calibrated for (default: the number of rows;
@@ -156,12 +143,18 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     quoted in the report (how to reproduce it). The result's ``notes`` are what a user
     must not miss (heavy clipping, a horizon that is not the number of rows).
 
-    Every output is written atomically (:mod:`dpol.experiments.run_checkpoint`).
-    ``checkpoint_every`` saves the learners' state with their releases every that many
-    rows into ``out_dir/checkpoint.pkl``; :func:`resume_run` continues from it, with
-    releases identical to an uninterrupted run's. The checkpoint is removed once the
-    outputs are written. ``chunk_rows`` reads and learns the file that many rows at a time
-    (:mod:`dpol.experiments.run_stream`), for streams larger than memory.
+    ``seed`` None (default) draws the noise from fresh operating-system entropy, which
+    nobody can replay; a seed makes the run reproducible and its guarantee *seeded*:
+    private only against whoever does not know the seed (a named synthetic data set is
+    generated with the seed, or 0). The outputs appear in ``out_dir`` together or not at
+    all (:mod:`dpol.experiments.run_output`); a folder holding files is refused unless
+    ``replace``. ``checkpoint_every`` saves the learners' state with their releases every
+    that many rows into the folder ``OUT.checkpoint`` beside ``out_dir``, owner-only: it
+    can de-noise the releases (:mod:`dpol.experiments.run_checkpoint`); :func:`resume_run`
+    continues from it, with releases identical to an uninterrupted run's, and it is
+    removed once the outputs are published. ``chunk_rows`` reads and learns the file
+    that many rows at a time (:mod:`dpol.experiments.run_stream`), for streams larger
+    than memory.
 
     ``fit_intercept`` (default: True for a linear learner, as in the adapters) runs the
     learner with an intercept (:class:`~dpol.learners.intercept.WithIntercept`; the
@@ -182,9 +175,12 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     Examples
     --------
     >>> import tempfile
-    >>> res = run_learner("pqftl", "synthetic-regression", tempfile.mkdtemp(), horizon=500)
-    >>> res.rows[0]["model"], round(res.rows[0]["average_regret"], 4), res.notes
-    ('pqftl', 0.2677, [])
+    >>> res = run_learner("pqftl", "synthetic-regression", tempfile.mkdtemp(), horizon=500,
+    ...                   seed=0)
+    >>> res.rows[0]["model"], round(res.rows[0]["average_regret"], 4), len(res.notes)
+    ('pqftl', 0.2677, 1)
+    >>> res.notes[0][:38]  # a seed given: the one note
+    'the noise is seeded (--seed): whoever '
     """
     args = {k: v for k, v in locals().items() if k not in ("progress", "_resumed")}
     if not isinstance(learner, str) or learner not in LEARNERS:
@@ -192,8 +188,11 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     spec = LEARNERS[learner]
     # cheap arguments first: a refused run reads no data and writes nothing
     check_epsilon(epsilon)
-    if Path(out_dir).exists() and not Path(out_dir).is_dir():
-        raise fail("out", "name a folder (or one to create)", str(out_dir))
+    out, run_id = Path(out_dir), (_resumed or {}).get("run_id") or secrets.token_hex(8)
+    check_out(out, replace=replace, run_id=_resumed and run_id)
+    if _resumed is None and (checkpoint_folder(out) / CHECKPOINT).is_file():
+        raise fail("out", f"have no unfinished run's checkpoint beside it (resume it with "
+                   f"--resume {out}, or delete {checkpoint_folder(out)})", str(out))
     if delta is not None:  # None: the learner's default, 1e-5 or 1/T if smaller
         check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     check_choice("calibration", calibration, ("tight", "paper"))
@@ -231,7 +230,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
 
     X_all, y_all, name, how = _rows(data, task=spec.task, target_col=target_col,
                                     normalize=normalize, x_bound=x_bound, y_bound=y_bound,
-                                    seed=seed, horizon=horizon)
+                                    seed=0 if seed is None else seed, horizon=horizon)
     n_rows = len(y_all)
     train, test = (scores.holdout_split(n_rows, test_fraction) if test_fraction is not None
                    else (np.arange(n_rows), None))
@@ -262,9 +261,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     build = dict(horizon=horizon, epsilon=epsilon, delta=delta, counter=counter,
                  x_bound=x_bound, y_bound=y_bound, calibration=calibration, options=options,
                  **features)
-    out = Path(out_dir)
     state = {"args": args, "estimate": estimate, "fingerprint": data_fingerprint(X, y),
-             "done": {}, "parts": {}, "models": {}}
+             "done": {}, "parts": {}, "models": {}, "run_id": run_id}
     if _resumed is not None:
         if _resumed["fingerprint"] != state["fingerprint"]:
             raise fail("resume", "find the rows the checkpointed run read (the data "
@@ -274,14 +272,12 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                                                            **build)
     u = comparator(model, X, y)
     ref = model._loss_value(u, X, y)
-    if checkpoint_every:
-        out.mkdir(parents=True, exist_ok=True)
 
     def ticker(label: str) -> Callable[[int], None]:
         return lambda done: progress(done, len(y), label) if progress else None
 
     def save() -> None:
-        save_checkpoint(out, state)
+        save_checkpoint(checkpoint_folder(out), state)
 
     trace = stream_slices("private", model, X, y, u, ticker(learner), state, checkpoint_every,
                     save)
@@ -300,7 +296,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     guarantee = trace.privacy
     if estimate is not None:  # the one guarantee of everything that read the data
         guarantee = compose_guarantee([*estimate.privacy_events(), *model.privacy_events()],
-                                      model.delta, target=total)
+                                      model.delta, target=total,
+                                      seeded=model.privacy.seeded)
         rows[0]["guarantee"] = str(guarantee)
         rows[0]["privacy_split"] = split_text(estimate, x_bound, y_bound, auto, epsilon)
     zero_loss = model._loss_value(zero_point(model), X, y)  # predict 0
@@ -331,49 +328,40 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                          scores.silent_note(learner, bool(np.any(trace.prequential_predictions)),
                                             test is None)) if n]
 
-    out.mkdir(parents=True, exist_ok=True)
-    iterates = np.vstack([trace.weights, trace.final_weights])
-    atomic_write(out / "iterates.npy", lambda p: np.save(p, iterates))
-    losses = _write_losses(out / "losses.csv", trace)
-    t = np.arange(1, len(y) + 1)
-    label = f"{learner}, {guarantee}".split(", unit")[0]
-    regret = {label: _thin(trace.regret / t)}
-    mean_loss = {label: _thin(np.cumsum(trace.losses) / t)}
-    if baseline:
-        regret[f"{learner}, non-private"] = _thin(fits[1][2].regret / t)
-        mean_loss[f"{learner}, non-private"] = _thin(np.cumsum(fits[1][2].losses) / t)
-    mean_loss["best fixed point (hindsight)"] = _thin(np.cumsum(ref) / t)
-    figures = [
-        atomic_write(out / "regret.png", lambda p: plot_curves(
-            regret, p, ylabel="average regret R_t / t", title=f"Average regret, {learner} "
-            f"on {stream.name}, T={len(y)}", baselines={"predict 0": zero["average_regret"]})),
-        atomic_write(out / "loss.png", lambda p: plot_curves(
-            mean_loss, p, ylabel="mean loss up to t",
-            title=f"Running mean loss, {learner} on {stream.name}")),
-    ]
+    if guarantee.seeded:
+        notes.append(scores.SEEDED_NOTE)
     info = {"learner": learner, "spec": spec, "model": model, "stream": stream,
             "n_rows": n_rows, "available": available, "horizon": horizon, "seed": seed,
             "counter": counter, "x_bound": x_bound, "y_bound": y_bound,
             "options": options or {}, "n_clipped": trace.n_clipped, "data": data,
             "command": command, "test": None if test is None else (len(test), test_fraction),
             "notes": notes, "guarantee": guarantee, "epsilon": total,
-            "split": rows[0].get("privacy_split")}
-    report = write_report(out, info, rows, figures)
-    (out / CHECKPOINT).unlink(missing_ok=True)  # every output is whole: nothing to resume
-    return ExperimentResult(f"run_{learner}", rows, report, losses, figures, notes)
+            "split": rows[0].get("privacy_split"), "checkpoint_every": checkpoint_every,
+            "run_id": run_id}
+    with staged_output(out, replace=replace, run_id=run_id) as stage:
+        np.save(stage / "iterates.npy", np.vstack([trace.weights, trace.final_weights]))
+        write_losses(stage / "losses.csv", trace)
+        figures = write_plots(stage, learner, stream.name, guarantee, [f[2] for f in fits], ref,
+                         zero["average_regret"])
+        write_report(stage, info, rows, figures, out_name=out.name)
+    shutil.rmtree(checkpoint_folder(out), ignore_errors=True)  # published: nothing to resume
+    return ExperimentResult(f"run_{learner}", rows, out / "report.md", out / "losses.csv",
+                            [out / f.name for f in figures], notes)
 
 
 def resume_run(out_dir: str | Path, *, progress: Callable[..., None] | None = None
                ) -> ExperimentResult:
-    """Continue the run whose checkpoint is in ``out_dir`` (see :func:`run_learner`).
+    """Continue the run whose checkpoint is beside the output folder ``out_dir`` (or in
+    ``out_dir``, its checkpoint folder; see :func:`run_learner`).
 
     The data are read again and must be the same rows; bounds or scaling released
     privately before the stream come from the checkpoint (never released twice), and the
     learners continue from their saved state: the releases are those of an
     uninterrupted run with the same seed.
     """
-    saved = load_checkpoint(out_dir)
-    args = {**saved["args"], "out_dir": out_dir}
+    folder, out = find_checkpoint(out_dir)
+    saved = load_checkpoint(folder)
+    args = {**saved["args"], "out_dir": out}
     return run_learner(**args, progress=progress, _resumed=saved)
 
 

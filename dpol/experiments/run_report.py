@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import csv
 import math
 from pathlib import Path
+
+import numpy as np
 
 from dpol.datasets.private_scaling import PrivateScaling
 from dpol.experiments import run_scores as scores
 from dpol.experiments.account import describe_noise
+from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ERRATA, glossary, markdown_table
 from dpol.experiments.run_checkpoint import atomic_write
+from dpol.experiments.run_output import CHECKPOINT_SUFFIX, RUN_FILE, write_run_file
 from dpol.learners import PrivateKernelRegression, PrivateOfflineLearner
 from dpol.learners._base import OnlineLearner
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.postprocess import label_bound
 from dpol.learners.random_features import WithRandomFeatures
 
-__all__ = ["ERRATA_IDS", "final_model_text", "split_text", "write_report"]
+__all__ = ["ERRATA_IDS", "final_model_text", "split_text", "write_losses", "write_plots",
+           "write_report"]
+
+#: points of a plotted curve (log-spaced)
+CURVE_POINTS = 400
 
 #: the entries of docs/errata.md that each learner of dpol.adapters.LEARNERS decides
 ERRATA_IDS = {"pqftl": "JKT-4, JKT-5", "igd": "JKT-1", "giga": "JKT-1, JKT-3",
@@ -29,6 +38,17 @@ ERRATA_IDS = {"pqftl": "JKT-4, JKT-5", "igd": "JKT-1", "giga": "JKT-1, JKT-3",
 #: what a reader reproducing a run with a private estimate must know
 _UNSEEDED = ("; OpenDP draws from the operating system's randomness, so --seed does not "
              "reproduce the estimate (--resume reads it back from the checkpoint)")
+
+
+#: how the report says where the noise came from, by whether it was seeded
+_NOISE_SOURCE = {
+    False: "fresh operating-system entropy (128 bits), recorded nowhere: nobody can "
+           "replay it.",
+    True: "a seed the user gave (--seed): the releases are a fixed function of the data "
+          "and the seed, so the guarantee holds only against whoever does not know the "
+          "seed. Publishing the seed with these outputs voids it: anyone could recompute "
+          "the noise and subtract it.",
+}
 
 
 def split_text(estimate, x_bound, y_bound, auto, epsilon: float) -> str:
@@ -95,8 +115,10 @@ def final_model_text(model: object) -> str:
     return text
 
 
-def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -> Path:
-    """Write ``out / "report.md"`` from the run's ``info``, result rows and figures."""
+def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *,
+                 out_name: str = "") -> Path:
+    """Write ``out / "report.md"`` and ``run.json`` from the run's ``info``, result rows
+    and figures (``out_name``: the name of the folder they are published as)."""
     model, stream, spec = info["model"], info["stream"], info["spec"]
     g = info["guarantee"]
     counter = (info["counter"] or spec.counter_for(model.calibration)
@@ -123,7 +145,9 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
         ("dimension d", model.dim), ("horizon T (noise calibrated for)", info["horizon"]),
         ("epsilon requested", info["epsilon"]), ("delta", model.delta),
         ("bounds (R)", f"||x|| <= {info['x_bound']:g}, |y| <= {info['y_bound']:g}"),
-        ("counter", counter), ("seed", info["seed"]),
+        ("counter", counter), ("noise seed", "given (not printed here: published with the "
+                                "releases, it would void the guarantee)" if g.seeded else
+                                "none: fresh operating-system entropy"),
         ("options", ", ".join(f"{k}={v!r}" for k, v in info["options"].items()) or "none"))]
     columns = [c for c in ("model", "guarantee", "average_regret", "final_regret",
                            "mean_loss", "comparator_mean_loss", "accuracy",
@@ -143,10 +167,12 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
         *([f"> **Note:** {n}" for n in info["notes"]] + [""] if info["notes"] else []),
         "## Privacy guarantee", "",
         f"* **Guarantee:** ({g.epsilon:g}, {g.delta:g})-DP for {scope}; the unit protected "
-        f"is {g.unit}. The noise added gives {real}." if g.is_private else
+        f"is {g.unit}. The noise added gives {real}"
+        f"{', while the seed stays secret' if g.seeded else ''}." if g.is_private else
         "* **Guarantee:** none. epsilon = inf: the releases carry no noise and are not "
         "private.",
         f"* **Neighbouring streams:** {relation}.",
+        f"* **Noise source:** {_NOISE_SOURCE[g.seeded]}",
         *([f"* **Bounds and budget:** {info['split']} into the guarantee above "
            "(basic composition: the epsilons add)."] if info["split"] else []),
         f"* **Calibration:** {calibration}.",
@@ -159,7 +185,13 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
         "needs the bounds; clipping enforces them.",
         "* **What is private:** `iterates.npy` (the released models). `losses.csv`, the "
         "regret, the scores and the plots are computed from the raw stream: they are not "
-        "private, keep them with the data.", "",
+        "private, keep them with the data.",
+        *([f"* **Checkpoints:** saved every {info['checkpoint_every']} rows in the folder "
+           f"`{out_name}{CHECKPOINT_SUFFIX}` beside this one (owner-only) and deleted when "
+           "the run finished. A checkpoint holds the un-noised sums and the noise "
+           "generators' states, so it can remove the noise from every release: keep any "
+           "copy like the raw data, never with these outputs."]
+          if info.get("checkpoint_every") else []), "",
         "## Parameters", "", markdown_table(params), "",
         "## Results", "",
         "Regret is against the best fixed point in hindsight for the learner's own loss "
@@ -171,7 +203,7 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
     ] + [f"![{f.stem}]({f.name})" for f in figures] + [
         "", "Files: `iterates.npy` (T + 1 released iterates), `losses.csv` ("
         f"{info.get('losses', 'per-step loss, prediction, cumulative and average regret')}"
-        "), `report.md`.", "",
+        f"), `report.md`, `{RUN_FILE}` (the run's id, guarantee and settings).", "",
         "## Terms", "", glossary([t for t, used in (
             ("replace-one", True), ("add/remove", True), ("R (the bounds)", True),
             ("tight calibration", True), ("paper calibration", True),
@@ -179,5 +211,41 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path]) -
             ("non-private twin", len(rows) > 1 and "twin" in rows[1]["model"]),
             ("trivial baselines", True), ("online accuracy", "accuracy" in columns),
             ("held-out score", bool(heldout))) if used]), ""]
-    path = atomic_write(out / "report.md", lambda p: p.write_text("\n".join(lines)))
-    return path
+    write_run_file(out, {"run_id": info["run_id"], "learner": info["learner"],
+                         "data": str(info["data"]), "rows": used, "guarantee": str(g),
+                         "epsilon": g.epsilon, "delta": g.delta, "seeded": g.seeded,
+                         "command": info["command"]})
+    return atomic_write(out / "report.md", lambda p: p.write_text("\n".join(lines)))
+
+
+def _thin(curve: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    idx = np.unique(np.geomspace(1, len(curve), CURVE_POINTS).astype(int)) - 1
+    return idx + 1, curve[idx]
+
+
+def write_losses(path: Path, trace) -> None:
+    """losses.csv: per step the loss, the prediction, the cumulative and average regret."""
+    t = np.arange(1, len(trace.losses) + 1)
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["t", "loss", "prediction", "cumulative_regret", "average_regret"])
+        for row in zip(t, trace.losses, trace.predictions, trace.regret, trace.regret / t,
+                       strict=True):
+            writer.writerow([int(row[0]), *(f"{v:.10g}" for v in row[1:])])
+
+
+def write_plots(folder: Path, learner: str, name: str, guarantee, traces: list, ref: np.ndarray,
+           zero_regret: float) -> list[Path]:
+    """regret.png and loss.png: the learner beside its twin (if run) and the comparator."""
+    t = np.arange(1, len(ref) + 1)
+    labels = [f"{learner}, {guarantee}".split(", unit")[0], f"{learner}, non-private"]
+    regret = {k: _thin(tr.regret / t) for k, tr in zip(labels, traces, strict=False)}
+    mean_loss = {k: _thin(np.cumsum(tr.losses) / t) for k, tr in zip(labels, traces,
+                                                                     strict=False)}
+    mean_loss["best fixed point (hindsight)"] = _thin(np.cumsum(ref) / t)
+    plot_curves(regret, folder / "regret.png", ylabel="average regret R_t / t",
+                title=f"Average regret, {learner} on {name}, T={len(t)}",
+                baselines={"predict 0": zero_regret})
+    plot_curves(mean_loss, folder / "loss.png", ylabel="mean loss up to t",
+                title=f"Running mean loss, {learner} on {name}")
+    return [folder / "regret.png", folder / "loss.png"]

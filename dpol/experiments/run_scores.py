@@ -20,14 +20,19 @@ from dpol._validation import check_real, fail
 from dpol.datasets.files import Clipping
 from dpol.evaluation import prequential_accuracy
 
-__all__ = ["CLIP_NOTE_SHARE", "SPLIT_SEED", "clip_note", "heldout_scores", "holdout_split",
-           "horizon_note", "online_accuracy", "silent_note", "trivial_rows"]
+__all__ = ["CLIP_NOTE_SHARE", "SEEDED_NOTE", "SPLIT_SEED", "clip_note", "heldout_scores",
+           "holdout_split", "horizon_note", "online_accuracy", "silent_note", "trivial_rows"]
 
 #: the held-out split is drawn with this seed, whatever the noise seed: every run of a file
 #: is scored on the same rows
 SPLIT_SEED = 0
 #: clipping of more than this share of the rows is said on the console
 CLIP_NOTE_SHARE = 0.05
+#: what a run with --seed must not miss: its noise can be recomputed from the seed
+SEEDED_NOTE = ("the noise is seeded (--seed): whoever knows the seed can recompute the "
+               "noise and subtract it, so the guarantee holds only while the seed stays "
+               "secret; never publish it with the outputs (leave --seed out for noise from "
+               "fresh operating-system entropy)")
 
 
 def holdout_split(n_rows: int, test_fraction: float) -> tuple[np.ndarray, np.ndarray]:

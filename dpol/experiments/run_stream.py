@@ -16,9 +16,10 @@ chunk cannot know which two values a later chunk holds).
 from __future__ import annotations
 
 import gzip
+import itertools
 import math
+import secrets
 import warnings
-from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -26,13 +27,14 @@ import numpy as np
 from dpol._validation import check_int, check_real, fail
 from dpol.adapters.registry import LEARNERS, check_features, make_learner, zero_point
 from dpol.datasets import Stream
+from dpol.datasets._csv_header import SAMPLE, csv_header
 from dpol.datasets.chunks import iter_table
-from dpol.datasets.files import _is_number, clip_to_bounds, split_label
+from dpol.datasets.files import clip_to_bounds, split_label
 from dpol.errors import NonPrivateWarning
 from dpol.experiments import run_scores as scores
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
-from dpol.experiments.run_checkpoint import atomic_path, atomic_write
+from dpol.experiments.run_output import staged_output
 from dpol.experiments.run_report import write_report
 from dpol.learners.random_features import BANDWIDTH
 
@@ -58,8 +60,9 @@ def count_rows(path: str | Path) -> int:
         first = next(lines, None)
         if first is None:
             return 0
-        header = not all(_is_number(f.strip()) for f in first.decode().split(","))
-        return sum(1 for _ in lines) + (0 if header else 1)
+        ahead = [line.decode() for line in itertools.islice(lines, SAMPLE)]
+        header = csv_header(first.decode(), ahead, str(path))[0] is not None  # the readers'
+        return len(ahead) + sum(1 for _ in lines) + (0 if header else 1)
 
 
 def chunked_arguments(args: dict, chunk_rows: object, auto: bool) -> dict:
@@ -81,7 +84,7 @@ def chunked_arguments(args: dict, chunk_rows: object, auto: bool) -> dict:
         if value:
             raise fail(name, f"be left unset with chunk_rows ({why})", args[name])
     keep = ("epsilon", "delta", "horizon", "counter", "seed", "calibration", "target_col",
-            "x_bound", "y_bound", "options", "baseline", "command")
+            "x_bound", "y_bound", "options", "baseline", "command", "replace")
     return {"chunk_rows": chunk_rows, **{k: args[k] for k in keep}}
 
 
@@ -131,11 +134,11 @@ class _Tally:
 
 def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_rows: int,
                 epsilon: float, delta: float | None, horizon: int | None,
-                counter: str | None, seed: int, calibration: str,
+                counter: str | None, seed: int | None, calibration: str,
                 target_col: int | str | None, x_bound: float, y_bound: float,
                 options: dict | None, baseline: bool, progress=None,
-                command: str | None = None, features: dict | None = None
-                ) -> ExperimentResult:
+                command: str | None = None, features: dict | None = None,
+                replace: bool = False) -> ExperimentResult:
     """Run ``learner`` over the file ``data`` in chunks of ``chunk_rows`` rows (see the
     module docstring); arguments as :func:`~dpol.experiments.run_file.run_learner`,
     ``features`` its checked ``fit_intercept``, ``random_features`` and ``bandwidth``
@@ -168,113 +171,107 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
     models, tallies, zero = {}, {}, _Tally(marks)
     done = clipped = label_sum = 0
     name = how = ""
-    writers = _Writers(out, T)
-    with writers, warnings.catch_warnings():
-        warnings.simplefilter("ignore", NonPrivateWarning)
-        chunks = iter_table(data, chunk_rows)
-        for table, names in chunks:
-            table = table[:T - done]
-            X, y, what, _ = split_label(table, names, target_col=target_col)
-            y = _labels(y, done) if classification else y
-            X, y, clip = clip_to_bounds(X, y, x_bound, y_bound)
-            if not models:
-                name, how = f"{Path(data).name} ({what})", what
-                models["private"] = make_learner(learner, X.shape[1], seed=seed, **build)
-                if baseline:
-                    models["twin"] = make_learner(learner, X.shape[1], seed=seed, **{
-                        **build, "epsilon": math.inf, "calibration": "tight"})
-                tallies = {k: _Tally(marks) for k in models}
-            for key, model in models.items():
-                trace = model.run(X, y)
-                tallies[key].add(trace.losses, trace.prequential_predictions, y, done)
-                if key == "private":
-                    writers.add(trace, done)
-                if progress:
-                    progress(done + len(y), T, learner if key == "private" else
-                             "non-private twin")
-            z = models["private"]._loss_value(  # predict 0
-                zero_point(models["private"]), X, y)
-            zero.add(z, np.zeros(len(y)), y, done)
-            clipped += clip.clipped
-            label_sum += float(np.sum(y))
-            done += len(y)
-            if done >= T:
-                break
-        writers.finish(models["private"].weights)
-    model = models["private"]
-    rows = []
-    for key, m in models.items():
-        row = {"model": learner if key == "private" else f"{learner}, non-private twin",
-               "guarantee": str(m.privacy), "mean_loss": tallies[key].loss / T}
-        if classification:
-            row["accuracy"] = tallies[key].correct / T
-        rows.append(row)
-    rows.append({"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
-                 "mean_loss": zero.loss / T})
-    if classification:  # the majority class in hindsight: the share of its label
-        rows.append({"model": "majority class (trivial)", "guarantee": "(0, 0)-DP",
-                     "accuracy": 0.5 + abs(label_sum) / (2 * T)})
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    rows = [{k: r.get(k, math.nan) for k in keys} for r in rows]
-    curves = {r["model"]: (marks[:len(t.curve)], np.array(t.curve))
-              for r, t in zip(rows, [*tallies.values(), zero], strict=False)}
-    figures = [atomic_write(out / "loss.png", lambda p: plot_curves(
-        curves, p, ylabel="mean loss up to t",
-        title=f"Running mean loss, {learner} on {name}, T={T}"))]
-    notes = [f"chunked run of {T} rows in chunks of {chunk_rows}: the regret is not "
-             "computed (its comparator, the best fixed point in hindsight, needs the whole "
-             "stream); mean loss beside predicting 0 instead"]
-    horizon_note = scores.horizon_note(build["horizon"], T, total_rows, 0)
-    notes += [n for n in (horizon_note, scores.silent_note(
-        learner, tallies["private"].spoke, False)) if n]
-    if clipped > 0.05 * T:  # no suggestion: it would need every raw row at hand
-        labels = "" if classification else f", |y| <= {y_bound:g}"
-        notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
-                     f"declared bounds ||x|| <= {x_bound:g}{labels}")
-    stream = Stream(np.empty((0, 0)), range(T), name, how, n_clipped=clipped)
-    info = {"learner": learner, "spec": spec, "model": model, "stream": stream,
-            "n_rows": total_rows, "available": total_rows, "horizon": build["horizon"],
-            "seed": seed, "counter": counter, "x_bound": x_bound, "y_bound": y_bound,
-            "options": options or {}, "n_clipped": model.n_clipped_, "data": data,
-            "command": command, "test": None, "notes": notes, "guarantee": model.privacy,
-            "epsilon": epsilon, "split": None, "losses": "per-step loss and prediction"}
-    (out / "regret.png").unlink(missing_ok=True)  # a whole-file run's, from before
-    report = write_report(out, info, rows, figures)
-    return ExperimentResult(f"run_{learner}", rows, report, out / "losses.csv", figures, notes)
+    with staged_output(out, replace=replace) as stage:  # published whole, or not at all
+        writers = _Writers(stage, T)
+        with writers, warnings.catch_warnings():
+            warnings.simplefilter("ignore", NonPrivateWarning)
+            chunks = iter_table(data, chunk_rows)
+            for table, names in chunks:
+                table = table[:T - done]
+                X, y, what, _ = split_label(table, names, target_col=target_col)
+                y = _labels(y, done) if classification else y
+                X, y, clip = clip_to_bounds(X, y, x_bound, y_bound)
+                if not models:
+                    name, how = f"{Path(data).name} ({what})", what
+                    models["private"] = make_learner(learner, X.shape[1], seed=seed, **build)
+                    if baseline:
+                        models["twin"] = make_learner(learner, X.shape[1], seed=seed, **{
+                            **build, "epsilon": math.inf, "calibration": "tight"})
+                    tallies = {k: _Tally(marks) for k in models}
+                for key, model in models.items():
+                    trace = model.run(X, y)
+                    tallies[key].add(trace.losses, trace.prequential_predictions, y, done)
+                    if key == "private":
+                        writers.add(trace, done)
+                    if progress:
+                        progress(done + len(y), T, learner if key == "private" else
+                                 "non-private twin")
+                z = models["private"]._loss_value(  # predict 0
+                    zero_point(models["private"]), X, y)
+                zero.add(z, np.zeros(len(y)), y, done)
+                clipped += clip.clipped
+                label_sum += float(np.sum(y))
+                done += len(y)
+                if done >= T:
+                    break
+            writers.finish(models["private"].weights)
+        model = models["private"]
+        rows = []
+        for key, m in models.items():
+            row = {"model": learner if key == "private" else f"{learner}, non-private twin",
+                   "guarantee": str(m.privacy), "mean_loss": tallies[key].loss / T}
+            if classification:
+                row["accuracy"] = tallies[key].correct / T
+            rows.append(row)
+        rows.append({"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
+                     "mean_loss": zero.loss / T})
+        if classification:  # the majority class in hindsight: the share of its label
+            rows.append({"model": "majority class (trivial)", "guarantee": "(0, 0)-DP",
+                         "accuracy": 0.5 + abs(label_sum) / (2 * T)})
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        rows = [{k: r.get(k, math.nan) for k in keys} for r in rows]
+        curves = {r["model"]: (marks[:len(t.curve)], np.array(t.curve))
+                  for r, t in zip(rows, [*tallies.values(), zero], strict=False)}
+        figures = [stage / "loss.png"]
+        plot_curves(curves, figures[0], ylabel="mean loss up to t",
+                    title=f"Running mean loss, {learner} on {name}, T={T}")
+        notes = [f"chunked run of {T} rows in chunks of {chunk_rows}: the regret is not "
+                 "computed (its comparator, the best fixed point in hindsight, needs the whole "
+                 "stream); mean loss beside predicting 0 instead"]
+        horizon_note = scores.horizon_note(build["horizon"], T, total_rows, 0)
+        notes += [n for n in (horizon_note, scores.silent_note(
+            learner, tallies["private"].spoke, False)) if n]
+        if model.privacy.seeded:
+            notes.append(scores.SEEDED_NOTE)
+        if clipped > 0.05 * T:  # no suggestion: it would need every raw row at hand
+            labels = "" if classification else f", |y| <= {y_bound:g}"
+            notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
+                         f"declared bounds ||x|| <= {x_bound:g}{labels}")
+        stream = Stream(np.empty((0, 0)), range(T), name, how, n_clipped=clipped)
+        info = {"learner": learner, "spec": spec, "model": model, "stream": stream,
+                "n_rows": total_rows, "available": total_rows, "horizon": build["horizon"],
+                "seed": seed, "counter": counter, "x_bound": x_bound, "y_bound": y_bound,
+                "options": options or {}, "n_clipped": model.n_clipped_, "data": data,
+                "command": command, "test": None, "notes": notes, "guarantee": model.privacy,
+                "epsilon": epsilon, "split": None, "losses": "per-step loss and prediction",
+                "run_id": secrets.token_hex(8)}
+        report = write_report(stage, info, rows, figures, out_name=out.name)
+    return ExperimentResult(f"run_{learner}", rows, out / report.name, out / "losses.csv",
+                            [out / f.name for f in figures], notes)
 
 
 class _Writers:
-    """``iterates.npy`` and ``losses.csv`` written as the chunks come, each through
-    :func:`~dpol.experiments.run_checkpoint.atomic_path`: renamed into place when the run
-    ends, removed on any error (or Ctrl-C)."""
+    """``iterates.npy`` and ``losses.csv`` written as the chunks come, into the run's
+    staging folder (published whole when the run ends, removed on any error or Ctrl-C)."""
 
     def __init__(self, out: Path, T: int) -> None:
         self.out, self.T, self.npy, self.csv = out, T, None, None
-        self.files = ExitStack()
-        self.made = not out.exists()  # removed again if the run ends without output
 
     def __enter__(self) -> _Writers:
         return self
 
     def __exit__(self, kind, value, tb) -> None:
-        for fh in (self.npy, self.csv):  # closed before their files are renamed or removed
+        for fh in (self.npy, self.csv):
             if fh is not None:
                 fh.close()
-        self.files.__exit__(kind, value, tb)
-        if kind is not None and self.made and self.out.is_dir() and not any(
-                self.out.iterdir()):
-            self.out.rmdir()  # interrupted or failed: no empty folder left behind
 
     def add(self, trace, start: int) -> None:
         if self.npy is None:  # the width is the learner's release's
-            self.out.mkdir(parents=True, exist_ok=True)
-            self.npy = open(self.files.enter_context(atomic_path(self.out / "iterates.npy")),
-                            "wb")
+            self.npy = open(self.out / "iterates.npy", "wb")
             np.lib.format.write_array_header_1_0(self.npy, {
                 "descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
                 "fortran_order": False, "shape": (self.T + 1, trace.weights.shape[1])})
-            self.csv = open(self.files.enter_context(atomic_path(self.out / "losses.csv")),
-                            "w")
+            self.csv = open(self.out / "losses.csv", "w")
             self.csv.write("t,loss,prediction\n")
         self.npy.write(np.ascontiguousarray(trace.weights, dtype=np.float64).tobytes())
         t = np.arange(start + 1, start + len(trace.losses) + 1)
@@ -282,5 +279,5 @@ class _Writers:
                                zip(t, trace.losses, trace.predictions, strict=True)))
 
     def finish(self, last: np.ndarray) -> None:
-        """The release after the last step; the files are renamed as the block ends."""
+        """The release after the last step."""
         self.npy.write(np.asarray(last, dtype=np.float64).tobytes())

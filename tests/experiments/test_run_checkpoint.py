@@ -1,5 +1,6 @@
-"""`dpol run` outputs are whole or absent; checkpoints resume to the same releases and a
-resumed run never shows a step with two noisy values (issue 22, item 5)."""
+"""`dpol run` outputs are whole or absent, one run per folder; checkpoints sit beside
+the outputs, owner-only, in a format that cannot run code, resume to the same releases,
+and a resumed run never shows a step with two noisy values."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from test_sweep import terminal_sigint
 from dpol.errors import InvalidInputError
 from dpol.experiments.run_checkpoint import CHECKPOINT, load_checkpoint
 from dpol.experiments.run_file import resume_run, run_learner
+from dpol.experiments.run_output import checkpoint_folder
 
 ARGS = dict(epsilon=1.0, seed=3)
 
@@ -59,7 +61,7 @@ def test_interrupt_without_checkpoints_writes_nothing(tmp_path, uninterrupted):
     data, _ = uninterrupted
     with pytest.raises(Stop):
         run_learner("ridge", str(data), tmp_path / "out", progress=_stop_at(2000), **ARGS)
-    assert not (tmp_path / "out").exists()
+    assert list(tmp_path.iterdir()) == []  # no output, no staging folder, no checkpoint
 
 
 @pytest.mark.parametrize("stop, which", [(2000, "ridge"), (1000, "non-private twin")])
@@ -69,8 +71,11 @@ def test_resume_after_interrupt_gives_the_same_releases(tmp_path, uninterrupted,
     with pytest.raises(Stop):
         run_learner("ridge", str(data), out, progress=_stop_at(stop, which),
                     checkpoint_every=500, **ARGS)
-    assert sorted(p.name for p in out.iterdir()) == [CHECKPOINT]  # no other, no debris
-    saved = load_checkpoint(out)
+    folder = checkpoint_folder(out)
+    assert not out.exists()  # nothing published; the checkpoint beside it, no debris
+    assert [p.name for p in tmp_path.iterdir()] == [folder.name]
+    assert [p.name for p in folder.iterdir()] == [CHECKPOINT]
+    saved = load_checkpoint(folder)
     # what is on disk is exactly what the saved state produced: releases = rows learned
     for key, rows in saved["done"].items():
         assert sum(len(p.losses) for p in saved["parts"][key]) == rows
@@ -79,7 +84,7 @@ def test_resume_after_interrupt_gives_the_same_releases(tmp_path, uninterrupted,
     again = _outputs(out)
     np.testing.assert_array_equal(again["iterates"], whole["iterates"])
     assert again["losses"] == whole["losses"]
-    assert not (out / CHECKPOINT).exists() and result.rows[0]["model"] == "ridge"
+    assert not folder.exists() and result.rows[0]["model"] == "ridge"
 
 
 KILLER = """
@@ -103,9 +108,10 @@ def test_kill_between_a_release_and_its_checkpoint(tmp_path, uninterrupted):
     proc = subprocess.run([sys.executable, "-c", KILLER, str(data), str(out)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    saved = load_checkpoint(out)
+    saved = load_checkpoint(checkpoint_folder(out))
     assert saved["done"] == {"private": 2048}  # 2 checkpoints kept; the 3rd slice unseen
-    assert [p.name for p in out.iterdir()] == [CHECKPOINT]
+    assert not out.exists()
+    assert [p.name for p in checkpoint_folder(out).iterdir()] == [CHECKPOINT]
     resume_run(out)  # redraws rows 2049-3072 from the saved generator: the same values
     np.testing.assert_array_equal(_outputs(out)["iterates"], whole["iterates"])
 
@@ -119,7 +125,7 @@ def test_resume_refuses_other_data(tmp_path):
     _data(data, seed=1)  # the file changed since
     with pytest.raises(InvalidInputError, match="resume must find the rows"):
         resume_run(out)
-    with pytest.raises(InvalidInputError, match="resume must be a folder holding"):
+    with pytest.raises(InvalidInputError, match="resume must name a run's output folder"):
         resume_run(tmp_path)
 
 
@@ -135,19 +141,20 @@ def test_ctrl_c_in_the_cli_says_what_was_kept(tmp_path):
     proc = subprocess.Popen([str(dpol), "run", "ridge", str(data), "--out", str(out),
                              "--checkpoint-every", "2000"], stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, text=True, preexec_fn=terminal_sigint)
+    folder = checkpoint_folder(out)
     deadline = time.monotonic() + 60
-    while not (out / CHECKPOINT).exists() and time.monotonic() < deadline:
+    while not (folder / CHECKPOINT).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     err = proc.communicate(timeout=60)[1]
     if proc.returncode == 0:  # pragma: no cover - finished before the signal landed
         pytest.skip("the run finished before Ctrl-C")
     assert proc.returncode == 130, err
-    assert "dpol run: interrupted: the checkpoint in" in err and "--resume" in err
-    assert not [p for p in out.iterdir() if p.name != CHECKPOINT]
-    assert os.stat(out / CHECKPOINT).st_size > 0
+    assert "dpol run: interrupted: nothing of this run was published" in err, err
+    assert f"the checkpoint in {folder} keeps" in err and "--resume" in err
+    assert not out.exists() and os.stat(folder / CHECKPOINT).st_size > 0
     done = subprocess.run([str(dpol), "run", "--resume", str(out)], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert np.load(out / "iterates.npy").shape == (120_001, 5)  # d = 4 and an intercept
-    assert not (out / CHECKPOINT).exists()
+    assert not folder.exists()

@@ -38,7 +38,7 @@ def test_chunked_run_releases_what_the_whole_file_run_releases(tmp_path, learner
         assert part.rows[0]["accuracy"] == whole.rows[0]["accuracy"]
     assert "regret is not computed" in part.notes[0]
     assert sorted(p.name for p in (tmp_path / "part").iterdir()) == [
-        "iterates.npy", "loss.png", "losses.csv", "report.md"]
+        "iterates.npy", "loss.png", "losses.csv", "report.md", "run.json"]
 
 
 def test_a_bad_cell_in_a_later_chunk_is_named_and_nothing_is_written(tmp_path):
@@ -143,7 +143,7 @@ def test_a_chunked_run_over_a_whole_file_run_keeps_no_stale_file_and_says_its_co
     np.save(path, _table(n=600, classification=True))
     run_learner("igd", str(path), tmp_path / "o", seed=1)
     assert (tmp_path / "o" / "regret.png").exists()
-    run_learner("igd", str(path), tmp_path / "o", seed=1, chunk_rows=250)
+    run_learner("igd", str(path), tmp_path / "o", seed=1, chunk_rows=250, replace=True)
     assert not (tmp_path / "o" / "regret.png").exists()
     report = (tmp_path / "o" / "report.md").read_text()
     assert "`losses.csv` (per-step loss and prediction)" in report

@@ -1,0 +1,226 @@
+"""What `dpol run` publishes, attacked as an observer would: noise nobody can replay,
+checkpoints apart from the outputs that cannot run code, one run per output folder, and
+a --resume that takes no silent orders."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpol.errors import InvalidInputError
+from dpol.experiments.run_checkpoint import CHECKPOINT, PICKLED
+from dpol.experiments.run_file import resume_run, run_learner
+from dpol.experiments.run_output import RUN_FILE, checkpoint_folder
+
+DPOL = Path(sys.executable).with_name("dpol")
+
+
+def _neighbours(tmp_path: Path, n: int = 400) -> tuple[Path, Path]:
+    """Two CSV files that differ in one row (replace-one neighbours)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3)) / 3
+    table = np.column_stack([X, X @ [0.5, -0.3, 0.2]])
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    np.savetxt(a, table, delimiter=",")
+    table[n // 2] = [0.3, -0.3, 0.3, -0.5]
+    np.savetxt(b, table, delimiter=",")
+    return a, b
+
+
+def _iterates(out: Path) -> np.ndarray:
+    return np.load(out / "iterates.npy")
+
+
+class Stop(KeyboardInterrupt):
+    """A Ctrl-C raised from the progress callback."""
+
+
+def _stop(done, total, label):
+    if label != "ridge" or done >= 256:
+        raise Stop
+
+
+def test_default_run_cannot_be_replayed_with_the_old_public_seed(tmp_path):
+    # The attack: re-run both neighbours with the seed the old default printed (0) and
+    # see which reproduces the published iterates. It told them apart every time; now
+    # neither matches, and two runs of the same file differ.
+    a, b = _neighbours(tmp_path)
+    done = subprocess.run([str(DPOL), "run", "ridge", str(a), "--out",
+                           str(tmp_path / "published"), "--no-baseline"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    published = _iterates(tmp_path / "published")
+    for name, data in (("true", a), ("neighbour", b)):
+        run_learner("ridge", str(data), tmp_path / name, seed=0, baseline=False)
+        assert not np.array_equal(_iterates(tmp_path / name), published)
+    run_learner("ridge", str(a), tmp_path / "again", baseline=False)
+    assert not np.array_equal(_iterates(tmp_path / "again"), published)
+    summary = json.loads((tmp_path / "published" / RUN_FILE).read_text())
+    assert summary["seeded"] is False and "seed" not in summary["command"]
+    assert "fresh operating-system entropy" in (tmp_path / "published" / "report.md"
+                                                ).read_text()
+
+
+def test_a_seeded_run_says_so_and_never_prints_its_seed(tmp_path):
+    a, _ = _neighbours(tmp_path)
+    result = run_learner("ridge", str(a), tmp_path / "out", seed=918273, baseline=False,
+                         command="dpol run ridge a.csv --seed SEED")
+    # what the seed allows, which is why it must stay secret: exact replay
+    run_learner("ridge", str(a), tmp_path / "replay", seed=918273, baseline=False)
+    np.testing.assert_array_equal(_iterates(tmp_path / "replay"),
+                                  _iterates(tmp_path / "out"))
+    text = "".join(p.read_text() for p in (tmp_path / "out").iterdir()
+                   if p.suffix in (".md", ".json", ".csv"))
+    assert "918273" not in text
+    assert "private only while the seed stays secret" in result.rows[0]["guarantee"]
+    assert any("the noise is seeded (--seed)" in n for n in result.notes)
+    assert json.loads((tmp_path / "out" / RUN_FILE).read_text())["seeded"] is True
+
+
+def test_checkpoints_sit_beside_the_outputs_owner_only(tmp_path):
+    a, _ = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+    with pytest.raises(Stop):
+        run_learner("ridge", str(a), out, checkpoint_every=100, progress=_stop)
+    folder = checkpoint_folder(out)
+    assert folder == tmp_path / "out.checkpoint" and not out.exists()
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert oct((folder / CHECKPOINT).stat().st_mode & 0o777) == "0o600"
+    # a fresh run into the same --out would orphan the checkpoint: refused, by name
+    with pytest.raises(InvalidInputError, match="unfinished run's checkpoint beside it"):
+        run_learner("ridge", str(a), out)
+    resume_run(out)
+    assert not folder.exists() and "checkpoint" not in " ".join(os.listdir(out))
+    assert "**Checkpoints:**" in (out / "report.md").read_text()
+
+
+class _Payload:
+    """What an attacker leaves in a checkpoint folder: code that runs when unpickled."""
+
+    def __init__(self, flag: Path) -> None:
+        self.flag = flag
+
+    def __reduce__(self):
+        return (Path.touch, (self.flag,))
+
+
+def test_a_crafted_checkpoint_runs_no_code(tmp_path):
+    out, flag = tmp_path / "out", tmp_path / "pwned"
+    folder = checkpoint_folder(out)
+    folder.mkdir()
+    (folder / PICKLED).write_bytes(pickle.dumps({"version": 1, "x": _Payload(flag)}))
+    with pytest.raises(InvalidInputError, match="never loaded: unpickling can run code"):
+        resume_run(folder)
+    assert not flag.exists()
+    # the new format: a class outside dpol is refused before anything is built
+    (folder / PICKLED).unlink()
+    text = json.dumps({"format": "dpol-state-1",
+                       "root": {"$id": 0, "$function": "pathlib:Path.touch"}})
+    np.savez(folder / CHECKPOINT, **{"state.json": np.frombuffer(text.encode(), np.uint8)})
+    with pytest.raises(InvalidInputError, match=r"resume must hold a checkpoint\.npz that "
+                       r"dpol wrote, whole"):
+        resume_run(out)
+    assert not flag.exists() and not out.exists()
+
+
+def test_a_truncated_checkpoint_is_one_clear_line_and_nothing_is_written(tmp_path):
+    a, _ = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+    with pytest.raises(Stop):
+        run_learner("ridge", str(a), out, checkpoint_every=100, progress=_stop)
+    path = checkpoint_folder(out) / CHECKPOINT
+    path.write_bytes(path.read_bytes()[:-100])
+    done = subprocess.run([str(DPOL), "run", "--resume", str(out)], capture_output=True,
+                          text=True, timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert "resume must hold a checkpoint.npz that dpol wrote, whole" in lines[0]
+    assert not out.exists() and path.exists()
+
+
+def test_an_output_folder_holds_one_run_whole(tmp_path):
+    a, b = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+    run_learner("ridge", str(a), out, seed=1)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(InvalidInputError, match="out must be a new or empty folder"):
+        run_learner("ridge", str(b), out, seed=2)
+    # an interrupted replacement leaves the earlier run whole, and no staging folder
+    with pytest.raises(Stop):
+        run_learner("ridge", str(b), out, seed=2, replace=True, progress=_stop)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.csv", "out"]
+    run_learner("ridge", str(b), out, seed=2, replace=True)
+    summary = json.loads((out / RUN_FILE).read_text())
+    assert summary["data"] == str(b) and (out / "iterates.npy").read_bytes() != before[
+        "iterates.npy"]
+
+
+def test_a_killed_run_leaves_no_debris_for_the_next(tmp_path):
+    a, _ = _neighbours(tmp_path)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    stale = tmp_path / f".out.staging-{dead}-abc123"
+    stale.mkdir()
+    (stale / "iterates.npy").write_bytes(b"half")
+    run_learner("ridge", str(a), tmp_path / "out", baseline=False)
+    assert not stale.exists()
+
+
+def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
+        tmp_path, monkeypatch):
+    # a crash after the outputs were published, before the checkpoint was deleted: the
+    # checkpoint holds every release, so resuming redraws nothing and publishes the same
+    from dpol.experiments import run_file
+
+    a, _ = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+
+    def crash(path, **kw):
+        raise Stop
+
+    monkeypatch.setattr(run_file.shutil, "rmtree", crash)
+    with pytest.raises(Stop):
+        run_learner("ridge", str(a), out, checkpoint_every=1000)
+    monkeypatch.undo()
+    first = {p.name: p.read_bytes() for p in out.iterdir() if p.suffix != ".png"}
+    resume_run(out)  # its own outputs: replaced by the same ones, not refused
+    again = {p.name: p.read_bytes() for p in out.iterdir() if p.suffix != ".png"}
+    assert again == first and not checkpoint_folder(out).exists()
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--epsilon", "2"], "--epsilon 2.0"), (["--seed", "5"], "--seed 5"),
+    (["--counter", "tree"], "--counter tree"), (["--no-baseline"], "--no-baseline"),
+    (["--out", "elsewhere"], "--out elsewhere"), (["ridge-classifier"], "LEARNER ridge-classifier"),
+])
+def test_resume_refuses_flags_that_contradict_the_checkpoint(tmp_path, flags, named):
+    a, _ = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+    with pytest.raises(Stop):
+        run_learner("ridge", str(a), out, checkpoint_every=100, epsilon=1.0, progress=_stop)
+    saved = (checkpoint_folder(out) / CHECKPOINT).read_bytes()
+    done = subprocess.run([str(DPOL), "run", *flags, "--resume", str(out)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert named in lines[0] and "conflicts with the checkpoint" in lines[0], lines[0]
+    assert (checkpoint_folder(out) / CHECKPOINT).read_bytes() == saved and not out.exists()
+
+
+def test_resume_accepts_flags_equal_to_the_checkpoint(tmp_path):
+    a, _ = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+    with pytest.raises(Stop):
+        run_learner("ridge", str(a), out, checkpoint_every=100, epsilon=1.0, progress=_stop)
+    done = subprocess.run([str(DPOL), "run", "ridge", str(a), "--epsilon", "1", "--resume",
+                           str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert _iterates(out).shape == (3001, 4)
