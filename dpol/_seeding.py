@@ -7,13 +7,18 @@ everywhere in the library.
 
 from __future__ import annotations
 
+import secrets
+import warnings
 from numbers import Integral
 
 import numpy as np
 
-from dpol.errors import fail
+from dpol.errors import ForkedStateWarning, fail
 
-__all__ = ["resolve_rng", "spawn_seeds"]
+__all__ = ["lineage", "note_restore", "resolve_rng", "spawn_seeds"]
+
+#: (lineage, position) of every state restored in this process
+_RESTORED: set[tuple[str, object]] = set()
 
 
 def resolve_rng(seed: object) -> np.random.Generator:
@@ -85,3 +90,35 @@ def spawn_seeds(seed: object, n: int) -> list[np.random.SeedSequence | np.random
     else:
         raise fail("seed", "be None, a non-negative int, a SeedSequence or a Generator", seed)
     return seq.spawn(n)
+
+
+def lineage(owner: object) -> str:
+    """The id of ``owner``'s noise stream, made at its first checkpoint and carried by
+    every state of it (restored objects keep it: they continue the same stream)."""
+    return owner.__dict__.setdefault("_lineage", secrets.token_hex(8))
+
+
+def note_restore(stream: str | None, position: object, what: str) -> None:
+    """Record that a state at ``position`` (the step count) of the noise stream
+    ``stream`` was restored, and warn (:class:`~dpol.errors.ForkedStateWarning`) when it
+    was restored before in this process: two objects would draw the same noise.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> note_restore("doctest-stream", 3, "Walk")
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     note_restore("doctest-stream", 3, "Walk")
+    >>> caught[0].category.__name__
+    'ForkedStateWarning'
+    """
+    if stream is None or position is None:  # no lineage or step count: nothing to compare
+        return
+    if (stream, position) in _RESTORED:
+        warnings.warn(f"{what}.from_state: this state (step {position}) was restored before; "
+                      "both objects continue the same noise stream (a counter's releases on "
+                      "different elements then differ by the elements, without noise), and "
+                      "the guarantee covers one continuation only", ForkedStateWarning,
+                      stacklevel=3)
+    _RESTORED.add((stream, position))

@@ -15,6 +15,7 @@ __all__ = [
     "BudgetExceededError",
     "ClippingWarning",
     "DpolError",
+    "ForkedStateWarning",
     "GaugeUndefinedError",
     "HorizonExceededError",
     "InvalidInputError",
@@ -180,6 +181,14 @@ class UnknownFeatureWarning(UserWarning):
     """A river model met features that were not in the first ``x`` it learned from: its
     dimension (and noise) was fixed then, so they are left out of the model (counted in
     ``n_unknown_features_``). Warned once per model, naming the first such features.
+    """
+
+
+class ForkedStateWarning(UserWarning):
+    """A state restored a second time (``from_state`` of one ``get_state()`` twice): both
+    objects continue the same noise stream (given different elements, two counters'
+    releases differ by the elements, without noise), and the guarantee covers one
+    continuation only. Restore a state once, where the object it came from has stopped.
     """
 
 

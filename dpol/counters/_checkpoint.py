@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from dpol._seeding import lineage, note_restore
 from dpol._validation import fail
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 
@@ -15,7 +16,17 @@ __all__ = ["CounterCheckpoint"]
 
 
 class CounterCheckpoint:
-    """``get_state`` / ``from_state`` (or pickle): a rebuilt counter continues identically."""
+    """``get_state`` / ``from_state`` (or pickle): a rebuilt counter continues identically.
+
+    Privacy
+    -------
+    A state holds the exact prefix sum and the noise generator's position: it can remove
+    the noise from every release, so keep it like the raw data. A restored counter draws
+    the noise the original would have drawn next (secure noise excepted: it is fresh OS
+    randomness), so two continuations of one state are a fork whose releases differ
+    without noise on different elements; a second restore of the same state in one
+    process warns (:class:`~dpol.errors.ForkedStateWarning`).
+    """
 
     def get_state(self) -> dict:
         """A deep copy of everything needed to continue identically (see :meth:`from_state`)."""
@@ -29,6 +40,7 @@ class CounterCheckpoint:
             "structure": self._state_arrays(),
             "prefetched": self._prefetched,  # noise drawn ahead for the next add calls
             "seeded": self._privacy.seeded,  # the seed itself is not kept (params: None)
+            "lineage": lineage(self),  # a second restore of this state is told apart
         })
 
     def _params(self) -> dict:
@@ -48,11 +60,14 @@ class CounterCheckpoint:
         if state.get("class") != cls.__name__:
             raise fail("state", f"come from {cls.__name__}.get_state()", state.get("class"))
         state = copy.deepcopy(state)
+        note_restore(state.get("lineage"), state["t"], cls.__name__)
         with warnings.catch_warnings():  # the original already warned when it was built
             warnings.simplefilter("ignore", NonPrivateWarning)
             warnings.simplefilter("ignore", PaperCalibrationWarning)
             obj = cls(**state["params"])
         obj.t = state["t"]
+        if state.get("lineage") is not None:  # the same noise stream as the original's
+            obj._lineage = state["lineage"]
         obj._privacy = dataclasses.replace(obj._privacy, seeded=state.get("seeded", False))
         obj.n_clipped_ = state["n_clipped_"]
         obj._sum = state["sum"]

@@ -8,7 +8,6 @@ declared bounds (counted in ``n_clipped_``), because every sensitivity below ass
 
 from __future__ import annotations
 
-import copy
 import math
 import warnings
 from abc import ABC, abstractmethod
@@ -25,6 +24,7 @@ from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.clipping import clip_examples, clip_norms, exceeds_l2
 from dpol.errors import HorizonExceededError, NonPrivateWarning, fail
 from dpol.learners._api import LearnerAPI
+from dpol.learners._checkpoint import Checkpointable
 from dpol.learners.postprocess import (
     ReleaseAverage,
     model_weights,
@@ -35,46 +35,6 @@ from dpol.learners.postprocess import (
 )
 
 __all__ = ["Checkpointable", "OnlineLearner", "Trace"]
-
-
-class Checkpointable:
-    """``get_state`` / ``from_state`` by deep copy: generators, counters and pending
-    state included, so a restored object continues exactly like the original.
-
-    A subclass keeps all its state in instance attributes; ``from_state`` restores them
-    without calling ``__init__``.
-
-    Examples
-    --------
-    >>> class Walk(Checkpointable):
-    ...     def __init__(self, seed):
-    ...         self.rng, self.x = np.random.default_rng(seed), 0.0
-    ...     def step(self):
-    ...         self.x += self.rng.normal()
-    ...         return self.x
-    >>> walk = Walk(0); _ = walk.step()
-    >>> restored = Walk.from_state(walk.get_state())
-    >>> restored.step() == walk.step(), restored.rng is walk.rng
-    (True, False)
-    >>> Walk.from_state({"class": "Other"})
-    Traceback (most recent call last):
-    ...
-    dpol.errors.InvalidInputError: state must come from Walk.get_state(); got 'Other'
-    """
-
-    def get_state(self) -> dict:
-        """A deep copy of the object's whole state."""
-        return {"class": type(self).__name__, "state": copy.deepcopy(self.__dict__)}
-
-    @classmethod
-    def from_state(cls, state: dict):
-        """Rebuild an object from :meth:`get_state`; it continues identically."""
-        if not isinstance(state, dict) or state.get("class") != cls.__name__:
-            raise fail("state", f"come from {cls.__name__}.get_state()",
-                       state.get("class") if isinstance(state, dict) else state)
-        obj = cls.__new__(cls)
-        obj.__dict__.update(copy.deepcopy(state["state"]))
-        return obj
 
 
 @dataclass(frozen=True)

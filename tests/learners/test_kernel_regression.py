@@ -27,6 +27,7 @@ from scipy.optimize import minimize, minimize_scalar
 from dpol.accounting import certified_epsilon, gaussian_epsilon, mu_star
 from dpol.accounting.presets import nw_corrected_sensitivity, nw_printed_sensitivity
 from dpol.errors import (
+    ForkedStateWarning,
     HorizonExceededError,
     InvalidInputError,
     NonPrivateWarning,
@@ -305,7 +306,9 @@ def _free_stream_gaps(p, T, s, state):
     x2[s], y2[s] = math.sin(p[2 * T]), math.tanh(p[2 * T + 1])
     paths = []
     for xv, yv in ((x, y), (x2, y2)):
-        trace = PrivateKernelRegression.from_state(state).run(xv[:, None], yv)
+        with warnings.catch_warnings():  # a fork on purpose: neighbours on clean twins
+            warnings.simplefilter("ignore", ForkedStateWarning)
+            trace = PrivateKernelRegression.from_state(state).run(xv[:, None], yv)
         paths.append(np.vstack([trace.weights[1:], trace.final_weights[None, :]]))
     return np.linalg.norm(paths[0] - paths[1], axis=1)
 
