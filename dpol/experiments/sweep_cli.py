@@ -14,6 +14,12 @@ SUMMARY_KEYS = ["dataset", "learner", "epsilon", "average_regret", "accuracy", "
                 "first_error"]
 
 
+#: what a sweep's report says of its guarantees: a sweep is a simulation, seeded on purpose
+SEEDED = ("seeded: every cell draws its noise from its grid seed, so that the sweep can be "
+          "rerun; its guarantees hold only against whoever does not know the seeds. A "
+          "sweep compares learners; to release a private model, use dpol run without --seed.")
+
+
 def register(app, console, refusals, progress_bar, show_rows) -> None:
     """Add ``dpol sweep CONFIG.toml`` and ``dpol sweep report STORE`` to ``app``."""
     import typer
@@ -80,5 +86,6 @@ def register(app, console, refusals, progress_bar, show_rows) -> None:
             row.update(counter=row["counter"] or "-", delta=row["delta"] or "default",
                        options=row["options"] if row["options"] != "{}" else "")
         show_rows(f"{store}: {len(rows)} configurations", rows, SUMMARY_KEYS)
+        console.print(SEEDED, highlight=False)
         for fig in figures:
             console.print(f"figure: {fig}")

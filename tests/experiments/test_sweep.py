@@ -189,6 +189,9 @@ def test_report_prints_a_table_and_writes_plots(tmp_path, monkeypatch):
         _app(), ["sweep", "report", str(store), "--out", str(tmp_path / "plots")])
     assert result.exit_code == 0, result.output
     assert "configurations" in result.stdout and "honaker" in result.stdout
+    # a simulation seeded on purpose, and the report says what that means
+    assert ("its guarantees hold only against whoever does not know the seeds"
+            in " ".join(result.stdout.split()))
     pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
     assert pngs == ["sweep_synthetic-classification_regret.png",
                     "sweep_synthetic-regression_regret.png"]
