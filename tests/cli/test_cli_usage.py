@@ -97,3 +97,18 @@ def test_a_huge_cell_leaks_no_numpy_warning_and_still_gets_a_bound(tmp_path, cap
     err = capsys.readouterr().err
     assert "RuntimeWarning" not in err and "--bound nan" not in err
     assert "Suggested: --bound 3.5 " in err
+
+
+def test_without_the_cli_extra_the_help_is_one_line_naming_it(tmp_path):
+    # typer missing (the cli extra not installed): one line saying how to install it,
+    # where `dpol --help` ended in a traceback ("No module named 'typer'")
+    import subprocess
+
+    code = ("import sys; sys.modules['typer'] = None; sys.argv = ['dpol', '--help']; "
+            "from dpol.cli import main; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "dpol: the command line needs the 'cli' extra (typer is missing): pip install "
+        "'dpol[cli]'"]

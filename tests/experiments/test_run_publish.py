@@ -224,3 +224,36 @@ def test_resume_accepts_flags_equal_to_the_checkpoint(tmp_path):
                            str(out)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert _iterates(out).shape == (3001, 4)
+
+
+def test_a_checkpoint_of_another_version_is_refused(tmp_path, monkeypatch):
+    import dpol
+
+    a, _ = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+    monkeypatch.setattr(dpol, "__version__", "0.0.1")
+    with pytest.raises(Stop):
+        run_learner("ridge", str(a), out, checkpoint_every=100, progress=_stop)
+    monkeypatch.undo()
+    with pytest.raises(InvalidInputError, match=r"checkpoint of this dpol version .* it was "
+                       r"written by 0\.0\.1"):
+        resume_run(out)
+    assert not out.exists()
+
+
+def test_a_resumed_secure_noise_run_never_redraws_a_published_or_saved_step(tmp_path):
+    # secure noise reads the OS generator: a resumed run cannot redraw the noise of a
+    # step, so every step saved in the checkpoint must come back exactly as saved
+    from dpol.experiments.run_checkpoint import load_checkpoint
+
+    a, _ = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+    options = {"noise": "secure"}
+    with pytest.raises(Stop):
+        run_learner("ridge", str(a), out, checkpoint_every=100, options=options,
+                    baseline=False, progress=_stop)
+    saved = load_checkpoint(checkpoint_folder(out))
+    kept = np.vstack([p.weights for p in saved["parts"]["private"]])
+    assert len(kept) == saved["done"]["private"] > 0
+    resume_run(out)
+    np.testing.assert_array_equal(_iterates(out)[:len(kept)], kept)
