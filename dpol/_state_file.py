@@ -9,8 +9,14 @@ tuples, sets, paths), numpy arrays, scalars, seed sequences and generators, and
 instances of classes defined in dpol or dp-accounting, made by ``cls.__new__`` with
 their attributes set directly: no ``__init__``, ``__setstate__`` or ``__reduce__`` of
 anything runs, and a class is looked up only in those packages' modules, only if it was
-defined there. Objects shared in the saved state stay shared when read (learners that
-hold one counter twice, a bound method of their own constraint set).
+defined there; a method only where dpol or dp-accounting defines it, on one of their
+objects. Objects shared in the saved state stay shared when read (learners that hold one
+counter twice, a bound method of their own constraint set).
+
+Reading runs no code, but what is read is then used: a file that sets a dpol object's
+attributes at will can steer dpol's code (a noise scale of 0, a method swapped for
+another). Read only files you wrote; ``dpol run`` signs its checkpoints with a key of
+the user's (:mod:`dpol.experiments.run_checkpoint`) and reads none it did not sign.
 
 Examples
 --------
@@ -31,6 +37,7 @@ from __future__ import annotations
 import enum
 import importlib
 import json
+import sys
 import types
 import zipfile
 from pathlib import Path, PurePath
@@ -77,16 +84,17 @@ def read_state(file) -> object:
         if not _is_zip(file):  # else numpy would call it pickled data, "to load unsafely"
             raise StateFileError("not an npz archive")
         with np.load(file, allow_pickle=False) as archive:
-            arrays = {k: archive[k] for k in archive.files}
-        document = json.loads(arrays.pop(_DOCUMENT).tobytes().decode())
-        if not isinstance(document, dict) or document.get("format") != _FORMAT:
-            raise StateFileError(f"not a {_FORMAT} file")
-        return _Decoder(arrays).decode(document["root"])
+            # the document first, then only the arrays it names, read as they are met
+            document = json.loads(archive[_DOCUMENT].tobytes().decode())
+            if not isinstance(document, dict) or document.get("format") != _FORMAT:
+                raise StateFileError(f"not a {_FORMAT} file")
+            return _Decoder(archive).decode(document["root"])
     except StateFileError:
         raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError,
-            zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError) as exc:
-        raise StateFileError(f"{type(exc).__name__}: {exc}") from None
+            zipfile.BadZipFile, EOFError, UnicodeDecodeError, RecursionError,
+            MemoryError) as exc:
+        raise StateFileError(f"{type(exc).__name__}: {exc}"[:300]) from None
 
 
 def _is_zip(file) -> bool:
@@ -184,8 +192,8 @@ def _attributes(o: object) -> dict:
 class _Decoder:
     """JSON values back to objects, building nothing but the kinds :class:`_Encoder` writes."""
 
-    def __init__(self, arrays: dict) -> None:
-        self.arrays, self.objects = arrays, {}
+    def __init__(self, arrays) -> None:
+        self.arrays, self.objects = arrays, {}  # the open npz archive
 
     def decode(self, v):
         if v is None or isinstance(v, (bool, int, float, str)):
@@ -225,7 +233,10 @@ class _Decoder:
         return frozenset(self.decode(x) for x in v["$frozenset"])
 
     def _array(self, v, n):
-        return np.array(self.arrays[v["$array"]])  # a writable copy
+        key = v["$array"]
+        if key == _DOCUMENT or key not in self.arrays.files:
+            raise StateFileError(f"no array {key!r:.40}")
+        return np.array(self.arrays[key])  # a writable copy
 
     def _objects(self, v, n):
         out = np.empty(len(v["v"]), dtype=object)
@@ -257,8 +268,12 @@ class _Decoder:
     def _method(self, v, n):
         owner = self.decode(v["self"])
         method = getattr(type(owner), v["$method"], None)
-        if not isinstance(method, types.FunctionType):
-            raise StateFileError(f"no method {v['$method']!r:.40} on {type(owner).__name__}")
+        # only a method that dpol or dp-accounting defines, of one of their objects (a
+        # pathlib.Path's write_bytes would let a crafted file write any file)
+        if (not _allowed(type(owner).__module__) or not isinstance(method, types.FunctionType)
+                or not _allowed(method.__module__)):
+            raise StateFileError(f"refused method {v['$method']!r:.40} of "
+                                 f"{type(owner).__name__}")
         return types.MethodType(method, owner)
 
     def _enum(self, v, n):
@@ -288,7 +303,9 @@ def _class(path: object, kind: type = type) -> type:
                                                                     *qualname.split("."))):
         raise StateFileError(f"refused class {path!r:.80} (only classes of "
                              f"{' and '.join(_PACKAGES)} are read)")
-    try:
+    if module.split(".")[0] != "dpol" and module not in sys.modules:
+        raise StateFileError(f"refused module {module!r:.80} (not loaded)")
+    try:  # dpol's own modules; another package's only where already loaded
         obj = importlib.import_module(module)
     except ImportError:
         raise StateFileError(f"no module {module!r:.80}") from None

@@ -98,6 +98,10 @@ def _crafted(document: dict) -> io.BytesIO:
     {"$id": 0, "$function": "dpol.experiments.run_output:shutil.rmtree"},
     {"$id": 0, "$type": "builtins:eval"},
     {"$id": 0, "$method": "system", "self": {"$id": 1, "$path": "x"}},
+    # a real method of an object outside dpol: it wrote a .pth file (code at next start)
+    {"$id": 0, "$method": "write_bytes", "self": {"$id": 1, "$path": "pwned.pth"}},
+    {"$id": 0, "$type": "dp_accounting.not_loaded_module:Thing"},
+    {"$id": 0, "$array": "state.json"},
     {"$id": 0, "$__init__": []},
     {"$id": 0, "$object": "dpol.errors:DpolError", "attrs": {"$id": 1, "$dict": []}},
     {"$id": 0, "$generator": "os", "seed": None, "state": None},
@@ -105,9 +109,10 @@ def _crafted(document: dict) -> io.BytesIO:
 def test_a_crafted_file_is_refused_without_running_anything(document, tmp_path, monkeypatch):
     ran = []
     monkeypatch.setattr(os, "system", lambda *a: ran.append(a))
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(StateFileError):
         read_state(_crafted(document))
-    assert not ran
+    assert not ran and not list(tmp_path.iterdir())
 
 
 def test_a_truncated_or_foreign_file_is_refused(tmp_path):

@@ -5,10 +5,13 @@ learners (their whole state: counters, **the un-noised sums and the noise genera
 states**, post-processing), the releases made so far, and any bound or scaling released
 privately before the stream. Whoever reads it can subtract the noise from every release,
 so it lives in its own folder beside the outputs (never inside what a user publishes),
-made readable by its owner only (0700 folder, 0600 file), and must be kept like the raw
-data. Its format (:mod:`dpol._state_file`) cannot run code when read: resuming from a
-folder someone else could write never executes their code, and a truncated, altered or
-foreign file is refused with one line.
+made readable by its owner only (0700 folder, 0600 file; a folder that is a symbolic
+link is refused), and must be kept like the raw data. Its format
+(:mod:`dpol._state_file`) runs no code when read, and every checkpoint is signed with
+an HMAC-SHA256 under a key of the user's (:func:`signing_key`): a resumed run reads
+only checkpoints this account's dpol wrote, so a crafted one (which could steer dpol's
+code, or set a noise scale of 0 under the same claim) is refused unread, and so is a
+truncated, altered or foreign file, with one line.
 
 **Why a resumed run cannot leak.** Releases become visible only inside a checkpoint or
 in the final outputs, and a checkpoint stores the releases together with the learner
@@ -24,8 +27,11 @@ are read back from the checkpoint, never released a second time.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
+import secrets
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -126,6 +132,52 @@ def data_fingerprint(*arrays: np.ndarray) -> str:
     return digest.hexdigest()
 
 
+#: the member of a checkpoint archive that holds its signature
+_SIGNATURE = "signature"
+
+
+def signing_key() -> bytes:
+    """This user's key for signing checkpoints: 32 random bytes kept in the file named
+    by ``DPOL_KEY_FILE``, else ``$XDG_CONFIG_HOME/dpol/checkpoint.key`` (default
+    ``~/.config``), made owner-only on first use. Keep it like the checkpoints."""
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    path = Path(os.environ.get("DPOL_KEY_FILE") or config / "dpol" / "checkpoint.key")
+    if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent)  # 0600, whole before it is linked
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+        try:
+            os.link(tmp, path)  # made once: a process that lost the race reads the winner's
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    key = path.read_bytes()
+    if len(key) < 32:
+        raise fail("DPOL_KEY_FILE", "hold a key of 32 bytes or more", str(path))
+    return key
+
+
+def _mac(archive: zipfile.ZipFile, key: bytes) -> bytes:
+    """HMAC-SHA256 of every member of the archive but the signature, names included."""
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    for info in archive.infolist():
+        if info.filename != _SIGNATURE:
+            mac.update(info.filename.encode() + b"\0")
+            with archive.open(info) as fh:
+                for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    mac.update(chunk)
+    return mac.digest()
+
+
+def _private_folder(folder: Path) -> Path:
+    if folder.is_symlink():  # its files could land, and stay, wherever it points
+        raise fail("checkpoint folder", "not be a symbolic link (checkpoints de-noise the "
+                   "releases: they stay in a folder of their own)", str(folder))
+    return folder
+
+
 def save_checkpoint(folder: str | Path, payload: dict) -> Path:
     """Write ``payload`` as the checkpoint of ``folder`` (made owner-only), atomically.
 
@@ -141,13 +193,20 @@ def save_checkpoint(folder: str | Path, payload: dict) -> Path:
     >>> load_checkpoint(folder)["done"]
     {'private': 3}
     """
-    folder = Path(folder)
+    folder = _private_folder(Path(folder))
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(folder, 0o700)  # also when it existed: what it holds de-noises the releases
     for debris in folder.glob(f".{CHECKPOINT}.*.partial*"):  # a killed writer's
         debris.unlink(missing_ok=True)
     body = {"version": _VERSION, "dpol": dpol.__version__, **payload}
-    return atomic_write(folder / CHECKPOINT, lambda tmp: write_state(tmp, body), mode=0o600)
+    key = signing_key()
+
+    def write(tmp: Path) -> None:
+        write_state(tmp, body)
+        with zipfile.ZipFile(tmp, "a") as archive:
+            archive.writestr(_SIGNATURE, _mac(archive, key))
+
+    return atomic_write(folder / CHECKPOINT, write, mode=0o600)
 
 
 def load_checkpoint(folder: str | Path) -> dict:
@@ -166,7 +225,7 @@ def load_checkpoint(folder: str | Path) -> dict:
     dpol.errors.InvalidInputError: resume must hold a checkpoint.npz that dpol wrote, whole
     (not an npz archive); got '...'
     """
-    folder = Path(folder)
+    folder = _private_folder(Path(folder))
     path = folder / CHECKPOINT
     if not path.is_file():
         if (folder / PICKLED).is_file():
@@ -176,6 +235,19 @@ def load_checkpoint(folder: str | Path) -> dict:
         raise fail("resume", f"be a folder holding a {CHECKPOINT} written by dpol run "
                    "--checkpoint-every", str(folder))
     try:
+        with zipfile.ZipFile(path) as archive:  # the signature before anything is read
+            names = archive.namelist()
+            signed = _SIGNATURE in names and hmac.compare_digest(
+                archive.read(_SIGNATURE), _mac(archive, signing_key()))
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError):
+        signed = None
+    if signed is False:
+        raise fail("resume", f"hold a {CHECKPOINT} signed by this account's dpol (its "
+                   "signature does not match the key: written by another user or machine, "
+                   "or altered; it is not read)", str(folder))
+    try:
+        if signed is None:
+            raise StateFileError("not an npz archive")
         body = read_state(path)
     except StateFileError as exc:
         raise fail("resume", f"hold a {CHECKPOINT} that dpol wrote, whole ({exc})",
