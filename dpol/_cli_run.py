@@ -55,7 +55,7 @@ def _quoted(args: dict, option: list[str] | None) -> str:
                      *([] if args["baseline"] else ["--no-baseline"])])
 
 
-def _interrupted(out: Path, chunked: bool = False) -> str:
+def _interrupted(out: Path, chunked: bool = False, checkpoints: bool = False) -> str:
     """The one line a Ctrl-C prints: exactly what was kept."""
     from dpol.experiments.run_checkpoint import CHECKPOINT, load_checkpoint
     from dpol.experiments.run_output import checkpoint_folder
@@ -63,8 +63,8 @@ def _interrupted(out: Path, chunked: bool = False) -> str:
     kept = f"interrupted: nothing of this run was published ({out} is as it was"
     folder = checkpoint_folder(out)
     if not (folder / CHECKPOINT).is_file():  # chunked runs take no checkpoints
-        return (f"dpol run: {kept}; outputs appear only whole, at the end"
-                f"{'' if chunked else '; --checkpoint-every N keeps the progress'})\n")
+        hint = "" if chunked or checkpoints else "; --checkpoint-every N keeps the progress"
+        return f"dpol run: {kept}; outputs appear only whole, at the end{hint})\n"
     done = load_checkpoint(folder)["done"]
     rows = ", ".join(f"{n} rows of the {k} learner" for k, n in done.items())
     return (f"dpol run: {kept}); the checkpoint in {folder} keeps {rows}; "
@@ -87,14 +87,18 @@ def _conflicts(params: dict, given: list[str]) -> None:
         value = params[name]
         if name == "option":
             value = parse_options(value)
-        same = (Path(value).absolute() == Path(saved[key]).absolute() if name == "out"
-                else str(value) == str(saved.get(key)) if name == "data"
+        same = (Path(value).resolve() == Path(saved[key]).resolve()
+                if name in ("out", "data") and Path(str(value)).exists()
                 else value == saved.get(key))
         if not same:
-            sys.stderr.write(f"dpol run: error: {_flag(name, value)} conflicts with the "
-                             f"checkpoint in {folder} (it holds "
-                             f"{_flag(name, saved.get(key))}): --resume continues the run "
-                             "with its own settings; leave it out\n")
+            held = ("no seed: fresh OS entropy" if name == "seed" and saved.get(key) is None
+                    else "another seed" if name == "seed"
+                    else "none: the learner's default" if saved.get(key) is None
+                    else _flag(name, saved.get(key)))
+            given = "--seed" if name == "seed" else _flag(name, value)  # never a seed
+            sys.stderr.write(f"dpol run: error: {given} conflicts with the checkpoint in "
+                             f"{folder} (it holds {held}): --resume continues the run with "
+                             "its own settings; leave it out\n")
             raise typer.Exit(2)
 
 
@@ -138,7 +142,8 @@ def run_command(ctx: typer.Context, *, ui) -> None:
         if resume is not None:  # the output folder of the checkpoint it names
             from dpol.experiments.run_output import find_checkpoint
             out = find_checkpoint(resume)[1]
-        sys.stderr.write(_interrupted(Path(out), chunked=chunk_rows is not None))
+        sys.stderr.write(_interrupted(Path(out), chunked=chunk_rows is not None,
+                                      checkpoints=params["checkpoint_every"] is not None))
         raise typer.Exit(130) from None
     for note in result.notes:
         sys.stderr.write(f"dpol run: warning: {note}\n")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import secrets
-import shutil
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -50,7 +49,13 @@ from dpol.experiments.run_checkpoint import (
     save_checkpoint,
     stream_slices,
 )
-from dpol.experiments.run_output import check_out, checkpoint_folder, find_checkpoint, staged_output
+from dpol.experiments.run_output import (
+    check_out,
+    checkpoint_folder,
+    find_checkpoint,
+    remove_checkpoint,
+    staged_output,
+)
 from dpol.experiments.run_report import (
     ERRATA_IDS,
     split_text,
@@ -146,15 +151,15 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     ``seed`` None (default) draws the noise from fresh operating-system entropy, which
     nobody can replay; a seed makes the run reproducible and its guarantee *seeded*:
     private only against whoever does not know the seed (a named synthetic data set is
-    generated with the seed, or 0). The outputs appear in ``out_dir`` together or not at
-    all (:mod:`dpol.experiments.run_output`); a folder holding files is refused unless
-    ``replace``. ``checkpoint_every`` saves the learners' state with their releases every
-    that many rows into the folder ``OUT.checkpoint`` beside ``out_dir``, owner-only: it
-    can de-noise the releases (:mod:`dpol.experiments.run_checkpoint`); :func:`resume_run`
-    continues from it, with releases identical to an uninterrupted run's, and it is
-    removed once the outputs are published. ``chunk_rows`` reads and learns the file
-    that many rows at a time (:mod:`dpol.experiments.run_stream`), for streams larger
-    than memory.
+    generated with the public seed 0, never the noise's). The outputs appear in
+    ``out_dir`` together or not at all (:mod:`dpol.experiments.run_output`); a folder
+    holding files is refused unless ``replace``. ``checkpoint_every`` saves the learners'
+    state with their releases every that many rows into the folder ``OUT.checkpoint``
+    beside ``out_dir``, owner-only and signed: it can de-noise the releases
+    (:mod:`dpol.experiments.run_checkpoint`); :func:`resume_run` continues from it, with
+    releases identical to an uninterrupted run's, and it is removed once the outputs are
+    published. ``chunk_rows`` reads and learns the file that many rows at a time
+    (:mod:`dpol.experiments.run_stream`), for streams larger than memory.
 
     ``fit_intercept`` (default: True for a linear learner, as in the adapters) runs the
     learner with an intercept (:class:`~dpol.learners.intercept.WithIntercept`; the
@@ -183,6 +188,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     'the noise is seeded (--seed): whoever '
     """
     args = {k: v for k, v in locals().items() if k not in ("progress", "_resumed")}
+    if isinstance(data, (str, Path)) and str(data) != "-" and Path(data).is_file():
+        args["data"] = str(Path(data).absolute())  # a resume may start in another folder
     if not isinstance(learner, str) or learner not in LEARNERS:
         raise fail("learner", f"be one of {', '.join(LEARNERS)}", learner)
     spec = LEARNERS[learner]
@@ -230,7 +237,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
 
     X_all, y_all, name, how = _rows(data, task=spec.task, target_col=target_col,
                                     normalize=normalize, x_bound=x_bound, y_bound=y_bound,
-                                    seed=0 if seed is None else seed, horizon=horizon)
+                                    seed=0, horizon=horizon)  # public data: never the noise's
     n_rows = len(y_all)
     train, test = (scores.holdout_split(n_rows, test_fraction) if test_fraction is not None
                    else (np.arange(n_rows), None))
@@ -338,13 +345,13 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
             "notes": notes, "guarantee": guarantee, "epsilon": total,
             "split": rows[0].get("privacy_split"), "checkpoint_every": checkpoint_every,
             "run_id": run_id}
-    with staged_output(out, replace=replace, run_id=run_id) as stage:
+    with staged_output(out, replace=replace, run_id=run_id,
+                       then=lambda: remove_checkpoint(out)) as stage:
         np.save(stage / "iterates.npy", np.vstack([trace.weights, trace.final_weights]))
         write_losses(stage / "losses.csv", trace)
         figures = write_plots(stage, learner, stream.name, guarantee, [f[2] for f in fits], ref,
                          zero["average_regret"])
         write_report(stage, info, rows, figures, out_name=out.name)
-    shutil.rmtree(checkpoint_folder(out), ignore_errors=True)  # published: nothing to resume
     return ExperimentResult(f"run_{learner}", rows, out / "report.md", out / "losses.csv",
                             [out / f.name for f in figures], notes)
 

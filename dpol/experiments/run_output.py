@@ -19,22 +19,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Iterator
+import threading
+import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from dpol._validation import fail
 from dpol.experiments.run_checkpoint import CHECKPOINT, PICKLED, _umask
 
-__all__ = [
-    "CHECKPOINT_SUFFIX",
-    "RUN_FILE",
-    "check_out",
-    "checkpoint_folder",
-    "run_id_of",
-    "staged_output",
-]
+__all__ = ["CHECKPOINT_SUFFIX", "RUN_FILE", "check_out", "checkpoint_folder",
+           "find_checkpoint", "remove_checkpoint", "run_id_of", "staged_output",
+           "write_run_file"]
 
 #: the checkpoint folder of ``--out NAME`` is ``NAME`` + this, beside it
 CHECKPOINT_SUFFIX = ".checkpoint"
@@ -76,8 +74,21 @@ def find_checkpoint(folder: str | Path) -> tuple[Path, Path]:
         return folder, folder.with_name(folder.name[:-len(CHECKPOINT_SUFFIX)])
     if (beside / CHECKPOINT).is_file() or (folder / PICKLED).is_file():
         return (beside if (beside / CHECKPOINT).is_file() else folder), folder
+    if run_id_of(folder) is not None:
+        raise fail("resume", "name an unfinished run: this one is published whole, with no "
+                   "checkpoint left to resume", str(folder))
     raise fail("resume", f"name a run's output folder with its checkpoint beside it "
                f"({beside}), or that checkpoint folder", str(folder))
+
+
+def remove_checkpoint(out: str | Path) -> None:
+    """Delete the checkpoint folder of ``out`` (its run is published: nothing to resume),
+    and say so if it could not be deleted: it can de-noise the releases."""
+    folder = checkpoint_folder(out)
+    shutil.rmtree(folder, ignore_errors=True)
+    if folder.exists():
+        warnings.warn(f"the checkpoint folder {folder} could not be deleted: it can remove "
+                      "the noise from every release, delete it", UserWarning, stacklevel=2)
 
 
 def write_run_file(folder: Path, summary: dict) -> None:
@@ -95,8 +106,14 @@ def run_id_of(out: Path) -> str | None:
 
 def check_out(out: str | Path, *, replace: bool, run_id: str | None = None) -> None:
     """Refuse an ``out`` that is a file, or a folder holding files, unless ``replace``
-    or they are the published outputs of the run ``run_id`` (a resumed run's own)."""
+    or they are the published outputs of the run ``run_id`` (a resumed run's own). A run
+    killed while it replaced ``out`` is put back first."""
     out = Path(out)
+    if out.absolute().parent.is_dir():
+        _remove_stale(out.absolute().parent, out.name)
+    for path, name in ((out, "out"), (checkpoint_folder(out), "checkpoint folder")):
+        if path.is_symlink():  # renamed into place (out), or private (its checkpoint)
+            raise fail(name, "not be a symbolic link (name the folder itself)", str(path))
     if out.exists() and not out.is_dir():
         raise fail("out", "name a folder (or one to create)", str(out))
     if (not replace and out.is_dir() and any(out.iterdir())
@@ -106,10 +123,12 @@ def check_out(out: str | Path, *, replace: bool, run_id: str | None = None) -> N
 
 
 @contextmanager
-def staged_output(out: str | Path, *, replace: bool, run_id: str | None = None
-                  ) -> Iterator[Path]:
+def staged_output(out: str | Path, *, replace: bool, run_id: str | None = None,
+                  then: Callable[[], None] | None = None) -> Iterator[Path]:
     """A fresh folder to write a run's outputs into, renamed to ``out`` when the block
-    ends; removed, with nothing published, if it raises (Ctrl-C included).
+    ends; removed, with nothing published, if it raises (Ctrl-C included). ``then``
+    runs right after the rename (removing the run's checkpoint); Ctrl-C is ignored
+    from the rename to its end, so a run is either unpublished or published whole.
 
     Examples
     --------
@@ -133,13 +152,15 @@ def staged_output(out: str | Path, *, replace: bool, run_id: str | None = None
     check_out(out, replace=replace, run_id=run_id)
     parent = out.absolute().parent
     parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(parent, out.name)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-{os.getpid()}-", dir=parent))
     try:
         yield stage
         _sync(stage)
         os.chmod(stage, 0o777 & ~_umask())  # mkdtemp's 0700 -> what mkdir would make
-        _publish(stage, out, replace=replace, run_id=run_id)
+        with _uninterrupted():
+            _publish(stage, out, replace=replace, run_id=run_id)
+            if then is not None:
+                then()
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
@@ -155,8 +176,25 @@ def _publish(stage: Path, out: Path, *, replace: bool, run_id: str | None) -> No
     aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.replaced-{os.getpid()}-",
                                   dir=stage.parent))
     os.rename(out, aside / out.name)  # the old run, whole, until the new one is in place
-    os.rename(stage, out)
+    try:
+        os.rename(stage, out)
+    except BaseException:
+        os.rename(aside / out.name, out)
+        raise
     shutil.rmtree(aside, ignore_errors=True)
+
+
+@contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """Ctrl-C ignored in the block (main thread only: where Python takes the signal)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def _sync(folder: Path) -> None:
@@ -168,11 +206,15 @@ def _sync(folder: Path) -> None:
 
 
 def _remove_stale(parent: Path, name: str) -> None:
-    """Staging and replaced folders of ``name`` whose process is gone (killed -9)."""
+    """Staging and replaced folders of ``name`` whose process is gone (killed -9); a
+    replaced run killed before its successor was renamed in goes back into place."""
     for kind in ("staging", "replaced"):
         for path in parent.glob(f".{name}.{kind}-*-*"):
             pid = path.name[len(f".{name}.{kind}-"):].split("-")[0]
             if pid.isdigit() and not _alive(int(pid)):
+                if kind == "replaced" and (path / name).is_dir() and not (
+                        parent / name).exists():
+                    os.rename(path / name, parent / name)
                 shutil.rmtree(path, ignore_errors=True)
 
 

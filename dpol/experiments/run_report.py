@@ -42,12 +42,13 @@ _UNSEEDED = ("; OpenDP draws from the operating system's randomness, so --seed d
 
 #: how the report says where the noise came from, by whether it was seeded
 _NOISE_SOURCE = {
-    False: "fresh operating-system entropy (128 bits), recorded nowhere: nobody can "
-           "replay it.",
+    False: "fresh operating-system entropy (128 bits), recorded nowhere (but in the "
+           "run's own checkpoints, deleted when it finished): nobody can replay it.",
     True: "a seed the user gave (--seed): the releases are a fixed function of the data "
           "and the seed, so the guarantee holds only against whoever does not know the "
-          "seed. Publishing the seed with these outputs voids it: anyone could recompute "
-          "the noise and subtract it.",
+          "seed, and only for a seed as hard to guess as a key (a small one like 42 is "
+          "found by trying seeds). Publishing the seed with these outputs voids it: anyone "
+          "could recompute the noise and subtract it.",
 }
 
 

@@ -29,10 +29,11 @@ SPLIT_SEED = 0
 #: clipping of more than this share of the rows is said on the console
 CLIP_NOTE_SHARE = 0.05
 #: what a run with --seed must not miss: its noise can be recomputed from the seed
-SEEDED_NOTE = ("the noise is seeded (--seed): whoever knows the seed can recompute the "
-               "noise and subtract it, so the guarantee holds only while the seed stays "
-               "secret; never publish it with the outputs (leave --seed out for noise from "
-               "fresh operating-system entropy)")
+SEEDED_NOTE = ("the noise is seeded (--seed): whoever knows or guesses the seed can "
+               "recompute the noise and subtract it, so the guarantee holds only while the "
+               "seed stays secret (a small seed is found by trying seeds); never publish it "
+               "with the outputs, and leave --seed out for noise from fresh "
+               "operating-system entropy")
 
 
 def holdout_split(n_rows: int, test_fraction: float) -> tuple[np.ndarray, np.ndarray]:

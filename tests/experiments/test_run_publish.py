@@ -124,10 +124,45 @@ def test_a_crafted_checkpoint_runs_no_code(tmp_path):
     text = json.dumps({"format": "dpol-state-1",
                        "root": {"$id": 0, "$function": "pathlib:Path.touch"}})
     np.savez(folder / CHECKPOINT, **{"state.json": np.frombuffer(text.encode(), np.uint8)})
-    with pytest.raises(InvalidInputError, match=r"resume must hold a checkpoint\.npz that "
-                       r"dpol wrote, whole"):
+    with pytest.raises(InvalidInputError, match=r"resume must hold a checkpoint\.npz signed "
+                       r"by this account's dpol"):
         resume_run(out)
     assert not flag.exists() and not out.exists()
+
+
+def test_a_checkpoint_edited_to_add_no_noise_is_refused_unread(tmp_path):
+    # the attack: a consistent edit (every counter's noise scale 0) resumed under the
+    # same claimed guarantee; the signature no longer matches, so nothing is read
+    import io
+    import zipfile
+
+    from dpol._state_file import read_state, write_state
+
+    a, _ = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+    with pytest.raises(Stop):
+        run_learner("ridge", str(a), out, checkpoint_every=100, progress=_stop)
+    path = checkpoint_folder(out) / CHECKPOINT
+    body = read_state(path)
+    for counter in body["models"]["private"].learner._counters:
+        counter._source.scale = 0.0
+    buf = io.BytesIO()
+    write_state(buf, body)
+    with zipfile.ZipFile(path) as old, zipfile.ZipFile(buf, "a") as new:
+        new.writestr("signature", old.read("signature"))  # the old, valid signature
+    path.write_bytes(buf.getvalue())
+    with pytest.raises(InvalidInputError, match="signature does not match the key"):
+        resume_run(out)
+    assert not out.exists()
+
+
+def test_a_symlinked_checkpoint_folder_is_refused(tmp_path):
+    a, _ = _neighbours(tmp_path, n=3000)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "out.checkpoint").symlink_to(tmp_path / "shared")
+    with pytest.raises(InvalidInputError, match="checkpoint folder must not be a symbolic"):
+        run_learner("ridge", str(a), tmp_path / "out", checkpoint_every=100)
+    assert not list((tmp_path / "shared").iterdir()) and not (tmp_path / "out").exists()
 
 
 def test_a_truncated_checkpoint_is_one_clear_line_and_nothing_is_written(tmp_path):
@@ -183,10 +218,10 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
     a, _ = _neighbours(tmp_path, n=3000)
     out = tmp_path / "out"
 
-    def crash(path, **kw):
+    def crash(out):
         raise Stop
 
-    monkeypatch.setattr(run_file.shutil, "rmtree", crash)
+    monkeypatch.setattr(run_file, "remove_checkpoint", crash)
     with pytest.raises(Stop):
         run_learner("ridge", str(a), out, checkpoint_every=1000)
     monkeypatch.undo()
@@ -197,7 +232,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
 
 
 @pytest.mark.parametrize("flags, named", [
-    (["--epsilon", "2"], "--epsilon 2.0"), (["--seed", "5"], "--seed 5"),
+    (["--epsilon", "2"], "--epsilon 2.0"), (["--seed", "5"], "--seed conflicts"),
     (["--counter", "tree"], "--counter tree"), (["--no-baseline"], "--no-baseline"),
     (["--out", "elsewhere"], "--out elsewhere"), (["ridge-classifier"], "LEARNER ridge-classifier"),
 ])
@@ -212,6 +247,7 @@ def test_resume_refuses_flags_that_contradict_the_checkpoint(tmp_path, flags, na
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert named in lines[0] and "conflicts with the checkpoint" in lines[0], lines[0]
+    assert "--seed 5" not in lines[0]  # a seed is never echoed
     assert (checkpoint_folder(out) / CHECKPOINT).read_bytes() == saved and not out.exists()
 
 
@@ -257,3 +293,65 @@ def test_a_resumed_secure_noise_run_never_redraws_a_published_or_saved_step(tmp_
     assert len(kept) == saved["done"]["private"] > 0
     resume_run(out)
     np.testing.assert_array_equal(_iterates(out)[:len(kept)], kept)
+
+
+def test_a_symlinked_out_is_refused_before_the_run(tmp_path):
+    a, _ = _neighbours(tmp_path)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "o").symlink_to(tmp_path / "real")
+    with pytest.raises(InvalidInputError, match="out must not be a symbolic link"):
+        run_learner("ridge", str(a), tmp_path / "o", progress=_stop)  # before any row
+    assert not list((tmp_path / "real").iterdir())
+
+
+def test_a_replacement_that_fails_half_way_puts_the_old_run_back(tmp_path, monkeypatch):
+    from dpol.experiments import run_output
+
+    a, b = _neighbours(tmp_path)
+    out = tmp_path / "out"
+    run_learner("ridge", str(a), out, baseline=False)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real, calls = os.rename, []
+
+    def rename(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:  # the new run's rename into place
+            raise Stop
+        return real(src, dst)
+
+    monkeypatch.setattr(run_output.os, "rename", rename)
+    with pytest.raises(Stop):
+        run_learner("ridge", str(b), out, baseline=False, replace=True)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    # and a run killed between the two renames: the next one puts the old run back
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    aside = tmp_path / f".out.replaced-{dead}-abc"
+    aside.mkdir()
+    out.rename(aside / "out")
+    with pytest.raises(InvalidInputError, match="out must be a new or empty folder"):
+        run_learner("ridge", str(b), out, baseline=False)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before and not aside.exists()
+
+
+def test_resume_works_from_another_folder_and_a_finished_run_says_so(tmp_path,
+                                                                     monkeypatch):
+    _neighbours(tmp_path, n=3000)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(Stop):
+        run_learner("ridge", "a.csv", "out", checkpoint_every=100, progress=_stop)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    resume_run(tmp_path / "out")  # the data path was kept whole
+    assert _iterates(tmp_path / "out").shape == (3001, 4)
+    with pytest.raises(InvalidInputError, match="name an unfinished run: this one is "
+                       "published whole"):
+        resume_run(tmp_path / "out")
+
+
+def test_named_synthetic_data_never_hang_on_the_noise_seed(tmp_path):
+    runs = [run_learner("pqftl", "synthetic-regression", tmp_path / f"o{s}", horizon=300,
+                        seed=s, baseline=True) for s in (5, 6)]
+    # the non-private twin sees only the data: the same for both seeds (public seed 0)
+    assert runs[0].rows[1]["mean_loss"] == runs[1].rows[1]["mean_loss"]
