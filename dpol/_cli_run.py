@@ -4,6 +4,7 @@ stop on Ctrl-C."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -87,9 +88,8 @@ def _conflicts(params: dict, given: list[str]) -> None:
         value = params[name]
         if name == "option":
             value = parse_options(value)
-        same = (Path(value).resolve() == Path(saved[key]).resolve()
-                if name in ("out", "data") and Path(str(value)).exists()
-                else value == saved.get(key))
+        same = (os.path.realpath(value) == os.path.realpath(saved[key])  # however spelt
+                if name in ("out", "data") else value == saved.get(key))
         if not same:
             held = ("no seed: fresh OS entropy" if name == "seed" and saved.get(key) is None
                     else "another seed" if name == "seed"

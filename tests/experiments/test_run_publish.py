@@ -256,8 +256,9 @@ def test_resume_accepts_flags_equal_to_the_checkpoint(tmp_path):
     out = tmp_path / "out"
     with pytest.raises(Stop):
         run_learner("ridge", str(a), out, checkpoint_every=100, epsilon=1.0, progress=_stop)
-    done = subprocess.run([str(DPOL), "run", "ridge", str(a), "--epsilon", "1", "--resume",
-                           str(out)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([str(DPOL), "run", "ridge", "a.csv", "--epsilon", "1", "--out",
+                           str(out), "--resume", "out"], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)  # the same paths, spelt otherwise
     assert done.returncode == 0, done.stderr
     assert _iterates(out).shape == (3001, 4)
 
