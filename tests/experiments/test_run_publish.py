@@ -47,6 +47,15 @@ def _stop(done, total, label):
         raise Stop
 
 
+def _interrupted(tmp_path: Path, **kw) -> tuple[Path, Path]:
+    """(data, out) of a ridge run on 3,000 rows stopped after its first checkpoint."""
+    a, _ = _neighbours(tmp_path, n=3000)
+    out = tmp_path / "out"
+    with pytest.raises(Stop):
+        run_learner("ridge", str(a), out, checkpoint_every=100, progress=_stop, **kw)
+    return a, out
+
+
 def test_default_run_cannot_be_replayed_with_the_old_public_seed(tmp_path):
     # The attack: re-run both neighbours with the seed the old default printed (0) and
     # see which reproduces the published iterates. It told them apart every time; now
@@ -85,10 +94,7 @@ def test_a_seeded_run_says_so_and_never_prints_its_seed(tmp_path):
 
 
 def test_checkpoints_sit_beside_the_outputs_owner_only(tmp_path):
-    a, _ = _neighbours(tmp_path, n=3000)
-    out = tmp_path / "out"
-    with pytest.raises(Stop):
-        run_learner("ridge", str(a), out, checkpoint_every=100, progress=_stop)
+    a, out = _interrupted(tmp_path)
     folder = checkpoint_folder(out)
     assert folder == tmp_path / "out.checkpoint" and not out.exists()
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
@@ -138,10 +144,7 @@ def test_a_checkpoint_edited_to_add_no_noise_is_refused_unread(tmp_path):
 
     from dpol._state_file import read_state, write_state
 
-    a, _ = _neighbours(tmp_path, n=3000)
-    out = tmp_path / "out"
-    with pytest.raises(Stop):
-        run_learner("ridge", str(a), out, checkpoint_every=100, progress=_stop)
+    _, out = _interrupted(tmp_path)
     path = checkpoint_folder(out) / CHECKPOINT
     body = read_state(path)
     for counter in body["models"]["private"].learner._counters:
@@ -166,10 +169,7 @@ def test_a_symlinked_checkpoint_folder_is_refused(tmp_path):
 
 
 def test_a_truncated_checkpoint_is_one_clear_line_and_nothing_is_written(tmp_path):
-    a, _ = _neighbours(tmp_path, n=3000)
-    out = tmp_path / "out"
-    with pytest.raises(Stop):
-        run_learner("ridge", str(a), out, checkpoint_every=100, progress=_stop)
+    _, out = _interrupted(tmp_path)
     path = checkpoint_folder(out) / CHECKPOINT
     path.write_bytes(path.read_bytes()[:-100])
     done = subprocess.run([str(DPOL), "run", "--resume", str(out)], capture_output=True,
@@ -237,10 +237,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
     (["--out", "elsewhere"], "--out elsewhere"), (["ridge-classifier"], "LEARNER ridge-classifier"),
 ])
 def test_resume_refuses_flags_that_contradict_the_checkpoint(tmp_path, flags, named):
-    a, _ = _neighbours(tmp_path, n=3000)
-    out = tmp_path / "out"
-    with pytest.raises(Stop):
-        run_learner("ridge", str(a), out, checkpoint_every=100, epsilon=1.0, progress=_stop)
+    _, out = _interrupted(tmp_path)
     saved = (checkpoint_folder(out) / CHECKPOINT).read_bytes()
     done = subprocess.run([str(DPOL), "run", *flags, "--resume", str(out)],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
@@ -252,10 +249,7 @@ def test_resume_refuses_flags_that_contradict_the_checkpoint(tmp_path, flags, na
 
 
 def test_resume_accepts_flags_equal_to_the_checkpoint(tmp_path):
-    a, _ = _neighbours(tmp_path, n=3000)
-    out = tmp_path / "out"
-    with pytest.raises(Stop):
-        run_learner("ridge", str(a), out, checkpoint_every=100, epsilon=1.0, progress=_stop)
+    _, out = _interrupted(tmp_path)
     done = subprocess.run([str(DPOL), "run", "ridge", "a.csv", "--epsilon", "1", "--out",
                            str(out), "--resume", "out"], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)  # the same paths, spelt otherwise
@@ -266,11 +260,8 @@ def test_resume_accepts_flags_equal_to_the_checkpoint(tmp_path):
 def test_a_checkpoint_of_another_version_is_refused(tmp_path, monkeypatch):
     import dpol
 
-    a, _ = _neighbours(tmp_path, n=3000)
-    out = tmp_path / "out"
     monkeypatch.setattr(dpol, "__version__", "0.0.1")
-    with pytest.raises(Stop):
-        run_learner("ridge", str(a), out, checkpoint_every=100, progress=_stop)
+    _, out = _interrupted(tmp_path)
     monkeypatch.undo()
     with pytest.raises(InvalidInputError, match=r"checkpoint of this dpol version .* it was "
                        r"written by 0\.0\.1"):
@@ -283,12 +274,7 @@ def test_a_resumed_secure_noise_run_never_redraws_a_published_or_saved_step(tmp_
     # step, so every step saved in the checkpoint must come back exactly as saved
     from dpol.experiments.run_checkpoint import load_checkpoint
 
-    a, _ = _neighbours(tmp_path, n=3000)
-    out = tmp_path / "out"
-    options = {"noise": "secure"}
-    with pytest.raises(Stop):
-        run_learner("ridge", str(a), out, checkpoint_every=100, options=options,
-                    baseline=False, progress=_stop)
+    _, out = _interrupted(tmp_path, options={"noise": "secure"}, baseline=False)
     saved = load_checkpoint(checkpoint_folder(out))
     kept = np.vstack([p.weights for p in saved["parts"]["private"]])
     assert len(kept) == saved["done"]["private"] > 0
