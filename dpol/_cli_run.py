@@ -95,8 +95,8 @@ def _conflicts(params: dict, given: list[str]) -> None:
                     else "another seed" if name == "seed"
                     else "none: the learner's default" if saved.get(key) is None
                     else _flag(name, saved.get(key)))
-            given = "--seed" if name == "seed" else _flag(name, value)  # never a seed
-            sys.stderr.write(f"dpol run: error: {given} conflicts with the checkpoint in "
+            typed = "--seed" if name == "seed" else _flag(name, value)  # never a seed
+            sys.stderr.write(f"dpol run: error: {typed} conflicts with the checkpoint in "
                              f"{folder} (it holds {held}): --resume continues the run with "
                              "its own settings; leave it out\n")
             raise typer.Exit(2)
