@@ -6,6 +6,7 @@ import io
 import json
 import os
 import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -136,3 +137,26 @@ def test_the_non_private_twin_round_trips_too():
     X, y = _stream("regression")
     twin.run(X, y)
     np.testing.assert_array_equal(_roundtrip(twin).weights, twin.weights)
+
+
+def test_an_array_claiming_a_huge_shape_is_one_refusal():
+    # the header of a stored array may claim any shape: reading it must end in one
+    # StateFileError (numpy raises MemoryError or ValueError), never a traceback
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {
+        "descr": "<f8", "fortran_order": False, "shape": (10**7, 10**7)})
+    member = header.getvalue() + b"\0" * 64
+    text = json.dumps({"format": "dpol-state-1", "root": {"$id": 0, "$array": "a0"}})
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("state.json.npy", _npy(np.frombuffer(text.encode(), dtype=np.uint8)))
+        z.writestr("a0.npy", member)
+    buf.seek(0)
+    with pytest.raises(StateFileError):
+        read_state(buf)
+
+
+def _npy(array: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.save(out, array)
+    return out.getvalue()
