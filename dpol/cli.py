@@ -338,8 +338,8 @@ def _app():
     return app
 
 
-def main() -> None:
-    """Entry point of the ``dpol`` console script.
+def main(app=None) -> None:
+    """Run the ``dpol`` command line (``app``: the one :func:`_app` built, if any).
 
     Examples
     --------
@@ -372,7 +372,7 @@ def main() -> None:
     >>> code, err.startswith("dpol run: error: Invalid value for '--random-features'")
     (2, True)
     """
-    app = _app()  # without the cli extra: one line saying how to install it
+    app = app or _app()  # without the cli extra: one line saying how to install it
     import typer
 
     try:

@@ -112,3 +112,22 @@ def test_without_the_cli_extra_the_help_is_one_line_naming_it(tmp_path):
     assert done.stderr.strip().splitlines() == [
         "dpol: the command line needs the 'cli' extra (typer is missing): pip install "
         "'dpol[cli]'"]
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line(tmp_path):
+    # the commands' imports take about a second: a Ctrl-C there printed a traceback
+    import subprocess
+
+    code = ("import sys, dpol.cli as cli\n"
+            "def interrupted():\n"
+            "    raise KeyboardInterrupt\n"
+            "cli._app = interrupted\n"
+            "sys.argv = ['dpol', 'run', 'ridge', 'd.csv']\n"
+            "from dpol._cli_entry import main\n"
+            "main()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "dpol: interrupted while starting: nothing was run or written"]
+    assert not list(tmp_path.iterdir())
