@@ -338,7 +338,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     if guarantee.seeded:
         notes.append(scores.SEEDED_NOTE)
     info = {"learner": learner, "spec": spec, "model": model, "stream": stream,
-            "n_rows": n_rows, "available": available, "horizon": horizon, "seed": seed,
+            "n_rows": n_rows, "available": available, "horizon": horizon,
             "counter": counter, "x_bound": x_bound, "y_bound": y_bound,
             "options": options or {}, "n_clipped": trace.n_clipped, "data": data,
             "command": command, "test": None if test is None else (len(test), test_fraction),

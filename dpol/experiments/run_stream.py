@@ -35,12 +35,10 @@ from dpol.experiments import run_scores as scores
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
 from dpol.experiments.run_output import staged_output
-from dpol.experiments.run_report import write_report
+from dpol.experiments.run_report import CURVE_POINTS, write_report
 from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["chunked_arguments", "count_rows", "feature_arguments", "run_chunked"]
-
-CURVE_POINTS = 400
 
 
 def count_rows(path: str | Path) -> int:
@@ -240,7 +238,7 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
         stream = Stream(np.empty((0, 0)), range(T), name, how, n_clipped=clipped)
         info = {"learner": learner, "spec": spec, "model": model, "stream": stream,
                 "n_rows": total_rows, "available": total_rows, "horizon": build["horizon"],
-                "seed": seed, "counter": counter, "x_bound": x_bound, "y_bound": y_bound,
+                "counter": counter, "x_bound": x_bound, "y_bound": y_bound,
                 "options": options or {}, "n_clipped": model.n_clipped_, "data": data,
                 "command": command, "test": None, "notes": notes, "guarantee": model.privacy,
                 "epsilon": epsilon, "split": None, "losses": "per-step loss and prediction",
