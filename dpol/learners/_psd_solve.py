@@ -20,6 +20,9 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg import lapack
+from threadpoolctl import ThreadpoolController
+
+from dpol.errors import NumericalWarning
 
 #: from this dimension the PSD solver's tridiagonal route beats dsyevd (measured, one
 #: core, per indefinite step: 99 against 114 us at d = 24, 60 against 28 us at d = 8)
@@ -34,6 +37,16 @@ _BISECT_SHARE = 1 / 3
 _CHUNK = 64
 _SLOTS = 4
 _SQRT2 = math.sqrt(2.0)
+
+
+_THREADPOOLS: list[ThreadpoolController] = []  # built on first use (inspecting costs ~1 ms)
+
+
+def _blas_controller() -> ThreadpoolController:
+    """The BLAS limiter: the solves of small matrices run single-threaded (PQFTL's _run)."""
+    if not _THREADPOOLS:
+        _THREADPOOLS.append(ThreadpoolController())
+    return _THREADPOOLS[0]
 
 
 class _Svec(NamedTuple):
@@ -214,6 +227,20 @@ class _PsdSolver:
 def _psd_solver(d: int) -> _PsdSolver:
     return _PsdSolver(d)
 
+
+
+def _solve_printed(v_hat: np.ndarray, u_hat: np.ndarray, ridge: np.ndarray) -> np.ndarray:
+    """PQFTL without fixes: (ridge_t I + V_hat_t)^-1 u_hat_t as printed, V_hat the full d x d
+    release, warning when a system is indefinite."""
+    d = u_hat.shape[1]
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        system = v_hat + ridge[:, None, None] * np.eye(d)
+        lam_min = np.linalg.eigvalsh(0.5 * (system + np.swapaxes(system, 1, 2)))[:, 0]
+        if np.any(lam_min <= 0.0):
+            warnings.warn(f"{int(np.sum(lam_min <= 0))} of {len(ridge)} PQFTL systems "
+                          "t*alpha*I + V_hat are indefinite; use fixes=True "
+                          "(docs/errata.md, JKT-5)", NumericalWarning, stacklevel=4)
+        return np.linalg.solve(system, u_hat[:, :, None])[:, :, 0]
 
 def _helper_possible() -> bool:
     """Whether a helper process can use a second core: Linux (fork), two usable cores."""
