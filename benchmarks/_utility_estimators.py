@@ -48,7 +48,7 @@ def run_multiclass(ds: DataSet, method: str, epsilon: float, seed: int) -> dict:
         warnings.simplefilter("always")
         try:
             est = _classifier(method, epsilon, seed, n).fit(ds.X_train, y_train)
-        except ValueError as err:  # e.g. "Only binary classification is supported"
+        except (ValueError, NotImplementedError) as err:  # "Only binary classification ..."
             return {"prequential": None, "held_out": None, "unsupported": str(err),
                     "seconds": round(time.perf_counter() - start, 3)}
         held = est.predict(ds.X_test).astype(float)
@@ -60,7 +60,7 @@ def run_multiclass(ds: DataSet, method: str, epsilon: float, seed: int) -> dict:
                     preq[i] = float(stream.predict(ds.X_train[i:i + 1])[0])
                 stream.partial_fit(ds.X_train[i:i + 1], y_train[i:i + 1], classes=classes)
             prequential = score(ds, preq, "stream")
-        except ValueError:  # fit learns K classes, partial_fit does not (yet)
+        except (ValueError, NotImplementedError):  # fit learns K classes, partial_fit not
             prequential = None
     return {"prequential": prequential, "held_out": score(ds, held, "test"),
             "held_out_raw": None, "n_clipped": int(getattr(est, "n_clipped_", 0)),

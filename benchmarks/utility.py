@@ -8,12 +8,17 @@ model on a fixed 20% split. Beside them: the trivial baseline (majority class / 
 mean / predict 0), each learner's non-private twin (epsilon = inf), river's and
 scikit-learn's non-private online linear models, and diffprivlib's offline private
 LogisticRegression / LinearRegression at the same epsilon and the same declared bounds.
-It marks the utility targets at epsilon = 1 for the default learner of each task (the
-default of ``OnlineClassifier`` / ``OnlineRegressor``), and writes a table, JSON, a plot
-and ``docs/benchmarks/utility.md``.
+The data sets are split once, in the code (``GROUPS`` in ``_utility_data.py``), into a
+tuning group (the defaults may be chosen on it) and an evaluation group (never tuned on).
+It judges the utility targets (``_utility_targets.py``) for the default learner of each
+task (the default of ``OnlineClassifier`` / ``OnlineRegressor``) at epsilon 1 and 0.1,
+on each group separately, and writes a table, JSON, a plot and
+``docs/benchmarks/utility.md``.
 
     python benchmarks/utility.py --jobs 2        # the full run (about half an hour)
     python benchmarks/utility.py --quick         # 2 seeds, streams of 5,000 rows
+    python benchmarks/utility.py --quick --group evaluation   # the never-tuned sets only
+    python benchmarks/utility.py --sets iris,digits --epsilons 1  # a few sets
     python benchmarks/utility.py --render benchmarks/results/utility.json  # report only
 
 Learners are built through the registry (``dpol.adapters.make_learner``, its defaults
