@@ -118,7 +118,7 @@ class _PsdSolver:
         return lapack.dtpttr(self.d, ap, uplo="L")[0]  # lower triangle, Fortran order
 
     def solve(self, ap: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray:
-        """(P(S) + ridge I)^-1 u."""
+        """(P(S) + ridge I)^-1 u; u (d,) or (d, K): K right-hand sides, one factorisation."""
         a = self._unpack(ap)
         failed = lapack.dpotrf(a, lower=1, clean=0)[1]  # a copy: a itself is kept
         if failed == 0:
@@ -138,6 +138,8 @@ class _PsdSolver:
         lam, vec, info = lapack.dsyevd(a, lower=1, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"LAPACK dsyevd did not converge (info={info})")
+        if u.ndim > 1:
+            return vec @ ((vec.T @ u) / (np.maximum(lam, 0.0) + ridge)[:, None])
         return vec @ ((u @ vec) / (np.maximum(lam, 0.0) + ridge))
 
     def _tridiagonal(self, a: np.ndarray, u: np.ndarray, ridge: float, bisect: bool = False
@@ -172,6 +174,8 @@ class _PsdSolver:
         # Q = diag(1, Q1), Q1 the product of the reflectors below the subdiagonal; the
         # unblocked dormqr (lwork=1) suits one vector, a contiguous copy spares f2py two
         refl = np.asfortranarray(t[1:, :-1])
+        if u.ndim > 1:  # K right-hand sides: the same steps on (d, K) blocks
+            return self._tridiagonal_block(refl, tau, diag, off, u, ridge, lam, z, k, every)
         c = np.empty(self.d)
         c[0] = u[0]
         c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:, None], 1)[0][:, 0]
@@ -192,11 +196,34 @@ class _PsdSolver:
         w[1:] = lapack.dormqr("L", "N", refl, tau, x[1:, None], 1)[0][:, 0]
         return w
 
+    def _tridiagonal_block(self, refl, tau, diag, off, u, ridge, lam, z, k, every
+                           ) -> np.ndarray | None:
+        """``_tridiagonal``'s solve for u of shape (d, K) (dormqr needs lwork >= K)."""
+        c = np.empty(u.shape)
+        c[0] = u[0]
+        c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:], u.shape[1])[0]
+        if every:
+            x = z @ ((z.T @ c) / (np.maximum(lam, 0.0) + ridge)[:, None])
+        else:
+            if k:
+                p = z.T @ c
+                c -= z @ p
+            _, _, x, info = lapack.dptsv(diag + ridge, off, c)
+            if info != 0:
+                return None
+            if k:
+                x += z @ (p / ridge)
+        w = np.empty(u.shape)
+        w[0] = x[0]
+        w[1:] = lapack.dormqr("L", "N", refl, tau, x[1:], u.shape[1])[0]
+        return w
+
     def solve_clipped(self, ap: np.ndarray, u: np.ndarray, ridge: float, radius: float
                       ) -> np.ndarray:
-        """``solve`` clipped to the ball of radius ``radius``, which holds every FTL iterate."""
+        """``solve`` clipped to the ball of radius ``radius``, which holds every FTL iterate
+        (Frobenius norm for K right-hand sides)."""
         w = self.solve(ap, u, ridge)
-        norm = math.sqrt(float(w @ w))
+        norm = math.sqrt(float(w @ w if w.ndim == 1 else np.vdot(w, w)))
         return w if norm <= radius else w * (radius / norm)
 
     def solve_released(self, V: np.ndarray, scale: np.ndarray, U: np.ndarray,
@@ -204,10 +231,12 @@ class _PsdSolver:
                        work: np.ndarray) -> None:
         """``solve_clipped`` of every row of the V counter's releases (svec, off-diagonals
         times sqrt(2)) into ``out``, unscaled into ``work`` (``V`` itself is allowed): one
-        division wherever a chunk is solved, so either process gives the same bits."""
+        division wherever a chunk is solved, so either process gives the same bits (rows
+        of U: vec(U_t) row-major for ``out`` (n, d, K))."""
         np.divide(V, scale, out=work)
         for i in range(len(U)):
-            out[i] = self.solve_clipped(work[i], U[i], float(ridge[i]), radius)
+            out[i] = self.solve_clipped(work[i], U[i].reshape(out.shape[1:]), float(ridge[i]),
+                                        radius)
 
 
 @functools.lru_cache(maxsize=16)
