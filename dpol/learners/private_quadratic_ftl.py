@@ -19,6 +19,7 @@ from dpol.learners._joint_counters import (
     joint_events,
     outer_product_sensitivity,
 )
+from dpol.learners._multi_output import QuadraticOutputs, check_outputs, u_element, u_elements
 from dpol.learners._psd_solve import (
     _CHUNK,
     _Helper,
@@ -51,7 +52,7 @@ def _blas_controller() -> ThreadpoolController:
     return _THREADPOOLS[0]
 
 
-class PrivateQuadraticFTL(OnlineLearner):
+class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     """Follow the leader on f_t(w) = 1/2 (y_t - <x_t, w>)^2 + alpha/2 ||w||^2 over R^d.
 
     w_{t+1} = (t alpha I + V_t)^(-1) u_t with V_t = sum x x^T and u_t = sum y x, both
@@ -100,6 +101,9 @@ class PrivateQuadraticFTL(OnlineLearner):
     noise : {"gaussian", "secure"}
         ``"secure"``: exact discrete Gaussian noise on OS randomness in both counters
         (binary or window tree, tight calibration; not reproducible from ``seed``).
+    outputs : int
+        K: labels are rows y_t, ||y_t|| <= Y (one-hot: K classes); ``weights`` (d, K) solve
+        the system for U_t = sum x y^T (Frobenius-clipped). Needs fixes, tight calibration.
 
     Privacy
     -------
@@ -144,6 +148,9 @@ class PrivateQuadraticFTL(OnlineLearner):
     (``dpol.learners._joint_counters.joint_zcdp``; 4-11% more std). Releases of the V
     counter are exact grid values; dividing them by sqrt(2) is post-processing.
     ``noise_ridge`` and the clipping radius are public constants: post-processing.
+    ``outputs`` = K: u's element is (R / Y) vec(x y^T); ||x y^T - x' y'^T||_F^2 = ||x||^2
+    ||y||^2 + ||x'||^2 ||y'||^2 - 2 <x, x'> <y, y'> is the scalar one with y y' -> <y, y'>,
+    in the same range [-Y^2, Y^2]: s and the noise are the scalar labels' (_multi_output).
 
     ``privacy`` is derived from ``privacy_events``, the events of the two counters that
     run (``dpol.learners._joint_counters.joint_events``). Tight: one event of their
@@ -180,7 +187,7 @@ class PrivateQuadraticFTL(OnlineLearner):
                  alpha: float = 1.0, bound: float = 1.0, y_bound: float | None = None,
                  counter: object = "tree",
                  counter_options: dict | None = None, fixes: bool = True,
-                 noise_ridge: bool = False,
+                 noise_ridge: bool = False, outputs: int = 1,
                  neighbouring: str = "replace_one", calibration: str = "tight",
                  noise: str = "gaussian", n_jobs: int = 1, seed: object = None) -> None:
         bound = check_bound("bound", bound)
@@ -198,6 +205,7 @@ class PrivateQuadraticFTL(OnlineLearner):
         self.n_jobs = check_int("n_jobs", n_jobs, low=1)
         if self.n_jobs > 2:
             raise fail("n_jobs", "be 1 or 2 (one helper process at most)", n_jobs)
+        self.outputs = check_outputs(self, outputs)
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian tree noise)", self.delta)
         self.radius = min(self.y_bound / math.sqrt(self.alpha),
@@ -207,14 +215,14 @@ class PrivateQuadraticFTL(OnlineLearner):
         self._radius = self.radius * self._label_scale
         # _stacked: the stacked-element bound the tight calibration used (joint_events)
         self._counters, self._stacked = self._build_counters(resolve_counter(counter))
-        self._w = np.zeros(dim)
+        self._w = self._zero_weights()  # (d,), or (d, K) with outputs
 
     def _build_counters(self, cls: type) -> tuple[tuple, float | None]:
-        d, r2 = self.dim, self.bound**2
+        d, r2, du = self.dim, self.bound**2, self.dim * self.outputs  # du: vec(x y^T)
         ry = r2  # the u counter's element (R / Y) y x has norm <= R^2
         sens_v = math.sqrt(2.0) * r2 if self.neighbouring == "replace_one" else r2
         dim_v = d * (d + 1) // 2 if self.fixes else d * d  # svec or vec (class Privacy)
-        specs = [(dim_v, {"bound": r2, "element_sensitivity": sens_v}), (d, {"bound": ry})]
+        specs = [(dim_v, {"bound": r2, "element_sensitivity": sens_v}), (du, {"bound": ry})]
 
         paper = None
         if self.calibration == "paper" and self.is_private and cls is BinaryTreeCounter:
@@ -273,7 +281,7 @@ class PrivateQuadraticFTL(OnlineLearner):
             return
         layout = _svec_layout(d)
         v_hat = self._counters[0].add(_svec_outer(x[None, :], layout)[0])
-        u_hat = self._counters[1].add(y * self._label_scale * x)
+        u_hat = self._counters[1].add(u_element(x, y * self._label_scale)).reshape(self._w.shape)
         v_hat /= layout.scale  # add returns a fresh array
         # _run's ridge: t alpha + 0.0 without noise_ridge, the same float either way
         ridge = (float(self._ridges(np.array([float(self.t_)]))[0]) if self.noise_ridge
@@ -302,7 +310,7 @@ class PrivateQuadraticFTL(OnlineLearner):
         start = self.t_
         layout, solver = _svec_layout(d), _psd_solver(d)
         helped = self.n_jobs > 1 and d >= _HELPER_DIM and n >= _HELPER_ROWS \
-            and _helper_possible()
+            and self.outputs == 1 and _helper_possible()
         weights = None  # w_t before step t, then the final one
         if helped:  # in memory shared with the helper, which writes its chunks' w there
             try:
@@ -310,7 +318,7 @@ class PrivateQuadraticFTL(OnlineLearner):
             except OSError:  # no shared memory to spare: one core it is
                 helped = False
         if weights is None:
-            weights = np.empty((n + 1, d))
+            weights = np.empty((n + 1, *self._w.shape))
         weights[0] = self._w
         after = weights[1:]  # where step t's solve lands (no second (n, d) array)
         block = max(_CHUNK, _SVEC_BLOCK_FLOATS // len(layout.scale) // _CHUNK * _CHUNK)
@@ -336,7 +344,7 @@ class PrivateQuadraticFTL(OnlineLearner):
                     # as they are (no second copy and finiteness pass)
                     v_hat = self._counters[0]._run_owned(
                         _svec_outer(Xb, layout, elements[:hi - lo]))
-                    u_hat = self._counters[1]._run_owned(y[lo:hi, None] * Xb)
+                    u_hat = self._counters[1]._run_owned(u_elements(Xb, y[lo:hi]))
                     ridge = self._ridges(np.arange(start + lo + 1, start + hi + 1,
                                                    dtype=float))
                     for c in range(0, hi - lo, _CHUNK):
@@ -390,10 +398,3 @@ class PrivateQuadraticFTL(OnlineLearner):
                               "(docs/errata.md, JKT-5)",
                               NumericalWarning, stacklevel=4)
             return np.linalg.solve(system, u_hat[:, :, None])[:, :, 0]
-
-    def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return 0.5 * (y - X @ w) ** 2 + 0.5 * self.alpha * float(w @ w)
-
-    def _pointwise_loss(self, W: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return 0.5 * (y - np.einsum("ij,ij->i", W, X)) ** 2 \
-            + 0.5 * self.alpha * np.einsum("ij,ij->i", W, W)
