@@ -75,6 +75,14 @@ def u_elements(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return (X[:, :, None] * Y[:, None, :]).reshape(len(X), -1)
 
 
+def _as_shape(name: str, value: object, shape: tuple[int, int]) -> np.ndarray:
+    """A fresh finite float64 array of exactly ``shape`` (as_matrix's rules and message)."""
+    arr = as_matrix(name, value, shape[1], allow_empty=True) if np.ndim(value) == 2 else None
+    if arr is None or len(arr) != shape[0]:
+        raise fail(name, f"have shape {shape}", value if arr is None else arr)
+    return arr
+
+
 class QuadraticOutputs:
     """PQFTL's labels and loss, scalar (K = 1, the base's hooks) or rows of R^K.
 
@@ -89,11 +97,10 @@ class QuadraticOutputs:
     >>> m.learn_one([0.6, 0.0], [0.0, 3.0, 4.0])  # ||y|| = 5 > y_bound = 1: scaled
     >>> m.n_clipped_, m.weights.shape, m.predict_one([1.0, 0.0]).shape
     (1, (2, 3), (3,))
-    >>> m.learn_one([0.6, 0.0], [1.0, 0.0])  # doctest: +NORMALIZE_WHITESPACE
+    >>> m.learn_one([0.6, 0.0], [1.0, 0.0])
     Traceback (most recent call last):
     ...
-    dpol.errors.InvalidInputError: y must have shape (3,); got array([1., 0.],
-    dtype=float64)
+    dpol.errors.InvalidInputError: y must have shape (3,); got array([1. 0.], dtype=float64)
     """
 
     outputs = 1
@@ -114,11 +121,7 @@ class QuadraticOutputs:
     def _check_labels(self, y: object, n: int) -> np.ndarray:
         if self.outputs == 1:
             return super()._check_labels(y, n)
-        Y = as_matrix("y", y, self.outputs, allow_empty=True)
-        if len(Y) != n:
-            raise fail("y", f"have shape ({n}, {self.outputs}) (a label row per row of X)",
-                       Y)
-        return Y
+        return _as_shape("y", y, (n, self.outputs))
 
     def _label_over(self, y: float | np.ndarray) -> bool:
         if self.outputs == 1:
@@ -138,10 +141,7 @@ class QuadraticOutputs:
     def _check_weights(self, name: str, w: object) -> np.ndarray:
         if self.outputs == 1:
             return super()._check_weights(name, w)
-        W = as_matrix(name, w, self.outputs)
-        if len(W) != self.dim:
-            raise fail(name, f"have shape ({self.dim}, {self.outputs})", W)
-        return W
+        return _as_shape(name, w, (self.dim, self.outputs))
 
     def _clip(self, X: np.ndarray, y: np.ndarray, *, copy: bool = True
               ) -> tuple[np.ndarray, np.ndarray, int]:
