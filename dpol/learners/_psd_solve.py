@@ -175,7 +175,8 @@ class _PsdSolver:
         # unblocked dormqr (lwork=1) suits one vector, a contiguous copy spares f2py two
         refl = np.asfortranarray(t[1:, :-1])
         if u.ndim > 1:  # K right-hand sides: the same steps on (d, K) blocks
-            return self._tridiagonal_block(refl, tau, diag, off, u, ridge, lam, z, k, every)
+            return self._tridiagonal_block(refl, tau, diag, off, u, ridge, lam,
+                                           z if every or k else None, k, every)
         c = np.empty(self.d)
         c[0] = u[0]
         c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:, None], 1)[0][:, 0]
@@ -196,9 +197,8 @@ class _PsdSolver:
         w[1:] = lapack.dormqr("L", "N", refl, tau, x[1:, None], 1)[0][:, 0]
         return w
 
-    def _tridiagonal_block(self, refl, tau, diag, off, u, ridge, lam, z, k, every
-                           ) -> np.ndarray | None:
-        """``_tridiagonal``'s solve for u of shape (d, K) (dormqr needs lwork >= K)."""
+    def _tridiagonal_block(self, refl, tau, diag, off, u, ridge, lam, z, k, every):
+        """``_tridiagonal``'s solve for u (d, K), or None (dormqr needs lwork >= K)."""
         c = np.empty(u.shape)
         c[0] = u[0]
         c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:], u.shape[1])[0]
