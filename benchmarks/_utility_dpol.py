@@ -26,13 +26,17 @@ CHECK_ROWS = 200
 def _adapter(task: str):
     from dpol.adapters.sklearn import OnlineClassifier, OnlineRegressor
 
-    return OnlineClassifier() if task == "classification" else OnlineRegressor()
+    return OnlineRegressor() if task == "regression" else OnlineClassifier()
+
+
+#: the tasks of the benchmark's data sets (multiclass: labels 0..K-1)
+TASKS = ("classification", "multiclass", "regression")
 
 
 def default_learners() -> dict[str, str]:
     """The default learner of each task: what ``OnlineClassifier()`` / ``OnlineRegressor()``
-    use."""
-    return {task: _adapter(task).learner for task in ("classification", "regression")}
+    use (the classifier's for multiclass)."""
+    return {task: _adapter(task).learner for task in TASKS}
 
 
 def adapter_defaults(task: str) -> dict:
@@ -84,7 +88,11 @@ def learner_methods(task: str) -> dict[str, tuple[str, object]]:
     """method name -> (registry name, options(dim) or None) of the dpol learners for a task:
     the registry's, the classification variants, and the linear model of ``LINEAR_LEARNERS`` on
     ``N_RANDOM_FEATURES`` random Fourier features (``random_features=``, the adapters'
-    bandwidth), the features alone."""
+    bandwidth), the features alone. Multiclass: the default classifier alone, run through
+    ``OnlineClassifier`` (``_utility_estimators``)."""
+    if task == "multiclass":
+        default = _adapter(task).learner
+        return {default: (default, None)}
     methods = {name: (name, None) for name, spec in LEARNERS.items() if spec.task == task}
     if task == "classification":
         methods.update({k: v for k, v in CLASSIFICATION_VARIANTS.items() if v[0] in LEARNERS})

@@ -8,12 +8,17 @@ model on a fixed 20% split. Beside them: the trivial baseline (majority class / 
 mean / predict 0), each learner's non-private twin (epsilon = inf), river's and
 scikit-learn's non-private online linear models, and diffprivlib's offline private
 LogisticRegression / LinearRegression at the same epsilon and the same declared bounds.
-It marks the utility targets at epsilon = 1 for the default learner of each task (the
-default of ``OnlineClassifier`` / ``OnlineRegressor``), and writes a table, JSON, a plot
-and ``docs/benchmarks/utility.md``.
+The data sets are split once, in the code (``GROUPS`` in ``_utility_data.py``), into a
+tuning group (the defaults may be chosen on it) and an evaluation group (never tuned on).
+It judges the utility targets (``_utility_targets.py``) for the default learner of each
+task (the default of ``OnlineClassifier`` / ``OnlineRegressor``) at epsilon 1 and 0.1,
+on each group separately, and writes a table, JSON, a plot and
+``docs/benchmarks/utility.md``.
 
     python benchmarks/utility.py --jobs 2        # the full run (about half an hour)
     python benchmarks/utility.py --quick         # 2 seeds, streams of 5,000 rows
+    python benchmarks/utility.py --quick --group evaluation   # the never-tuned sets only
+    python benchmarks/utility.py --sets iris,digits --epsilons 1  # a few sets
     python benchmarks/utility.py --render benchmarks/results/utility.json  # report only
 
 Learners are built through the registry (``dpol.adapters.make_learner``, its defaults
@@ -47,9 +52,11 @@ from _utility_baselines import (
     score,
     sklearn_online,
     trivial,
+    trivial_standard_error,
 )
-from _utility_data import SOURCES, available, prepare
+from _utility_data import GROUPS, RAW_LABELS, SOURCES, available, group_of, prepare
 from _utility_dpol import (
+    TASKS,
     adapter_check,
     adapter_defaults,
     default_learners,
@@ -57,6 +64,7 @@ from _utility_dpol import (
     learner_methods,
     run_dpol,
 )
+from _utility_estimators import run_multiclass, run_raw_labels
 from _utility_markdown import write_outputs
 from _utility_report import print_tables
 from _utility_targets import summarise, targets
@@ -91,7 +99,10 @@ def run_job(job: dict) -> dict:
             "epsilon": job.get("epsilon"), "seed": job.get("seed")}
     if job["kind"] in ("dpol", "twin"):
         eps = math.inf if job["kind"] == "twin" else job["epsilon"]
-        return {**base, **run_dpol(ds, job["method"], eps, job["seed"])}
+        run = run_multiclass if ds.task == "multiclass" else run_dpol
+        return {**base, **run(ds, job["method"], eps, job["seed"])}
+    if job["kind"] == "raw-labels":
+        return {**base, **run_raw_labels(ds, job["epsilon"], job["seed"])}
     if job["kind"] == "adapter":
         return {**base, **adapter_check(ds, job["method"])}
     if job["kind"] == "diffprivlib":
@@ -99,7 +110,10 @@ def run_job(job: dict) -> dict:
     else:
         out = {"trivial": trivial, "river": river_online, "sklearn": sklearn_online}[
             job["kind"]](ds)
-    return {**_scored(ds, out, **base), "seconds": round(time.perf_counter() - start, 3)}
+    scored = _scored(ds, out, **base)
+    if job["kind"] == "trivial":  # T1's tolerance
+        scored["held_out"].update(trivial_standard_error(ds, scored["held_out"]))
+    return {**scored, "seconds": round(time.perf_counter() - start, 3)}
 
 
 def plan(names, methods_wanted, epsilons, seeds, max_rows, with_dpl) -> tuple[list, dict]:
@@ -116,7 +130,8 @@ def plan(names, methods_wanted, epsilons, seeds, max_rows, with_dpl) -> tuple[li
         skipped = {m: f"stream of {n} rows > {MAX_STREAM[m]}" for m in chosen
                    if n > MAX_STREAM.get(m, n)}
         chosen = [m for m in chosen if m not in skipped]
-        info[name] = {"task": ds.task, "source": ds.source, "rows": ds.n_rows, "stream": n,
+        info[name] = {"task": ds.task, "group": group_of(name), "source": ds.source,
+                      "rows": ds.n_rows, "stream": n, "raw_labels": name in RAW_LABELS,
                       "held_out": len(ds.y_test), "dim": ds.dim, "delta": delta_for(n),
                       "preprocessing": ds.preprocessing, "default": defaults[ds.task],
                       "learners": chosen, "skipped": skipped,
@@ -124,7 +139,8 @@ def plan(names, methods_wanted, epsilons, seeds, max_rows, with_dpl) -> tuple[li
                       "labels_outside_y_bound": (ds.labels_outside_y_bound
                                                  if ds.task == "regression" else None),
                       "positive_share": (float(np.mean(ds.y_train > 0))
-                                         if ds.task == "classification" else None)}
+                                         if ds.task == "classification" else None),
+                      "classes": ds.n_classes if ds.task == "multiclass" else None}
         common = {"dataset": name, "max_rows": max_rows, "cost": n}
         for kind in ("trivial", "river", "sklearn"):
             jobs.append({**common, "kind": kind, "method": kind})
@@ -136,7 +152,11 @@ def plan(names, methods_wanted, epsilons, seeds, max_rows, with_dpl) -> tuple[li
             if with_dpl:
                 jobs += [{**common, "kind": "diffprivlib", "method": "diffprivlib",
                           "epsilon": e, "seed": seed} for e in epsilons]
-        if defaults[ds.task] in chosen:
+            if name in RAW_LABELS and defaults[ds.task] in chosen:
+                jobs += [{**common, "kind": "raw-labels", "method": "raw-labels",
+                          "epsilon": e, "seed": seed} for e in epsilons]
+        # multiclass sets already run through the estimator
+        if defaults[ds.task] in chosen and ds.task != "multiclass":
             jobs.append({**common, "kind": "adapter", "method": defaults[ds.task]})
     jobs.sort(key=lambda j: -j["cost"])
     return jobs, info
@@ -203,7 +223,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help=f"{2} seeds, streams subsampled to {QUICK_ROWS} rows")
-    parser.add_argument("--datasets", help=f"comma list of {', '.join(SOURCES)} (all)")
+    parser.add_argument("--sets", "--datasets", dest="datasets",
+                        help=f"comma list of {', '.join(SOURCES)} (all of --group)")
+    parser.add_argument("--group", choices=(*GROUPS, "all"), default="all",
+                        help="the data sets of one group: tuning (the defaults may be "
+                        "tuned on them) or evaluation (never tuned on); default all")
     parser.add_argument("--epsilons", help="comma list (default 0.1,1,10)")
     parser.add_argument("--seeds", type=int, help="noise seeds 0..k-1 (default 5; quick 2)")
     parser.add_argument("--learners", help="comma list of dpol learners, 'default' (the "
@@ -228,15 +252,19 @@ def main(argv: list[str] | None = None) -> dict:
     epsilons = tuple(float(e) for e in _csv(args.epsilons) or EPSILONS)
     seeds = args.seeds or (2 if args.quick else SEEDS)
     max_rows = args.max_rows or (QUICK_ROWS if args.quick else None)
-    wanted = _csv(args.datasets) or list(SOURCES)
+    in_group = [d for d in SOURCES if args.group == "all" or d in GROUPS[args.group]]
+    wanted = _csv(args.datasets) or in_group
     unknown = [d for d in wanted if d not in SOURCES]
     if unknown or seeds < 1:
         parser.error(f"unknown data sets {unknown}" if unknown else "--seeds must be >= 1")
+    outside = [d for d in wanted if d not in in_group]
+    if outside:
+        parser.error(f"data sets {outside} are not in group {args.group}")
     missing = {d: why for d in wanted if (why := available(d))}
     names = [d for d in wanted if d not in missing]
     dpl = diffprivlib_version()
     full = not any((args.quick, args.datasets, args.epsilons, args.seeds, args.learners,
-                    args.max_rows))
+                    args.max_rows, args.group != "all"))
     started = time.perf_counter()
     jobs, info = plan(names, _csv(args.learners), epsilons, seeds, max_rows, dpl is not None)
     print(f"{len(jobs)} jobs on {len(names)} data sets, {seeds} seeds, epsilons "
@@ -244,7 +272,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"{dpl or 'not installed (columns skipped)'}", file=sys.stderr)
     records = execute(jobs, args.jobs)
     summary = summarise(records, info)
-    built = {t: adapter_defaults(t) for t in ("classification", "regression")}
+    built = {t: adapter_defaults(t) for t in TASKS}
     result = {"protocol": {"epsilons": list(epsilons), "seeds": seeds, "max_rows": max_rows,
                            "learner_keywords": built,
                            "quick": args.quick, "full": full, "neighbouring": "replace_one",

@@ -52,6 +52,9 @@ LEARNERS = {
                                                           **kw), "real"),
     "pqftl-toeplitz-ridge": (lambda T, **kw: PrivateQuadraticFTL(
         DIM, horizon=T, counter="toeplitz", noise_ridge=True, **kw), "real"),
+    # a public solve schedule (B = 4: strides 2 to 8 over the 60 steps of the contract)
+    "pqftl-schedule": (lambda T, **kw: PrivateQuadraticFTL(
+        DIM, horizon=T, counter="blt", noise_ridge=True, solves_per_doubling=4, **kw), "real"),
     "pqftl-window": (lambda T, **kw: PrivateQuadraticFTL(DIM, horizon=T, counter="window",
                                                          counter_options={"window": 8}, **kw),
                      "real"),

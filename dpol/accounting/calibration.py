@@ -41,6 +41,7 @@ __all__ = [
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_noise_multiplier",
+    "gaussian_share",
     "mu_star",
     "pure_noise_multiplier",
     "resolve_delta",
@@ -82,6 +83,32 @@ def mu_star(epsilon: float, delta: float) -> float:
     (0.032521, 1.121242)
     """
     return 1.0 / gaussian_noise_multiplier(epsilon, delta)
+
+
+def gaussian_share(epsilon: float, delta: float, share: float) -> tuple[float, float]:
+    """Split an (epsilon, delta) Gaussian budget: (z of the share, epsilon of the rest).
+
+    Gaussian mechanisms compose to mu = sqrt(sum mu_i^2) (Dong, Roth, Su 2019,
+    Corollary 3.3), so a mechanism of mu_s = sqrt(share) mu* and the rest at
+    mu_r = sqrt(1 - share) mu* (mu* = ``mu_star(epsilon, delta)``) compose exactly to
+    (epsilon, delta) when the rest is Gaussian too; the rest is handed on as the epsilon
+    whose ``mu_star`` at delta is mu_r. The composed guarantee is still derived from the
+    events that ran (:func:`~dpol.accounting.events.compose_guarantee`), so a rest that
+    is not one Gaussian is stated as what it is.
+
+    Examples
+    --------
+    >>> z, rest = gaussian_share(1.0, 1e-5, 0.1)
+    >>> abs(1 / z**2 + mu_star(rest, 1e-5) ** 2 - mu_star(1.0, 1e-5) ** 2) < 1e-12
+    True
+    >>> round(rest, 3)
+    0.944
+    """
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    share = check_real("share", share, low=0.0, high=1.0, low_open=True, high_open=True)
+    mu = mu_star(epsilon, delta)
+    return 1.0 / (math.sqrt(share) * mu), gaussian_epsilon(1.0 / (math.sqrt(1.0 - share) * mu),
+                                                           delta)
 
 
 def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:

@@ -80,6 +80,8 @@ GIGA_LOGISTIC_ALPHA = 1.0
 #: / 0.997, breast cancer 0.905 / 0.911, Phishing 0.840 / 0.838; diabetes at epsilon =
 #: 10 R^2 0.082 / 0.252 (0.1 lay between them on each)
 RIDGE_ALPHA = 0.01
+#: PQFTL's solves_per_doubling for ``ridge*``: its figures in docs/benchmarks/performance.md
+RIDGE_SOLVES_PER_DOUBLING = 32
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,7 @@ def _ridge(alpha: float) -> Callable[[int, float, float], dict]:
 
 def _tuned_ridge(dim: int, xb: float, yb: float) -> dict:
     return {"alpha": RIDGE_ALPHA, "noise_ridge": True, "bound": xb, "y_bound": yb,
-            "counter": "blt"}
+            "counter": "blt", "solves_per_doubling": RIDGE_SOLVES_PER_DOUBLING}
 
 
 LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (

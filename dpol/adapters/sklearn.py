@@ -20,10 +20,20 @@ The default learners (:data:`dpol.adapters.registry.DEFAULT_LEARNERS`: ``ridge``
 ``ridge-classifier``, PQFTL with alpha = 0.01 and its noise ridge) were chosen on
 held-out scores at epsilon = 1 and 10 (figures in :mod:`dpol.adapters.registry`).
 
+Before streaming, a regressor releases the labels' mean b privately on a share
+``centre_budget`` of the budget (the trivial model) and its learner fits y - b
+(:mod:`dpol.adapters._private_prep`): its noise ridge then shrinks a noisy model
+towards the trivial one, not towards 0 (river's ChickWeights, labels 35-373, y_bound
+400, epsilon 1: held-out R^2 -1.95 without, -0.07 with). A classifier may do the same
+with its class prior (``centre_budget > 0``; off by default, figures there).
+
 Privacy
 -------
-``privacy_`` is the learner's guarantee over the whole sequence of released iterates
-(replace-one neighbouring streams unless ``learner_options`` says otherwise), for a
+``privacy_`` composes the learner's guarantee over the whole sequence of released
+iterates with the releases made before it (the labels' mean: one Gaussian mechanism
+of sensitivity 2 y_bound, its events in ``prep_.centre``; ``"auto"`` bounds and
+``"private"`` scaling), exactly (:func:`dpol.accounting.events.compose_guarantee`;
+replace-one neighbouring streams unless ``learner_options`` says otherwise), for a
 stream of at most ``horizon`` rows: ``fit`` calibrates for its own number of rows,
 ``partial_fit`` for ``horizon`` (default :data:`DEFAULT_STREAM_HORIZON`); more rows raise
 :class:`~dpol.errors.HorizonExceededError`. The declared bounds are public: rows with
@@ -39,32 +49,18 @@ with statistics of the private data (a fitted scaler is not private).
 
 from __future__ import annotations
 
-import warnings
-from numbers import Integral
-
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils import check_random_state
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from dpol._clip_warning import label_offset_advice
-from dpol.adapters._private_prep import prepare
-from dpol.adapters._surface import speak_as, surfaced
-from dpol.adapters.registry import (
-    DEFAULT_LEARNERS,
-    LEARNERS,
-    check_regression_learner,
-    make_learner,
-)
-from dpol.errors import HorizonExceededError, LabelOffsetWarning
-from dpol.learners import PrivateKernelRegression
-from dpol.learners._wrapper import LearnerWrapper
-from dpol.learners.intercept import INTERCEPT_SCALING, WithIntercept
-from dpol.learners.postprocess import predict as model_predict
-from dpol.learners.random_features import BANDWIDTH, WithRandomFeatures
-from dpol.losses import LogisticLoss, Regularized
+from dpol.adapters._online_estimator import OnlineEstimator, has_proba
+from dpol.adapters._private_prep import CENTRE_BUDGET, CLASSIFIER_CENTRE_BUDGET
+from dpol.adapters._surface import surfaced
+from dpol.adapters.registry import DEFAULT_LEARNERS
+from dpol.learners.intercept import INTERCEPT_SCALING
+from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["DEFAULT_STREAM_HORIZON", "OnlineClassifier", "OnlineRegressor"]
 
@@ -72,91 +68,7 @@ __all__ = ["DEFAULT_STREAM_HORIZON", "OnlineClassifier", "OnlineRegressor"]
 DEFAULT_STREAM_HORIZON = 2**16
 
 
-class _OnlineEstimator(BaseEstimator):
-    """Shared parameters, learner construction, streaming and prediction."""
-
-    def _store(self, params: dict) -> None:
-        for name, value in params.items():
-            if name not in ("self", "__class__"):
-                setattr(self, name, value)
-
-    @property
-    def _learner_name(self) -> str:
-        return self.learner
-
-    def _seed(self) -> object:
-        """None (fresh OS entropy) for ``random_state=None``, not one of 2^31 ints."""
-        if self.random_state is None:
-            return None
-        if isinstance(self.random_state, Integral) and not isinstance(self.random_state, bool):
-            return int(self.random_state)
-        state = check_random_state(self.random_state)  # a RandomState: 128 bits of it
-        return np.random.SeedSequence(state.randint(2**32, size=4, dtype=np.uint64).tolist())
-
-    def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool,
-               by_fit: bool) -> None:
-        if regression:
-            check_regression_learner(self._learner_name, type(self).__name__)
-        self.prep_ = prepare(self, X, y, regression=regression)
-        self._horizon_from = ("horizon" if self.horizon is not None else "the rows of fit"
-                              if by_fit else "partial_fit's default horizon")
-        if regression and self.scaling is None:
-            advice = label_offset_advice(y, "scikit-learn's TransformedTargetRegressor with "
-                                         "func=lambda y: y - {offset:g} and inverse_func="
-                                         "lambda y: y + {offset:g}", "scaling='private'")
-            if advice:
-                warnings.warn(f"{type(self).__name__}: {advice}", LabelOffsetWarning,
-                              stacklevel=2)
-        self.learner_ = make_learner(
-            self._learner_name, X.shape[1], horizon=horizon, epsilon=self.prep_.epsilon,
-            delta=self.delta, counter=self.counter, x_bound=self.prep_.x_bound,
-            y_bound=self.prep_.y_bound, calibration=self.calibration, seed=self._seed(),
-            options=None if self.learner_options is None else dict(self.learner_options),
-            fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
-            postprocess=self.postprocess, random_features=self.random_features,
-            bandwidth=self.bandwidth)
-        speak_as(self.learner_, type(self).__name__, released=() if self.prep_.estimate is None
-                 else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))
-
-    def _fits_intercept(self) -> bool:
-        """``fit_intercept`` for a linear learner; the kernel learner fits none."""
-        name = self._learner_name
-        return self.fit_intercept and not (name in LEARNERS and not LEARNERS[name].linear)
-
-    def _stream(self, X: np.ndarray, y: np.ndarray) -> None:
-        try:
-            self.learner_.run(self.prep_.transform(X), self.prep_.transform_y(y))
-        except HorizonExceededError:  # nothing was learnt: said in the estimator's terms
-            h = self.learner_.horizon
-            raise HorizonExceededError(
-                f"{type(self).__name__}: {len(y)} more rows after {self.learner_.t} exceed "
-                f"the {h} its noise is calibrated for ({self._horizon_from}); set horizon to "
-                "the whole stream's length before the first fit or partial_fit") from None
-        features = isinstance(self.learner_, WithRandomFeatures)
-        inner = self.learner_.learner if features else self.learner_
-        if isinstance(inner, WithIntercept):  # with random features: the features' weights
-            self.coef_, self.intercept_ = inner.linear_model()
-        elif features:
-            self.coef_, self.intercept_ = inner.model_weights, 0.0
-        elif isinstance(self.learner_, PrivateKernelRegression):
-            self.coef_, self.intercept_ = self.learner_.weights, 0.0  # its feature weights
-        else:
-            self.coef_, self.intercept_ = self.learner_.model_weights, 0.0
-        self.privacy_ = self.prep_.guarantee(self.learner_, self.epsilon)
-        self.n_clipped_ = self.learner_.n_clipped_
-        self.t_ = self.learner_.t
-
-    def _margin(self, X: object) -> np.ndarray:
-        check_is_fitted(self)
-        X = self.prep_.transform(validate_data(self, X, reset=False, dtype=np.float64))
-        if isinstance(self.learner_, PrivateKernelRegression):
-            return np.array([self.learner_.predict_one(x) for x in X])
-        if isinstance(self.learner_, LearnerWrapper):  # exactly what predict_one gives
-            return self.learner_.predict_rows(X)
-        return model_predict(self.learner_, X)
-
-
-class OnlineRegressor(RegressorMixin, _OnlineEstimator):
+class OnlineRegressor(RegressorMixin, OnlineEstimator):
     """A private online regressor with ``fit``, ``partial_fit`` and ``predict``.
 
     Parameters
@@ -207,7 +119,15 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         the label's own units.
     bounds_budget : float in (0, 1)
         Share of ``epsilon`` spent on ``"auto"`` bounds and ``"private"`` scaling; the
-        learner gets the rest and ``privacy_`` composes both.
+        learner gets the rest and ``privacy_`` composes both. Regression below the rows
+        such an estimate needs is refused (a model on it is unboundedly wrong).
+    centre_budget : float in [0, 1)
+        Share of the learner's (Gaussian) budget spent on the labels' mean b, released
+        privately (:mod:`dpol.datasets.private_label_mean`: the trivial model); the
+        learner fits y - b, so a model drowned by noise predicts b, and predictions stay
+        within ``[-y_bound, y_bound]``. 0: no centring. For least-squares learners (a
+        logistic one reads its labels as -1 / +1). :class:`OnlineClassifier` defaults
+        to 0 (figures in :data:`dpol.adapters._private_prep.CLASSIFIER_CENTRE_BUDGET`).
 
     Attributes
     ----------
@@ -217,7 +137,8 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         The post-processed model's weights (feature weights for ``learner="kernel"``
         and with ``random_features``).
     intercept_ : float
-        The post-processed model's intercept (0.0 without ``fit_intercept``).
+        The post-processed model's intercept plus the labels' released mean
+        (``predict`` clips X @ coef_ + intercept_ to ``y_bound``).
     privacy_ : PrivacyGuarantee
     n_clipped_, t_ : int
         Rows clipped to the bounds, rows streamed.
@@ -231,7 +152,7 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
     (1, 1e-05)-DP, replace_one, unit: one stream element; seeded noise: private only
     while the seed stays secret
     >>> np.round(reg.coef_, 2), round(reg.intercept_, 2)
-    (array([ 0.38, -0.22,  0.15]), 0.17)
+    (array([ 0.33, -0.14,  0.1 ]), 0.29)
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], *,
@@ -242,7 +163,7 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
                  intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", scaling: str | None = None,
                  bounds_budget: float = 0.1, random_features: int | None = None,
-                 bandwidth: float = BANDWIDTH) -> None:
+                 bandwidth: float = BANDWIDTH, centre_budget: float = CENTRE_BUDGET) -> None:
         self._store(locals())
 
     @surfaced
@@ -276,16 +197,7 @@ class OnlineRegressor(RegressorMixin, _OnlineEstimator):
         return tags
 
 
-def _has_proba(estimator: OnlineClassifier) -> bool:
-    """A logistic learner (its margin's logistic link is a probability model)."""
-    name = estimator._learner_name
-    if name not in LEARNERS or LEARNERS[name].task != "classification":
-        return False
-    loss = LEARNERS[name].defaults(1, 1.0, 1.0).get("loss")
-    return isinstance(loss.loss if isinstance(loss, Regularized) else loss, LogisticLoss)
-
-
-class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
+class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     """A private online binary classifier; labels become -1 / +1 for the learner.
 
     Parameters are those of :class:`OnlineRegressor`, with ``learner`` defaulting to
@@ -325,7 +237,8 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
                  intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", scaling: str | None = None,
                  bounds_budget: float = 0.1, random_features: int | None = None,
-                 bandwidth: float = BANDWIDTH) -> None:
+                 bandwidth: float = BANDWIDTH,
+                 centre_budget: float = CLASSIFIER_CENTRE_BUDGET) -> None:
         self._store(locals())
 
     def _labels(self, y: np.ndarray) -> np.ndarray:
@@ -381,13 +294,13 @@ class OnlineClassifier(ClassifierMixin, _OnlineEstimator):
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
 
-    @available_if(_has_proba)
+    @available_if(has_proba)
     def predict_proba(self, X: object) -> np.ndarray:
         """[1 - p, p] with p = 1 / (1 + exp(-margin)) (logistic learners only)."""
         p = 0.5 * (1.0 + np.tanh(0.5 * self.decision_function(X)))
         return np.column_stack([1.0 - p, p])
 
-    @available_if(_has_proba)
+    @available_if(has_proba)
     def predict_log_proba(self, X: object) -> np.ndarray:
         """Log of :meth:`predict_proba`, computed stably."""
         m = self.decision_function(X)

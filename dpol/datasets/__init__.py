@@ -12,12 +12,15 @@
 * :mod:`dpol.datasets.private_bounds` — bounds estimated privately (OpenDP's private
   quantile, ``opendp`` extra) on a declared share of the budget;
 * :mod:`dpol.datasets.private_scaling` — per-feature scaling and the bounds after it,
-  released privately the same way.
+  released privately the same way;
+* :mod:`dpol.datasets.private_label_mean` — the labels' mean (the trivial model) by the
+  Gaussian mechanism, which the estimators centre the labels with.
 """
 
 from dpol.datasets.files import NORMALIZATIONS, TASKS, read_table, table_stream
 from dpol.datasets.normalize import normalize_regression, normalize_rows
 from dpol.datasets.private_bounds import PrivateBounds, private_bounds
+from dpol.datasets.private_label_mean import PrivateLabelMean, private_label_mean
 from dpol.datasets.private_scaling import PrivateScaling, private_scaling
 from dpol.datasets.real import (
     load_covertype,
@@ -33,6 +36,7 @@ __all__ = [
     "NORMALIZATIONS",
     "TASKS",
     "PrivateBounds",
+    "PrivateLabelMean",
     "PrivateScaling",
     "Stream",
     "linear_regression_stream",
@@ -47,6 +51,7 @@ __all__ = [
     "normalize_regression",
     "normalize_rows",
     "private_bounds",
+    "private_label_mean",
     "private_scaling",
     "read_table",
     "table_stream",

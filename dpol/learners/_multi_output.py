@@ -7,10 +7,11 @@ column and U_t = sum x y^T. :class:`~dpol.learners.PrivateQuadraticFTL` with
 ``outputs=K`` releases V_t through its V counter as before and U_t through one u counter
 of dimension d K (the element vec(x y^T), row-major), and solves the K systems on one
 factorisation a step (:class:`~dpol.learners._psd_solve._PsdSolver` takes a (d, K)
-right-hand side). The stacked element's sensitivity is the scalar labels' (Privacy), so
-K classes cost no more noise per coordinate than 2: what grows is the number of noisy
-coordinates of U (d K), not their std. This module holds the label side (validation,
-clipping, the loss); the counters and the solve stay the learner's.
+right-hand side, through :func:`tridiagonal_block` and :func:`eigen_solve` here). The
+stacked element's sensitivity is the scalar labels' (Privacy), so K classes cost no
+more noise per coordinate than 2: what grows is the number of noisy coordinates of U
+(d K), not their std. This module holds the label side (validation, clipping, the
+loss) and the solver's K-column steps; the counters stay the learner's.
 
 Predictions of the averaged model are clipped to [-y_bound, y_bound] output by output
 (an entry of a label row of norm <= y_bound lies there): the argmax of K class scores
@@ -56,12 +57,14 @@ to norm Y (and counted), as scalar labels are clipped to [-Y, Y]; the proof need
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import lapack
 
 from dpol._validation import as_matrix, as_vector, check_int, fail
 from dpol.clipping import clip_norms, exceeds_l2, scale_rows_l2
 from dpol.learners.postprocess import ReleaseAverage, row_dot
 
-__all__ = ["QuadraticOutputs", "check_outputs", "u_element", "u_elements"]
+__all__ = ["QuadraticOutputs", "check_outputs", "eigen_solve", "tridiagonal_block",
+           "u_element", "u_elements"]
 
 
 def check_outputs(learner: object, outputs: object) -> int:
@@ -99,6 +102,40 @@ def _as_shape(name: str, value: object, shape: tuple[int, int]) -> np.ndarray:
     if arr is None or len(arr) != shape[0]:
         raise fail(name, f"have shape {shape}", value if arr is None else arr)
     return arr
+
+
+def eigen_solve(vec: np.ndarray, lam: np.ndarray, u: np.ndarray, ridge: float
+                ) -> np.ndarray:
+    """(P(S) + ridge I)^-1 u from S's eigenpairs (lam, vec): the PSD solver's last route,
+    for u (d,) (its expression as it always was) or (d, K)."""
+    if u.ndim == 1:
+        return vec @ ((u @ vec) / (np.maximum(lam, 0.0) + ridge))
+    return vec @ ((vec.T @ u) / (np.maximum(lam, 0.0) + ridge)[:, None])
+
+
+def tridiagonal_block(refl, tau, diag, off, u, ridge, lam, z, k, every):
+    """The PSD solver's tridiagonal route (``_PsdSolver._tridiagonal``, whose notation
+    this keeps) for u (d, K): the same steps on (d, K) blocks, one factorisation for
+    the K columns (dormqr needs lwork >= K); None if LAPACK fails. Kept here, beside
+    the other multi-output pieces, so the 1-d route stays as it was."""
+    c = np.empty(u.shape)
+    c[0] = u[0]
+    c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:], u.shape[1])[0]
+    if every:
+        x = z @ ((z.T @ c) / (np.maximum(lam, 0.0) + ridge)[:, None])
+    else:
+        if k:
+            p = z.T @ c
+            c -= z @ p
+        _, _, x, info = lapack.dptsv(diag + ridge, off, c)
+        if info != 0:
+            return None
+        if k:
+            x += z @ (p / ridge)
+    w = np.empty(u.shape)
+    w[0] = x[0]
+    w[1:] = lapack.dormqr("L", "N", refl, tau, x[1:], u.shape[1])[0]
+    return w
 
 
 class QuadraticOutputs:

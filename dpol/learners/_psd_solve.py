@@ -20,6 +20,10 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg import lapack
+from threadpoolctl import ThreadpoolController
+
+from dpol.errors import NumericalWarning
+from dpol.learners._multi_output import eigen_solve, tridiagonal_block
 
 #: from this dimension the PSD solver's tridiagonal route beats dsyevd (measured, one
 #: core, per indefinite step: 99 against 114 us at d = 24, 60 against 28 us at d = 8)
@@ -34,6 +38,15 @@ _BISECT_SHARE = 1 / 3
 _CHUNK = 64
 _SLOTS = 4
 _SQRT2 = math.sqrt(2.0)
+
+_THREADPOOLS: list[ThreadpoolController] = []  # built on first use (inspecting costs ~1 ms)
+
+
+def _blas_controller() -> ThreadpoolController:
+    """The BLAS limiter: the solves of small matrices run single-threaded (PQFTL's _run)."""
+    if not _THREADPOOLS:
+        _THREADPOOLS.append(ThreadpoolController())
+    return _THREADPOOLS[0]
 
 
 class _Svec(NamedTuple):
@@ -138,9 +151,7 @@ class _PsdSolver:
         lam, vec, info = lapack.dsyevd(a, lower=1, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"LAPACK dsyevd did not converge (info={info})")
-        if u.ndim > 1:
-            return vec @ ((vec.T @ u) / (np.maximum(lam, 0.0) + ridge)[:, None])
-        return vec @ ((u @ vec) / (np.maximum(lam, 0.0) + ridge))
+        return eigen_solve(vec, lam, u, ridge)
 
     def _tridiagonal(self, a: np.ndarray, u: np.ndarray, ridge: float, bisect: bool = False
                      ) -> np.ndarray | None:
@@ -164,7 +175,7 @@ class _PsdSolver:
         if info != 0:
             return None
         # T + ridge I too ill-conditioned to solve (lam ascends only within a block)
-        every = k > 0 and float(np.min(lam[:k])) < -0.5 * ridge
+        every, z = k > 0 and float(np.min(lam[:k])) < -0.5 * ridge, None
         if every:  # all eigenpairs of T
             lam, z, info = _tridiagonal_eigh(diag, off)
         elif k:
@@ -175,8 +186,7 @@ class _PsdSolver:
         # unblocked dormqr (lwork=1) suits one vector, a contiguous copy spares f2py two
         refl = np.asfortranarray(t[1:, :-1])
         if u.ndim > 1:  # K right-hand sides: the same steps on (d, K) blocks
-            return self._tridiagonal_block(refl, tau, diag, off, u, ridge, lam,
-                                           z if every or k else None, k, every)
+            return tridiagonal_block(refl, tau, diag, off, u, ridge, lam, z, k, every)
         c = np.empty(self.d)
         c[0] = u[0]
         c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:, None], 1)[0][:, 0]
@@ -197,33 +207,11 @@ class _PsdSolver:
         w[1:] = lapack.dormqr("L", "N", refl, tau, x[1:, None], 1)[0][:, 0]
         return w
 
-    def _tridiagonal_block(self, refl, tau, diag, off, u, ridge, lam, z, k, every):
-        """``_tridiagonal``'s solve for u (d, K), or None (dormqr needs lwork >= K)."""
-        c = np.empty(u.shape)
-        c[0] = u[0]
-        c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:], u.shape[1])[0]
-        if every:
-            x = z @ ((z.T @ c) / (np.maximum(lam, 0.0) + ridge)[:, None])
-        else:
-            if k:
-                p = z.T @ c
-                c -= z @ p
-            _, _, x, info = lapack.dptsv(diag + ridge, off, c)
-            if info != 0:
-                return None
-            if k:
-                x += z @ (p / ridge)
-        w = np.empty(u.shape)
-        w[0] = x[0]
-        w[1:] = lapack.dormqr("L", "N", refl, tau, x[1:], u.shape[1])[0]
-        return w
-
     def solve_clipped(self, ap: np.ndarray, u: np.ndarray, ridge: float, radius: float
                       ) -> np.ndarray:
-        """``solve`` clipped to the ball of radius ``radius``, which holds every FTL iterate
-        (Frobenius norm for K right-hand sides)."""
+        """``solve`` clipped to the ball of radius ``radius``, which holds every FTL iterate."""
         w = self.solve(ap, u, ridge)
-        norm = math.sqrt(float(w @ w if w.ndim == 1 else np.vdot(w, w)))
+        norm = math.sqrt(float(w @ w if w.ndim == 1 else np.vdot(w, w)))  # Frobenius
         return w if norm <= radius else w * (radius / norm)
 
     def solve_released(self, V: np.ndarray, scale: np.ndarray, U: np.ndarray,
@@ -231,18 +219,30 @@ class _PsdSolver:
                        work: np.ndarray) -> None:
         """``solve_clipped`` of every row of the V counter's releases (svec, off-diagonals
         times sqrt(2)) into ``out``, unscaled into ``work`` (``V`` itself is allowed): one
-        division wherever a chunk is solved, so either process gives the same bits (rows
-        of U: vec(U_t) row-major for ``out`` (n, d, K))."""
+        division wherever a chunk is solved, so either process gives the same bits."""
         np.divide(V, scale, out=work)
         for i in range(len(U)):
-            out[i] = self.solve_clipped(work[i], U[i].reshape(out.shape[1:]), float(ridge[i]),
-                                        radius)
+            out[i] = self.solve_clipped(work[i], U[i], float(ridge[i]), radius)
 
 
 @functools.lru_cache(maxsize=16)
 def _psd_solver(d: int) -> _PsdSolver:
     return _PsdSolver(d)
 
+
+
+def _solve_printed(v_hat: np.ndarray, u_hat: np.ndarray, ridge: np.ndarray) -> np.ndarray:
+    """PQFTL without fixes: (ridge_t I + V_hat_t)^-1 u_hat_t as printed, V_hat the full d x d
+    release, warning when a system is indefinite."""
+    d = u_hat.shape[1]
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        system = v_hat + ridge[:, None, None] * np.eye(d)
+        lam_min = np.linalg.eigvalsh(0.5 * (system + np.swapaxes(system, 1, 2)))[:, 0]
+        if np.any(lam_min <= 0.0):
+            warnings.warn(f"{int(np.sum(lam_min <= 0))} of {len(ridge)} PQFTL systems "
+                          "t*alpha*I + V_hat are indefinite; use fixes=True "
+                          "(docs/errata.md, JKT-5)", NumericalWarning, stacklevel=4)
+        return np.linalg.solve(system, u_hat[:, :, None])[:, :, 0]
 
 def _helper_possible() -> bool:
     """Whether a helper process can use a second core: Linux (fork), two usable cores."""

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import math
-import warnings
+from contextlib import nullcontext
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from dpol._validation import check_bound, check_choice, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import jkt_private_sum_sigma
 from dpol.counters import BinaryTreeCounter, resolve_counter
-from dpol.errors import NumericalWarning
+from dpol.learners import _solve_schedule as schedule
 from dpol.learners._base import OnlineLearner
 from dpol.learners._joint_counters import (
     joint_counters,
@@ -22,10 +21,11 @@ from dpol.learners._joint_counters import (
 from dpol.learners._multi_output import QuadraticOutputs, check_outputs, u_element, u_elements
 from dpol.learners._psd_solve import (
     _CHUNK,
+    _blas_controller,
     _Helper,
     _helper_possible,
     _psd_solver,
-    _shared_empty,
+    _solve_printed,
     _svec_layout,
     _svec_outer,
 )
@@ -43,13 +43,6 @@ _SVEC_BLOCK_FLOATS = 1 << 19
 #: 0.17 s; at d = 90, T = 20,000 9.7 s against 18.8 s)
 _HELPER_DIM = 8
 _HELPER_ROWS = 4096
-_THREADPOOLS: list[ThreadpoolController] = []  # built on first use (inspecting costs ~1 ms)
-
-
-def _blas_controller() -> ThreadpoolController:
-    if not _THREADPOOLS:
-        _THREADPOOLS.append(ThreadpoolController())
-    return _THREADPOOLS[0]
 
 
 class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
@@ -101,6 +94,12 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     noise : {"gaussian", "secure"}
         ``"secure"``: exact discrete Gaussian noise on OS randomness in both counters
         (binary or window tree, tight calibration; not reproducible from ``seed``).
+    solves_per_doubling : int, optional
+        B: solve only on a public schedule (None, the default: every step, as JKT). The
+        counters run and a w is released at every step, but w is recomputed only at t <
+        2B, then at the multiples of 2^k for t in [2^k B, 2^(k+1) B), and at t = horizon
+        (~B (1 + log2(T/B)) solves); a skipped step releases the last solved w again, a
+        solved one the every-step learner's w (``dpol.learners._solve_schedule``).
     outputs : int
         K: labels are rows y_t, ||y_t|| <= Y (one-hot: K classes); ``weights`` (d, K) solve
         the system for U_t = sum x y^T (Frobenius-clipped). Needs fixes, tight calibration.
@@ -147,7 +146,11 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     that sensitivity with dp-accounting's RDP accountant
     (``dpol.learners._joint_counters.joint_zcdp``; 4-11% more std). Releases of the V
     counter are exact grid values; dividing them by sqrt(2) is post-processing.
-    ``noise_ridge`` and the clipping radius are public constants: post-processing.
+    ``noise_ridge`` and the clipping radius are public constants: post-processing. So is
+    ``solves_per_doubling``: which steps are solved is a function of t, B and the horizon
+    alone, and a skipped step releases the w solved from earlier releases of the
+    counters, which still run (and are charged) at every step: the guarantee is the
+    every-step learner's.
     ``outputs`` = K: u's element is (R / Y) vec(x y^T); ||x y^T - x' y'^T||_F^2 = ||x||^2
     ||y||^2 + ||x'||^2 ||y'||^2 - 2 <x, x'> <y, y'> is the scalar one with y y' -> <y, y'>,
     in the same range [-Y^2, Y^2]: s and the noise are the scalar labels' (_multi_output).
@@ -182,6 +185,8 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     #: a least-squares learner: its post-processed predictions are clipped to y_bound
     #: (:func:`dpol.learners.postprocess.label_bound`)
     least_squares = True
+    #: every step: what states saved before ``solves_per_doubling`` existed restore to
+    solves_per_doubling = None
 
     def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
                  alpha: float = 1.0, bound: float = 1.0, y_bound: float | None = None,
@@ -189,7 +194,8 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
                  counter_options: dict | None = None, fixes: bool = True,
                  noise_ridge: bool = False, outputs: int = 1,
                  neighbouring: str = "replace_one", calibration: str = "tight",
-                 noise: str = "gaussian", n_jobs: int = 1, seed: object = None) -> None:
+                 noise: str = "gaussian", n_jobs: int = 1,
+                 solves_per_doubling: int | None = None, seed: object = None) -> None:
         bound = check_bound("bound", bound)
         y_bound = bound if y_bound is None else y_bound  # checked by the base
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
@@ -205,6 +211,7 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         self.n_jobs = check_int("n_jobs", n_jobs, low=1)
         if self.n_jobs > 2:
             raise fail("n_jobs", "be 1 or 2 (one helper process at most)", n_jobs)
+        self.solves_per_doubling = schedule.check_solves_per_doubling(solves_per_doubling)
         self.outputs = check_outputs(self, outputs)
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian tree noise)", self.delta)
@@ -272,26 +279,23 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     def _learn(self, x: np.ndarray, y: float) -> None:
         # the counters' add, not a one-row run (whose setup cost ~250 us per step); the
         # elements, unscaling and solve are _run's on the same numbers: the same releases
-        d = self.dim
-        if not self.fixes:
-            v_hat = self._counters[0].add(np.outer(x, x).ravel())
-            u_hat = self._counters[1].add(y * self._label_scale * x)
-            self._w = self._solve_full(v_hat.reshape(1, d, d), u_hat[None, :],
-                                       np.array([float(self.t_)]))[0]
-            return
-        layout = _svec_layout(d)
-        v_hat = self._counters[0].add(_svec_outer(x[None, :], layout)[0])
+        d, layout = self.dim, _svec_layout(self.dim)
+        v_hat = self._counters[0].add(_svec_outer(x[None, :], layout)[0] if self.fixes
+                                      else np.outer(x, x).ravel())  # svec, or vec as printed
         u_hat = self._counters[1].add(u_element(x, y * self._label_scale)).reshape(self._w.shape)
+        if not schedule.solved_steps(self.t_, self.solves_per_doubling, self.horizon):
+            return  # the counters ran; the last solved w is released again
+        if not self.fixes:
+            self._w = _solve_printed(v_hat.reshape(1, d, d), u_hat[None, :],
+                                     np.array([self.t_ * self.alpha]))[0]
+            return
         v_hat /= layout.scale  # add returns a fresh array
         # _run's ridge: t alpha + 0.0 without noise_ridge, the same float either way
         ridge = (float(self._ridges(np.array([float(self.t_)]))[0]) if self.noise_ridge
                  else float(self.t_) * self.alpha)
-        solver = _psd_solver(d)
-        if d < 16:  # see _run: the BLAS limit costs ~9 us, more than a small solve
-            self._w = solver.solve_clipped(v_hat, u_hat, ridge, self._radius)
-            return
-        with _blas_controller().limit(limits=1, user_api="blas"):
-            self._w = solver.solve_clipped(v_hat, u_hat, ridge, self._radius)
+        # see _run: below d = 16 the BLAS limit costs ~9 us, more than the solve
+        with _blas_controller().limit(limits=1, user_api="blas") if d >= 16 else nullcontext():
+            self._w = _psd_solver(d).solve_clipped(v_hat, u_hat, ridge, self._radius)
 
     def _run(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Blockwise replay: the released weights before each step.
@@ -300,7 +304,8 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         machine: eigh of one 90x90 matrix 25.9 ms with 2 threads, 0.9 ms with one), so BLAS
         runs single-threaded, and with n_jobs=2 on long streams (_HELPER_DIM, _HELPER_ROWS)
         a forked helper process solves chunks of steps on the second core (_Helper) while this one
-        draws the noise and solves the chunks the helper has no room for.
+        draws the noise and solves the chunks the helper has no room for. A schedule's
+        rows are gathered and solved, then spread over the skipped ones (release_arrays).
         """
         if self._label_scale != 1.0:
             y = y * self._label_scale  # a fresh array: the u counter's labels (Privacy)
@@ -309,18 +314,14 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         n, d = X.shape
         start = self.t_
         layout, solver = _svec_layout(d), _psd_solver(d)
-        helped = self.n_jobs > 1 and d >= _HELPER_DIM and n >= _HELPER_ROWS \
+        steps = np.arange(start + 1, start + n + 1)
+        # the rows whose step recomputes w
+        rows = np.flatnonzero(schedule.solved_steps(steps, self.solves_per_doubling, self.horizon))
+        every = len(rows) == n
+        helped = self.n_jobs > 1 and d >= _HELPER_DIM and len(rows) >= _HELPER_ROWS \
             and self.outputs == 1 and _helper_possible()
-        weights = None  # w_t before step t, then the final one
-        if helped:  # in memory shared with the helper, which writes its chunks' w there
-            try:
-                weights = _shared_empty((n + 1, d))
-            except OSError:  # no shared memory to spare: one core it is
-                helped = False
-        if weights is None:
-            weights = np.empty((n + 1, *self._w.shape))
+        weights, solved, helped = schedule.release_arrays(n, self._w.shape, rows, helped)
         weights[0] = self._w
-        after = weights[1:]  # where step t's solve lands (no second (n, d) array)
         block = max(_CHUNK, _SVEC_BLOCK_FLOATS // len(layout.scale) // _CHUNK * _CHUNK)
         # one elements array for every block: the V counter clips and sums in it and
         # returns it, and it is consumed (unscaled or copied to the helper) before the
@@ -333,7 +334,7 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         with _blas_controller().limit(limits=1, user_api="blas"):  # the child inherits it
             if helped:
                 try:
-                    helper = _Helper(solver, self._radius, after, layout.scale)
+                    helper = _Helper(solver, self._radius, solved, layout.scale)
                 except OSError:  # no process or memory to spare: one core it is
                     helper = None
             try:
@@ -344,23 +345,23 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
                     # as they are (no second copy and finiteness pass)
                     v_hat = self._counters[0]._run_owned(
                         _svec_outer(Xb, layout, elements[:hi - lo]))
-                    u_hat = self._counters[1]._run_owned(u_elements(Xb, y[lo:hi]))
-                    ridge = self._ridges(np.arange(start + lo + 1, start + hi + 1,
-                                                   dtype=float))
-                    for c in range(0, hi - lo, _CHUNK):
-                        part = slice(c, c + _CHUNK)
-                        if helper is not None and helper.submit(
-                                v_hat[part], u_hat[part], ridge[part], lo + c):
-                            continue
-                        solver.solve_released(  # in place: run returned our own array
-                            v_hat[part], layout.scale, u_hat[part], ridge[part], self._radius,
-                            after[lo + c:min(hi, lo + c + _CHUNK)], v_hat[part])
+                    u_hat = self._counters[1]._run_owned(u_elements(Xb, y[lo:hi])).reshape(
+                        hi - lo, *self._w.shape)  # (rows, d, K) right-hand sides with outputs
+                    a, b = np.searchsorted(rows, (lo, hi))  # this block's: rows[a:b]
+                    if not every:  # gathered copies, unscaled in place below
+                        v_hat, u_hat = v_hat[rows[a:b] - lo], u_hat[rows[a:b] - lo]
+                    ridge = self._ridges(steps[rows[a:b]].astype(float))
+                    # in place: run returned our own array
+                    schedule.solve_chunks(solver, helper, v_hat, layout.scale, u_hat, ridge,
+                                 self._radius, solved, a)
             except BaseException:
                 if helper is not None:
                     helper.kill()
                 raise
             if helper is not None:
                 helper.close()
+        if not every:
+            schedule.fill_skipped(weights[1:], solved, rows, weights[0])
         self.t_ += n
         self._w = weights[-1].copy()
         if self._label_scale != 1.0:
@@ -377,24 +378,16 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
             Xb, yb = X[lo:lo + block], y[lo:lo + block]
             v_hat = self._counters[0].run(np.einsum("ni,nj->nij", Xb, Xb).reshape(len(Xb), -1))
             u_hat = self._counters[1].run(yb[:, None] * Xb)
-            steps = np.arange(start + lo + 1, start + lo + len(Xb) + 1, dtype=float)
-            after = self._solve_full(v_hat.reshape(-1, d, d), u_hat, steps)
+            steps = np.arange(start + lo + 1, start + lo + len(Xb) + 1)
+            rows = np.flatnonzero(schedule.solved_steps(steps, self.solves_per_doubling,
+                                                        self.horizon))
+            v_hat, after = v_hat.reshape(-1, d, d), np.empty((len(Xb), d))
+            if len(rows) < len(Xb):  # a schedule: the solved rows alone
+                v_hat, u_hat = v_hat[rows], u_hat[rows]
+            schedule.fill_skipped(after, _solve_printed(v_hat, u_hat, steps[rows] * self.alpha),
+                                  rows, self._w)
             before[lo] = self._w
             before[lo + 1:lo + len(Xb)] = after[:-1]
             self._w = after[-1].copy()
         self.t_ += n
         return before / self._label_scale
-
-    def _solve_full(self, v_hat: np.ndarray, u_hat: np.ndarray, steps: np.ndarray
-                    ) -> np.ndarray:
-        """Without fixes: (t alpha I + V_hat)^-1 u_hat as printed, warning when indefinite."""
-        d = self.dim
-        with _blas_controller().limit(limits=1, user_api="blas"):
-            system = v_hat + (steps * self.alpha)[:, None, None] * np.eye(d)
-            lam_min = np.linalg.eigvalsh(0.5 * (system + np.swapaxes(system, 1, 2)))[:, 0]
-            if np.any(lam_min <= 0.0):
-                warnings.warn(f"{int(np.sum(lam_min <= 0))} of {len(steps)} PQFTL systems "
-                              "t*alpha*I + V_hat are indefinite; use fixes=True "
-                              "(docs/errata.md, JKT-5)",
-                              NumericalWarning, stacklevel=4)
-            return np.linalg.solve(system, u_hat[:, :, None])[:, :, 0]

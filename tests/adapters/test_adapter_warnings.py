@@ -108,12 +108,14 @@ def test_a_privately_released_bound_gets_no_raw_data_suggestion():
 
 def test_the_adapter_tells_its_learner_which_bounds_were_released():
     pytest.importorskip("opendp")
-    X = np.random.default_rng(0).normal(size=(400, 2))
+    # 1,000 rows at bounds_budget 0.9: above the 790 rows a reliable estimate needs
+    # (PrivateBounds.min_rows: 2 ln(181 / 0.05) / (0.45 * 0.05)); fewer are refused
+    X = np.random.default_rng(0).normal(size=(1000, 2))
     y = X[:, 0]
     for kwargs, released in (({"x_bound": "auto", "y_bound": "auto"}, ("x_bound", "y_bound")),
                              ({"x_bound": "auto"}, ("x_bound",)), ({}, ())):
-        est = OnlineRegressor(epsilon=1.0, random_state=0, **kwargs)
-        _caught(lambda est=est: est.fit(X, y))  # small data: the estimate warns
+        est = OnlineRegressor(epsilon=1.0, random_state=0, bounds_budget=0.9, **kwargs)
+        _caught(lambda est=est: est.fit(X, y))
         learner = est.learner_
         while learner is not None:  # every wrapped learner warns the same way
             assert learner.released_bounds == released
@@ -121,18 +123,22 @@ def test_the_adapter_tells_its_learner_which_bounds_were_released():
 
 
 def test_labels_far_from_zero_are_warned_with_a_public_offset():
-    # diabetes-like labels (mean 152, spread 77): the ridge shrinks the intercept with the
-    # weights, so the model predicts towards 0; centred labels draw no warning
+    # diabetes-like labels (mean 152, spread 77): without the private centre, the ridge
+    # shrinks the intercept with the weights, so the model predicts towards 0; centred
+    # labels, or the private centre (the default), draw no warning
     from dpol.errors import LabelOffsetWarning
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3)) / 3.0
     z = rng.standard_normal(300)
     y = 152.0 + 77.0 * (z - z.mean()) / z.std()
-    est = OnlineRegressor(epsilon=1.0, random_state=0, y_bound=400.0)
+    assert not [w for w in _caught(lambda: OnlineRegressor(
+        epsilon=1.0, random_state=0, y_bound=400.0).fit(X, y))
+        if w.category is LabelOffsetWarning]
+    est = OnlineRegressor(epsilon=1.0, random_state=0, y_bound=400.0, centre_budget=0.0)
     (w,) = [w for w in _caught(lambda: est.fit(X, y)) if w.category is LabelOffsetWarning]
     assert str(w.message).startswith("OnlineRegressor: the labels' mean (152)")
     assert "func=lambda y: y - 150" in str(w.message) and w.filename == __file__
-    caught = _caught(lambda: OnlineRegressor(epsilon=1.0, random_state=0, y_bound=400.0)
-                     .fit(X, y - 150.0))
+    caught = _caught(lambda: OnlineRegressor(epsilon=1.0, random_state=0, y_bound=400.0,
+                                             centre_budget=0.0).fit(X, y - 150.0))
     assert not [w for w in caught if w.category is LabelOffsetWarning]

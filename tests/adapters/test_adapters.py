@@ -120,8 +120,20 @@ HORIZON_NONE_FAILURES = {
 }
 
 
+#: check -> why it fails, for regressors left at y_bound=1
+LABEL_SCALE_FAILURES = {
+    check: ("its labels lie mostly beyond y_bound=1: OnlineRegressor refuses them with a "
+            "ValueError saying which y_bound to declare (the model could only learn "
+            "their clipped values: measured R^2 -2.9 on such labels, twin included)")
+    for check in ("check_regressor_data_not_an_array", "check_regressors_no_decision_function")
+}
+
+
 def _expected_failures(estimator) -> dict:
-    return HORIZON_NONE_FAILURES if estimator.horizon is None else {}
+    failures = dict(HORIZON_NONE_FAILURES) if estimator.horizon is None else {}
+    if isinstance(estimator, OnlineRegressor) and estimator.y_bound == 1.0:
+        failures.update(LABEL_SCALE_FAILURES)
+    return failures
 
 
 ESTIMATORS = [
@@ -158,8 +170,10 @@ def test_expected_failures_really_fail_for_the_stated_reason():
 def test_partial_fit_continues_the_same_stream_as_fit():
     X, y = _stream("regression", 400, seed=1)
     for name in ("pqftl", "ftal", "kernel"):
-        whole = OnlineRegressor(name, horizon=400, random_state=3).fit(X, y)
-        parts = OnlineRegressor(name, horizon=400, random_state=3)
+        # centre_budget=0: partial_fit releases the labels' mean from its first batch,
+        # fit from all its rows (test_private_centre.py); the learner's stream is the same
+        whole = OnlineRegressor(name, horizon=400, random_state=3, centre_budget=0.0).fit(X, y)
+        parts = OnlineRegressor(name, horizon=400, random_state=3, centre_budget=0.0)
         parts.partial_fit(X[:150], y[:150]).partial_fit(X[150:], y[150:])
         np.testing.assert_array_equal(whole.coef_, parts.coef_)
         assert parts.t_ == 400 and str(parts.privacy_) == str(whole.privacy_)
@@ -171,9 +185,11 @@ def test_partial_fit_continues_the_same_stream_as_fit():
 
 def test_regressor_privacy_noise_and_non_private_twin():
     X, y = _stream("regression", 2000, seed=2)
-    reg = OnlineRegressor(epsilon=0.5, random_state=0).fit(X, y)
+    # centre_budget=0: the learner alone, on the labels as given (test_private_centre.py
+    # checks the centred estimator against its learner)
+    reg = OnlineRegressor(epsilon=0.5, random_state=0, centre_budget=0.0).fit(X, y)
     assert reg.privacy_.epsilon == pytest.approx(0.5) and reg.privacy_.delta == 1e-5
-    direct = make_learner(reg.learner, 3, horizon=2000, epsilon=0.5, seed=0,
+    direct = make_learner(reg.learner, 3, horizon=2000, epsilon=0.5, seed=reg._seeds()[0],
                           fit_intercept=True)
     trace = direct.run(X, y)
     # the learner, unchanged: its raw release, and coef_ / intercept_ its model's read-out
@@ -182,13 +198,13 @@ def test_regressor_privacy_noise_and_non_private_twin():
     np.testing.assert_array_equal(reg.coef_, coef)
     assert reg.intercept_ == intercept
     with pytest.warns(NonPrivateWarning):
-        exact = OnlineRegressor(epsilon=math.inf).fit(X, y)
+        exact = OnlineRegressor(epsilon=math.inf, centre_budget=0.0).fit(X, y)
     ridge = comparator(exact.learner_, X, y)  # lifted coordinates: (coef, intercept)
     # the non-private twin follows the leader to the ridge solution; the private one is noisy
     raw = exact.learner_.weights
     assert np.linalg.norm(raw - ridge) < 0.1 * np.linalg.norm(ridge)
     assert np.linalg.norm(reg.learner_.weights - ridge) > 5 * np.linalg.norm(raw - ridge)
-    other = OnlineRegressor(epsilon=0.5, random_state=1).fit(X, y)
+    other = OnlineRegressor(epsilon=0.5, random_state=1, centre_budget=0.0).fit(X, y)
     assert not np.array_equal(other.coef_, reg.coef_)  # random_state drives the noise
     assert np.array_equal(pickle.loads(pickle.dumps(reg)).predict(X), reg.predict(X))
 
@@ -199,10 +215,15 @@ def test_adapters_fit_an_intercept_and_predict_with_the_post_processed_model():
     # alpha), so the intercept k c w = 0.5 k^2 c^2 / (k^2 c^2 + alpha), exactly
     X, y = np.zeros((200, 2)), np.full(200, 0.5)
     with pytest.warns(NonPrivateWarning):
-        reg = OnlineRegressor(epsilon=math.inf).fit(X, y)
+        reg = OnlineRegressor(epsilon=math.inf, centre_budget=0.0).fit(X, y)
     k2c2 = (reg.learner_._kappa * reg.intercept_scaling) ** 2
     assert reg.intercept_ == pytest.approx(0.5 * k2c2 / (k2c2 + 0.01), rel=1e-9)
     np.testing.assert_array_equal(reg.coef_, 0.0)
+    # centred on the labels' exact mean (the twin's centre has no noise), the learner
+    # sees labels 0 and stays at 0: the intercept is the mean, unshrunk
+    with pytest.warns(NonPrivateWarning):
+        centred = OnlineRegressor(epsilon=math.inf).fit(X, y)
+    assert centred.intercept_ == 0.5 and centred.prep_.centre.value == 0.5
     # predict is X @ coef_ + intercept_, clipped to y_bound: predict_one of the learner
     Xr, yr = _stream("regression", 500, seed=3)
     fitted = OnlineRegressor(epsilon=1.0, random_state=0).fit(Xr, yr + 0.3)
@@ -211,21 +232,28 @@ def test_adapters_fit_an_intercept_and_predict_with_the_post_processed_model():
     np.testing.assert_allclose(pred, np.clip(big @ fitted.coef_ + fitted.intercept_, -1, 1),
                                rtol=1e-12, atol=1e-15)
     assert np.abs(pred[-2:]).max() == 1.0  # far rows: clipped to the label bound
-    np.testing.assert_allclose(pred, [fitted.learner_.predict_one(x) for x in big],
-                               rtol=1e-12, atol=1e-15)
+    b = fitted.prep_.centre.value  # the learner fits y - b (the released labels' mean)
+    np.testing.assert_allclose(pred, np.clip([fitted.learner_.predict_one(x) + b
+                                              for x in big], -1, 1), rtol=1e-12, atol=1e-15)
     raw = fitted.learner_.predict_one(big[0], raw=True)  # the papers' model: last release
     assert raw == pytest.approx(fitted.learner_.lift(big[:1])[0] @ fitted.learner_.weights)
     assert fitted.learner_.weights.shape == (4,)  # the raw release, intercept last
-    # an unbalanced stream whose features say nothing: without an intercept the margin
-    # x . w is symmetric about 0 (about half the rows each way); with one, the majority
+    # an unbalanced stream whose features say nothing: without an intercept or a centre
+    # the margin x . w is symmetric about 0 (about half the rows each way); with either,
+    # the majority (the released prior alone is enough)
     rng = np.random.default_rng(4)
     Xc = rng.normal(size=(3000, 3)) * 0.3
     yc = np.where(rng.random(3000) < 0.9, "a", "b")
-    with_b = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0).fit(Xc, yc)
+    with_b = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0,
+                              centre_budget=0.0).fit(Xc, yc)
     without = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0,
-                               fit_intercept=False).fit(Xc, yc)
+                               fit_intercept=False, centre_budget=0.0).fit(Xc, yc)
+    centred = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0,
+                               fit_intercept=False, centre_budget=0.1).fit(Xc, yc)
     assert with_b.score(Xc, yc) == pytest.approx(np.mean(yc == "a"))  # all "a"
     assert without.score(Xc, yc) < 0.75 and without.intercept_ == 0.0
+    assert centred.score(Xc, yc) == pytest.approx(np.mean(yc == "a"))
+    assert centred.intercept_ == centred.prep_.centre.value < 0.0
     # the kernel learner is not linear: it fits no intercept
     kern = OnlineRegressor("kernel", horizon=100, random_state=0).fit(Xr[:100], yr[:100])
     assert kern.intercept_ == 0.0 and type(kern.learner_).__name__ == "PrivateKernelRegression"

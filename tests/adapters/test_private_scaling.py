@@ -8,8 +8,10 @@ import pytest
 pytest.importorskip("opendp")
 pytest.importorskip("sklearn")
 
+from dpol.accounting.calibration import gaussian_share
 from dpol.accounting.events import compose_guarantee
 from dpol.adapters import OnlineClassifier, OnlineRegressor
+from dpol.adapters._private_prep import CENTRE_BUDGET
 from dpol.datasets.private_bounds import GRID
 from dpol.datasets.private_scaling import private_scaling
 from dpol.errors import InvalidInputError, PrivateEstimateWarning
@@ -54,7 +56,10 @@ def test_regressor_with_private_scaling_learns_in_the_labels_units():
     assert reg.privacy_ == compose_guarantee(events, reg.learner_.delta, target=4.0,
                                              seeded=True)  # random_state=0
     assert reg.privacy_.epsilon <= 4.0
-    assert math.isclose(reg.learner_.epsilon, 0.9 * 4.0)
+    # 0.9 of epsilon after the estimate; of it, CENTRE_BUDGET of the Gaussian budget
+    # (mu^2) for the labels' mean, the rest for the learner
+    rest = gaussian_share(0.9 * 4.0, reg.learner_.delta, CENTRE_BUDGET)[1]
+    assert math.isclose(reg.learner_.epsilon, rest)
 
 
 def test_auto_bounds_alone_compose_with_the_learner():
@@ -63,14 +68,23 @@ def test_auto_bounds_alone_compose_with_the_learner():
     clf = OnlineClassifier(x_bound="auto", epsilon=1.0, bounds_budget=0.2,
                            random_state=0).fit(X, np.sign(y - 100.0))
     assert clf.prep_.estimate.y_bound is None and clf.prep_.x_bound in GRID
+    # a classifier is not centred by default: the learner gets all the rest
     assert math.isclose(clf.learner_.epsilon, 0.8) and clf.privacy_.epsilon <= 1.0
 
 
-def test_few_rows_warn():
+def test_few_rows_refuse_a_regressor_and_warn_a_classifier():
+    # below PrivateScaling.min_rows (a public function of n and epsilon) the released
+    # scale can land far above the data: a regression model on it is unboundedly wrong
+    # (measured R^2 down to -5e7), so it is refused, nothing fitted; a classifier's
+    # predictions are classes, and its centred labels fall back to the private prior
     X, y = _regression(300)
+    reg = OnlineRegressor(x_bound="auto", y_bound="auto", scaling="private", random_state=0)
+    with pytest.raises(InvalidInputError, match="scaling must be declared for 300 rows"):
+        reg.fit(X, y)
+    assert not hasattr(reg, "learner_") and not hasattr(reg, "prep_")
     with pytest.warns(PrivateEstimateWarning, match="300 rows"):
-        OnlineRegressor(x_bound="auto", y_bound="auto", scaling="private",
-                        random_state=0).fit(X, y)
+        OnlineClassifier(x_bound="auto", scaling="private", random_state=0).fit(
+            X, np.sign(y - np.median(y)))
 
 
 @pytest.mark.parametrize("est, kwargs, name", [
@@ -95,10 +109,10 @@ def test_a_huge_finite_row_is_scaled_to_a_finite_row_and_clipped():
     X[5] = [1e307, -1e307]
     y = X[:, 0] + 0.1 * rng.normal(size=3000)
     y[6] = 1.7e308
+    # bounds_budget 0.9: 3,000 rows are enough (PrivateScaling.min_rows 1,580)
     est = OnlineRegressor(epsilon=1.0, random_state=0, x_bound="auto", y_bound="auto",
-                          scaling="private")
-    with pytest.warns(PrivateEstimateWarning):  # 3,000 rows: few for the estimate
-        est.fit(X, y)
+                          scaling="private", bounds_budget=0.9)
+    est.fit(X, y)
     assert np.all(np.isfinite(est.prep_.transform(X[5:6])))
     assert np.all(np.isfinite(est.coef_)) and est.n_clipped_ >= 2
 

@@ -237,7 +237,8 @@ def _bits(a):
 
 @pytest.mark.parametrize(("d", "kw"), [(5, {}), (30, {"noise_ridge": True, "alpha": 0.01,
                                                        "counter": "blt"}),
-                                       (6, {"y_bound": 2.0, "counter": "honaker"})])
+                                       (6, {"y_bound": 2.0, "counter": "honaker"}),
+                                       (8, {"solves_per_doubling": 4})])
 def test_learn_one_and_run_release_the_same_bits(d, kw):
     K, T = 3, 300
     X, Y = _stream(d, T, d, K, norm=1.3)  # some rows clipped

@@ -54,7 +54,9 @@ def test_smallest_mode_writes_consistent_outputs(bench, tmp_path, capsys):
                 and r["kind"] == "dpol" and r["method"] == info["default"]]
         assert len(runs) == 2
         assert mine["1"]["held_out"][key]["mean"] == pytest.approx(np.mean(runs))
-        assert result["targets"]["per_dataset"][name]["measured"]
+        assert info["group"] == "tuning"
+        assert result["targets"]["groups"]["tuning"]["1"]["per_dataset"][name]["measured"]
+    assert list(result["targets"]["groups"]) == ["tuning"]
 
     # the trivial baseline is the stream's majority class, scored on the held-out rows
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -75,7 +77,7 @@ def test_smallest_mode_writes_consistent_outputs(bench, tmp_path, capsys):
 
     if result["diffprivlib"] is None:  # the column says so, and T3 is not judged
         assert "not installed" in printed and "absent" in printed
-        assert result["targets"]["overall"]["T3"] is None
+        assert result["targets"]["groups"]["tuning"]["1"]["overall"]["T3"] is None
     else:
         assert "diffprivlib" in result["summary"]["synthetic-logistic"]
 
@@ -84,3 +86,117 @@ def test_unknown_dataset_is_refused(bench, capsys):
     with pytest.raises(SystemExit):
         bench.main(["--datasets", "nope"])
     assert "unknown data sets ['nope']" in capsys.readouterr().err
+
+
+def test_a_set_outside_the_chosen_group_is_refused(bench, capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--group", "evaluation", "--sets", "diabetes"])
+    assert "not in group evaluation" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def helpers():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import _utility_baselines
+        import _utility_data
+        import _utility_targets
+    finally:
+        sys.path.pop(0)
+    return _utility_data, _utility_baselines, _utility_targets
+
+
+def test_groups_split_every_set_once_and_each_covers_both_tasks(helpers):
+    data = helpers[0]
+    tuning, evaluation = data.GROUPS["tuning"], data.GROUPS["evaluation"]
+    assert sorted(tuning + evaluation) == sorted(data.SOURCES)
+    assert not set(tuning) & set(evaluation)
+    for names in (tuning, evaluation):
+        tasks = {data.SOURCES[n][0] for n in names}
+        assert tasks == {"classification", "multiclass", "regression"}
+
+
+def test_the_new_sets_cover_what_the_issue_asks(helpers):
+    """Imbalanced binary, one-vs-rest, multiclass, raw-label regression, >= 100
+    features, <= 500 rows: each held by a packaged set (no download)."""
+    data = helpers[0]
+    sets = {n: data.prepare(n) for n in ("solar-flare", "image-segments", "yeast",
+                                         "chick-weights", "iris", "digits", "engel")}
+    assert np.mean(np.r_[sets["solar-flare"].y_train, sets["solar-flare"].y_test] > 0) < 0.1
+    assert np.mean(sets["image-segments"].y_train > 0) == pytest.approx(1 / 7, abs=0.02)
+    assert sets["yeast"].dim >= 100
+    assert sets["iris"].n_rows <= 500 and sets["engel"].n_rows <= 500
+    assert sets["digits"].n_classes == 10
+    assert set(np.unique(sets["iris"].y_train)) == {0.0, 1.0, 2.0}
+    raw = sets["chick-weights"]
+    assert "chick-weights" in data.RAW_LABELS and raw.raw_train.min() >= 35
+    assert np.allclose(raw.to_units(raw.y_test), raw.raw_test)  # labels kept raw
+    assert raw.X_raw_train.shape == raw.X_train.shape
+
+
+def test_trivial_standard_errors(helpers):
+    data, baselines, _ = helpers
+    ds = data.prepare("iris")
+    held = baselines.score(ds, baselines.trivial(ds)["held_out"], "test")
+    p, n = held["accuracy"], len(ds.y_test)
+    assert baselines.trivial_standard_error(ds, held)["accuracy_se"] == pytest.approx(
+        np.sqrt(p * (1 - p) / n))
+    ds = data.prepare("diabetes")
+    held = baselines.score(ds, baselines.trivial(ds)["held_out"], "test")
+    se = baselines.trivial_standard_error(ds, held)
+    errors = (ds.raw_test - ds.offset) ** 2
+    assert se["mse_se"] == pytest.approx(np.std(errors, ddof=1) / np.sqrt(len(errors)))
+    assert se["r2_se"] == pytest.approx(se["mse_se"] / np.var(ds.raw_test))
+
+
+def _entry(accuracies: list[float], se: float | None = None) -> dict:
+    def stats(v):
+        v = np.asarray(v)
+        return {"mean": v.mean(), "median": np.median(v), "min": v.min(), "max": v.max(),
+                "n": v.size}
+
+    part = {"accuracy": stats(accuracies)}
+    if se is not None:
+        part["accuracy_se"] = stats([se])
+    return {"prequential": dict(part), "held_out": dict(part)}
+
+
+def test_t1_tolerates_one_standard_error_and_t3_needs_two_thirds(helpers):
+    targets = helpers[2]
+    info = {n: {"task": "classification", "default": "d", "rows": 100, "group": "evaluation"}
+            for n in ("a", "b", "c")}
+    trivial = _entry([0.80], se=0.02)
+    summary = {
+        # worst seed 0.79: within one standard error of 0.80
+        "a": {"trivial": {"-": trivial}, "d": {"1": _entry([0.79, 0.81])},
+              "diffprivlib": {"1": _entry([0.70])}},
+        # worst seed 0.77: beyond it
+        "b": {"trivial": {"-": trivial}, "d": {"1": _entry([0.77, 0.83])},
+              "diffprivlib": {"1": _entry([0.70])}},
+        "c": {"trivial": {"-": trivial}, "d": {"1": {"unsupported": "3 classes",
+                                                     "prequential": None, "held_out": None}},
+              "diffprivlib": {"1": _entry([0.90])}},
+    }
+    out = targets.targets(summary, info, True)
+    judged = out["groups"]["evaluation"]["1"]
+    assert out["epsilons"] == ["1"] and list(out["groups"]) == ["evaluation"]
+    assert judged["per_dataset"]["a"]["T1_held_out"]["pass"]
+    assert not judged["per_dataset"]["b"]["T1_held_out"]["pass"]
+    assert judged["overall"]["not_measured"] == {"c": "not supported: 3 classes"}
+    assert judged["overall"]["T3_count"] == "2 of 2" and judged["overall"]["T3"]
+    summary["b"]["diffprivlib"]["1"] = _entry([0.95])
+    assert not targets.targets(summary, info, True)["groups"]["evaluation"]["1"][
+        "overall"]["T3"]  # 1 of 2 < two thirds
+
+
+def test_multiclass_sets_run_every_baseline(bench, tmp_path):
+    result = bench.main(["--group", "evaluation", "--sets", "iris", "--epsilons", "1",
+                         "--seeds", "1", "--out", str(tmp_path)])
+    methods = result["summary"]["iris"]
+    for baseline in ("trivial", "river", "sklearn"):
+        assert 0.0 <= methods[baseline]["-"]["held_out"]["accuracy"]["mean"] <= 1.0
+    judged = result["targets"]["groups"]["evaluation"]["1"]["per_dataset"]["iris"]
+    # dpol's column scores once OnlineClassifier learns K > 2 classes; until then it says so
+    assert judged["measured"] or judged["why"].startswith("not supported")
+    report = (tmp_path / "utility_custom.md").read_text()
+    assert "## Evaluation group" in report and "## Tuning group" not in report

@@ -1,0 +1,166 @@
+"""The machinery the scikit-learn estimators share: parameters, learner, stream, margin.
+
+Kept apart from :mod:`dpol.adapters.sklearn`, which holds the two public estimators and
+their documentation (the Privacy section is there).
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpol._clip_warning import label_offset_advice, suggested_bound
+from dpol._seeding import spawn_seeds
+from dpol._validation import fail
+from dpol.adapters._private_prep import prepare
+from dpol.adapters._surface import speak_as
+from dpol.adapters.registry import LEARNERS, check_regression_learner, make_learner
+from dpol.errors import HorizonExceededError, LabelOffsetWarning
+from dpol.learners import PrivateKernelRegression
+from dpol.learners._wrapper import LearnerWrapper
+from dpol.learners.intercept import WithIntercept
+from dpol.learners.postprocess import predict as model_predict
+from dpol.learners.random_features import WithRandomFeatures
+from dpol.losses import LogisticLoss, Regularized
+
+__all__ = ["REFUSE_CLIPPED_LABELS", "OnlineEstimator", "has_proba"]
+
+#: the share of labels above a declared ``y_bound`` from which a regressor refuses to fit:
+#: measured on river's ChickWeights (labels 35-373, y_bound 1: all clipped), held-out
+#: R^2 -2.9 for the private model and for its non-private twin alike
+REFUSE_CLIPPED_LABELS = 0.5
+
+
+class OnlineEstimator(BaseEstimator):
+    """Shared parameters, learner construction, streaming and prediction."""
+
+    def _store(self, params: dict) -> None:
+        for name, value in params.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
+
+    @property
+    def _learner_name(self) -> str:
+        return self.learner
+
+    def _seeds(self) -> tuple[object, object]:
+        """(learner's, centre's): None (fresh OS entropy) for ``random_state=None``, not
+        one of 2^31 ints; else two children of the int or of 128 bits of a RandomState."""
+        if self.random_state is None:
+            return None, None
+        if isinstance(self.random_state, Integral) and not isinstance(self.random_state, bool):
+            seed = int(self.random_state)
+        else:
+            state = check_random_state(self.random_state)  # a RandomState: 128 bits of it
+            seed = np.random.SeedSequence(
+                state.randint(2**32, size=4, dtype=np.uint64).tolist())
+        learner, centre = spawn_seeds(seed, 2)
+        return learner, centre
+
+    def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool,
+               by_fit: bool) -> None:
+        if regression:
+            check_regression_learner(self._learner_name, type(self).__name__)
+        learner_seed, centre_seed = self._seeds()
+        prep = prepare(self, X, y, regression=regression, centred=self._centred(regression),
+                       horizon=horizon, seed=centre_seed)
+        if regression:
+            _check_label_scale(self, y)
+        self._horizon_from = ("horizon" if self.horizon is not None else "the rows of fit"
+                              if by_fit else "partial_fit's default horizon")
+        if regression and self.scaling is None and prep.centre is None:
+            advice = label_offset_advice(y, "scikit-learn's TransformedTargetRegressor with "
+                                         "func=lambda y: y - {offset:g} and inverse_func="
+                                         "lambda y: y + {offset:g}", "centre_budget=0.1")
+            if advice:
+                warnings.warn(f"{type(self).__name__}: {advice}", LabelOffsetWarning,
+                              stacklevel=2)
+        self.prep_ = prep
+        self.learner_ = make_learner(
+            self._learner_name, X.shape[1], horizon=horizon, epsilon=self.prep_.epsilon,
+            delta=self.delta if prep.delta is None else prep.delta, counter=self.counter,
+            x_bound=self.prep_.x_bound, y_bound=self.prep_.y_bound,
+            calibration=self.calibration, seed=learner_seed,
+            options=None if self.learner_options is None else dict(self.learner_options),
+            fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
+            postprocess=self.postprocess, random_features=self.random_features,
+            bandwidth=self.bandwidth)
+        speak_as(self.learner_, type(self).__name__, released=() if self.prep_.estimate is None
+                 else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))
+
+    def _centred(self, regression: bool) -> bool:
+        """Whether the labels are centred: a least-squares learner (a logistic one reads
+        its labels as -1 / +1)."""
+        name = self._learner_name
+        return regression or (name in LEARNERS and not has_proba(self))
+
+    def _fits_intercept(self) -> bool:
+        """``fit_intercept`` for a linear learner; the kernel learner fits none."""
+        name = self._learner_name
+        return self.fit_intercept and not (name in LEARNERS and not LEARNERS[name].linear)
+
+    def _stream(self, X: np.ndarray, y: np.ndarray) -> None:
+        try:
+            self.learner_.run(self.prep_.transform(X), self.prep_.transform_y(y))
+        except HorizonExceededError:  # nothing was learnt: said in the estimator's terms
+            h = self.learner_.horizon
+            raise HorizonExceededError(
+                f"{type(self).__name__}: {len(y)} more rows after {self.learner_.t} exceed "
+                f"the {h} its noise is calibrated for ({self._horizon_from}); set horizon to "
+                "the whole stream's length before the first fit or partial_fit") from None
+        features = isinstance(self.learner_, WithRandomFeatures)
+        inner = self.learner_.learner if features else self.learner_
+        if isinstance(inner, WithIntercept):  # with random features: the features' weights
+            self.coef_, self.intercept_ = inner.linear_model()
+        elif features:
+            self.coef_, self.intercept_ = inner.model_weights, 0.0
+        elif isinstance(self.learner_, PrivateKernelRegression):
+            self.coef_, self.intercept_ = self.learner_.weights, 0.0  # its feature weights
+        else:
+            self.coef_, self.intercept_ = self.learner_.model_weights, 0.0
+        if self.prep_.centre is not None:  # the trivial model's offset, outside the learner
+            self.intercept_ = float(self.intercept_ + self.prep_.centre.value)
+        self.privacy_ = self.prep_.guarantee(self.learner_, self.epsilon)
+        self.n_clipped_ = self.learner_.n_clipped_
+        self.t_ = self.learner_.t
+
+    def _margin(self, X: object) -> np.ndarray:
+        check_is_fitted(self)
+        X = self.prep_.transform(validate_data(self, X, reset=False, dtype=np.float64))
+        if isinstance(self.learner_, PrivateKernelRegression):
+            margin = np.array([self.learner_.predict_one(x) for x in X])
+        elif isinstance(self.learner_, LearnerWrapper):  # exactly what predict_one gives
+            margin = self.learner_.predict_rows(X)
+        else:
+            margin = model_predict(self.learner_, X)
+        return self.prep_.uncentre(margin)
+
+
+def has_proba(estimator: object) -> bool:
+    """A logistic learner (its margin's logistic link is a probability model)."""
+    name = estimator._learner_name
+    if name not in LEARNERS or LEARNERS[name].task != "classification":
+        return False
+    loss = LEARNERS[name].defaults(1, 1.0, 1.0).get("loss")
+    return isinstance(loss.loss if isinstance(loss, Regularized) else loss, LogisticLoss)
+
+
+
+def _check_label_scale(est: object, y: np.ndarray) -> None:
+    """Refuse labels mostly above a declared ``y_bound``: the model could only learn
+    their clipped values (advice read from the raw labels, for the data holder)."""
+    if est.y_bound == "auto" or est.scaling is not None or y.size == 0:
+        return
+    bound = float(est.y_bound)
+    share = float(np.mean(np.abs(y) > bound))
+    if share > REFUSE_CLIPPED_LABELS:
+        raise fail("y_bound", f"bound most labels of y ({share:.0%} of them exceed it, so "
+                   "the model would learn their clipped values only): declare "
+                   f"y_bound={suggested_bound(np.abs(y)):g} (at most 2.5% of |y| above "
+                   "it; the labels are then centred privately, centre_budget), or "
+                   "y_bound='auto' with enough rows", est.y_bound)
