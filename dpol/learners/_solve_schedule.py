@@ -48,10 +48,10 @@ def release_arrays(n: int, d: int | tuple[int, ...], rows: np.ndarray, shared: b
                    ) -> tuple[np.ndarray, np.ndarray, bool]:
     """(weights, solved, shared) for a run of n rows whose ``rows`` are solved: weights
     (n + 1, d), w before each row then the final one (d: a release's shape, (d, K) for
-    PQFTL's ``outputs``); ``solved`` where the solves land
-    (row i: w after row rows[i]), weights[1:] itself when every row is (no second (n, d)
-    array). ``shared``: ``solved`` in memory shared with a helper process, which writes
-    there; False back if none could be had (one core it is)."""
+    PQFTL's ``outputs``); ``solved`` where the solves land (row i: w after row
+    rows[i]), weights[1:] itself when every row is (no second (n, d) array). ``shared``:
+    ``solved`` in memory shared with a helper process, which writes there; False back
+    if none could be had (one core it is)."""
     every, d = len(rows) == n, tuple(np.atleast_1d(d))
     shape, out = (n + 1, *d) if every else (len(rows), *d), None
     if shared:
