@@ -32,6 +32,7 @@ from dpol.learners.postprocess import (
     record_release,
     record_releases,
     release_weights,
+    row_dot,
 )
 
 __all__ = ["Checkpointable", "OnlineLearner", "Trace"]
@@ -43,16 +44,16 @@ class Trace:
 
     Attributes
     ----------
-    weights : array (T, d)
+    weights : array (T, d), or (T, d, K) for K outputs
         ``weights[t]`` is the released iterate used at step t+1, before seeing its element.
     losses : array (T,)
         Loss suffered at each step, f_t(weights[t]) (on the clipped element).
-    predictions : array (T,)
+    predictions : array (T,), or (T, K)
         ``x_t . weights[t]``, the prediction made before the label was seen (x_t as
         learnt, i.e. clipped).
     regret : array (T,) or None
         Cumulative regret against ``comparator`` when one was given.
-    final_weights : array (d,)
+    final_weights : array (d,), or (d, K)
         The iterate released after the last step.
     privacy : PrivacyGuarantee
     n_clipped : int
@@ -240,6 +241,27 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
     def _check_label(self, y: object, name: str = "y") -> float:
         return check_real(name, y)
 
+    # label hooks: a learner with vector labels (PQFTL's ``outputs``) overrides them
+    def _check_labels(self, y: object, n: int) -> np.ndarray:
+        """The labels of n rows, validated (a fresh array)."""
+        return as_vector("y", y, n)
+
+    def _label_over(self, y: float) -> bool:
+        """Whether ``_clip`` would clip the label of one element."""
+        return abs(y) > self.y_bound
+
+    def _labels_over(self, y: np.ndarray) -> np.ndarray:
+        """Which of the labels of n rows ``_clip`` would clip (bool, (n,))."""
+        return np.abs(y) > self.y_bound
+
+    def _label_sizes(self, y: object) -> object:
+        """The labels' sizes the clipping advice reads (raw labels as given)."""
+        return y
+
+    def _check_weights(self, name: str, w: object) -> np.ndarray:
+        """A point of the weights' space (a comparator), validated."""
+        return as_vector(name, w, self.dim)
+
     # ------------------------------------------------------------------ the model
     @classmethod
     def _model_kinds(cls) -> tuple[bool, bool]:
@@ -265,15 +287,16 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         ``privacy`` (:mod:`dpol.learners.postprocess`). ``weights`` is the raw release."""
         return model_weights(self, self.postprocess)
 
-    def predict_one(self, x: object, *, raw: bool = False) -> float:
-        """The model's prediction x . w (no state change).
+    def predict_one(self, x: object, *, raw: bool = False) -> float | np.ndarray:
+        """The model's prediction x . w (no state change; K outputs: an array (K,)).
 
         By default w is :attr:`model_weights` and a least-squares learner's prediction is
         clipped to [-y_bound, y_bound]; ``raw=True``: the last release ``weights``
         unclipped, the papers' model. Both are post-processing of the releases.
         """
         xv = as_vector("x", x, self.dim)
-        return float(xv @ self.weights if raw else predict(self, xv[None, :])[0])
+        out = xv @ self.weights if raw else predict(self, xv[None, :])[0]
+        return float(out) if np.ndim(out) == 0 else out
 
     def learn_one(self, x: object, y: object) -> None:
         """Observe one element; the next released iterate is ``weights``.
@@ -288,9 +311,9 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
                                        f"{self.horizon} elements; all were seen")
         # _clip's own test (run() clips identically); an in-bound element skips it (~10 us)
         clipped = 0
-        if exceeds_l2(xv, self.x_bound) or abs(yv) > self.y_bound:
+        if exceeds_l2(xv, self.x_bound) or self._label_over(yv):
             X, Y, clipped = self._clip(xv[None, :], np.array([yv]))
-            xv, yv = X[0], float(Y[0])
+            xv, yv = X[0], (Y[0] if Y.ndim > 1 else float(Y[0]))
             self.n_clipped_ += clipped
         self.t_ += 1
         self._learn(xv, yv)
@@ -304,8 +327,8 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         Parameters
         ----------
         X : array (n, d)
-        y : array (n,)
-        comparator : array (d,), optional
+        y : array (n,), or (n, K) for K outputs
+        comparator : array (d,) (or (d, K)), optional
             A fixed point (e.g. :func:`dpol.evaluation.best_fixed_point`); when given the
             trace holds the cumulative regret against it.
         """
@@ -317,8 +340,8 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         given; :class:`~dpol.learners.intercept.WithIntercept` passes its lifted rows)."""
         raw_X, raw_y = X, y  # the caller's arrays, untouched: for the clipping advice
         X = as_matrix("X", X, self.dim)
-        y = as_vector("y", y, X.shape[0])
-        u = None if comparator is None else as_vector("comparator", comparator, self.dim)
+        y = self._check_labels(y, X.shape[0])
+        u = None if comparator is None else self._check_weights("comparator", comparator)
         if self.t_ + X.shape[0] > self.horizon:
             raise HorizonExceededError(f"{type(self).__name__}: {X.shape[0]} elements after "
                                        f"{self.t_} exceed horizon={self.horizon}")
@@ -330,14 +353,15 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
         X, y, clipped = self._clip(X, y, copy=rows is X)
         self.n_clipped_ += clipped
         weights = self._run(X, y)
+        # stacklevel 4: at run's caller
         note_clipping(self, bounds=self._bounds_text(), stacklevel=4, raw=lambda: (
-            clip_norms(np.asarray(raw_X, dtype=float)), raw_y))  # at run's caller
+            clip_norms(np.asarray(raw_X, dtype=float)), self._label_sizes(raw_y)))
         model_predictions = record_releases(self, rows, weights)
         losses = self._losses_along(weights, X, y)
         regret = None
         if u is not None:
             regret = np.cumsum(losses - self._loss_value(u, X, y))
-        return Trace(weights=weights, losses=losses, predictions=np.einsum("ij,ij->i", X, weights),
+        return Trace(weights=weights, losses=losses, predictions=row_dot(X, weights),
                      final_weights=self.weights, privacy=self.privacy,
                      n_clipped=self.n_clipped_, regret=regret,
                      model_predictions=model_predictions)

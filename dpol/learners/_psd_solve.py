@@ -23,6 +23,7 @@ from scipy.linalg import lapack
 from threadpoolctl import ThreadpoolController
 
 from dpol.errors import NumericalWarning
+from dpol.learners._multi_output import eigen_solve, tridiagonal_block
 
 #: from this dimension the PSD solver's tridiagonal route beats dsyevd (measured, one
 #: core, per indefinite step: 99 against 114 us at d = 24, 60 against 28 us at d = 8)
@@ -37,7 +38,6 @@ _BISECT_SHARE = 1 / 3
 _CHUNK = 64
 _SLOTS = 4
 _SQRT2 = math.sqrt(2.0)
-
 
 _THREADPOOLS: list[ThreadpoolController] = []  # built on first use (inspecting costs ~1 ms)
 
@@ -131,7 +131,7 @@ class _PsdSolver:
         return lapack.dtpttr(self.d, ap, uplo="L")[0]  # lower triangle, Fortran order
 
     def solve(self, ap: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray:
-        """(P(S) + ridge I)^-1 u."""
+        """(P(S) + ridge I)^-1 u; u (d,) or (d, K): K right-hand sides, one factorisation."""
         a = self._unpack(ap)
         failed = lapack.dpotrf(a, lower=1, clean=0)[1]  # a copy: a itself is kept
         if failed == 0:
@@ -151,7 +151,7 @@ class _PsdSolver:
         lam, vec, info = lapack.dsyevd(a, lower=1, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"LAPACK dsyevd did not converge (info={info})")
-        return vec @ ((u @ vec) / (np.maximum(lam, 0.0) + ridge))
+        return eigen_solve(vec, lam, u, ridge)
 
     def _tridiagonal(self, a: np.ndarray, u: np.ndarray, ridge: float, bisect: bool = False
                      ) -> np.ndarray | None:
@@ -175,7 +175,7 @@ class _PsdSolver:
         if info != 0:
             return None
         # T + ridge I too ill-conditioned to solve (lam ascends only within a block)
-        every = k > 0 and float(np.min(lam[:k])) < -0.5 * ridge
+        every, z = k > 0 and float(np.min(lam[:k])) < -0.5 * ridge, None
         if every:  # all eigenpairs of T
             lam, z, info = _tridiagonal_eigh(diag, off)
         elif k:
@@ -185,6 +185,8 @@ class _PsdSolver:
         # Q = diag(1, Q1), Q1 the product of the reflectors below the subdiagonal; the
         # unblocked dormqr (lwork=1) suits one vector, a contiguous copy spares f2py two
         refl = np.asfortranarray(t[1:, :-1])
+        if u.ndim > 1:  # K right-hand sides: the same steps on (d, K) blocks
+            return tridiagonal_block(refl, tau, diag, off, u, ridge, lam, z, k, every)
         c = np.empty(self.d)
         c[0] = u[0]
         c[1:] = lapack.dormqr("L", "T", refl, tau, u[1:, None], 1)[0][:, 0]
@@ -209,7 +211,7 @@ class _PsdSolver:
                       ) -> np.ndarray:
         """``solve`` clipped to the ball of radius ``radius``, which holds every FTL iterate."""
         w = self.solve(ap, u, ridge)
-        norm = math.sqrt(float(w @ w))
+        norm = math.sqrt(float(w @ w if w.ndim == 1 else np.vdot(w, w)))  # Frobenius
         return w if norm <= radius else w * (radius / norm)
 
     def solve_released(self, V: np.ndarray, scale: np.ndarray, U: np.ndarray,

@@ -44,15 +44,16 @@ def solved_steps(steps: np.ndarray | int, per_doubling: int | None, horizon: int
     return (steps % stride == 0) | (steps == horizon)
 
 
-def release_arrays(n: int, d: int, rows: np.ndarray, shared: bool
+def release_arrays(n: int, d: int | tuple[int, ...], rows: np.ndarray, shared: bool
                    ) -> tuple[np.ndarray, np.ndarray, bool]:
     """(weights, solved, shared) for a run of n rows whose ``rows`` are solved: weights
-    (n + 1, d), w before each row then the final one; ``solved`` where the solves land
-    (row i: w after row rows[i]), weights[1:] itself when every row is (no second (n, d)
-    array). ``shared``: ``solved`` in memory shared with a helper process, which writes
-    there; False back if none could be had (one core it is)."""
-    every = len(rows) == n
-    shape, out = (n + 1, d) if every else (len(rows), d), None
+    (n + 1, d), w before each row then the final one (d: a release's shape, (d, K) for
+    PQFTL's ``outputs``); ``solved`` where the solves land (row i: w after row
+    rows[i]), weights[1:] itself when every row is (no second (n, d) array). ``shared``:
+    ``solved`` in memory shared with a helper process, which writes there; False back
+    if none could be had (one core it is)."""
+    every, d = len(rows) == n, tuple(np.atleast_1d(d))
+    shape, out = (n + 1, *d) if every else (len(rows), *d), None
     if shared:
         try:
             out = _shared_empty(shape)
@@ -60,7 +61,7 @@ def release_arrays(n: int, d: int, rows: np.ndarray, shared: bool
             shared = False
     if out is None:
         out = np.empty(shape)
-    weights = out if every else np.empty((n + 1, d))
+    weights = out if every else np.empty((n + 1, *d))
     return weights, weights[1:] if every else out, shared
 
 

@@ -50,7 +50,7 @@ class LearnerWrapper(OnlineLearner):
         if np.any(over):
             X = X.copy()
             scale_rows_l2(X, norms, over, bound)  # the learners' clip, huge rows too
-        return X, int(np.count_nonzero(over & ~(np.abs(y) > self.y_bound)))
+        return X, int(np.count_nonzero(over & ~self.base._labels_over(y)))
 
     def rows(self, X: np.ndarray) -> np.ndarray:
         """The rows the learner sees for rows X (n, dim) as given."""
@@ -74,7 +74,8 @@ class LearnerWrapper(OnlineLearner):
         return self.learner.predict_one(self.rows(as_vector("x", x, self.dim))[0], raw=raw)
 
     def predict_rows(self, X: np.ndarray) -> np.ndarray:
-        """``predict_one`` of every row of X (n, dim), in one vectorized pass."""
+        """``predict_one`` of every row of X (n, dim), in one vectorized pass ((n, K) for
+        a learner with K outputs)."""
         return model_predict(self.base, self.base_rows(X))
 
     # ------------------------------------------------------------------ delegation

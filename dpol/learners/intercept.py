@@ -131,18 +131,19 @@ class WithIntercept(LearnerWrapper):
         """X with rows clipped to x_bound; the rows whose label the learner will not clip."""
         return self._clip_rows(X, y, self.x_bound)
 
-    def linear_model(self, *, raw: bool = False) -> tuple[np.ndarray, float]:
-        """(coef, intercept) of the model (``raw=True``: of the last release)."""
+    def linear_model(self, *, raw: bool = False) -> tuple[np.ndarray, float | np.ndarray]:
+        """(coef, intercept) of the model (``raw=True``: of the last release); with K
+        outputs coef is (d, K) and intercept (K,)."""
         w = self.learner.weights if raw else self.learner.model_weights
-        return self._kappa * w[:-1], float(self._kappa * self.intercept_scaling
-                                           * self.x_bound * w[-1])
+        b = self._kappa * self.intercept_scaling * self.x_bound * w[-1]
+        return self._kappa * w[:-1], (float(b) if np.ndim(b) == 0 else b)
 
     @property
     def coef(self) -> np.ndarray:
         return self.linear_model()[0]
 
     @property
-    def intercept(self) -> float:
+    def intercept(self) -> float | np.ndarray:
         return self.linear_model()[1]
 
     def learn_one(self, x: object, y: object) -> None:
@@ -158,8 +159,8 @@ class WithIntercept(LearnerWrapper):
         """The learner's ``run`` on the lifted rows; ``comparator`` and the trace's
         iterates are in the lifted coordinates (d + 1)."""
         X = as_matrix("X", X, self.dim)
-        y = as_vector("y", y, X.shape[0])
-        raw = clip_norms(X), y  # before clipping: the warning's suggested bounds
+        y = self.base._check_labels(y, X.shape[0])
+        raw = clip_norms(X), self.base._label_sizes(y)  # before clipping: suggested bounds
         clipped, extra = self._clip_x(X, y)
         lifted = self.lift(clipped)
         # the model's predictions are predict_one's: of the rows as given, lifted

@@ -43,7 +43,10 @@ cost. :class:`~dpol.learners.OnlineLearner` keeps, release by release:
    to it never moves it away from the label.
 
 ``weights`` keeps its meaning (the raw release the papers analyse) and
-``predict_one(x, raw=True)`` predicts with it.
+``predict_one(x, raw=True)`` predicts with it. A release may be a (d, K) matrix (PQFTL's
+``outputs``): the average is taken entrywise, shrinkage is per output (column) and the
+K predictions are clipped each to [-y_bound, y_bound] (every entry of a label row of
+norm <= y_bound lies there).
 
 Privacy
 -------
@@ -61,12 +64,21 @@ import numpy as np
 from dpol._validation import check_choice
 
 __all__ = ["POSTPROCESSINGS", "ReleaseAverage", "js_shrink", "label_bound", "model_weights",
-           "predict", "record_release", "record_releases", "release_weights"]
+           "predict", "record_release", "record_releases", "release_weights", "row_dot"]
 
 #: "average" (default), "shrink" (average, then James-Stein), "last" (the last release)
 POSTPROCESSINGS = ("average", "shrink", "last")
 #: rows of releases averaged per block in :meth:`ReleaseAverage.extend` (bounded memory)
 _BLOCK = 65536
+
+
+def row_dot(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Row i of X times its own release W[i]: (n,) for W (n, d), (n, K) for W (n, d, K).
+
+    >>> row_dot(np.ones((2, 3)), np.arange(12.0).reshape(2, 3, 2)).tolist()
+    [[6.0, 9.0], [24.0, 27.0]]
+    """
+    return np.einsum("ij,ij->i" if W.ndim == 2 else "ij,ijk->ik", X, W)
 
 
 def release_weights(steps: np.ndarray) -> np.ndarray:
@@ -117,7 +129,11 @@ def js_shrink(model: np.ndarray, variance: float, intercept: int | None = None
 
 
 def _shrink_rows(M: np.ndarray, variance: np.ndarray, intercept: int | None) -> np.ndarray:
-    """:func:`js_shrink` of every row of M (a fresh array) with its own variance."""
+    """:func:`js_shrink` of every row of M (a fresh array) with its own variance; M of
+    shape (n, d, K): each output (column) apart."""
+    if np.ndim(M) == 3:
+        return np.stack([_shrink_rows(M[:, :, k], variance, intercept)
+                         for k in range(M.shape[2])], axis=2)
     out = np.array(M, dtype=np.float64)
     v = np.where(variance > 0.0, variance, 0.0)  # nan (none stated) or 0: no shrinkage
     keep = np.ones(out.shape[1], dtype=bool)
@@ -156,8 +172,8 @@ class ReleaseAverage:
     (True, [1.0, 1.0])
     """
 
-    def __init__(self, dim: int) -> None:
-        self.total = np.zeros(dim)
+    def __init__(self, dim: int | tuple[int, int]) -> None:
+        self.total = np.zeros(dim)  # (d,), or (d, K) for matrix releases
         self.weight = 0.0
         self.noise = 0.0  # sum a_s^2 v_s
 
@@ -189,13 +205,14 @@ class ReleaseAverage:
         release ``before[i]`` while no weighted release has entered).
         """
         n = len(a)
-        preds = np.empty(n)
+        preds = np.empty((n, *self.total.shape[1:]))
+        col = (slice(None),) + (None,) * self.total.ndim  # a[col]: a against each release
         for lo in range(0, n, _BLOCK):
             hi = min(n, lo + _BLOCK)
             after = before[lo + 1:hi + 1]
             if hi == n:
                 after = np.vstack([after, last[None, :]])
-            rows = np.vstack([self.total[None, :], a[lo:hi, None] * after])
+            rows = np.vstack([self.total[None, :], a[lo:hi][col] * after])
             totals = np.cumsum(rows, axis=0)  # sequential, as add(): the same floats
             weights = np.cumsum(np.concatenate([[self.weight], a[lo:hi]]))
             terms = np.where(a[lo:hi] == 0.0, 0.0, a[lo:hi] ** 2 * v[lo:hi])  # as add()
@@ -204,13 +221,13 @@ class ReleaseAverage:
             if how == "last":
                 means = before[lo:hi]
             else:
-                means = np.divide(totals[:-1], prior[:, None], out=before[lo:hi].copy(),
-                                  where=prior[:, None] > 0.0)
+                means = np.divide(totals[:-1], prior[col], out=before[lo:hi].copy(),
+                                  where=prior[col] > 0.0)
             if how == "shrink":
                 with np.errstate(divide="ignore", invalid="ignore"):
                     var = np.where(prior > 0.0, noises[:-1] / prior**2, np.nan)
                 means = _shrink_rows(means, var, intercept)
-            preds[lo:hi] = np.einsum("ij,ij->i", X[lo:hi], means)
+            preds[lo:hi] = row_dot(X[lo:hi], means)
             self.total, self.weight = totals[-1].copy(), float(weights[-1])
             self.noise = float(noises[-1])
         return preds

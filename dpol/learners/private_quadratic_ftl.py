@@ -18,6 +18,7 @@ from dpol.learners._joint_counters import (
     joint_events,
     outer_product_sensitivity,
 )
+from dpol.learners._multi_output import QuadraticOutputs, check_outputs, u_element, u_elements
 from dpol.learners._psd_solve import (
     _CHUNK,
     _blas_controller,
@@ -44,7 +45,7 @@ _HELPER_DIM = 8
 _HELPER_ROWS = 4096
 
 
-class PrivateQuadraticFTL(OnlineLearner):
+class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     """Follow the leader on f_t(w) = 1/2 (y_t - <x_t, w>)^2 + alpha/2 ||w||^2 over R^d.
 
     w_{t+1} = (t alpha I + V_t)^(-1) u_t with V_t = sum x x^T and u_t = sum y x, both
@@ -99,6 +100,9 @@ class PrivateQuadraticFTL(OnlineLearner):
         2B, then at the multiples of 2^k for t in [2^k B, 2^(k+1) B), and at t = horizon
         (~B (1 + log2(T/B)) solves); a skipped step releases the last solved w again, a
         solved one the every-step learner's w (``dpol.learners._solve_schedule``).
+    outputs : int
+        K: labels are rows y_t, ||y_t|| <= Y (one-hot: K classes); ``weights`` (d, K) solve
+        the system for U_t = sum x y^T (Frobenius-clipped). Needs fixes, tight calibration.
 
     Privacy
     -------
@@ -147,6 +151,9 @@ class PrivateQuadraticFTL(OnlineLearner):
     alone, and a skipped step releases the w solved from earlier releases of the
     counters, which still run (and are charged) at every step: the guarantee is the
     every-step learner's.
+    ``outputs`` = K: u's element is (R / Y) vec(x y^T); ||x y^T - x' y'^T||_F^2 = ||x||^2
+    ||y||^2 + ||x'||^2 ||y'||^2 - 2 <x, x'> <y, y'> is the scalar one with y y' -> <y, y'>,
+    in the same range [-Y^2, Y^2]: s and the noise are the scalar labels' (_multi_output).
 
     ``privacy`` is derived from ``privacy_events``, the events of the two counters that
     run (``dpol.learners._joint_counters.joint_events``). Tight: one event of their
@@ -185,7 +192,7 @@ class PrivateQuadraticFTL(OnlineLearner):
                  alpha: float = 1.0, bound: float = 1.0, y_bound: float | None = None,
                  counter: object = "tree",
                  counter_options: dict | None = None, fixes: bool = True,
-                 noise_ridge: bool = False,
+                 noise_ridge: bool = False, outputs: int = 1,
                  neighbouring: str = "replace_one", calibration: str = "tight",
                  noise: str = "gaussian", n_jobs: int = 1,
                  solves_per_doubling: int | None = None, seed: object = None) -> None:
@@ -205,6 +212,7 @@ class PrivateQuadraticFTL(OnlineLearner):
         if self.n_jobs > 2:
             raise fail("n_jobs", "be 1 or 2 (one helper process at most)", n_jobs)
         self.solves_per_doubling = schedule.check_solves_per_doubling(solves_per_doubling)
+        self.outputs = check_outputs(self, outputs)
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian tree noise)", self.delta)
         self.radius = min(self.y_bound / math.sqrt(self.alpha),
@@ -214,14 +222,14 @@ class PrivateQuadraticFTL(OnlineLearner):
         self._radius = self.radius * self._label_scale
         # _stacked: the stacked-element bound the tight calibration used (joint_events)
         self._counters, self._stacked = self._build_counters(resolve_counter(counter))
-        self._w = np.zeros(dim)
+        self._w = self._zero_weights()  # (d,), or (d, K) with outputs
 
     def _build_counters(self, cls: type) -> tuple[tuple, float | None]:
-        d, r2 = self.dim, self.bound**2
+        d, r2, du = self.dim, self.bound**2, self.dim * self.outputs  # du: vec(x y^T)
         ry = r2  # the u counter's element (R / Y) y x has norm <= R^2
         sens_v = math.sqrt(2.0) * r2 if self.neighbouring == "replace_one" else r2
         dim_v = d * (d + 1) // 2 if self.fixes else d * d  # svec or vec (class Privacy)
-        specs = [(dim_v, {"bound": r2, "element_sensitivity": sens_v}), (d, {"bound": ry})]
+        specs = [(dim_v, {"bound": r2, "element_sensitivity": sens_v}), (du, {"bound": ry})]
 
         paper = None
         if self.calibration == "paper" and self.is_private and cls is BinaryTreeCounter:
@@ -274,7 +282,7 @@ class PrivateQuadraticFTL(OnlineLearner):
         d, layout = self.dim, _svec_layout(self.dim)
         v_hat = self._counters[0].add(_svec_outer(x[None, :], layout)[0] if self.fixes
                                       else np.outer(x, x).ravel())  # svec, or vec as printed
-        u_hat = self._counters[1].add(y * self._label_scale * x)
+        u_hat = self._counters[1].add(u_element(x, y * self._label_scale)).reshape(self._w.shape)
         if not schedule.solved_steps(self.t_, self.solves_per_doubling, self.horizon):
             return  # the counters ran; the last solved w is released again
         if not self.fixes:
@@ -311,8 +319,8 @@ class PrivateQuadraticFTL(OnlineLearner):
         rows = np.flatnonzero(schedule.solved_steps(steps, self.solves_per_doubling, self.horizon))
         every = len(rows) == n
         helped = self.n_jobs > 1 and d >= _HELPER_DIM and len(rows) >= _HELPER_ROWS \
-            and _helper_possible()
-        weights, solved, helped = schedule.release_arrays(n, d, rows, helped)
+            and self.outputs == 1 and _helper_possible()
+        weights, solved, helped = schedule.release_arrays(n, self._w.shape, rows, helped)
         weights[0] = self._w
         block = max(_CHUNK, _SVEC_BLOCK_FLOATS // len(layout.scale) // _CHUNK * _CHUNK)
         # one elements array for every block: the V counter clips and sums in it and
@@ -337,7 +345,8 @@ class PrivateQuadraticFTL(OnlineLearner):
                     # as they are (no second copy and finiteness pass)
                     v_hat = self._counters[0]._run_owned(
                         _svec_outer(Xb, layout, elements[:hi - lo]))
-                    u_hat = self._counters[1]._run_owned(y[lo:hi, None] * Xb)
+                    u_hat = self._counters[1]._run_owned(u_elements(Xb, y[lo:hi])).reshape(
+                        hi - lo, *self._w.shape)  # (rows, d, K) right-hand sides with outputs
                     a, b = np.searchsorted(rows, (lo, hi))  # this block's: rows[a:b]
                     if not every:  # gathered copies, unscaled in place below
                         v_hat, u_hat = v_hat[rows[a:b] - lo], u_hat[rows[a:b] - lo]
@@ -382,10 +391,3 @@ class PrivateQuadraticFTL(OnlineLearner):
             self._w = after[-1].copy()
         self.t_ += n
         return before / self._label_scale
-
-    def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return 0.5 * (y - X @ w) ** 2 + 0.5 * self.alpha * float(w @ w)
-
-    def _pointwise_loss(self, W: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return 0.5 * (y - np.einsum("ij,ij->i", W, X)) ** 2 \
-            + 0.5 * self.alpha * np.einsum("ij,ij->i", W, W)

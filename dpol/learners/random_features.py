@@ -193,12 +193,12 @@ class WithRandomFeatures(LearnerWrapper):
         """The learner's ``run`` on the features; ``comparator`` and the trace's iterates
         are in the learner's coordinates."""
         X = as_matrix("X", X, self.dim)
-        y = as_vector("y", y, X.shape[0])
+        y = self.base._check_labels(y, X.shape[0])
         features, extra = self._mapped(X, y)
         trace = self.learner.run(features, y, comparator=comparator)
         self._x_clipped += extra
         note_clipping(self, bounds=self._bounds_text(), raw=lambda: (
-            clip_norms(X) if self.linear_weight else None, y))
+            clip_norms(X) if self.linear_weight else None, self.base._label_sizes(y)))
         return dataclasses.replace(trace, n_clipped=self.n_clipped_)
 
     def _bounds_text(self) -> str:
