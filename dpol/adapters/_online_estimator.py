@@ -86,12 +86,16 @@ class OnlineEstimator(BaseEstimator):
             delta=self.delta if prep.delta is None else prep.delta, counter=self.counter,
             x_bound=self.prep_.x_bound, y_bound=self.prep_.y_bound,
             calibration=self.calibration, seed=learner_seed,
-            options=None if self.learner_options is None else dict(self.learner_options),
+            options=self._learner_options(),
             fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
             postprocess=self.postprocess, random_features=self.random_features,
             bandwidth=self.bandwidth)
         speak_as(self.learner_, type(self).__name__, released=() if self.prep_.estimate is None
                  else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))
+
+    def _learner_options(self) -> dict | None:
+        """The learner's constructor keywords (``learner_options``, a copy)."""
+        return None if self.learner_options is None else dict(self.learner_options)
 
     def _centred(self, regression: bool) -> bool:
         """Whether the labels are centred: a least-squares learner (a logistic one reads
@@ -123,8 +127,13 @@ class OnlineEstimator(BaseEstimator):
             self.coef_, self.intercept_ = self.learner_.weights, 0.0  # its feature weights
         else:
             self.coef_, self.intercept_ = self.learner_.model_weights, 0.0
+        if np.ndim(self.coef_) == 2:  # K outputs: scikit-learn's (n_classes, n_features)
+            self.coef_ = self.coef_.T
+            self.intercept_ = np.broadcast_to(self.intercept_, self.coef_.shape[:1]).copy()
         if self.prep_.centre is not None:  # the trivial model's offset, outside the learner
-            self.intercept_ = float(self.intercept_ + self.prep_.centre.value)
+            self.intercept_ = self.intercept_ + self.prep_.centre.value
+            if np.ndim(self.intercept_) == 0:
+                self.intercept_ = float(self.intercept_)
         self.privacy_ = self.prep_.guarantee(self.learner_, self.epsilon)
         self.n_clipped_ = self.learner_.n_clipped_
         self.t_ = self.learner_.t

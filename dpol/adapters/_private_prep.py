@@ -145,14 +145,15 @@ def prepare(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool, cent
     scaled = prep.estimate.transform_y(y) if (
         isinstance(prep.estimate, PrivateScaling) and regression) else y
     centre = private_label_mean(scaled, bound=bound, noise_multiplier=z,
-                                neighbouring=neighbouring, seed=seed)
+                                one_hot=np.ndim(y) == 2, neighbouring=neighbouring, seed=seed)
     # kept only where it stands out of its public noise (free post-processing): a centre
     # within CENTRE_SIGNIFICANCE stds of 0 is mostly noise, and no better than 0
     value = np.where(np.abs(centre.value) > CENTRE_SIGNIFICANCE * centre.std,
                      centre.value, 0.0)
     centre = replace(centre, value=float(value) if np.ndim(centre.value) == 0 else value)
-    return Preparation(prep.x_bound, bound + abs(centre.value), rest, prep.estimate,
-                       centre, bound, delta)
+    # ||y - b|| <= ||y|| + ||b||: the learner's label bound (one-hot rows: norm 1)
+    return Preparation(prep.x_bound, bound + float(np.linalg.norm(centre.value)), rest,
+                       prep.estimate, centre, bound, delta)
 
 
 def _bounds(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool) -> Preparation:
