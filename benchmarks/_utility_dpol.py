@@ -3,6 +3,7 @@ over a stream with prequential predictions, and the adapters' agreement checked.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 import warnings
@@ -106,7 +107,62 @@ def delta_for(n: int) -> float:
     return min(1e-5, 1.0 / n)
 
 
+class _Centred:
+    """A regression learner centred as ``OnlineRegressor`` centres it: the labels' mean b
+    released by the adapters' ``prepare`` (a share of the budget), the learner on y - b,
+    predictions b + its own within [-1, 1]; ``privacy`` composes both."""
+
+    def __init__(self, ds, name: str, epsilon: float, seed: int, n: int, build) -> None:
+        from dpol._seeding import spawn_seeds
+        from dpol.adapters._private_prep import prepare
+
+        learner_seed, centre_seed = spawn_seeds(seed, 2)  # as the estimator splits it
+        est = _adapter("regression").set_params(learner=name, epsilon=epsilon,
+                                                delta=delta_for(n))
+        self.prep = prepare(est, ds.X_train, ds.y_train, regression=True, centred=True,
+                            horizon=n, seed=centre_seed)
+        self.b = self.prep.centre.value if self.prep.centre is not None else 0.0
+        self.learner = build(self.prep.epsilon, learner_seed, self.prep.y_bound)
+        self.epsilon = epsilon
+
+    def _out(self, p):
+        return np.clip(np.asarray(p, dtype=float) + self.b, -1.0, 1.0)
+
+    def run(self, X, y):
+        trace = self.learner.run(X, y - self.b)
+        return dataclasses.replace(
+            trace, weights=np.full_like(trace.weights, np.nan),  # not x . w: "model" path
+            model_predictions=None if trace.model_predictions is None
+            else self._out(trace.model_predictions), predictions=self._out(trace.predictions))
+
+    def learn_one(self, x, y):
+        self.learner.learn_one(x, y - self.b)
+
+    def predict_one(self, x, raw: bool = False):
+        return float(self._out(self.learner.predict_one(x, raw=raw)))
+
+    @property
+    def weights(self):
+        return self.learner.weights
+
+    @property
+    def n_clipped_(self):
+        return self.learner.n_clipped_
+
+    @property
+    def privacy(self):
+        return self.prep.guarantee(self.learner, self.epsilon)
+
+
 def _build(ds, method: str, epsilon: float, seed: int, n: int):
+    name = learner_methods(ds.task)[method][0]
+    if ds.task == "regression" and method == default_learners()["regression"]:
+        return _Centred(ds, name, epsilon, seed, n,
+                        lambda eps, s, yb: _make(ds, method, eps, s, n, yb))
+    return _make(ds, method, epsilon, seed, n, 1.0)
+
+
+def _make(ds, method: str, epsilon: float, seed: object, n: int, y_bound: float):
     name, options = learner_methods(ds.task)[method]
     extra = adapter_defaults(ds.task)
     if method.endswith(RFF):
@@ -116,7 +172,7 @@ def _build(ds, method: str, epsilon: float, seed: int, n: int):
     # with an intercept the learner inside has one more coordinate (make_learner's doc)
     inner = extra.get("random_features", ds.dim) + int(bool(extra.get("fit_intercept", False)))
     return make_learner(name, ds.dim, horizon=n, epsilon=epsilon, delta=delta_for(n),
-                        x_bound=1.0, y_bound=1.0, seed=seed,
+                        x_bound=1.0, y_bound=y_bound, seed=seed,
                         options=None if options is None else options(inner), **extra)
 
 

@@ -72,22 +72,34 @@ def run_multiclass(ds: DataSet, method: str, epsilon: float, seed: int) -> dict:
 
 def run_raw_labels(ds: DataSet, epsilon: float, seed: int) -> dict:
     """The new user's pipeline on raw features and raw labels (module docstring): held-out
-    score in the label's units (``prequential``: None, the pipeline fits once)."""
+    score in the label's units (``prequential``: None, the pipeline fits once). Where the
+    regressor refuses labels beyond its y_bound, the user declares the bound its error
+    names (``refused`` keeps the error) and fits again."""
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    from dpol._clip_warning import suggested_bound
     from dpol.adapters.sklearn import OnlineRegressor
+    from dpol.errors import InvalidInputError
 
     start = time.perf_counter()
+    refused = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = make_pipeline(StandardScaler(), OnlineRegressor(epsilon=epsilon,
-                                                                random_state=seed))
-        model.fit(ds.X_raw_train, ds.raw_train)
+        try:
+            model = make_pipeline(StandardScaler(), OnlineRegressor(epsilon=epsilon,
+                                                                    random_state=seed))
+            model.fit(ds.X_raw_train, ds.raw_train)
+        except InvalidInputError as err:  # labels beyond y_bound: do as the error says
+            refused = str(err)[:200]
+            bound = suggested_bound(np.abs(ds.raw_train))  # the bound the error names
+            model = make_pipeline(StandardScaler(), OnlineRegressor(
+                epsilon=epsilon, random_state=seed, y_bound=bound))
+            model.fit(ds.X_raw_train, ds.raw_train)
         raw = model.predict(ds.X_raw_test)
     # score() takes predictions in the scale the methods see
     held = score(ds, (np.asarray(raw, dtype=float) - ds.offset) / ds.scale, "test")
-    return {"prequential": None, "held_out": held, "seconds": round(time.perf_counter() -
-                                                                     start, 3),
+    return {"prequential": None, "held_out": held, "refused": refused,
+            "seconds": round(time.perf_counter() - start, 3),
             "warnings": sorted({f"{w.category.__name__}: {str(w.message)[:200]}"
                                 for w in caught})}
