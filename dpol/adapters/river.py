@@ -9,8 +9,9 @@ subclasses and pass ``river.checks.check_estimator``; without it they work alone
 The features are fixed at first sight: the keys of the first ``x`` learned from, in
 sorted order, make the learner's dimension (the noise is calibrated for it). Later, a
 missing feature counts as 0 and a new one is ignored (counted in
-``n_unknown_features_``). The classifier is binary in river's way: a truthy label is
-+1, a falsy one -1, and ``predict_proba_one`` returns ``{False: 1 - p, True: p}``.
+``n_unknown_features_``). The classifier is binary in river's way by default: a truthy
+label is +1, a falsy one -1, and ``predict_proba_one`` returns ``{False: 1 - p, True:
+p}``; declared ``classes`` make it a K-class model (:class:`RiverClassifier`).
 
 By default the learner fits an intercept (``fit_intercept=True``, a constant feature:
 :class:`~dpol.learners.intercept.WithIntercept`) and predicts with its post-processed
@@ -41,6 +42,7 @@ import warnings
 
 import numpy as np
 
+from dpol._validation import fail
 from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import (
     DEFAULT_LEARNERS,
@@ -49,6 +51,7 @@ from dpol.adapters.registry import (
     make_learner,
 )
 from dpol.errors import UnknownFeatureWarning
+from dpol.learners import PrivateQuadraticFTL
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import INTERCEPT_SCALING
 from dpol.learners.postprocess import label_bound
@@ -108,8 +111,7 @@ class _DictFeatures:
                 self.learner, max(len(features), 1),
                 horizon=self.horizon, epsilon=self.epsilon, delta=self.delta,
                 counter=self.counter, x_bound=self.x_bound, y_bound=self.y_bound,
-                calibration=self.calibration, seed=self.seed,
-                options=None if self.learner_options is None else dict(self.learner_options),
+                calibration=self.calibration, seed=self.seed, options=self._options(),
                 fit_intercept=self.fit_intercept and LEARNERS[self.learner].linear
                 if self.learner in LEARNERS else self.fit_intercept,
                 intercept_scaling=self.intercept_scaling,
@@ -129,7 +131,11 @@ class _DictFeatures:
                           "absent)", UnknownFeatureWarning, stacklevel=3)
         self.n_unknown_features_ += len(unknown)
 
-    def _margin(self, x: dict) -> float:
+    def _options(self) -> dict | None:
+        """The learner's constructor keywords (``learner_options``, a copy)."""
+        return None if self.learner_options is None else dict(self.learner_options)
+
+    def _margin(self, x: dict) -> float | np.ndarray:
         if self.learner_ is None:
             return 0.0  # the data-independent start: nothing learned, nothing released
         return self.learner_.predict_one(self._vector(x))  # the post-processed model
@@ -211,10 +217,15 @@ class RiverRegressor(_DictFeatures, _Regressor):
 
 
 class RiverClassifier(_DictFeatures, _Classifier):
-    """A private online binary classifier on dict features (river API, bool labels).
+    """A private online classifier on dict features (river API).
 
     Parameters are those of :class:`RiverRegressor`, with ``learner`` defaulting to
-    ``"ridge-classifier"`` (least squares on the labels -1 / +1).
+    ``"ridge-classifier"`` (least squares on the labels -1 / +1), and ``classes``: None
+    (default) for bool labels, a truthy one +1; else the K >= 2 labels, declared before
+    the stream as the learner's outputs are (a stream's classes cannot be learnt as they
+    come: K fixes the noise). K > 2 classes stream one-hot rows through one Gram matrix
+    (PQFTL's ``outputs=K``: the noise and the guarantee of two classes; the ridge
+    classifiers), and ``predict_one`` gives the class of the largest margin.
 
     Examples
     --------
@@ -225,6 +236,12 @@ class RiverClassifier(_DictFeatures, _Classifier):
     ...     model.learn_one({"a": a, "b": b}, a > b)
     >>> model.predict_one({"a": 0.5, "b": -0.5}), model.predict_one({"a": -0.5, "b": 0.5})
     (True, False)
+    >>> three = RiverClassifier(epsilon=10.0, horizon=3000, seed=0, classes=("a", "b", "c"))
+    >>> for _ in range(3000):
+    ...     k = int(rng.integers(3)); x0, x1 = rng.normal(size=2) / 10
+    ...     three.learn_one({"x0": x0 + (k == 1) / 2, "x1": x1 + (k == 2) / 2}, "abc"[k])
+    >>> three.predict_one({"x0": 0.5, "x1": 0.0}), three.predict_one({"x0": 0.0, "x1": 0.5})
+    ('b', 'c')
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["classification"],
@@ -234,29 +251,70 @@ class RiverClassifier(_DictFeatures, _Classifier):
                  learner_options: dict | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", random_features: int | None = None,
-                 bandwidth: float = BANDWIDTH) -> None:
+                 bandwidth: float = BANDWIDTH, classes: tuple | None = None) -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
                          calibration, seed, learner_options, fit_intercept,
                          intercept_scaling, postprocess, random_features, bandwidth)
+        if classes is not None:
+            classes = tuple(classes)
+            if len(classes) < 2 or len(set(classes)) != len(classes):
+                raise fail("classes", "be at least 2 distinct labels", classes)
+            if len(classes) > 2 and not (learner in LEARNERS and LEARNERS[learner].cls
+                                         is PrivateQuadraticFTL):
+                raise fail("learner", f"fit {len(classes)} classes: a ridge classifier "
+                           "(PQFTL's outputs)", learner)
+        self.classes = classes
+
+    @property
+    def _multiclass(self) -> bool:  # river's tag
+        return self.classes is not None and len(self.classes) > 2
+
+    def _options(self) -> dict | None:
+        options = super()._options()
+        if self._multiclass:  # K outputs on one Gram matrix
+            options = {**(options or {}), "outputs": len(self.classes)}
+        return options
 
     @surfaced
     def learn_one(self, x: dict, y: object) -> None:
-        """Learn from one element; a truthy label is +1, a falsy one -1."""
-        self._learn(x, 1.0 if y else -1.0)
+        """Learn from one element; a truthy label is +1, a falsy one -1 (with
+        ``classes``: ``classes[1]`` +1, or the one-hot row of y for K > 2)."""
+        if self.classes is None:
+            self._learn(x, 1.0 if y else -1.0)
+            return
+        if y not in self.classes:
+            raise fail("y", f"be one of classes {list(self.classes)}", y)
+        if self._multiclass:
+            self._learn(x, np.array([float(y == c) for c in self.classes]))
+        else:
+            self._learn(x, 1.0 if y == self.classes[1] else -1.0)
 
     def predict_proba_one(self, x: dict) -> dict:
-        """``{False: 1 - p, True: p}``: p the logistic link of the model's margin m, or
-        for a least-squares learner (m estimates E[y | x] = 2 p - 1) p = (1 + m) / 2,
-        m clipped to [-1, 1]."""
+        """``{False: 1 - p, True: p}`` (``classes[0]``, ``classes[1]`` with ``classes``):
+        p the logistic link of the model's margin m, or for a least-squares learner (m
+        estimates E[y | x] = 2 p - 1) p = (1 + m) / 2, m clipped to [-1, 1]. For K > 2
+        classes, the K margins (least squares on one-hot rows estimates P(k | x)) clipped
+        to [0, 1] and normalised (uniform where all are 0)."""
         m = self._margin(x)
+        if self._multiclass:
+            p = np.clip(np.broadcast_to(m, (len(self.classes),)), 0.0, 1.0)
+            p = p / p.sum() if p.sum() > 0 else np.full(len(self.classes),
+                                                          1.0 / len(self.classes))
+            return dict(zip(self.classes, p.tolist(), strict=True))
         inner = self.learner_.base if isinstance(self.learner_, LearnerWrapper) \
             else self.learner_
         if inner is not None and label_bound(inner) is not None:
             p = 0.5 * (1.0 + min(1.0, max(-1.0, m)))
         else:
             p = 0.5 * (1.0 + math.tanh(0.5 * m))
-        return {False: 1.0 - p, True: p}
+        no, yes = (False, True) if self.classes is None else self.classes
+        return {no: 1.0 - p, yes: p}
 
-    def predict_one(self, x: dict) -> bool:
-        """True where the released margin is positive."""
-        return self._margin(x) > 0.0
+    def predict_one(self, x: dict) -> object:
+        """True where the released margin is positive (``classes[1]`` with ``classes``;
+        for K > 2 the class of the largest margin, the first before any learning)."""
+        m = self._margin(x)
+        if self._multiclass:
+            return self.classes[int(np.argmax(np.broadcast_to(m, (len(self.classes),))))]
+        positive = m > 0.0
+        return positive if self.classes is None else self.classes[int(positive)]
