@@ -212,7 +212,7 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                 "(alpha=0.01, noise ridge, BLT sums; tree under paper calibration)",
                 PrivateQuadraticFTL, "classification", "blt", _tuned_ridge,
                 paper_counter="tree"),
-    LearnerSpec("ridge-classifier-rff", "ridge-classifier on [0.8 x, 0.6 phi(x)], phi 64 "
+    LearnerSpec("ridge-classifier-rff", "ridge-classifier on [0.8 x, 0.6 phi(x)], phi 32 "
                 "random Fourier features (bandwidth 0.2 x_bound): a linear model beside a "
                 "kernel one; the adapters' default classifier", PrivateQuadraticFTL,
                 "classification", "blt", _tuned_ridge, paper_counter="tree",
