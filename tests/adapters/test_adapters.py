@@ -281,9 +281,9 @@ def test_classifier_labels_probabilities_and_refusals():
     np.testing.assert_allclose(proba[:, 1], 1.0 / (1.0 + np.exp(-margin)))
     np.testing.assert_allclose(clf.predict_log_proba(X), np.log(proba), atol=1e-12)
     assert clf.score(X, y) > 0.8  # large epsilon: it learns the separator
-    with pytest.raises(ValueError, match="Only binary classification is supported by "
-                       "learner 'igd'. The target has 3 classes: learner must be one of "
-                       "ridge-classifier, ridge-classifier-rff"):
+    with pytest.raises(ValueError, match=r"Only binary classification is supported by "
+                       r"learner 'igd'\. The target has 3 classes: learner must be one of "
+                       r"ridge-classifier, ridge-classifier-rff"):
         OnlineClassifier("igd").fit(X, np.arange(len(X)) % 3)  # test_multi_class.py: K
     with pytest.raises(ValueError, match="only one class"):
         OnlineClassifier().fit(X, np.ones(len(X)))

@@ -79,3 +79,34 @@ def test_partial_fit_with_declared_classes_and_centring_on_the_prior_vector():
     assert clf.score(X, y) > 0.8
     with pytest.raises(ValueError, match="labels not in classes_"):
         clf.partial_fit(X[:5], np.array(["purple"] * 5))
+
+
+def test_river_classifier_with_declared_classes():
+    pytest.importorskip("river")
+    from dpol.adapters import RiverClassifier
+    from dpol.errors import InvalidInputError
+
+    X, y = _three_blobs(2000, 6)
+    model = RiverClassifier(epsilon=1.0, horizon=2000, seed=0, classes=("red", "green", "blue"))
+    before = model.predict_proba_one({"a": 0.0, "b": 0.0})
+    assert before == pytest.approx({"red": 1 / 3, "green": 1 / 3, "blue": 1 / 3})
+    for row, label in zip(X, y, strict=True):
+        model.learn_one({"a": row[0], "b": row[1]}, label)
+    T, labels = _three_blobs(300, 7)
+    hits = [model.predict_one({"a": r[0], "b": r[1]}) == k for r, k in zip(T, labels,
+                                                                           strict=True)]
+    assert np.mean(hits) > 0.85  # the majority class scores about 1/3
+    proba = model.predict_proba_one({"a": 0.5, "b": 0.0})
+    assert sum(proba.values()) == pytest.approx(1.0) and max(proba, key=proba.get) == "red"
+    with pytest.raises(InvalidInputError, match="y must be one of classes"):
+        model.learn_one({"a": 0.0, "b": 0.0}, "purple")
+    assert model.learner_.t_ == 2000  # nothing learnt from the refused label
+    with pytest.raises(InvalidInputError, match="classes must be at least 2 distinct"):
+        RiverClassifier(classes=("a", "a"))
+    with pytest.raises(InvalidInputError, match="learner must fit 3 classes"):
+        RiverClassifier("igd", classes=("a", "b", "c"))
+    two = RiverClassifier(epsilon=10.0, horizon=400, seed=0, classes=("no", "yes"))
+    for row in X[:400]:
+        two.learn_one({"a": row[0], "b": row[1]}, "yes" if row[0] > 0.2 else "no")
+    assert two.predict_one({"a": 0.5, "b": 0.0}) == "yes"
+    assert set(two.predict_proba_one({"a": 0.5, "b": 0.0})) == {"no", "yes"}
