@@ -340,21 +340,6 @@ def test_cholesky_failure_bounds_the_negative_eigenvalues_and_picks_bisection(mo
 
 
 # ---------------------------------------------------------------- run and learn_one
-@pytest.fixture
-def helpers(monkeypatch):
-    """Start the helper process from 64 rows (not 4096), and record the helpers made."""
-    made = []
-    original = ps._Helper.__init__
-
-    def init(self, *args):
-        original(self, *args)
-        made.append(self)
-
-    monkeypatch.setattr(pq, "_HELPER_ROWS", 64)
-    monkeypatch.setattr(ps._Helper, "__init__", init)
-    return made
-
-
 def helper_ended_cleanly(helper) -> None:
     assert helper.dead is False and not helper.busy and len(helper.free) == ps._SLOTS
     with pytest.raises(ChildProcessError):  # reaped: no zombie left

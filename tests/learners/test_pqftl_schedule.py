@@ -21,7 +21,6 @@ from dpol.datasets import linear_regression_stream
 from dpol.errors import InvalidInputError
 from dpol.learners import PrivateQuadraticFTL
 from dpol.learners import _psd_solve as ps
-from dpol.learners import private_quadratic_ftl as pq
 from dpol.learners._solve_schedule import solved_steps
 
 
@@ -115,21 +114,6 @@ def test_split_runs_and_checkpoints_continue_the_schedule():
     assert legacy.solves_per_doubling is None
     every, _ = _pair(d, horizon, b, noise_ridge=True, counter="blt")
     assert np.array_equal(legacy.run(s.X, s.y).weights, every.run(s.X, s.y).weights)
-
-
-@pytest.fixture
-def helpers(monkeypatch):
-    """Start the helper process from 64 solves (not 4096); record the helpers made."""
-    made = []
-    original = ps._Helper.__init__
-
-    def init(self, *args):
-        original(self, *args)
-        made.append(self)
-
-    monkeypatch.setattr(pq, "_HELPER_ROWS", 64)
-    monkeypatch.setattr(ps._Helper, "__init__", init)
-    return made
 
 
 @pytest.mark.skipif(not ps._helper_possible(), reason="needs Linux and two cores")

@@ -8,6 +8,7 @@ the benchmark itself reports.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -18,14 +19,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def bench():
+def _benchmark_modules(*names: str) -> tuple:
+    """``benchmarks/<name>.py`` imported (the folder is not a package)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        import utility
+        return tuple(importlib.import_module(name) for name in names)
     finally:
         sys.path.pop(0)
-    return utility
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return _benchmark_modules("utility")[0]
 
 
 def test_smallest_mode_writes_consistent_outputs(bench, tmp_path, capsys):
@@ -96,14 +101,7 @@ def test_a_set_outside_the_chosen_group_is_refused(bench, capsys):
 
 @pytest.fixture(scope="module")
 def helpers():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import _utility_baselines
-        import _utility_data
-        import _utility_targets
-    finally:
-        sys.path.pop(0)
-    return _utility_data, _utility_baselines, _utility_targets
+    return _benchmark_modules("_utility_data", "_utility_baselines", "_utility_targets")
 
 
 def test_groups_split_every_set_once_and_each_covers_both_tasks(helpers):
