@@ -80,18 +80,17 @@ class OnlineEstimator(BaseEstimator):
             if advice:
                 warnings.warn(f"{type(self).__name__}: {advice}", LabelOffsetWarning,
                               stacklevel=2)
-        self.prep_ = prep
-        self.learner_ = make_learner(
-            self._learner_name, X.shape[1], horizon=horizon, epsilon=self.prep_.epsilon,
+        learner = make_learner(
+            self._learner_name, X.shape[1], horizon=horizon, epsilon=prep.epsilon,
             delta=self.delta if prep.delta is None else prep.delta, counter=self.counter,
-            x_bound=self.prep_.x_bound, y_bound=self.prep_.y_bound,
-            calibration=self.calibration, seed=learner_seed,
-            options=self._learner_options(),
+            x_bound=prep.x_bound, y_bound=prep.y_bound, calibration=self.calibration,
+            seed=learner_seed, options=self._learner_options(),
             fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
             postprocess=self.postprocess, random_features=self.random_features,
             bandwidth=self.bandwidth)
-        speak_as(self.learner_, type(self).__name__, released=() if self.prep_.estimate is None
+        speak_as(learner, type(self).__name__, released=() if prep.estimate is None
                  else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))
+        self.prep_, self.learner_ = prep, learner  # both or neither: nothing half-built
 
     def _learner_options(self) -> dict | None:
         """The learner's constructor keywords (``learner_options``, a copy)."""
