@@ -45,9 +45,12 @@ learners are built by `dpol.adapters.make_learner` with the registry's defaults 
 pass on ({keywords}); giga and ftal, registered with a ridge loss, also run
 on classification with the registry's logistic loss and domain (`logistic_options`;
 GIGA's own alpha, `GIGA_LOGISTIC_ALPHA`; ftal also with the hinge loss); a method
-ending in `+rff` is a learner on 64 random Fourier features of x (`random_features=64`,
-the adapters' bandwidth: a model non-linear in x, with the same guarantee). The
-**default** learner of a task is the one `OnlineClassifier()` / `OnlineRegressor()` uses.
+ending in `+rff` is a learner on {features} random Fourier features of x
+(`random_features={features}`, the adapters' bandwidth: a model non-linear in x, with the
+same guarantee). The **default** learner of a task is the one `OnlineClassifier()` /
+`OnlineRegressor()` uses; the default regressor runs centred as `OnlineRegressor` runs it
+(the labels' mean released on `centre_budget` of the budget, the learner on y - b,
+predictions b + its own within [-1, 1], the guarantee composed).
 Multiclass sets (labels 0..K-1) run the default classifier alone, through
 `OnlineClassifier` itself (held out after `fit`, prequential by `partial_fit` row by
 row): "not supported" where it refuses K > 2 classes. On the raw-label sets (labels far
@@ -285,7 +288,8 @@ def markdown(result: dict, png_name: str, json_path: Path, root: Path) -> str:
             f"{k} ({w})" for k, w in result["missing_datasets"].items()) + ".\n")
     kw = p.get("learner_keywords", {}).get("classification", {})
     keywords = ", ".join(f"`{k}={v!r}`" for k, v in kw.items()) or "none"
-    parts += [PROTOCOL.format(keywords=keywords), _datasets_table(result), "", TARGETS]
+    parts += [PROTOCOL.format(keywords=keywords, features=N_RANDOM_FEATURES),
+              _datasets_table(result), "", TARGETS]
     if not result["targets"]["epsilons"]:
         parts.append("No target epsilon (1 or 0.1) was run: no target is judged.\n")
     for g, by_eps in result["targets"]["groups"].items():

@@ -15,7 +15,8 @@ task (the default of ``OnlineClassifier`` / ``OnlineRegressor``) at epsilon 1 an
 on each group separately, and writes a table, JSON, a plot and
 ``docs/benchmarks/utility.md``.
 
-    python benchmarks/utility.py --jobs 2        # the full run (about half an hour)
+    python benchmarks/utility.py --jobs 2 --learners default  # the report (~4 min)
+    python benchmarks/utility.py --jobs 2        # every learner too (about 2 hours)
     python benchmarks/utility.py --quick         # 2 seeds, streams of 5,000 rows
     python benchmarks/utility.py --quick --group evaluation   # the never-tuned sets only
     python benchmarks/utility.py --sets iris,digits --epsilons 1  # a few sets
@@ -246,7 +247,8 @@ def main(argv: list[str] | None = None) -> dict:
                                     result["diffprivlib"] is not None)
         print_tables(result)
         p = result["protocol"]
-        tag = "utility" if p["full"] else ("utility_quick" if p["quick"] else "utility_custom")
+        tag = "utility" if p.get("report", p["full"]) else (
+            "utility_quick" if p["quick"] else "utility_custom")
         write_outputs(result, tag, Path(args.out) if args.out else None, ROOT)
         return result
     epsilons = tuple(float(e) for e in _csv(args.epsilons) or EPSILONS)
@@ -263,8 +265,12 @@ def main(argv: list[str] | None = None) -> dict:
     missing = {d: why for d in wanted if (why := available(d))}
     names = [d for d in wanted if d not in missing]
     dpl = diffprivlib_version()
-    full = not any((args.quick, args.datasets, args.epsilons, args.seeds, args.learners,
-                    args.max_rows, args.group != "all"))
+    everywhere = not any((args.quick, args.datasets, args.epsilons, args.seeds,
+                          args.max_rows, args.group != "all"))
+    full = everywhere and not args.learners
+    # the report of docs/benchmarks: every set, epsilon and seed, for every learner or
+    # for the defaults alone (the targets' learners; every learner takes ~2 h on 2 cores)
+    report = everywhere and args.learners in (None, "default")
     started = time.perf_counter()
     jobs, info = plan(names, _csv(args.learners), epsilons, seeds, max_rows, dpl is not None)
     print(f"{len(jobs)} jobs on {len(names)} data sets, {seeds} seeds, epsilons "
@@ -275,7 +281,8 @@ def main(argv: list[str] | None = None) -> dict:
     built = {t: adapter_defaults(t) for t in TASKS}
     result = {"protocol": {"epsilons": list(epsilons), "seeds": seeds, "max_rows": max_rows,
                            "learner_keywords": built,
-                           "quick": args.quick, "full": full, "neighbouring": "replace_one",
+                           "quick": args.quick, "full": full, "report": report,
+                           "neighbouring": "replace_one",
                            "delta": "min(1e-5, 1/n)", "test_fraction": 0.2,
                            "argv": sys.argv[1:] if argv is None else argv},
               "versions": _versions(), "diffprivlib": dpl, "missing_datasets": missing,
@@ -283,7 +290,7 @@ def main(argv: list[str] | None = None) -> dict:
               "targets": targets(summary, info, dpl is not None),
               "records": records, "seconds": round(time.perf_counter() - started, 1)}
     print_tables(result)
-    tag = "utility" if full else ("utility_quick" if args.quick else "utility_custom")
+    tag = "utility" if report else ("utility_quick" if args.quick else "utility_custom")
     write_outputs(result, tag, Path(args.out) if args.out else None, ROOT)
     return result
 
