@@ -267,8 +267,8 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
                 f"The target has {classes.size} classes: learner must be one of "
                 f"{', '.join(MULTI_CLASS_LEARNERS)} for them")
         if classes.size < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of 2 classes; the data "
-                             "holds only one class")
+            raise ValueError(f"{type(self).__name__} needs samples of 2 classes in y; the "
+                             f"data holds only one class ({classes.tolist()})")
         self.classes_ = classes
 
     def _learner_options(self) -> dict | None:
