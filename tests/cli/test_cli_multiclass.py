@@ -83,7 +83,8 @@ def test_run_ridge_classifier_on_three_classes(app, tmp_path):
     assert json.loads((out / "run.json").read_text())["learner"] == "ridge-classifier"
 
 
-def test_run_refuses_three_classes_for_a_binary_learner(app, tmp_path, flags=()):
+@pytest.mark.parametrize("flags", [[], ["--chunk-rows", "100"]])
+def test_run_refuses_three_classes_for_a_binary_learner(app, tmp_path, flags):
     data, _ = three_classes(tmp_path / "c.csv", n=200, classes=np.array([0.0, 1.0, 2.0]))
     out = tmp_path / "never"
     result = invoke(app, ["run", "igd", data, "--out", out, *flags])
