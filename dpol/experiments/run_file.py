@@ -13,6 +13,8 @@ Writes into the output folder:
 * ``report.md`` — the guarantee, the calibration and the noise, the parameters, the data
   and its normalisation, the results, the plots and the terms used.
 
+Classification labels of K > 2 classes (whole numbers) are one-hot rows for the ridge
+classifiers (``outputs=K``), scored by the class of the largest margin.
 Classifiers are also scored by their online accuracy, and with ``test_fraction`` the
 final model (``predict_one``: the post-processed releases,
 :mod:`dpol.learners.postprocess`) by its held-out score
@@ -240,7 +242,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     X_all, y_all, name, how = _rows(data, task=spec.task, target_col=target_col,
                                     normalize=normalize, x_bound=x_bound, y_bound=y_bound,
                                     seed=0, horizon=horizon)  # public data: never the noise's
-    options = scores.class_options(learner, y_all, options)  # K classes: K outputs
+    options = scores.class_options(learner, y_all, options, calibration)  # K: K outputs
     n_rows = len(y_all)
     train, test = (scores.holdout_split(n_rows, test_fraction) if test_fraction is not None
                    else (np.arange(n_rows), None))

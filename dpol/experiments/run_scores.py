@@ -45,10 +45,12 @@ MULTI_CLASS_LEARNERS = tuple(name for name, spec in LEARNERS.items()
                              and spec.cls is PrivateQuadraticFTL)
 
 
-def class_options(learner: str, y: np.ndarray, options: dict | None) -> dict | None:
+def class_options(learner: str, y: np.ndarray, options: dict | None,
+                  calibration: str = "tight") -> dict | None:
     """The learner's options for labels ``y``: ``outputs=K`` added for one-hot rows
-    (n, K); refused for a learner that fits two classes only, or a given ``outputs``
-    that is not K (one line naming the learner and the learners that fit K classes).
+    (n, K); refused for a learner that fits two classes only (one line naming the
+    learner and the learners that fit K classes), a given ``outputs`` that is not K, or
+    the paper's calibration (JKT's noise is for scalar labels).
 
     Examples
     --------
@@ -67,6 +69,9 @@ def class_options(learner: str, y: np.ndarray, options: dict | None) -> dict | N
     if learner not in MULTI_CLASS_LEARNERS:
         raise fail("learner", f"be one of {', '.join(MULTI_CLASS_LEARNERS)} (the learners "
                    f"that fit K > 2 classes) for labels of {k} classes", learner)
+    if calibration == "paper":  # said here: the user never typed outputs=K
+        raise fail("calibration", f"be 'tight' for labels of {k} classes (the paper's "
+                   "calibration is for scalar labels)", calibration)
     if (options or {}).get("outputs", k) != k:
         raise fail("options", f"leave outputs unset or {k}, the classes of the labels",
                    options)

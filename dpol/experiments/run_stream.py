@@ -126,7 +126,8 @@ def _labels(y: np.ndarray, start: int, outputs: int = 1, learner: str = "") -> n
     return np.where(y > 0.0, 1.0, -1.0)
 
 
-def _outputs(learner: str, classification: bool, options: dict | None) -> int:
+def _outputs(learner: str, classification: bool, options: dict | None,
+             calibration: str) -> int:
     """K of a chunked run: the declared ``outputs`` (1: labels +-1), checked before any
     row is read; only a multi-class learner takes K > 2."""
     k = (options or {}).get("outputs", 1) if classification else 1
@@ -135,7 +136,7 @@ def _outputs(learner: str, classification: bool, options: dict | None) -> int:
                    options)
     if k != 1:
         k = check_int("outputs", k, low=3)
-        scores.class_options(learner, np.zeros((0, k)), options)
+        scores.class_options(learner, np.zeros((0, k)), options, calibration)
     return k
 
 
@@ -184,7 +185,7 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
     """
     spec = LEARNERS[learner]
     classification = spec.task == "classification"
-    outputs = _outputs(learner, classification, options)
+    outputs = _outputs(learner, classification, options, calibration)
     total_rows = count_rows(data)
     T = min(horizon, total_rows) if horizon is not None else total_rows
     if T == 0:

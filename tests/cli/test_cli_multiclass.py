@@ -95,8 +95,13 @@ def test_run_refuses_three_classes_for_a_binary_learner(app, tmp_path, flags):
     assert not out.exists()
 
 
-def test_run_refuses_real_labels_as_classes(app, tmp_path):
-    data, _ = three_classes(tmp_path / "c.csv", n=200, classes=np.array([0.5, 1.0, 2.0]))
-    result = invoke(app, ["run", "ridge-classifier", data, "--out", tmp_path / "never"])
+@pytest.mark.parametrize(("classes", "flags", "phrase"), [
+    ((0.5, 1.0, 2.0), [], "or whole numbers coding K > 2 classes"),  # a real label
+    ((0.0, 1.0, 2.0), ["--calibration", "paper"],  # outputs=K was never typed: say why
+     "--calibration must be 'tight' for labels of 3 classes")])
+def test_run_refuses_what_k_classes_cannot_be(app, tmp_path, classes, flags, phrase):
+    data, _ = three_classes(tmp_path / "c.csv", n=200, classes=np.array(classes))
+    result = invoke(app, ["run", "ridge-classifier", data, "--out", tmp_path / "never",
+                          *flags])
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert "or whole numbers coding K > 2 classes" in result.stderr
+    assert phrase in result.stderr
