@@ -152,6 +152,8 @@ def run_command(ctx: typer.Context, *, ui) -> None:
                         "average_regret", "mean_loss") if k in result.rows[0]]
     where = args['data'] if resume is None else f"{result.report.parent} (resumed)"
     ui.show_rows(f"{result.rows[0]['model']} on {where}", result.rows, keys)
+    if result.labels:  # the classes as the learner sees them, as the report says
+        ui.console.print(f"labels: {result.labels}", highlight=False)
     if isinstance(result.rows[0].get("privacy_split"), str):
         ui.console.print(f"privacy: {result.rows[0]['privacy_split']}", highlight=False)
     ui.console.print(f"guarantee: {result.rows[0]['guarantee']}\nreport: {result.report}\n"

@@ -164,9 +164,9 @@ def _app():
     ) -> None:
         """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
 
-        Classifiers are also scored by their online accuracy. More than 5% of the rows
-        clipped, or -T other than the number of rows, is said. Outputs appear in --out
-        together or not at all; --resume DIR continues a checkpointed run.
+        Classifiers (K > 2 classes: the ridge-classifiers) are scored by online accuracy.
+        More than 5% of the rows clipped, or -T other than the number of rows, is said.
+        Outputs appear in --out together or not at all; --resume DIR continues a run.
         """
         from types import SimpleNamespace
 

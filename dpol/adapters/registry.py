@@ -366,7 +366,7 @@ def zero_point(learner: OnlineLearner) -> np.ndarray:
     if isinstance(learner, (WithIntercept, WithRandomFeatures)):
         return zero_point(learner.learner)
     return np.zeros(learner.dim if isinstance(learner, PrivateKernelRegression)
-                    else learner.weights.size)
+                    else learner.weights.shape)  # (d, K) for PQFTL's K outputs
 
 
 def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -390,10 +390,10 @@ def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarr
     """
     if isinstance(learner, (WithIntercept, WithRandomFeatures)):
         return comparator(learner.learner, learner.rows(X), y)
-    if isinstance(learner, PrivateQuadraticFTL):
-        loss = Regularized(SquaredLoss(x_bound=learner.x_bound, y_bound=learner.y_bound),
-                           learner.alpha)
-        return best_fixed_point(loss, X, y)
+    if isinstance(learner, PrivateQuadraticFTL):  # K outputs: the loss splits by column
+        loss = Regularized(SquaredLoss(x_bound=learner.x_bound), learner.alpha)
+        return best_fixed_point(loss, X, y) if np.ndim(y) == 1 else np.column_stack(
+            [best_fixed_point(loss, X, col) for col in np.asarray(y).T])
     if isinstance(learner, (PrivateIncrementalRegression, PrivateKernelRegression)):
         loss = SquaredLoss(x_bound=learner.x_bound, y_bound=learner.y_bound)
         return best_fixed_point(loss, X, y, getattr(learner, "domain", None))

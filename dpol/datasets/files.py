@@ -196,23 +196,32 @@ def _target_index(target: int | str | None, names: list[str]) -> int:
     return index % len(names)
 
 
-def _labels(raw: np.ndarray) -> tuple[np.ndarray, str]:
+def _labels(raw: np.ndarray, multi_class: bool = False) -> tuple[np.ndarray, str]:
     values = np.unique(raw)
+    codes = multi_class and bool(np.all(values == np.round(values)))  # not a real label
+    if values.size > 2 and codes:  # classes sorted: column k of a row is class k's
+        marks = ", ".join(f"{v:g} -> e{k + 1}" for k, v in enumerate(values))
+        return ((raw[:, None] == values[None, :]).astype(np.float64),
+                f"label {marks} (one-hot rows of {values.size} classes)")
     if values.size != 2:
-        raise fail("target_col", "hold exactly two distinct labels for classification "
-                   f"(it holds {values.size})", values[:5].tolist()
+        more = ", or whole numbers coding K > 2 classes," if multi_class else ""
+        raise fail("target_col", f"hold exactly two distinct labels{more} for "
+                   f"classification (it holds {values.size})", values[:5].tolist()
                    + (["..."] if values.size > 5 else []))
     return np.where(raw == values[1], 1.0, -1.0), f"label {values[0]:g} -> -1, {values[1]:g} -> +1"
 
 
 def split_label(table: np.ndarray, names: list[str] | None = None, *,
-                target_col: int | str | None = None, task: str = "regression"
-                ) -> tuple[np.ndarray, np.ndarray, str, str]:
+                target_col: int | str | None = None, task: str = "regression",
+                multi_class: bool = False) -> tuple[np.ndarray, np.ndarray, str, str]:
     """Features, labels, a description and the label mapping of a checked table.
 
     Returns ``(X, y, description, label_note)``: ``y`` is the label column (mapped to
     +-1 for classification, ``label_note`` says how), ``description`` names the label
     and counts the features. Non-finite cells are refused with their row (from 1).
+    ``multi_class``: K > 2 label values, whole numbers (class codes, never a real
+    label), become one-hot rows, ``y`` (n, K), column k for the k-th smallest value (two
+    values stay +-1).
 
     Examples
     --------
@@ -238,7 +247,7 @@ def split_label(table: np.ndarray, names: list[str] | None = None, *,
     j = _target_index(target_col, names)
     X, y, note = np.delete(table, j, axis=1), table[:, j], ""
     if task == "classification":
-        y, note = _labels(y)
+        y, note = _labels(y, multi_class)
     return X, y, f"label {names[j]!r}, {X.shape[1]} features", note
 
 
@@ -277,7 +286,8 @@ class Clipping(NamedTuple):
 
 def clip_to_bounds(X: np.ndarray, y: np.ndarray, x_bound: float = 1.0, y_bound: float = 1.0
                    ) -> tuple[np.ndarray, np.ndarray, Clipping]:
-    """Rows scaled down to ``||x|| <= x_bound``, labels clipped to ``|y| <= y_bound``.
+    """Rows scaled down to ``||x|| <= x_bound``, labels clipped to ``|y| <= y_bound``
+    (label rows (n, K) scaled down to norm ``y_bound``, as PQFTL with K outputs does).
 
     Returns copies and the :class:`Clipping` counts; rows within the bounds are untouched.
 
@@ -293,17 +303,19 @@ def clip_to_bounds(X: np.ndarray, y: np.ndarray, x_bound: float = 1.0, y_bound: 
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)
     norms = clip_norms(X)  # a huge finite row: inf, as every clip decides it, unwarned
+    sizes = np.abs(y) if np.ndim(y) == 1 else clip_norms(y)  # a label row (K,): its norm
     over_x = norms > x_bound * (1.0 + 1e-12)
-    over_y = np.abs(y) > y_bound
+    over_y = sizes > y_bound
     Xc, _ = clip_rows_l2(np.array(X, dtype=np.float64), x_bound)
     for _ in range(8):  # a scaled row's norm can round one ulp above the bound, where a
         above = clip_norms(Xc) > x_bound  # learner would clip (and count) it again
         if not above.any():
             break
         Xc[above] *= 1.0 - 4.0 * np.finfo(np.float64).eps
-    yc = np.clip(y, -y_bound, y_bound)
+    yc = np.clip(y, -y_bound, y_bound) if np.ndim(y) == 1 else y * np.where(  # to norm
+        over_y, y_bound / np.where(over_y, sizes, 1.0), 1.0)[:, None]         # y_bound
     n = len(y)
-    suggest = [suggested_bound(v) for v in (norms, np.abs(y))]
+    suggest = [suggested_bound(v) for v in (norms, sizes)]
     return Xc, yc, Clipping(n, int(over_x.sum()), int(over_y.sum()),
                             int(np.count_nonzero(over_x | over_y)), x_bound, y_bound,
                             *suggest)
@@ -312,7 +324,8 @@ def clip_to_bounds(X: np.ndarray, y: np.ndarray, x_bound: float = 1.0, y_bound: 
 def table_stream(table: np.ndarray, names: list[str] | None = None, *,
                  target_col: int | str | None = None, task: str = "regression",
                  normalize: str = "clip", x_bound: float = 1.0, y_bound: float = 1.0,
-                 limit: int | None = None, name: str = "table") -> Stream:
+                 limit: int | None = None, name: str = "table", multi_class: bool = False
+                 ) -> Stream:
     """A :class:`Stream` from a table: the label column, rows within the declared bounds.
 
     Parameters
@@ -332,6 +345,8 @@ def table_stream(table: np.ndarray, names: list[str] | None = None, *,
         Keep the first ``limit`` rows.
     name : str
         The stream's name in reports.
+    multi_class : bool
+        K > 2 classification labels become one-hot rows (:func:`split_label`).
 
     Examples
     --------
@@ -349,7 +364,8 @@ def table_stream(table: np.ndarray, names: list[str] | None = None, *,
     table = np.asarray(table, dtype=np.float64)
     if limit is not None and table.ndim == 2:
         table = table[:limit]
-    X, raw, what, label_note = split_label(table, names, target_col=target_col, task=task)
+    X, raw, what, label_note = split_label(table, names, target_col=target_col, task=task,
+                                        multi_class=multi_class)
     if normalize == "standardize":
         if task == "regression":
             X, y, how = normalize_regression(X, raw)

@@ -128,6 +128,8 @@ class ExperimentResult:
     csv: Path
     figures: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: how a classification run coded the labels ("label 5 -> -1, 7 -> +1"), or ""
+    labels: str = ""
 
 
 def write_csv(rows: list[dict], path: str | Path) -> Path:

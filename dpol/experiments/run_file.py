@@ -13,6 +13,8 @@ Writes into the output folder:
 * ``report.md`` — the guarantee, the calibration and the noise, the parameters, the data
   and its normalisation, the results, the plots and the terms used.
 
+Classification labels of K > 2 classes (whole numbers) are one-hot rows for the ridge
+classifiers (``outputs=K``), scored by the class of the largest margin.
 Classifiers are also scored by their online accuracy, and with ``test_fraction`` the
 final model (``predict_one``: the post-processed releases,
 :mod:`dpol.learners.postprocess`) by its held-out score
@@ -88,11 +90,13 @@ def _rows(data: object, *, task: str, target_col, normalize: str, x_bound: float
         return named.X, named.y, named.name, how
     table, names = read_table(data)
     label = "standard input" if data == "-" else Path(str(data)).name
+    multi = task == "classification"  # K > 2 labels: one-hot (class_options decides)
     if normalize == "standardize":
-        s = table_stream(table, names, target_col=target_col, task=task,
+        s = table_stream(table, names, target_col=target_col, task=task, multi_class=multi,
                          normalize=normalize, x_bound=x_bound, y_bound=y_bound, name=label)
         return s.X, s.y, s.name, s.normalization
-    X, y, what, note = split_label(table, names, target_col=target_col, task=task)
+    X, y, what, note = split_label(table, names, target_col=target_col, task=task,
+                                   multi_class=multi)
     return X, y, f"{label} ({what})", note
 
 
@@ -238,6 +242,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     X_all, y_all, name, how = _rows(data, task=spec.task, target_col=target_col,
                                     normalize=normalize, x_bound=x_bound, y_bound=y_bound,
                                     seed=0, horizon=horizon)  # public data: never the noise's
+    options = scores.class_options(learner, y_all, options, calibration)  # K: K outputs
     n_rows = len(y_all)
     train, test = (scores.holdout_split(n_rows, test_fraction) if test_fraction is not None
                    else (np.arange(n_rows), None))
@@ -347,13 +352,15 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
             "run_id": run_id}
     with staged_output(out, replace=replace, run_id=run_id,
                        then=lambda: remove_checkpoint(out)) as stage:
-        np.save(stage / "iterates.npy", np.vstack([trace.weights, trace.final_weights]))
+        np.save(stage / "iterates.npy",  # (T + 1, d), or (T + 1, d, K) with K outputs
+                np.concatenate([trace.weights, trace.final_weights[None]]))
         write_losses(stage / "losses.csv", trace)
         figures = write_plots(stage, learner, stream.name, guarantee, [f[2] for f in fits], ref,
                          zero["average_regret"])
         write_report(stage, info, rows, figures, out_name=out.name)
+    labels = how.split("; ")[0] if classification and " -> " in how else ""  # split_label's
     return ExperimentResult(f"run_{learner}", rows, out / "report.md", out / "losses.csv",
-                            [out / f.name for f in figures], notes)
+                            [out / f.name for f in figures], notes, labels)
 
 
 def resume_run(out_dir: str | Path, *, progress: Callable[..., None] | None = None

@@ -20,8 +20,8 @@ from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.postprocess import label_bound
 from dpol.learners.random_features import WithRandomFeatures
 
-__all__ = ["ERRATA_IDS", "final_model_text", "split_text", "write_losses", "write_plots",
-           "write_report"]
+__all__ = ["ERRATA_IDS", "final_model_text", "prediction_heads", "split_text",
+           "write_losses", "write_plots", "write_report"]
 
 #: points of a plotted curve (log-spaced)
 CURVE_POINTS = 400
@@ -197,7 +197,10 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *
         "Regret is against the best fixed point in hindsight for the learner's own loss "
         "and constraint set (computed offline on the whole stream)."
         + (" Accuracy is online (each label predicted before it was learned)."
-           if "accuracy" in columns else ""), "", *heldout, *([""] if heldout else []),
+           if "accuracy" in columns else "")
+        + (" With K classes a prediction is the class of the largest of the K margins."
+           if info["options"].get("outputs", 1) > 1 else ""), "", *heldout,
+        *([""] if heldout else []),
         markdown_table(rows, columns), "",
         "## Plots", "",
     ] + [f"![{f.stem}]({f.name})" for f in figures] + [
@@ -225,14 +228,25 @@ def _thin(curve: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def write_losses(path: Path, trace) -> None:
-    """losses.csv: per step the loss, the prediction, the cumulative and average regret."""
+    """losses.csv: per step the loss, the prediction, the cumulative and average regret
+    (K outputs: K predictions a step, ``prediction_e1`` .. ``prediction_eK``, in the
+    order of the classes' one-hot rows)."""
     t = np.arange(1, len(trace.losses) + 1)
+    pred = trace.predictions.reshape(len(t), -1)
+    heads = prediction_heads(trace.predictions)
     with path.open("w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["t", "loss", "prediction", "cumulative_regret", "average_regret"])
-        for row in zip(t, trace.losses, trace.predictions, trace.regret, trace.regret / t,
-                       strict=True):
-            writer.writerow([int(row[0]), *(f"{v:.10g}" for v in row[1:])])
+        writer.writerow(["t", "loss", *heads, "cumulative_regret", "average_regret"])
+        for i, loss, p, c, a in zip(t, trace.losses, pred, trace.regret, trace.regret / t,
+                                    strict=True):
+            writer.writerow([int(i), *(f"{v:.10g}" for v in (loss, *p, c, a))])
+
+
+def prediction_heads(predictions: np.ndarray) -> list[str]:
+    """The prediction columns of a losses file: one, or one per class of K outputs."""
+    if np.ndim(predictions) == 1:
+        return ["prediction"]
+    return [f"prediction_e{k + 1}" for k in range(np.shape(predictions)[1])]
 
 
 def write_plots(folder: Path, learner: str, name: str, guarantee, traces: list, ref: np.ndarray,

@@ -2,7 +2,8 @@
 
 * the online (prequential) accuracy of a classifier, and the final released model's
   held-out score on a fixed split, beside the trivial baselines (majority class, mean
-  label, predict 0);
+  label, predict 0); with K > 2 classes (one-hot label rows, K margins a prediction) a
+  prediction is the class of the largest margin (:func:`class_options`, :func:`hits`);
 * the console notes a user must not miss: more than :data:`CLIP_NOTE_SHARE` of the rows
   clipped to the declared bounds, and a horizon that differs from the rows the learner saw.
 
@@ -17,11 +18,14 @@ import numpy as np
 
 from dpol._clip_warning import ROWS_TRADE_OFF, SUGGEST_SHARE
 from dpol._validation import check_real, fail
+from dpol.adapters.registry import LEARNERS
 from dpol.datasets.files import Clipping
 from dpol.evaluation import prequential_accuracy
+from dpol.learners import PrivateQuadraticFTL
 
-__all__ = ["CLIP_NOTE_SHARE", "SEEDED_NOTE", "SPLIT_SEED", "clip_note", "heldout_scores",
-           "holdout_split", "horizon_note", "online_accuracy", "silent_note", "trivial_rows"]
+__all__ = ["CLIP_NOTE_SHARE", "MULTI_CLASS_LEARNERS", "SEEDED_NOTE", "SPLIT_SEED",
+           "class_options", "clip_note", "heldout_scores", "hits", "holdout_split",
+           "horizon_note", "online_accuracy", "silent_note", "trivial_rows"]
 
 #: the held-out split is drawn with this seed, whatever the noise seed: every run of a file
 #: is scored on the same rows
@@ -34,6 +38,44 @@ SEEDED_NOTE = ("the noise is seeded (--seed): whoever knows or guesses the seed 
                "seed stays secret (a small seed is found by trying seeds); never publish it "
                "with the outputs, and leave --seed out for noise from fresh "
                "operating-system entropy")
+#: the classification learners that fit K > 2 classes: PQFTL with ``outputs=K`` (one
+#: Gram matrix for all, the noise of one label), as the scikit-learn adapter's
+MULTI_CLASS_LEARNERS = tuple(name for name, spec in LEARNERS.items()
+                             if spec.task == "classification"
+                             and spec.cls is PrivateQuadraticFTL)
+
+
+def class_options(learner: str, y: np.ndarray, options: dict | None,
+                  calibration: str = "tight") -> dict | None:
+    """The learner's options for labels ``y``: ``outputs=K`` added for one-hot rows
+    (n, K); refused for a learner that fits two classes only (one line naming the
+    learner and the learners that fit K classes), a given ``outputs`` that is not K, or
+    the paper's calibration (JKT's noise is for scalar labels).
+
+    Examples
+    --------
+    >>> class_options("ridge-classifier", np.eye(3), None)
+    {'outputs': 3}
+    >>> class_options("igd", np.eye(3), None)  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: learner must be one of ridge-classifier,
+    ridge-classifier-rff (the learners that fit K > 2 classes) for labels of 3 classes;
+    got 'igd'
+    """
+    if np.ndim(y) == 1:
+        return options
+    k = np.shape(y)[1]
+    if learner not in MULTI_CLASS_LEARNERS:
+        raise fail("learner", f"be one of {', '.join(MULTI_CLASS_LEARNERS)} (the learners "
+                   f"that fit K > 2 classes) for labels of {k} classes", learner)
+    if calibration == "paper":  # said here: the user never typed outputs=K
+        raise fail("calibration", f"be 'tight' for labels of {k} classes (the paper's "
+                   "calibration is for scalar labels)", calibration)
+    if (options or {}).get("outputs", k) != k:
+        raise fail("options", f"leave outputs unset or {k}, the classes of the labels",
+                   options)
+    return {**(options or {}), "outputs": k}
 
 
 def holdout_split(n_rows: int, test_fraction: float) -> tuple[np.ndarray, np.ndarray]:
@@ -64,8 +106,27 @@ def holdout_split(n_rows: int, test_fraction: float) -> tuple[np.ndarray, np.nda
     return np.flatnonzero(~held), np.flatnonzero(held)
 
 
+def hits(predictions: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Which predictions name their label: the sign for labels +-1 (0 is a mistake);
+    for label rows (n, K) the class of the row's largest entry must score strictly
+    above every other class (a tie, as at w = 0, is a mistake).
+
+    Examples
+    --------
+    >>> hits(np.array([[0.1, 0.7, 0.2], [0.0, 0.0, 0.0]]), np.eye(3)[[1, 0]]).tolist()
+    [True, False]
+    """
+    if np.ndim(y) == 1:
+        return np.sign(predictions) == y
+    true = np.argmax(y, axis=1)
+    own = predictions[np.arange(len(y)), true]
+    others = np.where(np.arange(y.shape[1]) == true[:, None], -np.inf, predictions)
+    return own > others.max(axis=1)
+
+
 def online_accuracy(predictions: np.ndarray, y: np.ndarray) -> float:
-    """Share of the labels whose sign the model released before them predicted.
+    """Share of the labels whose sign the model released before them predicted (K
+    classes: whose class it gave the largest margin, :func:`hits`).
 
     A prediction of exactly 0 (the first, ``w = 0``) counts as a mistake.
 
@@ -74,6 +135,8 @@ def online_accuracy(predictions: np.ndarray, y: np.ndarray) -> float:
     >>> online_accuracy(np.array([0.0, 0.4, -0.2, 0.9]), np.array([1.0, 1.0, 1.0, -1.0]))
     0.25
     """
+    if np.ndim(y) == 2:
+        return float(np.mean(hits(predictions, y)))
     return prequential_accuracy(predictions, y).final
 
 
@@ -96,7 +159,7 @@ def heldout_scores(pred: np.ndarray, y: np.ndarray, classification: bool) -> dic
     {'heldout_mse': 0.3333333333333333, 'heldout_r2': 0.7857142857142857}
     """
     if classification:
-        return {"heldout_accuracy": float(np.mean(np.sign(pred) == y))}
+        return {"heldout_accuracy": float(np.mean(hits(pred, y)))}
     return {"heldout_mse": float(np.mean((pred - y) ** 2)), "heldout_r2": _r2(pred, y)}
 
 
@@ -119,13 +182,16 @@ def trivial_rows(y: np.ndarray, raw_train: np.ndarray, test_y: np.ndarray | None
     """
     zero = dict(zero)
     if classification:
-        label = 1.0 if np.mean(raw_train) >= 0.0 else -1.0
+        if np.ndim(y) == 2:  # one-hot rows: the most frequent class (ties: the first)
+            label = int(np.argmax(np.sum(raw_train > 0, axis=0)))
+        else:
+            label = 1.0 if np.mean(raw_train) >= 0.0 else -1.0
         zero["accuracy"] = math.nan
         majority = {"model": "majority class (trivial)", "guarantee": "(0, 0)-DP",
-                    "accuracy": float(np.mean(y == label))}
+                    "accuracy": _share(y, label)}
         if test_y is not None:
             zero["heldout_accuracy"] = math.nan
-            majority["heldout_accuracy"] = float(np.mean(test_y == label))
+            majority["heldout_accuracy"] = _share(test_y, label)
         return [zero, majority]
     if test_y is None:
         return [zero]
@@ -133,6 +199,11 @@ def trivial_rows(y: np.ndarray, raw_train: np.ndarray, test_y: np.ndarray | None
     mean = {"model": "mean label (trivial)", "guarantee": "(0, 0)-DP",
             **heldout_scores(np.full_like(test_y, float(np.mean(raw_train))), test_y, False)}
     return [zero, mean]
+
+
+def _share(y: np.ndarray, label: float | int) -> float:
+    """The share of labels +-1 equal to ``label``, or of one-hot rows of class ``label``."""
+    return float(np.mean((np.argmax(y, axis=1) if np.ndim(y) == 2 else y) == label))
 
 
 def released_parts(estimate: object) -> tuple[str, ...]:

@@ -10,7 +10,11 @@ memory holds one chunk and the learners' state, whatever the length of the file.
 What needs the whole stream in memory is left out, and the report says so: the regret
 (its comparator is the best fixed point in hindsight), the held-out split, bounds or
 scaling estimated privately. Classification labels must be coded -1 / +1 or 0 / 1 (a
-chunk cannot know which two values a later chunk holds).
+chunk cannot know which two values a later chunk holds); K > 2 classes (a learner of
+:data:`~dpol.experiments.run_scores.MULTI_CLASS_LEARNERS`) must be coded 0 .. K - 1 and
+declared with ``options={"outputs": K}`` (``--option outputs=K``), since K fixes the
+learner before the first chunk is read: label k becomes the one-hot row e_{k+1}, as a
+whole-file run codes labels 0 .. K - 1 when every class occurs.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from dpol.experiments import run_scores as scores
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
 from dpol.experiments.run_output import staged_output
-from dpol.experiments.run_report import CURVE_POINTS, write_report
+from dpol.experiments.run_report import CURVE_POINTS, prediction_heads, write_report
 from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["chunked_arguments", "count_rows", "feature_arguments", "run_chunked"]
@@ -103,13 +107,37 @@ def feature_arguments(spec, learner: str, fit_intercept: bool | None, random_fea
             "bandwidth": bandwidth}
 
 
-def _labels(y: np.ndarray, start: int) -> np.ndarray:
-    ok = np.isin(y, (-1.0, 0.0, 1.0))
+def _labels(y: np.ndarray, start: int, outputs: int = 1, learner: str = "") -> np.ndarray:
+    """Labels +-1, or one-hot rows of the K = ``outputs`` classes 0 .. K - 1."""
+    codes = np.arange(outputs) if outputs > 1 else (-1.0, 0.0, 1.0)
+    ok = np.isin(y, codes)
     if not ok.all():
         row = int(np.flatnonzero(~ok)[0])
-        raise fail("data", "hold labels -1 / +1 or 0 / 1 for a chunked classification run",
+        rule = (f"labels 0 .. {outputs - 1} (the {outputs} classes of --option outputs="
+                f"{outputs})" if outputs > 1 else "labels -1 / +1 or 0 / 1 (K > 2 classes "
+                "coded 0 .. K-1: --option outputs=K, for "
+                f"{', '.join(scores.MULTI_CLASS_LEARNERS)}"
+                + ("" if learner in scores.MULTI_CLASS_LEARNERS else
+                   f"; {learner} fits two classes only") + ")")
+        raise fail("data", f"hold {rule} for a chunked classification run",
                    f"{y[row]:g} in row {start + row + 1}")
+    if outputs > 1:
+        return (y[:, None] == codes[None, :]).astype(np.float64)
     return np.where(y > 0.0, 1.0, -1.0)
+
+
+def _outputs(learner: str, classification: bool, options: dict | None,
+             calibration: str) -> int:
+    """K of a chunked run: the declared ``outputs`` (1: labels +-1), checked before any
+    row is read; only a multi-class learner takes K > 2."""
+    k = (options or {}).get("outputs", 1) if classification else 1
+    if k == 2:
+        raise fail("options", "leave outputs unset for two classes (coded -1 / +1 or 0 / 1)",
+                   options)
+    if k != 1:
+        k = check_int("outputs", k, low=3)
+        scores.class_options(learner, np.zeros((0, k)), options, calibration)
+    return k
 
 
 class _Tally:
@@ -126,7 +154,7 @@ class _Tally:
         hit = (self.marks > start) & (self.marks <= start + len(losses))
         self.curve += [cum[m - start - 1] / m for m in self.marks[hit]]
         self.loss = float(cum[-1])
-        self.correct += float(np.sum(np.sign(predictions) == y))
+        self.correct += float(np.sum(scores.hits(predictions, y)))
         self.spoke = self.spoke or bool(np.any(predictions))
 
 
@@ -157,6 +185,7 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
     """
     spec = LEARNERS[learner]
     classification = spec.task == "classification"
+    outputs = _outputs(learner, classification, options, calibration)
     total_rows = count_rows(data)
     T = min(horizon, total_rows) if horizon is not None else total_rows
     if T == 0:
@@ -168,7 +197,11 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
     out = Path(out_dir)
     models, tallies, zero = {}, {}, _Tally(marks)
     done = clipped = label_sum = 0
-    name = how = ""
+    counts = np.zeros(outputs)  # K classes: rows of each, for the majority class
+    name = how = labels = ""
+    if outputs > 1:
+        labels = (f"label {', '.join(f'{k} -> e{k + 1}' for k in range(outputs))} (one-hot "
+                  f"rows of {outputs} classes)")
     with staged_output(out, replace=replace) as stage:  # published whole, or not at all
         writers = _Writers(stage, T)
         with writers, warnings.catch_warnings():
@@ -177,10 +210,11 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
             for table, names in chunks:
                 table = table[:T - done]
                 X, y, what, _ = split_label(table, names, target_col=target_col)
-                y = _labels(y, done) if classification else y
+                y = _labels(y, done, outputs, learner) if classification else y
                 X, y, clip = clip_to_bounds(X, y, x_bound, y_bound)
                 if not models:
-                    name, how = f"{Path(data).name} ({what})", what
+                    name, how = f"{Path(data).name} ({what})", "; ".join(
+                        p for p in (labels, what) if p)
                     models["private"] = make_learner(learner, X.shape[1], seed=seed, **build)
                     if baseline:
                         models["twin"] = make_learner(learner, X.shape[1], seed=seed, **{
@@ -196,9 +230,12 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
                                  "non-private twin")
                 z = models["private"]._loss_value(  # predict 0
                     zero_point(models["private"]), X, y)
-                zero.add(z, np.zeros(len(y)), y, done)
+                zero.add(z, np.zeros(np.shape(y)), y, done)
                 clipped += clip.clipped
-                label_sum += float(np.sum(y))
+                if outputs > 1:
+                    counts += np.bincount(np.argmax(y, axis=1), minlength=outputs)
+                else:
+                    label_sum += float(np.sum(y))
                 done += len(y)
                 if done >= T:
                     break
@@ -215,7 +252,8 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
                      "mean_loss": zero.loss / T})
         if classification:  # the majority class in hindsight: the share of its label
             rows.append({"model": "majority class (trivial)", "guarantee": "(0, 0)-DP",
-                         "accuracy": 0.5 + abs(label_sum) / (2 * T)})
+                         "accuracy": float(counts.max()) / T if outputs > 1
+                         else 0.5 + abs(label_sum) / (2 * T)})
         keys = list(dict.fromkeys(k for r in rows for k in r))
         rows = [{k: r.get(k, math.nan) for k in keys} for r in rows]
         curves = {r["model"]: (marks[:len(t.curve)], np.array(t.curve))
@@ -245,7 +283,7 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
                 "run_id": secrets.token_hex(8)}
         report = write_report(stage, info, rows, figures, out_name=out.name)
     return ExperimentResult(f"run_{learner}", rows, out / report.name, out / "losses.csv",
-                            [out / f.name for f in figures], notes)
+                            [out / f.name for f in figures], notes, labels)
 
 
 class _Writers:
@@ -268,13 +306,14 @@ class _Writers:
             self.npy = open(self.out / "iterates.npy", "wb")
             np.lib.format.write_array_header_1_0(self.npy, {
                 "descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
-                "fortran_order": False, "shape": (self.T + 1, trace.weights.shape[1])})
+                "fortran_order": False, "shape": (self.T + 1, *trace.weights.shape[1:])})
             self.csv = open(self.out / "losses.csv", "w")
-            self.csv.write("t,loss,prediction\n")
+            self.csv.write(",".join(["t", "loss", *prediction_heads(trace.predictions)]) + "\n")
         self.npy.write(np.ascontiguousarray(trace.weights, dtype=np.float64).tobytes())
         t = np.arange(start + 1, start + len(trace.losses) + 1)
-        self.csv.write("".join(f"{i},{v:.10g},{p:.10g}\n" for i, v, p in
-                               zip(t, trace.losses, trace.predictions, strict=True)))
+        pred = trace.predictions.reshape(len(t), -1)  # K outputs: K a row
+        self.csv.write("".join(",".join([str(i), *(f"{v:.10g}" for v in (loss, *p))]) + "\n"
+                               for i, loss, p in zip(t, trace.losses, pred, strict=True)))
 
     def finish(self, last: np.ndarray) -> None:
         """The release after the last step."""

@@ -172,6 +172,23 @@ def test_table_stream_standardize_label_column_and_classification():
         table_stream(table, task="classification")
 
 
+def test_multi_class_labels_become_one_hot_rows_of_the_sorted_classes():
+    table = np.c_[_table(6, 2), [5.0, 1.0, 2.0, 5.0, 1.0, 1.0]]
+    s = table_stream(table, task="classification", multi_class=True)
+    np.testing.assert_array_equal(s.y, np.eye(3)[[2, 0, 1, 2, 0, 0]])
+    assert "label 1 -> e1, 2 -> e2, 5 -> e3 (one-hot rows of 3 classes)" in s.normalization
+    with pytest.raises(InvalidInputError, match="two distinct labels for classification"):
+        table_stream(table, task="classification")  # not asked for: two labels or none
+    real = np.c_[_table(6, 2), [0.5, 1.0, 2.0, 5.0, 1.0, 1.0]]  # a real label: refused
+    with pytest.raises(InvalidInputError, match="or whole numbers coding K > 2 classes"):
+        table_stream(real, task="classification", multi_class=True)
+    # label rows are scaled to norm y_bound, as PQFTL with K outputs would, and counted
+    _, yc, clip = clip_to_bounds(np.zeros((2, 2)), np.array([[0.0, 3.0, 4.0], [0, 0.6, 0]]),
+                                 1.0, 1.0)
+    np.testing.assert_allclose(yc, [[0.0, 0.6, 0.8], [0.0, 0.6, 0.0]])
+    assert (clip.y_over, clip.clipped, clip.y_suggested) == (1, 1, 5.0)
+
+
 def test_table_stream_refusals():
     table = _table(10, 3)
     bad = table.copy()
