@@ -43,6 +43,7 @@ import warnings
 import numpy as np
 
 from dpol._validation import fail
+from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
 from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import (
     DEFAULT_LEARNERS,
@@ -51,7 +52,6 @@ from dpol.adapters.registry import (
     make_learner,
 )
 from dpol.errors import UnknownFeatureWarning
-from dpol.learners import PrivateQuadraticFTL
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import INTERCEPT_SCALING
 from dpol.learners.postprocess import label_bound
@@ -259,8 +259,7 @@ class RiverClassifier(_DictFeatures, _Classifier):
             classes = tuple(classes)
             if len(classes) < 2 or len(set(classes)) != len(classes):
                 raise fail("classes", "be at least 2 distinct labels", classes)
-            if len(classes) > 2 and not (learner in LEARNERS and LEARNERS[learner].cls
-                                         is PrivateQuadraticFTL):
+            if len(classes) > 2 and learner not in MULTI_CLASS_LEARNERS:
                 raise fail("learner", f"fit {len(classes)} classes: a ridge classifier "
                            "(PQFTL's outputs)", learner)
         self.classes = classes

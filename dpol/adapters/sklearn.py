@@ -55,12 +55,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
 from dpol.adapters._online_estimator import OnlineEstimator, has_proba
 from dpol.adapters._private_prep import CENTRE_BUDGET, CLASSIFIER_CENTRE_BUDGET
 from dpol.adapters._surface import surfaced
-from dpol.adapters.registry import DEFAULT_LEARNERS, LEARNERS
+from dpol.adapters.registry import DEFAULT_LEARNERS
 from dpol.errors import InvalidInputError
-from dpol.learners import PrivateQuadraticFTL
 from dpol.learners.intercept import INTERCEPT_SCALING
 from dpol.learners.random_features import BANDWIDTH
 
@@ -333,13 +333,6 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
         tags.classifier_tags.poor_score = True  # noise for privacy, by design
         tags.classifier_tags.multi_class = _multi_class(self.learner)
         return tags
-
-
-#: the classification learners that fit K > 2 classes: PQFTL with ``outputs=K`` (one
-#: Gram matrix for all, the noise of one label: its Privacy section)
-MULTI_CLASS_LEARNERS = tuple(name for name, spec in LEARNERS.items()
-                             if spec.task == "classification"
-                             and spec.cls is PrivateQuadraticFTL)
 
 
 def _multi_class(name: object) -> bool:

@@ -18,12 +18,11 @@ import numpy as np
 
 from dpol._clip_warning import ROWS_TRADE_OFF, SUGGEST_SHARE
 from dpol._validation import check_real, fail
-from dpol.adapters.registry import LEARNERS
+from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
 from dpol.datasets.files import Clipping
 from dpol.evaluation import prequential_accuracy
-from dpol.learners import PrivateQuadraticFTL
 
-__all__ = ["CLIP_NOTE_SHARE", "MULTI_CLASS_LEARNERS", "SEEDED_NOTE", "SPLIT_SEED",
+__all__ = ["CLIP_NOTE_SHARE", "SEEDED_NOTE", "SPLIT_SEED",
            "class_options", "clip_note", "heldout_scores", "hits", "holdout_split",
            "horizon_note", "online_accuracy", "silent_note", "trivial_rows"]
 
@@ -38,11 +37,6 @@ SEEDED_NOTE = ("the noise is seeded (--seed): whoever knows or guesses the seed 
                "seed stays secret (a small seed is found by trying seeds); never publish it "
                "with the outputs, and leave --seed out for noise from fresh "
                "operating-system entropy")
-#: the classification learners that fit K > 2 classes: PQFTL with ``outputs=K`` (one
-#: Gram matrix for all, the noise of one label), as the scikit-learn adapter's
-MULTI_CLASS_LEARNERS = tuple(name for name, spec in LEARNERS.items()
-                             if spec.task == "classification"
-                             and spec.cls is PrivateQuadraticFTL)
 
 
 def class_options(learner: str, y: np.ndarray, options: dict | None,

@@ -11,7 +11,7 @@ What needs the whole stream in memory is left out, and the report says so: the r
 (its comparator is the best fixed point in hindsight), the held-out split, bounds or
 scaling estimated privately. Classification labels must be coded -1 / +1 or 0 / 1 (a
 chunk cannot know which two values a later chunk holds); K > 2 classes (a learner of
-:data:`~dpol.experiments.run_scores.MULTI_CLASS_LEARNERS`) must be coded 0 .. K - 1 and
+:data:`~dpol.adapters._multi_class.MULTI_CLASS_LEARNERS`) must be coded 0 .. K - 1 and
 declared with ``options={"outputs": K}`` (``--option outputs=K``), since K fixes the
 learner before the first chunk is read: label k becomes the one-hot row e_{k+1}, as a
 whole-file run codes labels 0 .. K - 1 when every class occurs.
@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from dpol._validation import check_int, check_real, fail
+from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
 from dpol.adapters.registry import LEARNERS, check_features, make_learner, zero_point
 from dpol.datasets import Stream
 from dpol.datasets._csv_header import SAMPLE, csv_header
@@ -116,8 +117,8 @@ def _labels(y: np.ndarray, start: int, outputs: int = 1, learner: str = "") -> n
         rule = (f"labels 0 .. {outputs - 1} (the {outputs} classes of --option outputs="
                 f"{outputs})" if outputs > 1 else "labels -1 / +1 or 0 / 1 (K > 2 classes "
                 "coded 0 .. K-1: --option outputs=K, for "
-                f"{', '.join(scores.MULTI_CLASS_LEARNERS)}"
-                + ("" if learner in scores.MULTI_CLASS_LEARNERS else
+                f"{', '.join(MULTI_CLASS_LEARNERS)}"
+                + ("" if learner in MULTI_CLASS_LEARNERS else
                    f"; {learner} fits two classes only") + ")")
         raise fail("data", f"hold {rule} for a chunked classification run",
                    f"{y[row]:g} in row {start + row + 1}")
