@@ -158,7 +158,6 @@ def has_proba(estimator: object) -> bool:
     return isinstance(loss.loss if isinstance(loss, Regularized) else loss, LogisticLoss)
 
 
-
 def _check_label_scale(est: object, y: np.ndarray) -> None:
     """Refuse labels mostly above a declared ``y_bound``: the model could only learn
     their clipped values (advice read from the raw labels, for the data holder)."""
