@@ -116,6 +116,9 @@ def private_label_mean(y: object, *, bound: float, noise_multiplier: float,
     if labels.ndim not in (1, 2) or labels.shape[0] == 0 or not np.all(np.isfinite(labels)):
         raise fail("y", "be a non-empty finite array of shape (n,) or (n, K)", labels.shape)
     rows = labels.reshape(len(labels), -1)
+    if one_hot and not (np.all((rows == 0.0) | (rows == 1.0)) and np.all(rows.sum(1) == 1)):
+        raise fail("y", "hold one-hot rows with one_hot=True (the sqrt(2) sensitivity is "
+                   "theirs)", "rows that are not some e_k")
     norms = clip_norms(rows)
     over = norms > bound
     if np.any(over):

@@ -72,6 +72,9 @@ def test_zero_noise_is_the_exact_mean_of_the_clipped_labels_and_has_no_event():
     assert exact.privacy_events() == ()
     with pytest.raises(InvalidInputError, match="y must be a non-empty finite array"):
         private_label_mean(np.array([1.0, np.nan]), bound=1.0, noise_multiplier=1.0)
+    with pytest.raises(InvalidInputError, match="y must hold one-hot rows"):  # sqrt(2) is
+        private_label_mean(np.array([[1.0, -1.0]]), bound=1.0, noise_multiplier=1.0,
+                           one_hot=True)  # only theirs: [1, -1] - [-1, 1] has norm 2 sqrt 2
 
 
 def test_the_share_and_the_learner_compose_to_the_target_exactly():
