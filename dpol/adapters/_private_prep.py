@@ -31,13 +31,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dpol._clip_warning import FRACTION, MIN_ROWS, suggested_bound
 from dpol._validation import check_choice, check_real, fail
 from dpol.accounting.calibration import check_epsilon, gaussian_share, resolve_delta
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.datasets.private_bounds import PrivateBounds, parse_bound, private_bounds
 from dpol.datasets.private_label_mean import PrivateLabelMean, private_label_mean
 from dpol.datasets.private_scaling import PrivateScaling, private_scaling
-from dpol.errors import PrivateEstimateWarning
+from dpol.errors import ClippingWarning, PrivateEstimateWarning
 
 __all__ = ["CENTRE_BUDGET", "CLASSIFIER_CENTRE_BUDGET", "SCALINGS", "Preparation", "prepare"]
 
@@ -146,6 +147,8 @@ def prepare(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool, cent
         isinstance(prep.estimate, PrivateScaling) and regression) else y
     centre = private_label_mean(scaled, bound=bound, noise_multiplier=z,
                                 one_hot=np.ndim(y) == 2, neighbouring=neighbouring, seed=seed)
+    if regression:  # the learner's window y_bound + |b| may not clip them: said here
+        _note_centre_clipping(type(est).__name__, centre, bound, scaled)
     # kept only where it stands out of its public noise (free post-processing): a centre
     # within CENTRE_SIGNIFICANCE stds of 0 is mostly noise, and no better than 0
     value = np.where(np.abs(centre.value) > CENTRE_SIGNIFICANCE * centre.std,
@@ -154,6 +157,21 @@ def prepare(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool, cent
     # ||y - b|| <= ||y|| + ||b||: the learner's label bound (one-hot rows: norm 1)
     return Preparation(prep.x_bound, bound + float(np.linalg.norm(centre.value)), rest,
                        prep.estimate, centre, bound, delta)
+
+
+def _note_centre_clipping(who: str, centre: PrivateLabelMean, bound: float,
+                          labels: np.ndarray) -> None:
+    """Warn when more than ``FRACTION`` of the labels (of at least ``MIN_ROWS``) entered the
+    centre's sum clipped to ``y_bound``, as every clipping object does (dpol._clip_warning)."""
+    if centre.n < MIN_ROWS or centre.n_clipped <= FRACTION * centre.n:
+        return
+    warnings.warn(f"{who}: {centre.n_clipped} of {centre.n} labels "
+                  f"({centre.n_clipped / centre.n:.0%}) exceed y_bound={bound:g} and enter "
+                  "the labels' private mean clipped to it (the learner fits them around "
+                  "the mean); declare y_bound="
+                  f"{suggested_bound(np.abs(labels)):g} to keep them (read from the raw "
+                  "labels: advice for the data holder, not a private release)",
+                  ClippingWarning, stacklevel=5)
 
 
 def _bounds(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool) -> Preparation:

@@ -127,7 +127,9 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
         Share of the learner's (Gaussian) budget spent on the labels' mean b, released
         privately (:mod:`dpol.datasets.private_label_mean`: the trivial model); the
         learner fits y - b, so a model drowned by noise predicts b, and predictions stay
-        within ``[-y_bound, y_bound]``. 0: no centring. For least-squares learners (a
+        within ``[-y_bound, y_bound]``; labels beyond ``y_bound`` enter the mean clipped
+        (counted in ``prep_.centre.n_clipped``, a ``ClippingWarning`` above 5% of them).
+        0: no centring. For least-squares learners (a
         logistic one reads its labels as -1 / +1). :class:`OnlineClassifier` defaults
         to 0 (figures in :data:`dpol.adapters._private_prep.CLASSIFIER_CENTRE_BUDGET`).
 

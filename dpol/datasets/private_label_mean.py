@@ -54,6 +54,8 @@ class PrivateLabelMean:
         Of the sum under ``neighbouring`` (module Privacy).
     n : int
     neighbouring : str
+    n_clipped : int
+        Labels clipped to the bound: an exact count, for the data holder (not released).
     """
 
     value: float | np.ndarray
@@ -61,6 +63,7 @@ class PrivateLabelMean:
     sensitivity: float
     n: int
     neighbouring: str
+    n_clipped: int = 0
 
     @property
     def std(self) -> float:
@@ -135,4 +138,5 @@ def private_label_mean(y: object, *, bound: float, noise_multiplier: float,
     if norm > bound:  # post-processing: the mean of labels in the ball lies in it
         mean = mean * (bound / norm)
     value = float(mean[0]) if labels.ndim == 1 else mean
-    return PrivateLabelMean(value, z, sensitivity, len(rows), neighbouring)
+    return PrivateLabelMean(value, z, sensitivity, len(rows), neighbouring,
+                            int(np.count_nonzero(over)))

@@ -15,27 +15,25 @@ from dpol.accounting.events import compose_guarantee
 from dpol.adapters import OnlineClassifier, OnlineRegressor
 from dpol.adapters._private_prep import CENTRE_BUDGET
 from dpol.datasets import private_label_mean
-from dpol.errors import InvalidInputError
-
-
-def _noise_ratio(z: float, draws: int = 2000) -> float:
-    """Sample variance of the mean's noise over its stated variance (z * 2 / n)^2."""
-    y = np.linspace(-0.9, 0.9, 50)
-    values = np.array([private_label_mean(y, bound=1.0, noise_multiplier=z, seed=s).value
-                       for s in range(draws)])
-    return float(np.var(values - y.mean(), ddof=0) / (z * 2.0 / len(y)) ** 2)
+from dpol.errors import ClippingWarning, InvalidInputError
 
 
 def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it():
-    # z = 0.5: the mean's noise std is 0.02 and the clip to [-1, 1] never binds (50
-    # stds). With 2,000 draws the variance ratio's std is sqrt(2 / 2000) = 0.032, so a
-    # right scale lies within 4 of them (0.13) of 1; 2/3 of the scale gives a ratio of
-    # 0.44 (9 * 4/9 ... far outside) and 3/2 gives 2.25
-    z = 0.5
-    assert abs(_noise_ratio(z) - 1.0) < 4 * math.sqrt(2 / 2000)
+    # z = 0.5, 50 labels in [-0.9, 0.9], bound 1: by the derivation (module Privacy) the
+    # mean's noise std is z * 2 / n = 0.02, and the clip to [-1, 1] never binds (50
+    # stds). 2,000 seeded releases: the sample variance over a hypothesised variance has
+    # std sqrt(2 / 2000) = 0.032 about its expectation, so the right scale lies within 4
+    # of them (0.13) of 1, while a hypothesis of 2/3 or 3/2 of the scale puts the ratio at
+    # 2.25 or 0.44
+    z, y = 0.5, np.linspace(-0.9, 0.9, 50)
+    values = np.array([private_label_mean(y, bound=1.0, noise_multiplier=z, seed=s).value
+                       for s in range(2000)])
+    variance = float(np.var(values - y.mean()))
+    std = z * 2.0 / len(y)
+    tolerance = 4 * math.sqrt(2 / 2000)
+    assert abs(variance / std**2 - 1.0) < tolerance
     for wrong in (2 / 3, 3 / 2):
-        ratio = _noise_ratio(z * wrong) * wrong**2  # what the stated z would predict
-        assert abs(ratio - 1.0) > 4 * math.sqrt(2 / 2000)
+        assert abs(variance / (wrong * std) ** 2 - 1.0) > tolerance
 
 
 @pytest.mark.parametrize("one_hot", [False, True])
@@ -108,6 +106,18 @@ def test_a_centre_within_three_stds_of_zero_is_dropped():
     kept = OnlineRegressor(epsilon=1.0, random_state=0).fit(np.zeros((3000, 2)),
                                                             np.full(3000, 0.5))
     assert abs(kept.prep_.centre.value - 0.5) < 4 * kept.prep_.centre.std
+
+
+def test_labels_the_centre_clips_are_counted_and_warned():
+    # 36% of the labels above y_bound = 1: the learner's window y_bound + |b| keeps most
+    # of them, but the centre's sum reads them clipped, which must not pass in silence
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 2)) / 3
+    y = 0.8 + 0.5 * rng.standard_normal(3000)
+    with pytest.warns(ClippingWarning, match=r"OnlineRegressor: 10\d\d of 3000 labels "
+                      r"\(3\d%\) exceed y_bound=1 and enter the labels' private mean"):
+        reg = OnlineRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    assert reg.prep_.centre.n_clipped == np.sum(np.abs(y) > 1.0)
 
 
 def test_raw_labels_beyond_the_bound_are_refused_with_the_bound_to_declare():
