@@ -121,22 +121,21 @@ class _Centred:
                                                 delta=delta_for(n))
         self.prep = prepare(est, ds.X_train, ds.y_train, regression=True, centred=True,
                             horizon=n, seed=centre_seed)
-        self.b = self.prep.centre.value if self.prep.centre is not None else 0.0
         self.learner = build(self.prep.epsilon, learner_seed, self.prep.y_bound)
         self.epsilon = epsilon
 
     def _out(self, p):
-        return np.clip(np.asarray(p, dtype=float) + self.b, -1.0, 1.0)
+        return self.prep.uncentre(np.asarray(p, dtype=float))  # the estimator's read-out
 
     def run(self, X, y):
-        trace = self.learner.run(X, y - self.b)
+        trace = self.learner.run(X, self.prep.transform_y(y))
         return dataclasses.replace(
             trace, weights=np.full_like(trace.weights, np.nan),  # not x . w: "model" path
             model_predictions=None if trace.model_predictions is None
             else self._out(trace.model_predictions), predictions=self._out(trace.predictions))
 
     def learn_one(self, x, y):
-        self.learner.learn_one(x, y - self.b)
+        self.learner.learn_one(x, float(self.prep.transform_y(np.array([y]))[0]))
 
     def predict_one(self, x, raw: bool = False):
         return float(self._out(self.learner.predict_one(x, raw=raw)))
