@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpol._clip_warning import label_offset_advice, suggested_bound
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
+from dpol.accounting.calibration import resolve_delta
 from dpol.adapters._private_prep import prepare
 from dpol.adapters._surface import speak_as
 from dpol.adapters.registry import LEARNERS, check_regression_learner, make_learner
@@ -26,6 +27,7 @@ from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.intercept import WithIntercept
 from dpol.learners.postprocess import predict as model_predict
 from dpol.learners.random_features import WithRandomFeatures
+from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
 from dpol.losses import LogisticLoss, Regularized
 
 __all__ = ["REFUSE_CLIPPED_LABELS", "OnlineEstimator", "has_proba"]
@@ -48,25 +50,26 @@ class OnlineEstimator(BaseEstimator):
     def _learner_name(self) -> str:
         return self.learner
 
-    def _seeds(self) -> tuple[object, object]:
-        """(learner's, centre's): None (fresh OS entropy) for ``random_state=None``, not
-        one of 2^31 ints; else two children of the int or of 128 bits of a RandomState."""
+    def _seeds(self) -> tuple[object, object, object]:
+        """(learner's, centre's, fallback's): None (fresh OS entropy) for
+        ``random_state=None``, not one of 2^31 ints; else three children of the int or of
+        128 bits of a RandomState (child i does not depend on how many are spawned)."""
         if self.random_state is None:
-            return None, None
+            return None, None, None
         if isinstance(self.random_state, Integral) and not isinstance(self.random_state, bool):
             seed = int(self.random_state)
         else:
             state = check_random_state(self.random_state)  # a RandomState: 128 bits of it
             seed = np.random.SeedSequence(
                 state.randint(2**32, size=4, dtype=np.uint64).tolist())
-        learner, centre = spawn_seeds(seed, 2)
-        return learner, centre
+        learner, centre, fallback = spawn_seeds(seed, 3)
+        return learner, centre, fallback
 
     def _start(self, X: np.ndarray, y: np.ndarray, horizon: int, regression: bool,
                by_fit: bool) -> None:
         if regression:
             check_regression_learner(self._learner_name, type(self).__name__)
-        learner_seed, centre_seed = self._seeds()
+        learner_seed, centre_seed, fallback_seed = self._seeds()
         prep = prepare(self, X, y, regression=regression, centred=self._centred(regression),
                        horizon=horizon, seed=centre_seed)
         if regression:
@@ -80,14 +83,26 @@ class OnlineEstimator(BaseEstimator):
             if advice:
                 warnings.warn(f"{type(self).__name__}: {advice}", LabelOffsetWarning,
                               stacklevel=2)
+        delta = self.delta if prep.delta is None else prep.delta
+        fallback = getattr(self, "fallback", False)
+        if not isinstance(fallback, (bool, np.bool_)):
+            raise fail("fallback", "be True or False", fallback)
+        split = fallback_budget(prep.epsilon, resolve_delta(delta, horizon)) \
+            if fallback else None
         learner = make_learner(
-            self._learner_name, X.shape[1], horizon=horizon, epsilon=prep.epsilon,
-            delta=self.delta if prep.delta is None else prep.delta, counter=self.counter,
+            self._learner_name, X.shape[1], horizon=horizon,
+            epsilon=prep.epsilon if split is None else split[2], delta=delta,
+            counter=self.counter,
             x_bound=prep.x_bound, y_bound=prep.y_bound, calibration=self.calibration,
             seed=learner_seed, options=self._learner_options(),
             fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
             postprocess=self.postprocess, random_features=self.random_features,
             bandwidth=self.bandwidth)
+        if split is not None:
+            learner = WithTrivialFallback(
+                learner, prior_multiplier=split[0], gate_multiplier=split[1],
+                link="logit" if has_proba(self) else "rate", seed=fallback_seed,
+                epsilon=prep.epsilon)
         speak_as(learner, type(self).__name__, released=() if prep.estimate is None
                  else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))
         self.prep_, self.learner_ = prep, learner  # both or neither: nothing half-built
@@ -116,16 +131,20 @@ class OnlineEstimator(BaseEstimator):
                 f"{type(self).__name__}: {len(y)} more rows after {self.learner_.t} exceed "
                 f"the {h} its noise is calibrated for ({self._horizon_from}); set horizon to "
                 "the whole stream's length before the first fit or partial_fit") from None
-        features = isinstance(self.learner_, WithRandomFeatures)
-        inner = self.learner_.learner if features else self.learner_
+        fallback = self.learner_ if isinstance(self.learner_, WithTrivialFallback) else None
+        model = self.learner_.learner if fallback is not None else self.learner_
+        features = isinstance(model, WithRandomFeatures)
+        inner = model.learner if features else model
         if isinstance(inner, WithIntercept):  # with random features: the features' weights
             self.coef_, self.intercept_ = inner.linear_model()
         elif features:
             self.coef_, self.intercept_ = inner.model_weights, 0.0
-        elif isinstance(self.learner_, PrivateKernelRegression):
-            self.coef_, self.intercept_ = self.learner_.weights, 0.0  # its feature weights
+        elif isinstance(model, PrivateKernelRegression):
+            self.coef_, self.intercept_ = model.weights, 0.0  # its feature weights
         else:
-            self.coef_, self.intercept_ = self.learner_.model_weights, 0.0
+            self.coef_, self.intercept_ = model.model_weights, 0.0
+        if fallback is not None and not fallback.uses_model:  # the prior, a constant
+            self.coef_, self.intercept_ = np.zeros_like(self.coef_), fallback.prior
         if np.ndim(self.coef_) == 2:  # K outputs: scikit-learn's (n_classes, n_features)
             self.coef_ = self.coef_.T
             self.intercept_ = np.broadcast_to(self.intercept_, self.coef_.shape[:1]).copy()

@@ -227,7 +227,18 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
         The weights on the learner's rows [0.8 x / x_bound, 0.6 phi(x)] (on x alone for a
         linear learner, on phi(x) alone with ``random_features`` and a linear learner).
     learner_, intercept_, privacy_, n_clipped_, t_
-        As :class:`OnlineRegressor`.
+        As :class:`OnlineRegressor`; with ``fallback`` and the prior chosen, ``coef_`` is
+        0 and ``intercept_`` the prior's margin.
+
+    Notes
+    -----
+    ``fallback=True`` runs the learner inside
+    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback`: 20% of the Gaussian
+    budget (of mu^2) learns the class prior and tests, block by block on the stream,
+    whether the model's prequential errors are clearly below the prior's; the model
+    predicts only where they are, the prior elsewhere. Off by default: measured there,
+    it keeps the majority class on imbalanced sets where the model loses to it, but at
+    a small n epsilon its own prior can take the wrong sign.
 
     Examples
     --------
@@ -247,7 +258,8 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
                  postprocess: str = "average", scaling: str | None = None,
                  bounds_budget: float = 0.1, random_features: int | None = None,
                  bandwidth: float = BANDWIDTH,
-                 centre_budget: float = CLASSIFIER_CENTRE_BUDGET) -> None:
+                 centre_budget: float = CLASSIFIER_CENTRE_BUDGET,
+                 fallback: bool = False) -> None:
         self._store(locals())
 
     def _labels(self, y: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ def test_no_random_state_draws_fresh_entropy_every_fit():
     X, y = _data()
     a, b = (OnlineRegressor(epsilon=1.0).fit(X, y) for _ in range(2))
     assert not np.array_equal(a.learner_.weights, b.learner_.weights)
-    assert a._seeds() == (None, None)  # the learner's and the centre's: fresh entropy
+    assert a._seeds() == (None, None, None)  # learner's, centre's, fallback's: fresh entropy
     assert not a.privacy_.seeded and "seeded" not in str(a.privacy_)
 
 
@@ -29,11 +29,12 @@ def test_an_int_or_a_random_state_seeds_and_says_so():
     assert a.prep_.centre.value == b.prep_.centre.value  # the centre's noise is seeded too
     assert a.privacy_.seeded and "private only while the seed stays secret" in str(a.privacy_)
     clf = OnlineClassifier(epsilon=1.0, random_state=np.random.RandomState(3))
-    seed, centre = clf._seeds()
-    # 128 bits of the RandomState, not one 31-bit int; the learner and the centre draw
-    # from two children of it
+    seed, centre, fallback = clf._seeds()
+    # 128 bits of the RandomState, not one 31-bit int; the learner, the centre and the
+    # fallback draw from three children of it
     assert isinstance(seed, np.random.SeedSequence) and len(seed.entropy) == 4
-    assert seed.entropy == centre.entropy and seed.spawn_key != centre.spawn_key
+    assert seed.entropy == centre.entropy == fallback.entropy
+    assert len({seed.spawn_key, centre.spawn_key, fallback.spawn_key}) == 3
     again = OnlineClassifier(epsilon=1.0, random_state=np.random.RandomState(3))._seeds()[0]
     assert seed.entropy == again.entropy
     assert clf.fit(X, np.sign(y)).privacy_.seeded

@@ -1,0 +1,315 @@
+"""The trivial model as a floor: predict the private prior until the model privately beats it.
+
+A private model on a small or imbalanced stream can predict worse than the trivial model
+(the majority class) for a long time, or for ever at a small epsilon: its noise drowns
+what it learns. :class:`WithTrivialFallback` runs a learner beside two small Gaussian
+mechanisms, released once per block of a public doubling schedule (blocks of 1, 2, 4, ...
+rows, the last one cut at the horizon):
+
+* the **prior**: the block's sum of clipped labels (one-hot rows for K classes), and
+* the **gate**: the block's sum of e_t = err(model) - err(prior), each 0-1 error of the
+  predictions made *before* row t (the model's from the learner's releases, the prior's
+  from the prior's releases), so e_t is in {-1, 0, 1}.
+
+Every released block sum S_j of n_j rows estimates a rate S_j / n_j; the inverse-variance
+mean of the released rates, sum_j n_j S_j / sum_j n_j^2 (public noise of equal variance
+per block), is the prior (its margin: the mean label, or per-class rates) and the gate's
+mean error difference d, of public standard deviation s = z_gate sens / sqrt(sum n_j^2).
+The wrapper predicts with the model only while d < -``threshold`` s, the prior otherwise:
+the one-sided test keeps the trivial model wherever the model is not clearly better
+(always, at a small n epsilon), and its choice and both estimates are post-processing.
+
+Privacy
+-------
+Under replace-one neighbouring (one stream element swapped for any other), three
+mechanisms run in sequence, each later one given the outputs of the earlier ones:
+the learner (its own guarantee, ``learner.privacy_events()``), the prior's block sums,
+then the gate's block sums. Each element falls in exactly one block. Prior: its label
+clipped to ``|y| <= y_bound`` moves one block sum by at most 2 y_bound (one-hot rows:
+||e_k - e_j|| = sqrt(2)), so the vector of all block sums has l2 sensitivity 2 y_bound
+(sqrt(2)). Gate: given the learner's and the prior's releases, every e_s with s != t is
+a function of those releases and of element s alone, unchanged; e_t moves by at most 2,
+so sensitivity 2. Noise N(0, (z sens)^2) per coordinate of each block sum makes each a
+Gaussian mechanism of noise multiplier z (``GaussianDpEvent(z)``; Dwork and Roth 2014,
+Thm A.1), and the adaptive composition of the three is accounted from their events
+(Gaussian mechanisms compose as mu^2 = sum mu_i^2: Dong, Roth and Su 2019, Cor. 3.3).
+:func:`fallback_budget` splits a Gaussian budget so that the whole composes exactly to
+the target. Add/remove neighbouring is refused: an added row shifts every later row into
+another block.
+
+Examples
+--------
+>>> from dpol.learners import PrivateQuadraticFTL
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(2000, 3)) / 3; y = np.where(rng.random(2000) < 0.9, -1.0, 1.0)
+>>> z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
+>>> inner = PrivateQuadraticFTL(3, horizon=2000, epsilon=rest, alpha=0.01, seed=1)
+>>> m = WithTrivialFallback(inner, prior_multiplier=z_prior, gate_multiplier=z_gate,
+...                         seed=2, epsilon=1.0)
+>>> trace = m.run(X, y)  # labels carry no signal in X: the prior stays
+>>> m.uses_model, m.predict_one([0.1, 0.2, 0.3]) < 0, round(m.privacy.epsilon, 6)
+(False, True, 1.0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import dp_accounting
+import numpy as np
+
+from dpol._seeding import resolve_rng
+from dpol._validation import as_matrix, as_vector, check_real, fail
+from dpol.accounting.calibration import gaussian_share
+from dpol.accounting.events import MechanismEvent
+from dpol.learners._base import OnlineLearner, Trace
+from dpol.learners._wrapper import LearnerWrapper
+from dpol.noise import gaussian
+
+__all__ = ["GATE_SHARE", "PRIOR_SHARE", "THRESHOLD", "WithTrivialFallback", "block_sums",
+           "fallback_budget"]
+
+#: shares of a Gaussian budget (of mu^2) spent on the prior and on the gate
+PRIOR_SHARE = 0.1
+GATE_SHARE = 0.1
+#: the gate opens where the model's mean error is below the prior's by this many stds
+THRESHOLD = 2.0
+
+
+def fallback_budget(epsilon: float, delta: float, prior_share: float = PRIOR_SHARE,
+                    gate_share: float = GATE_SHARE) -> tuple[float, float, float]:
+    """(z of the prior, z of the gate, epsilon left for the learner) at (epsilon, delta).
+
+    The prior and the gate take mu_p^2 = prior_share mu*^2 and mu_g^2 = gate_share mu*^2
+    of the Gaussian budget mu* (``gaussian_share``); the learner gets the epsilon of the
+    rest, so the three compose exactly to (epsilon, delta) for a Gaussian learner.
+    epsilon = inf gives no noise (z = 0) and an infinite rest.
+
+    Examples
+    --------
+    >>> z_p, z_g, rest = fallback_budget(1.0, 1e-5)
+    >>> round(z_p, 2), round(z_g, 2), round(rest, 3)
+    (11.8, 11.8, 0.885)
+    """
+    prior_share = check_real("prior_share", prior_share, low=0.0, high=1.0, low_open=True)
+    gate_share = check_real("gate_share", gate_share, low=0.0, high=1.0, low_open=True)
+    both = prior_share + gate_share
+    if both >= 1.0:
+        raise fail("prior_share + gate_share", "be below 1 (the learner needs a share)", both)
+    if math.isinf(epsilon):
+        return 0.0, 0.0, math.inf
+    z_both, rest = gaussian_share(epsilon, delta, both)
+    return (z_both * math.sqrt(both / prior_share), z_both * math.sqrt(both / gate_share),
+            rest)
+
+
+def _classes(margins: np.ndarray) -> np.ndarray:
+    """Class of each margin: +1 / -1 (above 0 or not) for scalars, argmax of K."""
+    return np.argmax(margins, axis=-1) if margins.ndim > 1 else np.where(margins > 0, 1, -1)
+
+
+def block_sums(model: np.ndarray, prior: np.ndarray, labels: np.ndarray,
+               classes: np.ndarray) -> tuple[np.ndarray, float]:
+    """The two encoders on rows of one block, before noise: the sum of the (clipped)
+    labels, and the sum of e_t = err(model_t) - err(prior) (0-1 errors of the margins
+    against the classes; the prior's margin is one for the whole block)."""
+    prior = np.broadcast_to(prior, model.shape)
+    errors = np.sum(_classes(model) != classes) - np.sum(_classes(prior) != classes)
+    return labels.sum(axis=0), float(errors)
+
+
+class WithTrivialFallback(LearnerWrapper):
+    """A learner that predicts the private prior until its model privately beats it.
+
+    Parameters
+    ----------
+    learner : OnlineLearner
+        A fresh full-information learner (or wrapper) with scalar labels, or with K
+        outputs read as one-hot classes; replace-one neighbouring.
+    prior_multiplier, gate_multiplier : float
+        z of the prior's and of the gate's block sums (0: no noise; see
+        :func:`fallback_budget` for a split of a budget).
+    threshold : float
+        The gate opens where the gate's mean error difference is below ``-threshold``
+        times its public standard deviation.
+    link : {"rate", "logit"}
+        The prior's margin: the mean label (a least-squares learner's scale) or its
+        logit (a logistic learner's).
+    seed : None, int, SeedSequence or Generator
+        The two mechanisms' noise (None: fresh OS entropy).
+    epsilon : float, optional
+        The whole's epsilon the budget was split for (:func:`fallback_budget`), as
+        ``privacy`` states it; by default the learner's (then ``privacy`` states the
+        composition as computed).
+
+    Attributes
+    ----------
+    uses_model : bool
+        Whether predictions come from the learner's model (else from the prior).
+    prior : float or array (K,)
+        The prior's margin (0 before its first release).
+    releases_ : list of (int, float or array (K,), float)
+        Per released block: its rows, its noisy label sum, its noisy error-difference sum.
+    """
+
+    def __init__(self, learner: OnlineLearner, *, prior_multiplier: float,
+                 gate_multiplier: float, threshold: float = THRESHOLD, link: str = "rate",
+                 seed: object = None, epsilon: float | None = None) -> None:
+        if not isinstance(learner, OnlineLearner) or isinstance(learner, WithTrivialFallback):
+            raise fail("learner", "be a full-information learner (an OnlineLearner)", learner)
+        if learner.t_ != 0:
+            raise fail("learner", "be fresh (t = 0)", learner)
+        if learner.neighbouring != "replace_one":
+            raise fail("learner.neighbouring", "be 'replace_one' (an added row would shift "
+                       "every later row into another block)", learner.neighbouring)
+        noise = getattr(learner.base if isinstance(learner, LearnerWrapper) else learner,
+                        "noise", "gaussian")
+        if noise != "gaussian":  # its own noise is float Gaussian: no weaker link beside
+            raise fail("learner.noise", "be 'gaussian' (the fallback adds float Gaussian "
+                       "noise)", noise)
+        self.learner = learner
+        self.dim = learner.dim
+        self.prior_multiplier = check_real("prior_multiplier", prior_multiplier, low=0.0)
+        self.gate_multiplier = check_real("gate_multiplier", gate_multiplier, low=0.0)
+        self.threshold = check_real("threshold", threshold, low=0.0)
+        if link not in ("rate", "logit"):
+            raise fail("link", "be 'rate' or 'logit'", link)
+        self.link = link
+        self._share()
+        if epsilon is not None:
+            self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        self.seed = seed if seed is not None else learner.seed  # seeded if either is
+        self._rng = resolve_rng(seed)
+        self.outputs = int(getattr(self.base, "outputs", 1))
+        shape = (self.outputs,) if self.outputs > 1 else ()
+        self._label_sum, self._error_sum = np.zeros(shape), 0.0  # the open block's
+        self._prior_num, self._gate_num, self._weight = np.zeros(shape), 0.0, 0.0
+        self._block_start = 0  # where the open block began
+        self.releases_: list[tuple[int, object, float]] = []  # (rows, noisy sums) per block
+        self.uses_model = False
+
+    # ------------------------------------------------------------------ the public parts
+    @property
+    def prior_sensitivity(self) -> float:
+        """l2 sensitivity of a block's label sum: 2 y_bound, or sqrt(2) for one-hot rows."""
+        return math.sqrt(2.0) if self.outputs > 1 else 2.0 * self.base.y_bound
+
+    #: l2 sensitivity of a block's error-difference sum (e_t in {-1, 0, 1})
+    gate_sensitivity = 2.0
+
+    @property
+    def prior(self) -> float | np.ndarray:
+        if self._weight == 0.0:
+            return np.zeros(self.outputs) if self.outputs > 1 else 0.0
+        rate = self._prior_num / self._weight
+        if self.outputs > 1:
+            return rate
+        rate = float(np.clip(rate, -self.base.y_bound, self.base.y_bound))
+        if self.link == "logit":
+            p = min(max((1.0 + rate / self.base.y_bound) / 2.0, 1e-6), 1.0 - 1e-6)
+            return math.log(p / (1.0 - p))
+        return rate
+
+    def _block_end(self) -> int:
+        """End (exclusive) of the open block: blocks of 1, 2, 4, ... rows, cut at T."""
+        return min(2 * self._block_start + 1, self.horizon)
+
+    def _release(self, end: int) -> None:
+        """Release the block's two noisy sums (it ends at row ``end``), update the prior
+        and the gate."""
+        n = end - self._block_start
+        labels = self._label_sum + gaussian(self._rng, self._label_sum.shape or 1,
+                                            self.prior_multiplier * self.prior_sensitivity)
+        errors = self._error_sum + gaussian(self._rng, 1,
+                                            self.gate_multiplier * self.gate_sensitivity)[0]
+        labels = labels if self.outputs > 1 else labels[0]
+        self.releases_.append((n, labels, float(errors)))
+        self._prior_num = self._prior_num + n * labels
+        self._gate_num += n * errors
+        self._weight += float(n) ** 2
+        sd = self.gate_multiplier * self.gate_sensitivity / math.sqrt(self._weight)
+        self.uses_model = bool(self._gate_num / self._weight < -self.threshold * sd)
+        self._label_sum, self._error_sum = np.zeros_like(self._label_sum), 0.0
+        self._block_start = end
+
+    def _labels(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the labels the prior sums, clipped; their classes), checked one-hot for K."""
+        if self.outputs == 1:
+            bound = self.base.y_bound
+            return np.clip(y, -bound, bound), np.where(y > 0, 1, -1)
+        if not (np.all((y == 0.0) | (y == 1.0)) and np.all(y.sum(axis=-1) == 1.0)):
+            raise fail("y", f"be one-hot rows of {self.outputs} classes (the prior's "
+                       "sqrt(2) sensitivity holds for them only)", y)
+        return y, np.argmax(y, axis=-1)
+
+    def _absorb(self, model: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Account rows (their model predictions before each step) that the learner has
+        learnt; release at block ends; return the wrapper's predictions of the rows."""
+        labels, classes = self._labels(y)
+        out = np.empty_like(model)
+        start, t0 = 0, self.t_ - len(y)
+        while start < len(y):
+            stop = min(len(y), self._block_end() - t0)
+            rows = slice(start, stop)
+            prior = self.prior
+            out[rows] = model[rows] if self.uses_model else prior
+            label_sum, error_sum = block_sums(model[rows], prior, labels[rows], classes[rows])
+            self._label_sum = self._label_sum + label_sum
+            self._error_sum += error_sum
+            if t0 + stop == self._block_end():
+                self._release(t0 + stop)
+            start = stop
+        return out
+
+    # ------------------------------------------------------------------ stepping
+    def rows(self, X: np.ndarray) -> np.ndarray:
+        """The rows as given (the learner's own map, if any, follows)."""
+        return np.atleast_2d(X)
+
+    def learn_one(self, x: object, y: object) -> None:
+        """Observe one element; the gate and the prior release at a block's end."""
+        xv = as_vector("x", x, self.dim)
+        yv = np.asarray(self.base._check_label(y), dtype=np.float64)
+        self._labels(yv[None, ...])  # refused before anything changes
+        model = np.asarray(self.learner.predict_one(xv), dtype=np.float64)
+        self.learner.learn_one(xv, y)  # may refuse: then nothing changed
+        self._absorb(model[None, ...], yv[None, ...])
+
+    def run(self, X: object, y: object, *, comparator: object = None) -> Trace:
+        """The learner's ``run``, then the two mechanisms block by block (the same draws
+        in the same order as the ``learn_one`` loop); the trace's ``model_predictions``
+        are the wrapper's prequential predictions."""
+        X = as_matrix("X", X, self.dim)
+        Y = self.base._check_labels(y, X.shape[0])
+        self._labels(Y)  # refused before anything changes
+        trace = self.learner.run(X, Y, comparator=comparator)
+        gated = self._absorb(np.asarray(trace.prequential_predictions, dtype=np.float64), Y)
+        return dataclasses.replace(trace, model_predictions=gated, privacy=self.privacy)
+
+    def predict_one(self, x: object, *, raw: bool = False) -> float | np.ndarray:
+        """The model's prediction while the gate is open, else the prior's margin."""
+        xv = as_vector("x", x, self.dim)
+        if self.uses_model:
+            return self.learner.predict_one(xv, raw=raw)
+        prior = self.prior
+        return prior.copy() if isinstance(prior, np.ndarray) else prior
+
+    def predict_rows(self, X: np.ndarray) -> np.ndarray:
+        """``predict_one`` of every row of X (n, dim) in one pass."""
+        if self.uses_model:
+            return self.learner.predict_rows(X) if isinstance(self.learner, LearnerWrapper) \
+                else super().predict_rows(X)
+        n = np.atleast_2d(X).shape[0]
+        return np.tile(self.prior, (n, 1)) if self.outputs > 1 else np.full(n, self.prior)
+
+    def privacy_events(self) -> tuple[MechanismEvent, ...]:
+        """The learner's events, then the prior's and the gate's Gaussian events."""
+        own = tuple(MechanismEvent(dp_accounting.GaussianDpEvent(z), "replace_one", name=name)
+                    for z, name in ((self.prior_multiplier, "trivial fallback: prior"),
+                                    (self.gate_multiplier, "trivial fallback: gate"))
+                    if z > 0.0)
+        return tuple(self.learner.privacy_events()) + own
+
+    def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return self.learner._loss_value(w, X, y)

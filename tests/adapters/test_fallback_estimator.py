@@ -1,0 +1,44 @@
+"""OnlineClassifier(fallback=True): the prior where the model is no better, one guarantee."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpol.adapters import OnlineClassifier
+from dpol.errors import InvalidInputError
+from dpol.learners.trivial_fallback import WithTrivialFallback
+
+
+def _noise_labels(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 4)) / 4, np.where(rng.random(n) < 0.9, "a", "b")
+
+
+def test_a_drowned_model_falls_back_to_the_majority_class_within_the_same_budget():
+    X, y = _noise_labels()
+    clf = OnlineClassifier(epsilon=0.1, random_state=0, fallback=True).fit(X, y)
+    assert isinstance(clf.learner_, WithTrivialFallback) and not clf.learner_.uses_model
+    assert np.all(clf.predict(X) == "a") and np.all(clf.coef_ == 0.0)
+    assert clf.intercept_ == clf.learner_.prior < 0  # "a" is the -1 class
+    assert clf.privacy_.epsilon == pytest.approx(0.1, rel=1e-6)
+    plain = OnlineClassifier(epsilon=0.1, random_state=0).fit(X, y)
+    assert clf.score(X, y) > plain.score(X, y)  # here the plain model loses to the prior
+
+
+def test_a_good_model_is_kept_and_predicts_as_its_learner_does():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 4)) / 4
+    y = np.where(X[:, 0] > 0, "a", "b")
+    clf = OnlineClassifier(epsilon=1.0, random_state=0, fallback=True).fit(X, y)
+    assert clf.learner_.uses_model and clf.score(X, y) > 0.9
+    margins = np.array([clf.learner_.predict_one(x) for x in X[:20]])
+    np.testing.assert_allclose(clf.decision_function(X[:20]), margins, atol=1e-12)
+
+
+def test_bad_fallback_is_refused_and_nothing_is_fitted():
+    X, y = _noise_labels(n=50)
+    clf = OnlineClassifier(fallback="yes")
+    with pytest.raises(InvalidInputError, match="fallback must be True or False"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "learner_") and not hasattr(clf, "prep_")

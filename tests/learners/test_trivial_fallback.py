@@ -1,0 +1,177 @@
+"""WithTrivialFallback: the prior and the gate, their privacy, and run against the loop."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from dpol.errors import InvalidInputError, NonPrivateWarning
+from dpol.learners import PrivateQuadraticFTL
+from dpol.learners.trivial_fallback import WithTrivialFallback, block_sums, fallback_budget
+
+
+def _inner(dim=3, horizon=300, epsilon=1.0, seed=1, **kw):
+    return PrivateQuadraticFTL(dim, horizon=horizon, epsilon=epsilon, alpha=0.01,
+                               noise_ridge=math.isfinite(epsilon), seed=seed, **kw)
+
+
+def _wrapped(z_prior=2.0, z_gate=3.0, seed=2, **kw):
+    return WithTrivialFallback(_inner(**kw), prior_multiplier=z_prior,
+                               gate_multiplier=z_gate, seed=seed)
+
+
+def _stream(n=300, dim=3, outputs=1, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, dim)) / 3
+    if outputs == 1:
+        return X, np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0.2, 1.0, -1.0)
+    return X, np.eye(outputs)[np.argmax(X[:, :outputs], axis=1)]
+
+
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_run_gives_the_learn_one_loop(outputs):
+    X, y = _stream(outputs=outputs)
+    kw = {} if outputs == 1 else {"outputs": outputs}
+    a, b = _wrapped(**kw), _wrapped(**kw)
+    trace = a.run(X, y)
+    loop = []
+    for x, label in zip(X, y, strict=True):
+        loop.append(b.predict_one(x))
+        b.learn_one(x, label)
+    assert np.allclose(trace.model_predictions, np.array(loop), atol=1e-9)
+    assert len(a.releases_) == len(b.releases_) == 9  # blocks 1, 2, ..., 128, then 45 rows
+    for (n_a, p_a, e_a), (n_b, p_b, e_b) in zip(a.releases_, b.releases_, strict=True):
+        assert n_a == n_b and np.allclose(p_a, p_b) and e_a == pytest.approx(e_b)
+    assert a.uses_model == b.uses_model and np.allclose(a.prior, b.prior)
+
+
+def test_zero_noise_gives_the_exact_statistics():
+    X, y = _stream()
+    with pytest.warns(NonPrivateWarning):  # the non-private twin says so
+        inner = _inner(epsilon=math.inf)
+    m = WithTrivialFallback(inner, prior_multiplier=0.0, gate_multiplier=0.0, seed=0)
+    m.run(X, y)
+    sizes = [n for n, _, _ in m.releases_]
+    assert sizes == [1, 2, 4, 8, 16, 32, 64, 128, 45]
+    ends = np.cumsum(sizes)
+    exact = [y[e - n:e].sum() for n, e in zip(sizes, ends, strict=True)]
+    assert [s for _, s, _ in m.releases_] == pytest.approx(exact)
+    weights = np.array(sizes, dtype=float)
+    assert m.prior == pytest.approx(float(weights @ exact / (weights @ weights)))
+    gate = weights @ np.array([e for _, _, e in m.releases_]) / (weights @ weights)
+    assert m.uses_model == (gate < 0) and m.uses_model  # the model beats the prior here
+    assert m.privacy.epsilon == math.inf
+
+
+def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it():
+    # 600 wrappers on a 3-row stream release 2 blocks each: 1,200 residuals per mechanism.
+    # Their mean square over the stated variance has std sqrt(2 / 1200) = 0.041 about 1,
+    # so the right scale lies within 4 of them (0.16) of 1, while 2/3 or 3/2 of the scale
+    # puts the ratio at 2.25 or 0.44, more than 0.16 away.
+    X, y = _stream(n=3)
+    z_prior, z_gate = 1.5, 2.5
+    label_res, error_res = [], []
+    for seed in range(600):
+        m = WithTrivialFallback(_inner(horizon=3, seed=seed), prior_multiplier=z_prior,
+                                gate_multiplier=z_gate, seed=10_000 + seed)
+        inner, model = _inner(horizon=3, seed=seed), []  # the wrapper's model predictions
+        for x, v in zip(X, y, strict=True):
+            model.append(inner.predict_one(x))
+            inner.learn_one(x, v)
+        model = np.array(model)
+        m.run(X, y)
+        start, prior = 0, 0.0
+        for n, labels, errors in m.releases_:
+            exact_labels, exact_errors = block_sums(model[start:start + n], prior,
+                                                    y[start:start + n],
+                                                    np.where(y[start:start + n] > 0, 1, -1))
+            label_res.append(labels - exact_labels)
+            error_res.append(errors - exact_errors)
+            prior = float(np.clip(labels, -1.0, 1.0))  # block 1's rate: its sum / 1 row
+            start += n
+    for res, std in ((label_res, z_prior * 2.0), (error_res, z_gate * 2.0)):
+        ratio = float(np.mean(np.square(res))) / std**2
+        assert abs(ratio - 1.0) < 0.16
+        for wrong in (2 / 3, 3 / 2):
+            assert abs(ratio / wrong**2 - 1.0) > 0.16
+
+
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_the_sensitivities_are_the_largest_changes_of_the_block_sums(outputs):
+    # Every stream of 7 labels (blocks of 1, 2, 4 rows) against every neighbour that
+    # replaces one label, given fixed model margins and block priors (the outputs the
+    # gate is conditioned on): the l2 distance of the vectors of block sums.
+    rng = np.random.default_rng(0)
+    m = _wrapped(**({} if outputs == 1 else {"outputs": outputs}))
+    alphabet = [np.array(v) for v in ([-3.0], [0.25], [1.0])] if outputs == 1 \
+        else list(np.eye(outputs))
+    model = rng.normal(size=(7, outputs)) if outputs > 1 else rng.normal(size=7)
+    priors = [rng.normal(size=outputs) if outputs > 1 else float(rng.normal())
+              for _ in range(3)]
+    blocks = [slice(0, 1), slice(1, 3), slice(3, 7)]
+
+    def sums(stream):
+        y = np.array(stream) if outputs > 1 else np.array(stream)[:, 0]
+        labels, classes = m._labels(y)
+        out = [block_sums(model[b], p, labels[b], classes[b]) for b, p in zip(blocks, priors,
+                                                                             strict=True)]
+        return np.concatenate([np.ravel(s) for s, _ in out]), np.array([e for _, e in out])
+
+    most = np.zeros(2)
+    for stream in itertools.product(range(len(alphabet)), repeat=7):
+        base = sums([alphabet[i] for i in stream])
+        for t, other in itertools.product(range(7), range(len(alphabet))):
+            if other <= stream[t]:  # each unordered pair once
+                continue
+            changed = [alphabet[i] for i in (*stream[:t], other, *stream[t + 1:])]
+            new = sums(changed)
+            most = np.maximum(most, [np.linalg.norm(base[0] - new[0]),
+                                     np.linalg.norm(base[1] - new[1])])
+    assert most[0] == pytest.approx(m.prior_sensitivity)
+    assert most[1] == pytest.approx(m.gate_sensitivity)
+
+
+def test_the_guarantee_composes_to_the_target():
+    z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
+    m = WithTrivialFallback(_inner(epsilon=rest, delta=1e-5), prior_multiplier=z_prior,
+                            gate_multiplier=z_gate, seed=0, epsilon=1.0)
+    assert len(m.privacy_events()) == len(m.learner.privacy_events()) + 2
+    assert m.privacy.epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_it_keeps_the_prior_where_the_model_is_no_better_and_the_model_where_it_is():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 3)) / 3
+    noise = np.where(rng.random(3000) < 0.9, -1.0, 1.0)  # 90% one class, X irrelevant
+    z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
+    keep = WithTrivialFallback(_inner(horizon=3000, epsilon=rest), prior_multiplier=z_prior,
+                               gate_multiplier=z_gate, seed=0, epsilon=1.0)
+    keep.run(X, noise)
+    assert not keep.uses_model and keep.prior < 0
+    assert np.all(keep.predict_rows(X[:5]) == keep.prior)
+    signal = np.where(X[:, 0] > 0, 1.0, -1.0)
+    use = WithTrivialFallback(_inner(horizon=3000, epsilon=rest), prior_multiplier=z_prior,
+                              gate_multiplier=z_gate, seed=0, epsilon=1.0)
+    use.run(X, signal)
+    assert use.uses_model
+    assert np.allclose(use.predict_rows(X[:5]), [use.predict_one(x) for x in X[:5]])
+
+
+def test_bad_input_is_refused_and_changes_nothing():
+    with pytest.raises(InvalidInputError, match="neighbouring"):
+        WithTrivialFallback(_inner(neighbouring="add_remove"), prior_multiplier=1.0,
+                            gate_multiplier=1.0)
+    m = _wrapped(outputs=3)
+    X, _ = _stream(n=4, outputs=3)
+    with pytest.raises(InvalidInputError, match="one-hot"):
+        m.run(X, np.full((4, 3), 0.5))
+    with pytest.raises(InvalidInputError, match="one-hot"):
+        m.learn_one(X[0], [1.0, 1.0, 0.0])
+    assert m.t_ == 0 and m.releases_ == []
+    used = _inner()
+    used.learn_one([0.1, 0.2, 0.3], 1.0)
+    with pytest.raises(InvalidInputError, match="fresh"):
+        WithTrivialFallback(used, prior_multiplier=1.0, gate_multiplier=1.0)
