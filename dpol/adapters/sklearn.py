@@ -8,10 +8,13 @@ in order, one element at a time. By default the learner fits an intercept
 released iterates (:mod:`dpol.learners.postprocess`); ``predict`` uses them and clips a
 least-squares prediction to ``y_bound``. The raw last release stays in
 ``learner_.weights``. The model (``coef_``, ``intercept_``, ``predict``) is
-post-processing of the releases, covered by ``privacy_``; three things beside it are
+post-processing of the releases, covered by ``privacy_``; four things beside it are
 not, and are for the data holder: ``n_clipped_`` and the clipping warning (exact counts
-of the rows above the bounds), and ``classes_`` (the label set, read from y: treated as
-public). Each ``fit`` is one guarantee: fitting again on the same rows (refits,
+of the rows above the bounds), ``classes_`` (the label set, read from y: treated as
+public), and a regressor's refusal of labels mostly above ``y_bound`` (whether a model
+comes out at all, and the bound its message suggests, read from the raw labels: two
+neighbouring data sets can differ in it, so do not show a refusal to whom the model is
+for). Each ``fit`` is one guarantee: fitting again on the same rows (refits,
 cross-validation folds, a grid search) spends ``privacy_`` again, and nothing composes
 those runs. Parameters are stored as passed and checked in ``fit`` (scikit-learn's
 convention); learned state ends in ``_``.
