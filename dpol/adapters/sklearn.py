@@ -239,9 +239,11 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     :class:`~dpol.learners.trivial_fallback.WithTrivialFallback`: 20% of the Gaussian
     budget (of mu^2) learns the class prior and tests, block by block on the stream,
     whether the model's prequential errors are clearly below the prior's; the model
-    predicts only where they are, the prior elsewhere. Off by default: measured there,
-    it keeps the majority class on imbalanced sets where the model loses to it, but at
-    a small n epsilon its own prior can take the wrong sign.
+    predicts only where they are, the prior elsewhere. Off by default (measured there):
+    on imbalanced sets where the model loses to the majority class it holds it (river's
+    SolarFlare at epsilon = 0.1, held out: 74.3% without, 97.7% with, in every seed),
+    but on small balanced sets its own prior can take the wrong sign, and on the stream
+    the model comes in late.
 
     Examples
     --------
