@@ -81,7 +81,9 @@ def _finish(plt, fig, ax, path: str | Path, *, title: str, xlabel: str, ylabel: 
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    # a fixed corner: loc="best" searches the data and, on a long run or a loaded machine,
+    # takes over a second and warns (matplotlib times the search)
+    ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
