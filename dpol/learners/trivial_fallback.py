@@ -312,8 +312,11 @@ class WithTrivialFallback(LearnerWrapper):
     def predict_rows(self, X: np.ndarray) -> np.ndarray:
         """``predict_one`` of every row of X (n, dim) in one pass."""
         if self.uses_model:
-            return self.learner.predict_rows(X) if isinstance(self.learner, LearnerWrapper) \
-                else super().predict_rows(X)
+            if isinstance(self.learner, LearnerWrapper):
+                return self.learner.predict_rows(X)
+            if type(self.learner).predict_one is OnlineLearner.predict_one:  # x . w
+                return super().predict_rows(X)
+            return np.array([self.learner.predict_one(x) for x in np.atleast_2d(X)])
         n = np.atleast_2d(X).shape[0]
         return np.tile(self.prior, (n, 1)) if self.outputs > 1 else np.full(n, self.prior)
 
