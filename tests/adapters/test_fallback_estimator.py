@@ -42,3 +42,16 @@ def test_bad_fallback_is_refused_and_nothing_is_fitted():
     with pytest.raises(InvalidInputError, match="fallback must be True or False"):
         clf.fit(X, y)
     assert not hasattr(clf, "learner_") and not hasattr(clf, "prep_")
+
+
+def test_a_kernel_model_behind_the_fallback_predicts_row_by_row():
+    # the kernel learner predicts with its own predict_one, not x . w: the estimator's
+    # margins must be the wrapper's predict_one of each row
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1500, 2)) / 4
+    y = np.where(X[:, 0] > 0, "a", "b")
+    clf = OnlineClassifier(learner="kernel", epsilon=4.0, random_state=0, fallback=True)
+    clf.fit(X, y)
+    assert clf.learner_.uses_model
+    np.testing.assert_allclose(clf.decision_function(X[:5]),
+                               [clf.learner_.predict_one(x) for x in X[:5]], atol=1e-12)
