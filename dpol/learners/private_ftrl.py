@@ -23,6 +23,7 @@ from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._counter_calibration import counter_multiplier, gradient_element_sensitivity
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["DEFAULT_ETA_SCALE", "PrivateFTRL"]
 
@@ -139,8 +140,7 @@ class PrivateFTRL(OnlineLearner):
         if self.calibration != "tight":
             raise fail("calibration", "be 'tight' for PrivateFTRL (no published "
                        "calibration of DP-FTRL's counters)", self.calibration)
-        if noise != "gaussian":
-            raise fail("noise", "be 'gaussian' for PrivateFTRL", noise)
+        noise = noise_kind(noise, among=("gaussian",), who="PrivateFTRL").name
         if domain is not None and not hasattr(domain, "project"):
             raise fail("domain", "be None or a convex set with a projection", domain)
         self.loss, self.domain, self.noise, self.counter = loss, domain, noise, counter

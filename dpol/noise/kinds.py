@@ -118,6 +118,45 @@ class NoiseKind:
         (the discrete Gaussian states its rho = (sensitivity / scale)^2 / 2 directly)."""
         return self.dp_event(scale / sensitivity, tau)
 
+    def composed_event(self, sensitivities: np.ndarray, scales: np.ndarray
+                       ) -> dp_accounting.DpEvent:
+        """The event of releases i of noise ``scales[i]`` on values of ``sensitivities[i]``,
+        composed: equal ones (within 1e-9) as one self-composed event, unequal ones as
+        the one event of the same privacy where the kind has a closed form.
+
+        Gaussian mechanisms compose exactly into one of 1/z^2 = sum_i 1/z_i^2 (Dong, Roth,
+        Su 2019, Corollary 3.3) and zCDP adds up (Bun, Steinke 2016, Lemma 2.3).
+
+        Examples
+        --------
+        >>> noise_kind("gaussian").composed_event(np.array([1.0, 1.0]), np.array([2.0, 2.0]))
+        SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=2.0), count=2)
+        >>> noise_kind("secure").composed_event(np.array([1.0, 1.0]), np.array([1.0, 2.0]))
+        ZCDpEvent(rho=0.625, xi=0.0)
+        """
+        events = [self.event(v, s) for v, s in zip(np.ravel(sensitivities), np.ravel(scales),
+                                                    strict=True)]
+        if all(e == events[0] for e in events):
+            return events[0] if len(events) == 1 else dp_accounting.SelfComposedDpEvent(
+                events[0], len(events))
+        return dp_accounting.ComposedDpEvent(events)
+
+    @staticmethod
+    def _merged(values: np.ndarray, additive: bool, make) -> dp_accounting.DpEvent:
+        """One event of ``make(value)`` per value, composed: equal values self-composed;
+        else the one event of their sum (``additive``: zCDP's rho) or of 1/sqrt(sum
+        z^-2) (Gaussian noise multipliers)."""
+        n = values.size
+        if additive:
+            total = float(np.sum(values))
+            one, whole = total / n, total
+        else:
+            total = float(np.sum(values**-2.0))  # mu^2
+            one, whole = math.sqrt(n / total), 1.0 / math.sqrt(total)
+        if np.all(np.abs(values - one) <= 1e-9 * one):
+            return make(one) if n == 1 else dp_accounting.SelfComposedDpEvent(make(one), n)
+        return make(whole)
+
     def check_calibration(self, calibration: str) -> str:
         """``calibration``, or the refusal of a published formula this kind cannot take."""
         if calibration == "paper" and not self.paper:
@@ -178,6 +217,10 @@ class Gaussian(NoiseKind):
     def noisy(self, value, scale, rng, grid=0.0):
         # value + scale z, one draw per coordinate in C order (scale: a number or a column)
         return value + scale * rng.standard_normal(np.shape(value))
+
+    def composed_event(self, sensitivities, scales):
+        z = np.asarray(scales, dtype=np.float64) / sensitivities
+        return self._merged(z, False, dp_accounting.GaussianDpEvent)
 
     def _event(self, z, tau):
         return dp_accounting.GaussianDpEvent(z)
@@ -274,6 +317,10 @@ class DiscreteGaussian(_Discrete):
             return dp_accounting.NonPrivateDpEvent()
         return dp_accounting.ZCDpEvent(0.5 * (sensitivity / scale) ** 2, tau)
 
+    def composed_event(self, sensitivities, scales):
+        rho = 0.5 * (sensitivities / np.asarray(scales, dtype=np.float64)) ** 2
+        return self._merged(rho, True, dp_accounting.ZCDpEvent)
+
     def _release(self, value, scale, grid):
         return grid_release(value, scale, grid)  # refuses magnitudes near 2^52 g
 
@@ -326,9 +373,11 @@ STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
 }
 
 
-def noise_kind(name: object, among: tuple[str, ...] | None = None) -> NoiseKind:
+def noise_kind(name: object, among: tuple[str, ...] | None = None,
+               who: str | None = None) -> NoiseKind:
     """The kind called ``name``, one of ``among`` (default: every kind); the one parser
-    of a ``noise=`` argument (``InvalidInputError`` naming ``noise`` otherwise).
+    of a ``noise=`` argument (``InvalidInputError`` naming ``noise`` otherwise, and
+    ``who`` refuses it when given).
 
     Examples
     --------
@@ -339,7 +388,10 @@ def noise_kind(name: object, among: tuple[str, ...] | None = None) -> NoiseKind:
     ...
     dpol.errors.InvalidInputError: noise must be one of 'gaussian', 'secure'; got 'laplace'
     """
-    return KINDS[check_choice("noise", name, _ALL if among is None else among)]
+    choices = _ALL if among is None else among
+    if who is not None and (not isinstance(name, str) or name not in choices):
+        raise fail("noise", f"be {' or '.join(map(repr, choices))} for {who}", name)
+    return KINDS[check_choice("noise", name, choices)]
 
 
 def strategy_noises(strategy: str, *, secure: bool | None = None) -> tuple[str, ...]:

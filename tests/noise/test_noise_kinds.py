@@ -114,3 +114,5 @@ def test_noise_kind_among():
     assert noise_kind("secure", among=("gaussian", "secure")) is KINDS["secure"]
     with pytest.raises(InvalidInputError, match="noise must be one of 'gaussian'; got 'gamma'"):
         noise_kind("gamma", among=("gaussian",))
+    with pytest.raises(InvalidInputError, match="noise must be 'gaussian' for Me; got 'gamma'"):
+        noise_kind("gamma", among=("gaussian",), who="Me")
