@@ -2,7 +2,10 @@
 
 A mechanism is described by a function from its noise multiplier z to the
 :class:`~dpol.accounting.events.MechanismEvent` s it runs at that multiplier (every
-counter, output noise and noisy statistic). :func:`calibrate` returns the smallest z
+counter, output noise and noisy statistic); for a mechanism that adds one noise kind of
+:mod:`dpol.noise.kinds` that function is :func:`noise_events`, the kind's own event at z
+(``count`` releases self-composed), so every learner and counter states its mechanism
+the same way and is sized by the same route. :func:`calibrate` returns the smallest z
 whose composed guarantee (:func:`~dpol.accounting.events.compose_guarantee`, the same
 function every ``privacy`` is derived with) is at most the target epsilon at delta, so
 the claim a learner reports is the one its noise was sized for, within the target rule
@@ -40,6 +43,7 @@ import numpy as np
 
 from dpol._validation import check_real, fail
 from dpol.accounting.calibration import (
+    check_epsilon,
     gaussian_noise_multiplier,
     mu_star,
     zcdp_gaussian_noise_multiplier,
@@ -50,8 +54,10 @@ from dpol.accounting.events import (
     _leaves,
     compose_guarantee,
 )
+from dpol.accounting.guarantee import ELEMENT
+from dpol.noise.kinds import NoiseKind
 
-__all__ = ["bisect_multiplier", "calibrate", "composed_epsilon"]
+__all__ = ["bisect_multiplier", "calibrate", "composed_epsilon", "noise_events"]
 
 EventsOf = Callable[[float], Sequence[MechanismEvent]]
 
@@ -59,6 +65,30 @@ EventsOf = Callable[[float], Sequence[MechanismEvent]]
 _TOL = 1e-10
 #: the generic search gives up past this multiplier: the target is out of reach
 _LARGEST = 2.0**60
+
+
+def noise_events(kind: NoiseKind, neighbouring: str = "replace_one", *, count: int = 1,
+                 unit: str = ELEMENT) -> EventsOf:
+    """z -> the events of ``count`` releases of noise ``kind`` at noise multiplier z: the
+    kind's :meth:`~dpol.noise.kinds.NoiseKind.dp_event` (self-composed when ``count`` >
+    1), under ``neighbouring``, protecting ``unit``; a pure kind states its epsilon
+    (``count / z``), which composition then uses.
+
+    Examples
+    --------
+    >>> from dpol.noise.kinds import noise_kind
+    >>> noise_events(noise_kind("secure"))(2.0)[0].event
+    ZCDpEvent(rho=0.125, xi=0.0)
+    >>> calibrate(noise_events(noise_kind("laplace"), count=4), 0.5, 0.0)  # 4 / z <= 0.5
+    8.0
+    """
+    def events_of(z: float) -> list[MechanismEvent]:
+        event, pure = kind.dp_event(z), kind.pure_epsilon(z)
+        if count != 1:
+            event = dp_accounting.SelfComposedDpEvent(event, count)
+            pure = None if pure is None else count * pure
+        return [MechanismEvent(event, neighbouring, unit=unit, pure_epsilon=pure)]
+    return events_of
 
 
 def composed_epsilon(events: Sequence[MechanismEvent], delta: float) -> float:
@@ -162,7 +192,9 @@ def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
         z -> the mechanism's ``MechanismEvent`` s at noise multiplier z (more noise for
         larger z: the composed epsilon must not increase with z).
     epsilon : float
-        The target; ``inf`` asks for no noise (0.0 is returned).
+        The target, in :data:`~dpol.accounting.calibration.EPSILON_RANGE` (the rule every
+        learner and counter checks its ``epsilon`` by); ``inf`` asks for no noise (0.0
+        is returned).
     delta : float
         The delta at which epsilon is stated (0 for pure DP).
 
@@ -197,7 +229,7 @@ def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
     ...
     dpol.errors.InvalidInputError: epsilon must be reachable by some noise multiplier ...
     """
-    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+    epsilon = check_epsilon(epsilon)
     delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     if math.isinf(epsilon):
         return 0.0

@@ -18,8 +18,8 @@ import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.calibrate import bisect_multiplier, calibrate
-from dpol.accounting.calibration import gaussian_epsilon, mu_star, zcdp_epsilon
+from dpol.accounting.calibrate import bisect_multiplier, calibrate, noise_events
+from dpol.accounting.calibration import check_epsilon, gaussian_epsilon, mu_star, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
 from dpol.learners.noisy_proj_grad import (  # re-exported: they lived here
@@ -292,14 +292,13 @@ class PrivateProjectedSGD:
 
     def calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
         """Smallest sigma (to 1e-4 relative) with :meth:`epsilon` <= epsilon."""
-        epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        epsilon = check_epsilon(epsilon, allow_inf=False)  # the one rule of a target
         if self.noise_kind.secure:
             return self._secure_calibrate(sizes, epsilon, delta)
         if self.sampling == "full":
             k = sum(self.n_steps(n) for n in sizes)
-            kind = self.noise_kind
-            mu = 1.0 / calibrate(lambda z: [MechanismEvent(kind.dp_event(z))],
-                                 epsilon, delta)  # mu*: k steps compose to sqrt(k) / z
+            # mu*: k steps compose to sqrt(k) / z
+            mu = 1.0 / calibrate(noise_events(self.noise_kind), epsilon, delta)
             return self._ratio(1) * math.sqrt(k) / mu * (1.0 + 1e-12)
         return _bisect_sigma(self, tuple(sizes), epsilon, delta)
 
@@ -307,9 +306,8 @@ class PrivateProjectedSGD:
         """sigma = z sqrt(k) (2L + g(sigma) sqrt(p)): the grid grows with sigma up to its
         cap, so the fixed point is reached in a few rounds; checked by :meth:`epsilon`."""
         root_k = math.sqrt(sum(self.n_steps(n) for n in sizes))
-        kind = self.noise_kind
-        z = calibrate(lambda v: [MechanismEvent(kind.dp_event(v))],
-                      epsilon, delta)  # one step's 1/(2 z^2)-zCDP; k steps: sqrt(k) z
+        # one step's 1/(2 z^2)-zCDP; k steps: sqrt(k) z
+        z = calibrate(noise_events(self.noise_kind), epsilon, delta)
         sigma = z * root_k * self._ratio(1)
         for _ in range(64):
             need = z * root_k * (self._ratio(1) + self.grid(sigma) * math.sqrt(self.domain.dim))
@@ -323,7 +321,7 @@ class PrivateProjectedSGD:
         if self.sampling != "one":
             raise fail("calibration", "be 'tight' for sampling='full' (no published formula)",
                        "paper")
-        epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        epsilon = check_epsilon(epsilon, allow_inf=False)  # the one rule of a target
         delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
         n = check_int("n", n, low=1)
         return math.sqrt(32.0 * math.log(n / delta) * math.log(1.0 / delta)) \

@@ -11,7 +11,7 @@ import numpy as np
 
 from dpol._seeding import resolve_rng
 from dpol._validation import check_choice, check_real, fail
-from dpol.accounting.calibrate import calibrate
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import jkt_doubling_beta, jkt_pocp_beta
 from dpol.errors import PaperCalibrationWarning
@@ -175,7 +175,11 @@ class OutputPerturbation(OnlineLearner):
         """s_t for every step t = 1..horizon (0 where nothing data-dependent is released).
 
         Tight: one noise multiplier z from :func:`dpol.accounting.calibrate` on the
-        releases' events (:meth:`_calibration_events`), then s_t = z Delta_t a_t with
+        releases' events at z (:func:`dpol.accounting.noise_events` of the noise kind:
+        each noised release is one Gaussian, secure: 1/(2 z^2)-zCDP, mechanism of
+        multiplier z relative to its sensitivity; anytime: the multiplier of release t is
+        z / sqrt(w_t) with sum_t w_t <= 1 over every length, so one mechanism of
+        multiplier z bounds every prefix), then s_t = z Delta_t a_t with
         Delta_t = :meth:`sensitivity` (secure: plus the grid rounding) and the schedule's
         a_t (1, or 1 / sqrt(w_t) anytime). Paper: the published betas
         (:meth:`_paper_stds`).
@@ -188,7 +192,9 @@ class OutputPerturbation(OnlineLearner):
         if self.calibration == "paper":
             stds[steps - 1] = self._paper_stds(steps)
             return stds
-        z = calibrate(self._calibration_events, self.epsilon, self.delta)
+        count = 1 if self.schedule == "anytime" else steps.size
+        z = calibrate(noise_events(self.noise_kind, self.neighbouring, count=count),
+                      self.epsilon, self.delta)
         anytime = (1.0 / (2.0 * steps * (1.0 + np.log(steps)) ** 2)
                    if self.schedule == "anytime" else None)  # w_t, sum_t w_t <= 1
         if self.noise_kind.secure:  # on the kind's grid, whose rounding adds g_t sqrt(d)
@@ -213,19 +219,6 @@ class OutputPerturbation(OnlineLearner):
     def _divisors(self, steps: np.ndarray) -> np.ndarray:
         """div_t with Delta_t = lam / div_t for an array of steps t (1-based): t."""
         return steps
-
-    def _calibration_events(self, z: float) -> list[MechanismEvent]:
-        """The releases' events at noise multiplier z (what ``calibrate`` sizes z for).
-
-        Each noised release is one Gaussian (secure: 1/(2 z^2)-zCDP) mechanism of
-        multiplier z relative to its sensitivity; anytime: the multiplier of release t is
-        z / sqrt(w_t) with sum_t w_t <= 1 over every length, so one mechanism of
-        multiplier z bounds every prefix.
-        """
-        event = self.noise_kind.dp_event(z)
-        if self.schedule != "anytime":
-            event = dp_accounting.SelfComposedDpEvent(event, self._noised_steps().size)
-        return [MechanismEvent(event, self.neighbouring)]
 
     def _paper_stds(self, steps: np.ndarray) -> np.ndarray:
         """s_t of the published betas: JKT Alg. 1 (fixed) or Alg. 7 (doubling)."""

@@ -6,6 +6,7 @@ import math
 import warnings
 
 from dpol._validation import check_choice, fail
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.calibration import check_epsilon, resolve_delta
 from dpol.accounting.presets import (
     env_bandit_gaussian_sigma,
@@ -16,7 +17,6 @@ from dpol.accounting.presets._common import LOG_READINGS
 from dpol.counters import BinaryTreeCounter, Counter, resolve_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 from dpol.learners._bandit import BanditFrankWolfeBase
-from dpol.learners._counter_calibration import counter_multiplier
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["PrivateBanditFrankWolfe"]
@@ -229,7 +229,8 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         if not self.is_private:
             return self._make_counter(cls, noise_multiplier=0.0, **options)
         if self.calibration == "tight":  # sized once, by the one calibrator
-            z = counter_multiplier(self.noise, "replace_one", self.epsilon, self.delta)
+            z = calibrate(noise_events(self.noise_kind, "replace_one"), self.epsilon,
+                          self.delta)
             return self._full_dp(self._make_counter(cls, noise_multiplier=z,
                                                     delta=self.delta, **options))
         options.setdefault("padded", True)

@@ -9,7 +9,7 @@ import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.calibration import zcdp_epsilon
+from dpol.accounting.calibration import check_epsilon, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
 from dpol.learners.noisy_projected_gradient import per_call
@@ -213,7 +213,7 @@ class PrivateFrankWolfe:
 
     def calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
         """Smallest scale b (to 1e-6 relative) with :meth:`epsilon` <= epsilon."""
-        epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        epsilon = check_epsilon(epsilon, allow_inf=False)  # the one rule of a target
         hi = self.iterations * len(sizes) * 2.0 * self.score_sensitivity / epsilon  # basic
         lo = hi * 1e-6
         while hi / lo > 1.0 + 1e-6:
@@ -226,7 +226,7 @@ class PrivateFrankWolfe:
         if not self._published:
             raise fail("calibration", "be 'tight' unless selection='laplace' (TTZ's mechanism)",
                        "paper")
-        epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        epsilon = check_epsilon(epsilon, allow_inf=False)  # the one rule of a target
         delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
         return self.lipschitz * self._l1_radius \
             * math.sqrt(8.0 * self.iterations * math.log(1.0 / delta)) / epsilon

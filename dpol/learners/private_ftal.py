@@ -9,11 +9,12 @@ import numpy as np
 
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
 from dpol.learners._base import OnlineLearner
-from dpol.learners._counter_calibration import counter_multiplier, gradient_element_sensitivity
+from dpol.learners._counter_calibration import gradient_element_sensitivity
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
 from dpol.noise.kinds import noise_kind
@@ -137,8 +138,8 @@ class PrivateFTAL(OnlineLearner):
         if not self.is_private:
             kwargs = {"noise_multiplier": 0.0}
         elif self.calibration == "tight":  # sized once, by the one calibrator
-            kwargs = {"noise_multiplier": counter_multiplier(
-                self.noise, self.neighbouring, self.epsilon,
+            kwargs = {"noise_multiplier": calibrate(
+                noise_events(self.noise_kind, self.neighbouring), self.epsilon,
                 self.delta if self.noise_kind.approximate else 0.0)}
         else:  # the counter's published formula
             kwargs = {"epsilon": self.epsilon, "calibration": "paper"}

@@ -10,7 +10,7 @@ import numpy as np
 
 from dpol._seeding import spawn_seeds
 from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
-from dpol.accounting.calibrate import calibrate
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent
 from dpol.errors import HorizonExceededError, PaperCalibrationWarning
 from dpol.learners._base import OnlineLearner, Trace
@@ -213,8 +213,7 @@ class PrivateKernelRegression(OnlineLearner):
                           f"docs/errata.md, NW-1){slip}", PaperCalibrationWarning, stacklevel=3)
             return self._sens / self.epsilon
         kind = self.noise_kind  # the transcript: one Gaussian (or zCDP) mechanism
-        z = calibrate(lambda v: [MechanismEvent(kind.dp_event(v), self.neighbouring)],
-                      self.epsilon, self.delta)
+        z = calibrate(noise_events(kind, self.neighbouring), self.epsilon, self.delta)
         if kind.secure:  # its grids inflate the sensitivities: the zCDP of the transcript
             return self._secure_calibrate(z)
         joint = transcript_mu(self._m, self._h, self._sens)  # J of the class Privacy

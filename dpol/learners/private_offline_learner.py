@@ -10,7 +10,7 @@ import numpy as np
 
 from dpol._seeding import resolve_rng
 from dpol._validation import check_real
-from dpol.accounting.calibrate import calibrate
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import jkt_pol_beta
 from dpol.errors import PaperCalibrationWarning
@@ -121,8 +121,7 @@ class PrivateOfflineLearner(OnlineLearner):
             return jkt_pol_beta(self.epsilon, self.delta, self.horizon, self.lipschitz,
                                 self.alpha, self.x_star_norm)
         kind = self.noise_kind  # the one noisy average: Gaussian, or its zCDP twin
-        z = calibrate(lambda v: [MechanismEvent(kind.dp_event(v), self.neighbouring)],
-                      self.epsilon, self.delta)
+        z = calibrate(noise_events(kind, self.neighbouring), self.epsilon, self.delta)
         if kind.secure:  # on the kind's grid, whose rounding adds g sqrt(d) to Delta
             self.grid = kind.grid(z * self.sensitivity, self.sensitivity, self.dim)
             return z * (self.sensitivity + self.grid * math.sqrt(self.dim))
