@@ -34,11 +34,10 @@ against that same epsilon and stepped up until it meets the target.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 
-import attr
-import dp_accounting
 import numpy as np
 
 from dpol._validation import check_real, fail
@@ -55,6 +54,7 @@ from dpol.accounting.events import (
     compose_guarantee,
 )
 from dpol.accounting.guarantee import ELEMENT
+from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.kinds import NoiseKind
 
 __all__ = ["bisect_multiplier", "calibrate", "composed_epsilon", "noise_events"]
@@ -157,30 +157,39 @@ def _closed_form(events_of: EventsOf, epsilon: float, delta: float) -> float | N
     return None
 
 
-@attr.define(frozen=True)
-class _Multiplier(dp_accounting.DpEvent):
-    """The mechanism at noise multiplier ``value`` (what the generic search composes)."""
+@functools.cache
+def _search_classes() -> tuple[type, type]:
+    """(the event of a noise multiplier, the accountant composing a mechanism's events):
+    dp-accounting's interfaces for its generic search, made on first use (subclassing
+    them imports dp-accounting)."""
+    import attr
 
-    value: float
+    @attr.define(frozen=True)
+    class _Multiplier(dp_accounting.DpEvent):
+        """The mechanism at noise multiplier ``value`` (what the generic search composes)."""
 
+        value: float
 
-class _EventsAccountant(dp_accounting.PrivacyAccountant):
-    """dp-accounting's accountant interface around :func:`compose_guarantee`."""
+    class _EventsAccountant(dp_accounting.PrivacyAccountant):
+        """dp-accounting's accountant interface around :func:`compose_guarantee`."""
 
-    def __init__(self, events_of: EventsOf) -> None:
-        super().__init__(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
-        self._events_of = events_of
-        self._events: list[MechanismEvent] = []
+        def __init__(self, events_of: EventsOf) -> None:
+            super().__init__(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+            self._events_of = events_of
+            self._events: list[MechanismEvent] = []
 
-    def _maybe_compose(self, event: dp_accounting.DpEvent, count: int, do_compose: bool):
-        if not isinstance(event, _Multiplier):
-            return self.CompositionErrorDetails(event, "not a noise multiplier")
-        if do_compose:
-            self._events.extend(list(self._events_of(event.value)) * count)
-        return None
+        def _maybe_compose(self, event: dp_accounting.DpEvent, count: int,
+                           do_compose: bool):
+            if not isinstance(event, _Multiplier):
+                return self.CompositionErrorDetails(event, "not a noise multiplier")
+            if do_compose:
+                self._events.extend(list(self._events_of(event.value)) * count)
+            return None
 
-    def get_epsilon(self, target_delta: float) -> float:
-        return composed_epsilon(self._events, target_delta)
+        def get_epsilon(self, target_delta: float) -> float:
+            return composed_epsilon(self._events, target_delta)
+
+    return _Multiplier, _EventsAccountant
 
 
 def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
@@ -261,8 +270,9 @@ def _generic(events_of: EventsOf, epsilon: float, delta: float) -> float:
     low = high / 2.0
     while low > 1e-12 and composed_epsilon(events_of(low), delta) <= epsilon:
         high, low = low, low / 2.0
+    multiplier, accountant = _search_classes()
     return float(dp_accounting.calibrate_dp_mechanism(
-        lambda: _EventsAccountant(events_of), _Multiplier, epsilon, delta,
+        lambda: accountant(events_of), multiplier, epsilon, delta,
         dp_accounting.ExplicitBracketInterval(low, high), tol=_TOL * high))
 
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
-
 from dpol._validation import check_real, fail
 from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.calibration import check_epsilon, gaussian_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
+from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["CounterPrivacy"]
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import dp_accounting
 import numpy as np
 
 from dpol._validation import check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.clipping import clip_norms
+from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["GRID", "PrivateBounds", "above_grid", "parse_bound", "private_bounds",
            "pure_events", "release_quantile"]

@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
-
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
 from dpol.accounting.calibrate import calibrate, noise_events
@@ -21,6 +19,7 @@ from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import tree_levels
 from dpol.counters import BinaryTreeCounter, make_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
+from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["joint_counters", "joint_events", "joint_zcdp", "outer_product_sensitivity",

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 from numbers import Real
 
-import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
@@ -28,6 +27,7 @@ from dpol.learners.noisy_proj_grad import (  # re-exported: they lived here
     npg_iterations,
     npg_step_size,
 )
+from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.kinds import KINDS, noise_kind
 
 __all__ = [

@@ -6,7 +6,6 @@ import math
 import warnings
 from collections.abc import Callable
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import resolve_rng
@@ -16,6 +15,7 @@ from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import jkt_doubling_beta, jkt_pocp_beta
 from dpol.errors import PaperCalibrationWarning
 from dpol.learners._base import OnlineLearner
+from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["SCHEDULES", "OutputPerturbation"]

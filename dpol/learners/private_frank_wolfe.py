@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
@@ -13,6 +12,7 @@ from dpol.accounting.calibration import check_epsilon, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
 from dpol.learners.noisy_projected_gradient import per_call
+from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["SELECTIONS", "PrivateFrankWolfe", "polytope_vertices"]
 

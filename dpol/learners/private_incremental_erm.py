@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import resolve_rng, spawn_seeds
@@ -17,6 +16,7 @@ from dpol.learners._base import OnlineLearner
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.learners.noisy_projected_gradient import PrivateProjectedSGD
 from dpol.learners.private_frank_wolfe import PrivateFrankWolfe
+from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["PrivateIncrementalERM", "default_tau"]

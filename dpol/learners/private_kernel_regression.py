@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import spawn_seeds
@@ -23,6 +22,7 @@ from dpol.learners._kernel_sensitivity import (
 )
 from dpol.learners._kernels import FeatureMap, Kernel
 from dpol.learners.postprocess import ReleaseAverage
+from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["MODES", "PrivateKernelRegression"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import resolve_rng
@@ -21,6 +20,7 @@ from dpol.learners._linear import (
     pointwise_loss,
     split_loss,
 )
+from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["PrivateOfflineLearner"]

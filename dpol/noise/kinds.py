@@ -30,10 +30,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, fail
+from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.discrete import (
     discrete_gaussian,
     discrete_laplace,
