@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
+from dpol.accounting.calibrate import bisect_multiplier
 from dpol.accounting.calibration import check_epsilon, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
@@ -212,14 +213,13 @@ class PrivateFrankWolfe:
             for (n, _), e, r in zip(calls, eps0, rho, strict=True))
 
     def calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
-        """Smallest scale b (to 1e-6 relative) with :meth:`epsilon` <= epsilon."""
+        """Smallest scale b (to 1e-6 relative) with :meth:`epsilon` <= epsilon: the
+        accounting's calibrator for an accountant of its own (``bisect_multiplier``),
+        from the scale basic composition certifies."""
         epsilon = check_epsilon(epsilon, allow_inf=False)  # the one rule of a target
         hi = self.iterations * len(sizes) * 2.0 * self.score_sensitivity / epsilon  # basic
-        lo = hi * 1e-6
-        while hi / lo > 1.0 + 1e-6:
-            mid = math.sqrt(lo * hi)
-            lo, hi = (lo, mid) if self.epsilon(sizes, mid, delta) <= epsilon else (mid, hi)
-        return hi
+        return bisect_multiplier(lambda b: self.epsilon(sizes, b, delta), epsilon, hi,
+                                 rel=1e-6)
 
     def paper_sigma(self, n: int, epsilon: float, delta: float) -> float:
         """TTZ's Laplace scale (sum scale), ``L ||C||_1 sqrt(8 k ln(1/delta)) / epsilon``."""
