@@ -1,16 +1,13 @@
 """Noise kinds as objects: what a mechanism asks instead of comparing the ``noise`` string.
 
-A mechanism that adds noise asks its kind everything that depends on the kind: how to
-draw it (:meth:`NoiseKind.sample`, or a whole noisy release with :meth:`NoiseKind.noisy`),
-which norm of the sensitivity its scale is relative to, what one noise multiplier means
-to dp-accounting (:meth:`NoiseKind.dp_event` at a multiplier z, :meth:`NoiseKind.event`
+A mechanism asks its kind everything that depends on the kind: how to draw it
+(``sample``, or a whole noisy release: ``noisy``), which norm of the sensitivity its
+scale is relative to, its dp-accounting event (``dp_event`` at a multiplier z, ``event``
 of a release of given sensitivity and scale), the grid the data is rounded to first
-(:meth:`NoiseKind.grid`: none for float noise) and what it refuses (a published
-calibration for exact discrete noise: :meth:`NoiseKind.check_calibration`). Sizing the
-noise is not the kind's business: the mechanism hands the kind's events at z to
-:func:`dpol.accounting.calibrate` (this module sits below the accounting layer). Which
-counter strategy takes which kind is one table, :data:`STRATEGY_NOISES`, read by the
-counters and by their tests; :func:`noise_kind` parses the ``noise=`` argument.
+(``grid``: none for float noise) and what it refuses (``check_calibration``). Sizing it
+is the accounting layer's: :func:`dpol.accounting.calibrate` of the kind's events at z.
+:data:`STRATEGY_NOISES` is the one table of which counter strategy takes which kind;
+:func:`noise_kind` parses the ``noise=`` argument.
 
 Examples
 --------
@@ -134,18 +131,13 @@ class NoiseKind:
         >>> noise_kind("secure").composed_event(np.array([1.0, 1.0]), np.array([1.0, 2.0]))
         ZCDpEvent(rho=0.625, xi=0.0)
         """
-        events = [self.event(v, s) for v, s in zip(np.ravel(sensitivities), np.ravel(scales),
-                                                    strict=True)]
-        if all(e == events[0] for e in events):
-            return events[0] if len(events) == 1 else dp_accounting.SelfComposedDpEvent(
-                events[0], len(events))
-        return dp_accounting.ComposedDpEvent(events)
+        events = [self.event(float(v), float(s)) for v, s in _pairs(sensitivities, scales)]
+        return dp_accounting.ComposedDpEvent(events)  # the pure kinds add epsilons
 
     @staticmethod
     def _merged(values: np.ndarray, additive: bool, make) -> dp_accounting.DpEvent:
-        """One event of ``make(value)`` per value, composed: equal values self-composed;
-        else the one event of their sum (``additive``: zCDP's rho) or of 1/sqrt(sum
-        z^-2) (Gaussian noise multipliers)."""
+        """``make(value)`` of every value composed: equal ones self-composed, else one
+        event of their sum (``additive``: zCDP's rho) or of 1/sqrt(sum z^-2) (Gaussian)."""
         n = values.size
         if additive:
             total = float(np.sum(values))
@@ -165,15 +157,13 @@ class NoiseKind:
         return calibration
 
     def grid(self, scale: float, sensitivity: float, dim: int) -> float:
-        """The grid the data is rounded to before noise of ``scale`` is added to a value
-        of l2 ``sensitivity`` in ``dim`` coordinates: 0.0 (no grid) for float noise."""
+        """The grid a value of l2 ``sensitivity`` in ``dim`` coordinates is rounded to
+        before noise of ``scale`` is added: 0.0 (no grid) for float noise."""
         return 0.0
 
     def grids(self, scales: np.ndarray, sensitivities: np.ndarray, dim: int) -> np.ndarray:
         """:meth:`grid` of every release (arrays of scales and sensitivities)."""
-        return np.array([self.grid(s, v, dim) for s, v in zip(np.ravel(scales),
-                                                              np.ravel(sensitivities),
-                                                              strict=True)])
+        return np.array([self.grid(s, v, dim) for s, v in _pairs(scales, sensitivities)])
 
     def noisy(self, value: np.ndarray, scale: object, rng: np.random.Generator | None,
               grid: object = 0.0) -> np.ndarray:
@@ -201,6 +191,11 @@ class NoiseKind:
 
     def __repr__(self) -> str:
         return f"noise_kind({self.name!r})"
+
+
+def _pairs(a: object, b: object) -> zip:
+    """(a_i, b_i) of two arrays (or numbers) broadcast to one length."""
+    return zip(*np.broadcast_arrays(np.ravel(a), np.ravel(b)), strict=True)
 
 
 class Gaussian(NoiseKind):
