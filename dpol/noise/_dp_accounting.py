@@ -6,7 +6,8 @@ dpol module that builds or reads dp-accounting events takes the name ``dp_accoun
 from here instead: an object whose attributes are the package's, which imports the
 package on the first attribute read (building a noisy object or accounting for one),
 not when dpol is imported. ``tests/learners/test_lazy_dp_accounting.py`` holds the
-import of the learners to that.
+import of the learners to that. (The command line's data sets import it at once:
+``dpol run`` checkpoints hold its events, and their reader reads loaded packages only.)
 
 Examples
 --------

@@ -167,10 +167,9 @@ class NoiseKind:
 
     def noisy(self, value: np.ndarray, scale: object, rng: np.random.Generator | None,
               grid: object = 0.0) -> np.ndarray:
-        """``value`` plus one draw of this noise of ``scale`` per coordinate (a fresh
-        array). Rows of a 2-d ``value`` may have their own scales (and grids), given as
-        a column (n, 1) (``grid``: an array (n,)); secure kinds round ``value`` to the
-        grid first and draw from the OS (``rng`` unused)."""
+        """``value`` plus one draw of this noise of ``scale`` per coordinate, a fresh array
+        (rows of a 2-d ``value``: scales as a column (n, 1), grids (n,)); secure kinds
+        round ``value`` to the grid first and draw from the OS (``rng`` unused)."""
         value = np.asarray(value, dtype=np.float64)
         if np.ndim(scale) == 0:
             return value + self.sample(rng, 1, value.size, scale, grid=grid).reshape(
