@@ -4,7 +4,7 @@ and the PrivacyBudget odometer (L1)."""
 
 from dpol.accounting import presets
 from dpol.accounting.budget import PrivacyBudget
-from dpol.accounting.calibrate import calibrate, composed_epsilon
+from dpol.accounting.calibrate import calibrate, composed_epsilon, noise_events
 from dpol.accounting.calibration import (
     DEFAULT_DELTA,
     certified_epsilon,
@@ -50,6 +50,7 @@ __all__ = [
     "gaussian_epsilon",
     "gaussian_noise_multiplier",
     "mu_star",
+    "noise_events",
     "presets",
     "protected_releases",
     "pure_noise_multiplier",

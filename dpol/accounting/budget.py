@@ -53,12 +53,11 @@ from __future__ import annotations
 import copy
 import math
 
-import dp_accounting
-
 from dpol._validation import check_choice, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.errors import BudgetExceededError
+from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["ACCOUNTANTS", "PLD_VALUE_DISCRETIZATION", "PrivacyBudget"]
 

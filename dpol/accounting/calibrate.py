@@ -2,7 +2,10 @@
 
 A mechanism is described by a function from its noise multiplier z to the
 :class:`~dpol.accounting.events.MechanismEvent` s it runs at that multiplier (every
-counter, output noise and noisy statistic). :func:`calibrate` returns the smallest z
+counter, output noise and noisy statistic); for a mechanism that adds one noise kind of
+:mod:`dpol.noise.kinds` that function is :func:`noise_events`, the kind's own event at z
+(``count`` releases self-composed), so every learner and counter states its mechanism
+the same way and is sized by the same route. :func:`calibrate` returns the smallest z
 whose composed guarantee (:func:`~dpol.accounting.events.compose_guarantee`, the same
 function every ``privacy`` is derived with) is at most the target epsilon at delta, so
 the claim a learner reports is the one its noise was sized for, within the target rule
@@ -31,15 +34,15 @@ against that same epsilon and stepped up until it meets the target.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 
-import attr
-import dp_accounting
 import numpy as np
 
 from dpol._validation import check_real, fail
 from dpol.accounting.calibration import (
+    check_epsilon,
     gaussian_noise_multiplier,
     mu_star,
     zcdp_gaussian_noise_multiplier,
@@ -50,8 +53,11 @@ from dpol.accounting.events import (
     _leaves,
     compose_guarantee,
 )
+from dpol.accounting.guarantee import ELEMENT
+from dpol.noise._dp_accounting import dp_accounting
+from dpol.noise.kinds import NoiseKind
 
-__all__ = ["bisect_multiplier", "calibrate", "composed_epsilon"]
+__all__ = ["bisect_multiplier", "calibrate", "composed_epsilon", "noise_events"]
 
 EventsOf = Callable[[float], Sequence[MechanismEvent]]
 
@@ -59,6 +65,30 @@ EventsOf = Callable[[float], Sequence[MechanismEvent]]
 _TOL = 1e-10
 #: the generic search gives up past this multiplier: the target is out of reach
 _LARGEST = 2.0**60
+
+
+def noise_events(kind: NoiseKind, neighbouring: str = "replace_one", *, count: int = 1,
+                 unit: str = ELEMENT) -> EventsOf:
+    """z -> the events of ``count`` releases of noise ``kind`` at noise multiplier z: the
+    kind's :meth:`~dpol.noise.kinds.NoiseKind.dp_event` (self-composed when ``count`` >
+    1), under ``neighbouring``, protecting ``unit``; a pure kind states its epsilon
+    (``count / z``), which composition then uses.
+
+    Examples
+    --------
+    >>> from dpol.noise.kinds import noise_kind
+    >>> noise_events(noise_kind("secure"))(2.0)[0].event
+    ZCDpEvent(rho=0.125, xi=0.0)
+    >>> calibrate(noise_events(noise_kind("laplace"), count=4), 0.5, 0.0)  # 4 / z <= 0.5
+    8.0
+    """
+    def events_of(z: float) -> list[MechanismEvent]:
+        event, pure = kind.dp_event(z), kind.pure_epsilon(z)
+        if count != 1:
+            event = dp_accounting.SelfComposedDpEvent(event, count)
+            pure = None if pure is None else count * pure
+        return [MechanismEvent(event, neighbouring, unit=unit, pure_epsilon=pure)]
+    return events_of
 
 
 def composed_epsilon(events: Sequence[MechanismEvent], delta: float) -> float:
@@ -127,30 +157,39 @@ def _closed_form(events_of: EventsOf, epsilon: float, delta: float) -> float | N
     return None
 
 
-@attr.define(frozen=True)
-class _Multiplier(dp_accounting.DpEvent):
-    """The mechanism at noise multiplier ``value`` (what the generic search composes)."""
+@functools.cache
+def _search_classes() -> tuple[type, type]:
+    """(the event of a noise multiplier, the accountant composing a mechanism's events):
+    dp-accounting's interfaces for its generic search, made on first use (subclassing
+    them imports dp-accounting)."""
+    import attr
 
-    value: float
+    @attr.define(frozen=True)
+    class _Multiplier(dp_accounting.DpEvent):
+        """The mechanism at noise multiplier ``value`` (what the generic search composes)."""
 
+        value: float
 
-class _EventsAccountant(dp_accounting.PrivacyAccountant):
-    """dp-accounting's accountant interface around :func:`compose_guarantee`."""
+    class _EventsAccountant(dp_accounting.PrivacyAccountant):
+        """dp-accounting's accountant interface around :func:`compose_guarantee`."""
 
-    def __init__(self, events_of: EventsOf) -> None:
-        super().__init__(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
-        self._events_of = events_of
-        self._events: list[MechanismEvent] = []
+        def __init__(self, events_of: EventsOf) -> None:
+            super().__init__(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+            self._events_of = events_of
+            self._events: list[MechanismEvent] = []
 
-    def _maybe_compose(self, event: dp_accounting.DpEvent, count: int, do_compose: bool):
-        if not isinstance(event, _Multiplier):
-            return self.CompositionErrorDetails(event, "not a noise multiplier")
-        if do_compose:
-            self._events.extend(list(self._events_of(event.value)) * count)
-        return None
+        def _maybe_compose(self, event: dp_accounting.DpEvent, count: int,
+                           do_compose: bool):
+            if not isinstance(event, _Multiplier):
+                return self.CompositionErrorDetails(event, "not a noise multiplier")
+            if do_compose:
+                self._events.extend(list(self._events_of(event.value)) * count)
+            return None
 
-    def get_epsilon(self, target_delta: float) -> float:
-        return composed_epsilon(self._events, target_delta)
+        def get_epsilon(self, target_delta: float) -> float:
+            return composed_epsilon(self._events, target_delta)
+
+    return _Multiplier, _EventsAccountant
 
 
 def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
@@ -162,7 +201,9 @@ def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
         z -> the mechanism's ``MechanismEvent`` s at noise multiplier z (more noise for
         larger z: the composed epsilon must not increase with z).
     epsilon : float
-        The target; ``inf`` asks for no noise (0.0 is returned).
+        The target, in :data:`~dpol.accounting.calibration.EPSILON_RANGE` (the rule every
+        learner and counter checks its ``epsilon`` by); ``inf`` asks for no noise (0.0
+        is returned).
     delta : float
         The delta at which epsilon is stated (0 for pure DP).
 
@@ -197,7 +238,7 @@ def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
     ...
     dpol.errors.InvalidInputError: epsilon must be reachable by some noise multiplier ...
     """
-    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+    epsilon = check_epsilon(epsilon)
     delta = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
     if math.isinf(epsilon):
         return 0.0
@@ -229,8 +270,9 @@ def _generic(events_of: EventsOf, epsilon: float, delta: float) -> float:
     low = high / 2.0
     while low > 1e-12 and composed_epsilon(events_of(low), delta) <= epsilon:
         high, low = low, low / 2.0
+    multiplier, accountant = _search_classes()
     return float(dp_accounting.calibrate_dp_mechanism(
-        lambda: _EventsAccountant(events_of), _Multiplier, epsilon, delta,
+        lambda: accountant(events_of), multiplier, epsilon, delta,
         dp_accounting.ExplicitBracketInterval(low, high), tol=_TOL * high))
 
 

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import math
 
-import dp_accounting
-
 from dpol._validation import check_int, check_real, fail
+from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = [
     "DEFAULT_DELTA",

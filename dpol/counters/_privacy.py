@@ -2,8 +2,9 @@
 
 Mixed into :class:`~dpol.counters.Counter`, which holds the strategy (``strategy``), the
 noise kind (``noise_kind``) and the constructor's arguments. Calibration is one method,
-:meth:`CounterPrivacy._calibrate` (with the published presets in ``_calibrate_paper``),
-on :mod:`dpol.accounting.calibration`, the function the noise kind names.
+:meth:`CounterPrivacy._calibrate`: the noise kind's event at z
+(:func:`dpol.accounting.noise_events`) sized by :func:`dpol.accounting.calibrate`, the
+route every learner takes too, or the published presets (``_calibrate_paper``).
 """
 
 from __future__ import annotations
@@ -11,14 +12,13 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
-
 from dpol._validation import check_real, fail
-from dpol.accounting.calibrate import calibrate
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.calibration import check_epsilon, gaussian_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
+from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["CounterPrivacy"]
 
@@ -95,17 +95,14 @@ class CounterPrivacy:
         if gaussian and self.delta == 0.0:
             raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace', 'gamma' or "
                        "'secure_laplace' for pure epsilon-DP)", self.delta)
-        if self.calibration == "tight":  # the one calibrator, on this counter's event
-            return calibrate(self._events_at, eps, self.delta), eps
+        if self.calibration == "tight":
+            # the one calibrator, on this counter's event at z (relative to its
+            # sensitivity). The discrete Gaussian's slack tau depends on the grid, set
+            # after the scale: it is calibrated without it, and ``privacy`` states it
+            events_of = noise_events(self.noise_kind, self.neighbouring,
+                                     unit=self.participation.unit)
+            return calibrate(events_of, eps, self.delta), eps
         return self._calibrate_paper(eps)
-
-    def _events_at(self, z: float) -> list[MechanismEvent]:
-        """The counter's event at noise multiplier z (relative to its sensitivity). The
-        discrete Gaussian's slack tau depends on the grid, set after the scale: it is
-        calibrated without it, and ``privacy`` states it (derived from the events)."""
-        return [MechanismEvent(self.noise_kind.dp_event(z), self.neighbouring,
-                               unit=self.participation.unit,
-                               pure_epsilon=self.noise_kind.pure_epsilon(z))]
 
     def _calibrate_paper(self, eps: float) -> tuple[float, float]:
         """The published scale for this counter and noise; the real guarantee is recomputed."""

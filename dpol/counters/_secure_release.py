@@ -96,7 +96,7 @@ def setup_node_grid(counter: object) -> None:
     """
     delta_node = counter._node_sensitivity
     dim, levels = counter.dim, counter.levels
-    g = grid_spacing(min(counter.noise_scale, delta_node / math.sqrt(dim)))
+    g = counter.noise_kind.grid(counter.noise_scale, delta_node, dim)
     # add/remove: the neighbour's element is 0, on the grid, so only one side is rounded.
     # A caller whose neighbours differ in two nonzero elements (the bandit's batch sums
     # with and without one loss) must say replace_one here, with its element_sensitivity

@@ -18,6 +18,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+# imported here, not on first use as elsewhere in dpol: ``dpol run`` checkpoints hold
+# dp-accounting events, and its state reader (dpol._state_file) reads classes only of
+# packages already loaded; the command line loads it through this module (its data sets)
 import dp_accounting
 import numpy as np
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import resolve_rng
@@ -36,6 +35,7 @@ from dpol._validation import check_bound, check_choice, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.clipping import clip_norms
 from dpol.noise import gaussian
+from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["PrivateLabelMean", "private_label_mean"]
 

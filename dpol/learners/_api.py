@@ -17,6 +17,7 @@ import inspect
 from dataclasses import fields
 
 from dpol.accounting.mechanism import Mechanism, merge_mechanism
+from dpol.noise.kinds import KINDS, NoiseKind
 
 __all__ = ["TAGS", "LearnerAPI"]
 
@@ -98,6 +99,13 @@ class LearnerAPI:
     def tags(self) -> frozenset[str]:
         """What this learner can do, from :data:`TAGS` (read-only)."""
         return frozenset(self._tags)
+
+    @property
+    def noise_kind(self) -> NoiseKind:
+        """The noise object of ``noise`` (:mod:`dpol.noise.kinds`): its events, grid,
+        sampling and refusals are what the learner asks (looked up, so a checkpoint
+        holds only the name)."""
+        return KINDS[self.noise]
 
     @property
     def t(self) -> int:

@@ -25,7 +25,6 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
-import dp_accounting
 import numpy as np
 
 from dpol._clip_warning import note_clipping
@@ -44,6 +43,7 @@ from dpol.learners._bandit_geometry import (
 )
 from dpol.learners._bandit_trace import BanditTrace
 from dpol.learners._base import Checkpointable
+from dpol.noise._dp_accounting import dp_accounting
 from dpol.sets import ConvexSet
 
 __all__ = [

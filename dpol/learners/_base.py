@@ -13,7 +13,6 @@ import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-import dp_accounting
 import numpy as np
 
 from dpol._clip_warning import note_clipping
@@ -34,6 +33,7 @@ from dpol.learners.postprocess import (
     release_weights,
     row_dot,
 )
+from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["Checkpointable", "OnlineLearner", "Trace"]
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
-
 from dpol._seeding import spawn_seeds
-from dpol._validation import check_choice, fail
-from dpol.accounting.calibrate import calibrate
+from dpol._validation import fail
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.calibration import gaussian_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import tree_levels
 from dpol.counters import BinaryTreeCounter, make_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
+from dpol.noise._dp_accounting import dp_accounting
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["joint_counters", "joint_events", "joint_zcdp", "outer_product_sensitivity",
            "secure_joint_sensitivity"]
@@ -180,12 +180,13 @@ def joint_events(counters: tuple, element_sensitivity: float | None
     if len(whom) != 1:  # joint_counters builds them alike; a stacked bound needs that
         raise fail("counters", "share one relation, window, horizon and unit", sorted(whom))
     low = min(c.noise_scale for c in counters)
-    if counters[0].grid is None:  # float Gaussian: compare mu^2
+    kind = counters[0].noise_kind
+    if not kind.secure:  # float Gaussian: compare mu^2
         column = counters[0].sensitivity / counters[0].node_sensitivity
         stacked = (element_sensitivity * column / low) ** 2
         if stacked >= sum(e.event.noise_multiplier ** -2 for e in own):
             return own
-        event = dp_accounting.GaussianDpEvent(low / (element_sensitivity * column))
+        event = kind.event(element_sensitivity * column, low)
     else:  # secure: compare rho
         rho, xi = joint_zcdp(counters, element_sensitivity)
         if rho >= sum(e.event.rho for e in own):
@@ -271,10 +272,8 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     >>> round(counters[0].noise_scale / alone, 4)
     1.0607
     """
-    noise = check_choice("noise", noise, JOINT_NOISES)
-    if noise == "secure" and calibration != "tight":
-        raise fail("calibration", "be 'tight' with noise='secure' (the published formulas "
-                   "are for continuous noise)", calibration)
+    kind = noise_kind(noise, among=JOINT_NOISES)
+    kind.check_calibration(calibration)
     clash = sorted(set(options) & set(_RESERVED))
     if clash:
         raise fail("counter_options", "not set what the joint calibration sets ("
@@ -287,15 +286,12 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     stacked = None
     if not math.isfinite(epsilon):
         zs = [0.0] * len(specs)
-    elif noise == "secure":
-        z = calibrate(lambda v: [MechanismEvent(dp_accounting.ZCDpEvent(0.5 / v**2),
-                                                neighbouring)], epsilon, delta)
-        return _secure_counters(cls, horizon, specs, common, [z * joint / n for n in nodes],
-                                z, seed, element_sensitivity), element_sensitivity
-    elif calibration == "tight":
-        z = calibrate(lambda v: [MechanismEvent(dp_accounting.GaussianDpEvent(v),
-                                                neighbouring)], epsilon, delta)
+    elif calibration == "tight":  # the stacked release: one mechanism of the kind at z
+        z = calibrate(noise_events(kind, neighbouring), epsilon, delta)
         zs, stacked = [z * joint / n for n in nodes], element_sensitivity
+        if kind.secure:  # the counters' grids inflate the joint sensitivity (Privacy)
+            return _secure_counters(cls, horizon, specs, common, zs, z, seed,
+                                    element_sensitivity), stacked
     else:
         if cls is not BinaryTreeCounter or paper is None:
             raise fail("calibration", "be 'tight' unless counter='tree' (the published "
@@ -308,7 +304,7 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
         if eps > epsilon * (1 + 1e-9):
             warnings.warn(f"{formula} gives only ({eps:.4g}, {delta:g})-DP at horizon={horizon},"
                           f" not epsilon={epsilon:g}", PaperCalibrationWarning, stacklevel=4)
-    return _build(cls, horizon, specs, common, zs, seed, noise), stacked
+    return _build(cls, horizon, specs, common, zs, seed, kind.name), stacked
 
 
 def _node_sensitivity(keywords: dict, neighbouring: str) -> float:

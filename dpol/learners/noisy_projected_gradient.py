@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from functools import lru_cache
 from numbers import Real
 
-import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.calibrate import bisect_multiplier, calibrate
-from dpol.accounting.calibration import gaussian_epsilon, mu_star, zcdp_epsilon
+from dpol.accounting.calibrate import bisect_multiplier, calibrate, noise_events
+from dpol.accounting.calibration import check_epsilon, gaussian_epsilon, mu_star, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
 from dpol.learners.noisy_proj_grad import (  # re-exported: they lived here
@@ -28,7 +27,8 @@ from dpol.learners.noisy_proj_grad import (  # re-exported: they lived here
     npg_iterations,
     npg_step_size,
 )
-from dpol.noise.discrete import grid_release, grid_spacing
+from dpol.noise._dp_accounting import dp_accounting
+from dpol.noise.kinds import KINDS, noise_kind
 
 __all__ = [
     "PrivateProjectedSGD",
@@ -164,8 +164,8 @@ class PrivateProjectedSGD:
         self.sampling = check_choice("sampling", sampling, ("full", "one"))
         self.steps = None if steps is None else check_int("steps", steps, low=1)
         self.max_steps = check_int("max_steps", max_steps, low=1)
-        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
-        if self.noise == "secure" and self.sampling == "one":
+        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
+        if self.noise_kind.secure and self.sampling == "one":
             raise fail("noise", "be 'gaussian' with sampling='one' (the subsampled "
                        "Gaussian's amplification that dp-accounting certifies holds for the "
                        "continuous law, not for the discrete Gaussian)", noise)
@@ -193,8 +193,14 @@ class PrivateProjectedSGD:
         return min(self.steps if self.steps is not None else n * n, self.max_steps)
 
     # ------------------------------------------------------------------ accounting
+    @property
+    def noise_kind(self):
+        """The noise object of ``noise`` (:mod:`dpol.noise.kinds`)."""
+        return KINDS[self.noise]
+
     def grid(self, sigma: float) -> float:
-        """Secure noise: the grid of noise std sigma, <= min(sigma, 2L/sqrt(p)) / 2^10.
+        """The grid of noise std sigma: secure noise's, <= min(sigma, 2L/sqrt(p)) / 2^10
+        (0.0 for Gaussian noise: none).
 
         Examples
         --------
@@ -205,8 +211,7 @@ class PrivateProjectedSGD:
         >>> s.grid(sigma) == 2.0**-9, s.epsilon([50], sigma, 1e-5) <= 1.0
         (True, True)
         """
-        sens, p = self._ratio(1), self.domain.dim
-        return grid_spacing(min(sigma, sens / math.sqrt(p)) if sens > 0.0 else sigma)
+        return self.noise_kind.grid(sigma, self._ratio(1), self.domain.dim)
 
     def _secure_rho(self, sizes: list[int], sigma: float) -> float:
         """zCDP of every step of one call per size (class Privacy, secure noise)."""
@@ -236,7 +241,7 @@ class PrivateProjectedSGD:
         sigma = check_real("sigma", sigma, low=0.0, allow_inf=True)
         if sigma == 0.0:
             return math.inf
-        if self.noise == "secure":
+        if self.noise_kind.secure:  # zCDP of the grid-inflated steps (class Privacy)
             return 0.0 if math.isinf(sigma) else zcdp_epsilon(self._secure_rho(sizes, sigma),
                                                                delta)
         if self.sampling == "full":
@@ -274,13 +279,12 @@ class PrivateProjectedSGD:
         events = []
         for n, sigma_n in per_call(sizes, sigma):
             k = self.n_steps(n)
-            if self.noise == "secure":
-                sens = self._ratio(1) + self.grid(sigma_n) * math.sqrt(self.domain.dim)
-                step = dp_accounting.ZCDpEvent(0.5 * (sens / sigma_n) ** 2)
-            else:
-                step = dp_accounting.GaussianDpEvent(sigma_n / self._ratio(n))
-                if self.sampling == "one" and n > 1:
-                    step = dp_accounting.SampledWithoutReplacementDpEvent(n, 1, step)
+            # one step's sensitivity on the grid (secure: both neighbours' gradients
+            # rounded; Gaussian noise: no grid)
+            step = self.noise_kind.event(
+                self._ratio(n) + self.grid(sigma_n) * math.sqrt(self.domain.dim), sigma_n)
+            if self.sampling == "one" and n > 1:
+                step = dp_accounting.SampledWithoutReplacementDpEvent(n, 1, step)
             name = "noisy SGD (BST14)" if self.sampling == "one" else "noisy gradient descent"
             events.append(MechanismEvent(dp_accounting.SelfComposedDpEvent(step, k),
                                          "replace_one", name=f"{name}, call on n={n}"))
@@ -288,13 +292,13 @@ class PrivateProjectedSGD:
 
     def calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
         """Smallest sigma (to 1e-4 relative) with :meth:`epsilon` <= epsilon."""
-        epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
-        if self.noise == "secure":
+        epsilon = check_epsilon(epsilon, allow_inf=False)  # the one rule of a target
+        if self.noise_kind.secure:
             return self._secure_calibrate(sizes, epsilon, delta)
         if self.sampling == "full":
             k = sum(self.n_steps(n) for n in sizes)
-            mu = 1.0 / calibrate(lambda z: [MechanismEvent(dp_accounting.GaussianDpEvent(z))],
-                                 epsilon, delta)  # mu*: k steps compose to sqrt(k) / z
+            # mu*: k steps compose to sqrt(k) / z
+            mu = 1.0 / calibrate(noise_events(self.noise_kind), epsilon, delta)
             return self._ratio(1) * math.sqrt(k) / mu * (1.0 + 1e-12)
         return _bisect_sigma(self, tuple(sizes), epsilon, delta)
 
@@ -302,8 +306,8 @@ class PrivateProjectedSGD:
         """sigma = z sqrt(k) (2L + g(sigma) sqrt(p)): the grid grows with sigma up to its
         cap, so the fixed point is reached in a few rounds; checked by :meth:`epsilon`."""
         root_k = math.sqrt(sum(self.n_steps(n) for n in sizes))
-        z = calibrate(lambda v: [MechanismEvent(dp_accounting.ZCDpEvent(0.5 / v**2))],
-                      epsilon, delta)  # one step's 1/(2 z^2)-zCDP; k steps: sqrt(k) z
+        # one step's 1/(2 z^2)-zCDP; k steps: sqrt(k) z
+        z = calibrate(noise_events(self.noise_kind), epsilon, delta)
         sigma = z * root_k * self._ratio(1)
         for _ in range(64):
             need = z * root_k * (self._ratio(1) + self.grid(sigma) * math.sqrt(self.domain.dim))
@@ -317,7 +321,7 @@ class PrivateProjectedSGD:
         if self.sampling != "one":
             raise fail("calibration", "be 'tight' for sampling='full' (no published formula)",
                        "paper")
-        epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        epsilon = check_epsilon(epsilon, allow_inf=False)  # the one rule of a target
         delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
         n = check_int("n", n, low=1)
         return math.sqrt(32.0 * math.log(n / delta) * math.log(1.0 / delta)) \
@@ -343,16 +347,14 @@ class PrivateProjectedSGD:
                 i = idx[j]
                 g = n * self._grad_sum(theta, X[i:i + 1], y[i:i + 1])
                 step = R / math.sqrt((j + 1) * ((n * self.lipschitz) ** 2 + p * sigma**2))
-                theta = self.domain.project(theta - step * (g + sigma * rng.standard_normal(p)))
+                theta = self.domain.project(theta - step * self.noise_kind.noisy(g, sigma, rng))
             return theta
         beta = max(n * self.smoothness, 1e-300)  # the sum's smoothness
         step = min(1.0 / beta, D / (sigma * math.sqrt(p * k))) if sigma > 0 else 1.0 / beta
         total = np.zeros(p)
+        grid = self.grid(sigma) if sigma > 0 else 0.0  # secure: on the grid (class Privacy)
         for _ in range(k):
             total += theta
-            if self.noise == "secure" and sigma > 0:
-                g = grid_release(self._grad_sum(theta, X, y), sigma, self.grid(sigma))
-            else:
-                g = self._grad_sum(theta, X, y) + sigma * rng.standard_normal(p)
+            g = self.noise_kind.noisy(self._grad_sum(theta, X, y), sigma, rng, grid)
             theta = self.domain.project(theta - step * g)
         return total / k

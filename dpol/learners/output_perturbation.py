@@ -6,17 +6,17 @@ import math
 import warnings
 from collections.abc import Callable
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import resolve_rng
 from dpol._validation import check_choice, check_real, fail
-from dpol.accounting.calibrate import calibrate
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import jkt_doubling_beta, jkt_pocp_beta
 from dpol.errors import PaperCalibrationWarning
 from dpol.learners._base import OnlineLearner
-from dpol.noise.discrete import grid_release, grid_spacing
+from dpol.noise._dp_accounting import dp_accounting
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["SCHEDULES", "OutputPerturbation"]
 
@@ -26,34 +26,6 @@ SCHEDULES = ("fixed", "doubling", "anytime")
 def _identity(w: np.ndarray) -> np.ndarray:
     """Projection onto R^d (a module function, so learners pickle)."""
     return w
-
-
-def _composed(values: np.ndarray, kind: type) -> dp_accounting.DpEvent:
-    """One event per release, ``GaussianDpEvent(z_t)`` or ``ZCDpEvent(rho_t)``, composed.
-
-    Equal events (a constant schedule: every z_t or rho_t within 1e-9 of the common
-    value) are one ``SelfComposedDpEvent`` of the value with the same total; unequal
-    ones (doubling, anytime) are the one event of the same privacy: Gaussian
-    mechanisms compose exactly into one of 1/z^2 = sum_t 1/z_t^2 (Dong, Roth, Su 2019,
-    Corollary 3.3), zCDP adds up (Bun, Steinke 2016, Lemma 2.3).
-
-    Examples
-    --------
-    >>> _composed(np.array([2.0, 2.0]), dp_accounting.GaussianDpEvent)
-    SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=2.0), count=2)
-    >>> _composed(np.array([0.1, 0.3]), dp_accounting.ZCDpEvent).rho
-    0.4
-    """
-    n = values.size
-    if kind is dp_accounting.GaussianDpEvent:
-        total = float(np.sum(values**-2.0))  # mu^2
-        one, whole = math.sqrt(n / total), 1.0 / math.sqrt(total)
-    else:
-        total = float(np.sum(values))
-        one, whole = total / n, total
-    if np.all(np.abs(values - one) <= 1e-9 * one):
-        return kind(one) if n == 1 else dp_accounting.SelfComposedDpEvent(kind(one), n)
-    return kind(whole)
 
 
 class OutputPerturbation(OnlineLearner):
@@ -181,10 +153,8 @@ class OutputPerturbation(OnlineLearner):
                        "formula)", "paper")
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian output perturbation)", self.delta)
-        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
-        if self.noise == "secure" and self.calibration == "paper":
-            raise fail("calibration", "be 'tight' with noise='secure' (the published "
-                       "formulas are for continuous noise)", "paper")
+        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
+        self.noise_kind.check_calibration(self.calibration)
         self._step_fn = step
         self._project = project if project is not None else _identity
         self._loss_fn = loss
@@ -205,7 +175,11 @@ class OutputPerturbation(OnlineLearner):
         """s_t for every step t = 1..horizon (0 where nothing data-dependent is released).
 
         Tight: one noise multiplier z from :func:`dpol.accounting.calibrate` on the
-        releases' events (:meth:`_calibration_events`), then s_t = z Delta_t a_t with
+        releases' events at z (:func:`dpol.accounting.noise_events` of the noise kind:
+        each noised release is one Gaussian, secure: 1/(2 z^2)-zCDP, mechanism of
+        multiplier z relative to its sensitivity; anytime: the multiplier of release t is
+        z / sqrt(w_t) with sum_t w_t <= 1 over every length, so one mechanism of
+        multiplier z bounds every prefix), then s_t = z Delta_t a_t with
         Delta_t = :meth:`sensitivity` (secure: plus the grid rounding) and the schedule's
         a_t (1, or 1 / sqrt(w_t) anytime). Paper: the published betas
         (:meth:`_paper_stds`).
@@ -218,16 +192,17 @@ class OutputPerturbation(OnlineLearner):
         if self.calibration == "paper":
             stds[steps - 1] = self._paper_stds(steps)
             return stds
-        z = calibrate(self._calibration_events, self.epsilon, self.delta)
+        count = 1 if self.schedule == "anytime" else steps.size
+        z = calibrate(noise_events(self.noise_kind, self.neighbouring, count=count),
+                      self.epsilon, self.delta)
         anytime = (1.0 / (2.0 * steps * (1.0 + np.log(steps)) ** 2)
                    if self.schedule == "anytime" else None)  # w_t, sum_t w_t <= 1
-        if self.noise == "secure":
+        if self.noise_kind.secure:  # on the kind's grid, whose rounding adds g_t sqrt(d)
             zs = z / np.sqrt(anytime) if anytime is not None else np.full(steps.size, z)
             sens = lam / div
-            root_d = math.sqrt(self.dim)
-            grids = np.array([grid_spacing(v) for v in np.minimum(zs * sens, sens / root_d)])
+            grids = self.noise_kind.grids(zs * sens, sens, self.dim)
             self._grids[steps - 1] = grids
-            stds[steps - 1] = zs * (sens + grids * root_d)
+            stds[steps - 1] = zs * (sens + grids * math.sqrt(self.dim))
         elif anytime is not None:  # s_t = lam / (div_t mu sqrt(w_t)), mu = 1/z
             stds[steps - 1] = lam / (div * (1.0 / z) * np.sqrt(anytime))
         else:
@@ -244,20 +219,6 @@ class OutputPerturbation(OnlineLearner):
     def _divisors(self, steps: np.ndarray) -> np.ndarray:
         """div_t with Delta_t = lam / div_t for an array of steps t (1-based): t."""
         return steps
-
-    def _calibration_events(self, z: float) -> list[MechanismEvent]:
-        """The releases' events at noise multiplier z (what ``calibrate`` sizes z for).
-
-        Each noised release is one Gaussian (secure: 1/(2 z^2)-zCDP) mechanism of
-        multiplier z relative to its sensitivity; anytime: the multiplier of release t is
-        z / sqrt(w_t) with sum_t w_t <= 1 over every length, so one mechanism of
-        multiplier z bounds every prefix.
-        """
-        event = (dp_accounting.ZCDpEvent(0.5 * (1.0 / z) ** 2) if self.noise == "secure"
-                 else dp_accounting.GaussianDpEvent(z))
-        if self.schedule != "anytime":
-            event = dp_accounting.SelfComposedDpEvent(event, self._noised_steps().size)
-        return [MechanismEvent(event, self.neighbouring)]
 
     def _paper_stds(self, steps: np.ndarray) -> np.ndarray:
         """s_t of the published betas: JKT Alg. 1 (fixed) or Alg. 7 (doubling)."""
@@ -284,13 +245,12 @@ class OutputPerturbation(OnlineLearner):
             return ()
         if not self.is_private:
             event = dp_accounting.NonPrivateDpEvent()
-        elif self.noise == "secure":
-            # the sensitivity on the grid: both neighbours' iterates rounded
+        elif self.noise_kind.secure:  # Delta_t on the grid: both neighbours' iterates rounded
             sens = self.lam / self._divisors(steps) + self._grids[steps - 1] * math.sqrt(self.dim)
-            event = _composed(0.5 * (sens / self._stds[steps - 1]) ** 2, dp_accounting.ZCDpEvent)
-        else:
-            z = self._stds[steps - 1] * self._divisors(steps) / self.lam  # std over Delta_t
-            event = _composed(z, dp_accounting.GaussianDpEvent)
+            event = self.noise_kind.composed_event(sens, self._stds[steps - 1])
+        else:  # z_t = s_t div_t / lam (this rounding: the figures the guarantees were stated by)
+            event = self.noise_kind.composed_event(
+                self.lam, self._stds[steps - 1] * self._divisors(steps))
         return (MechanismEvent(event, self.neighbouring, horizon=self.horizon,
                                name=f"{type(self).__name__} output noise"),)
 
@@ -333,14 +293,9 @@ class OutputPerturbation(OnlineLearner):
         if std == 0.0:  # non-private twin, or a data-independent (warm-up) iterate
             self._released = self._w.copy()
             return
-        if self.noise == "secure":
-            self._released = self._project(self._secure_release(std, self._grids[self.t_ - 1]))
-            return
-        self._released = self._project(self._w + std * self._rng.standard_normal(self.dim))
-
-    def _secure_release(self, std: float, grid: float) -> np.ndarray:
-        """round(w) + g Y on the grid g, exact in float64 (class Privacy)."""
-        return grid_release(self._w, std, grid)
+        # secure: round(w) + g Y on the grid g, exact in float64 (class Privacy)
+        self._released = self._project(self.noise_kind.noisy(
+            self._w, std, self._rng, self._grids[self.t_ - 1]))
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         if self._loss_fn is None:

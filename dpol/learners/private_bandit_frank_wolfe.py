@@ -6,6 +6,7 @@ import math
 import warnings
 
 from dpol._validation import check_choice, fail
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.calibration import check_epsilon, resolve_delta
 from dpol.accounting.presets import (
     env_bandit_gaussian_sigma,
@@ -16,11 +17,19 @@ from dpol.accounting.presets._common import LOG_READINGS
 from dpol.counters import BinaryTreeCounter, Counter, resolve_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 from dpol.learners._bandit import BanditFrankWolfeBase
-from dpol.learners._counter_calibration import counter_multiplier
-from dpol.noise.kinds import KINDS
-from dpol.noise.source import NOISE_KINDS, SECURE_NOISE_KINDS
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["PrivateBanditFrankWolfe"]
+
+#: ENV's published noise per kind: (scale of (epsilon, delta, T, n, L, log), citation)
+_ENV_PRESETS = {
+    "gaussian": (lambda eps, delta, T, n, L, log: env_bandit_gaussian_sigma(
+        eps, delta, T, n, L, log=log),
+        "ENV Lemma 5.4's Gaussian sigma (proof gap; docs/errata.md, ENV-2)"),
+    "laplace": (lambda eps, delta, T, n, L, log: env_bandit_laplace_scale(eps, T, n, L, log=log),
+                "ENV Lemma 5.1's Laplace scale T^(1/2) n L log T / eps (its l1 bound is "
+                "T^(1/4) too small; docs/errata.md, ENV-2)"),
+}
 
 
 class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
@@ -183,7 +192,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
                  seed: object = None) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.delta = resolve_delta(delta, horizon)
-        self.noise = check_choice("noise", noise, NOISE_KINDS + SECURE_NOISE_KINDS)
+        self.noise = noise_kind(noise).name
         self.calibration = check_choice("calibration", calibration, ("tight", "paper"))
         self.log = check_choice("log", log, LOG_READINGS)
         self.counter = counter
@@ -191,14 +200,14 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         if counter_options is not None and not isinstance(counter_options, dict):
             raise fail("counter_options", "be a dict of counter keywords", counter_options)
         self.counter_options = dict(counter_options or {})
-        if self.is_private and KINDS[self.noise].approximate and self.delta == 0.0:
+        if self.is_private and self.noise_kind.approximate and self.delta == 0.0:
             raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace' or 'gamma' "
                        "for pure epsilon-DP)", self.delta)
         if self.is_private and self.calibration == "paper":
             if self._counter_cls is not BinaryTreeCounter:
                 raise fail("counter", "be 'tree' with calibration='paper' (ENV's "
                            "TreeBasedAgg)", counter)
-            if self.noise not in ("gaussian", "laplace"):
+            if self.noise not in _ENV_PRESETS:
                 raise fail("noise", "be 'gaussian' or 'laplace' with calibration='paper' "
                            "(ENV's presets: continuous noise, no Gamma)", self.noise)
         if not self.is_private:
@@ -220,24 +229,21 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         if not self.is_private:
             return self._make_counter(cls, noise_multiplier=0.0, **options)
         if self.calibration == "tight":  # sized once, by the one calibrator
-            z = counter_multiplier(self.noise, "replace_one", self.epsilon, self.delta)
+            z = calibrate(noise_events(self.noise_kind, "replace_one"), self.epsilon,
+                          self.delta)
             return self._full_dp(self._make_counter(cls, noise_multiplier=z,
                                                     delta=self.delta, **options))
         options.setdefault("padded", True)
         T, n, L = self.horizon, self.dim, self.lipschitz
-        if self.noise == "laplace":
-            scale = env_bandit_laplace_scale(self.epsilon, T, n, L, log=self.log)
-            cite = ("ENV Lemma 5.1's Laplace scale T^(1/2) n L log T / eps (its l1 bound is "
-                    "T^(1/4) too small; docs/errata.md, ENV-2)")
-        else:
-            scale = env_bandit_gaussian_sigma(self.epsilon, self.delta, T, n, L, log=self.log)
-            cite = "ENV Lemma 5.4's Gaussian sigma (proof gap; docs/errata.md, ENV-2)"
+        preset, cite = _ENV_PRESETS[self.noise]
+        scale = preset(self.epsilon, self.delta, T, n, L, self.log)
         # the counter's noise_multiplier is relative to its own sensitivity: the binary
         # tree's node sensitivity over its floor(log2 T) + 1 levels, l2 (Gaussian) or l1
         # over the levels and the dim coordinates (Laplace; Counter, Privacy)
         levels = float(tree_levels(self.n_releases))
-        reference = (self.element_sensitivity * math.sqrt(levels) if self.noise == "gaussian"
-                     else levels * self.element_sensitivity * math.sqrt(n))
+        kind = self.noise_kind
+        reference = (self.element_sensitivity * math.sqrt(levels) if kind.approximate
+                     else levels * self.element_sensitivity * kind.l1_factor(n))
         counter = self._full_dp(self._make_counter(
             cls, noise_multiplier=scale / reference, delta=self.delta, **options))
         guarantee = counter.privacy

@@ -5,16 +5,33 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import dp_accounting
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.calibration import zcdp_epsilon
+from dpol.accounting.calibrate import bisect_multiplier
+from dpol.accounting.calibration import check_epsilon, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
 from dpol.learners.noisy_projected_gradient import per_call
+from dpol.noise._dp_accounting import dp_accounting
 
-__all__ = ["PrivateFrankWolfe", "polytope_vertices"]
+__all__ = ["SELECTIONS", "PrivateFrankWolfe", "polytope_vertices"]
+
+
+def _gumbel_min(scores: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
+    """Scores minus Gumbel noise: their argmin is the exponential mechanism's draw."""
+    return scores - scale * rng.gumbel(size=scores.shape)
+
+
+def _laplace_min(scores: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
+    """Scores plus Laplace noise (TTZ's report-noisy-min)."""
+    return scores + rng.laplace(scale=scale, size=scores.shape)
+
+
+#: report-noisy-min's selection noise: name -> (zCDP of an eps0-DP selection is
+#: eps0^2 / this, the noisy scores, whether TTZ publish its scale). Not a
+#: :mod:`dpol.noise.kinds` kind: what it releases is an argmin, not a noisy value
+SELECTIONS = {"gumbel": (8.0, _gumbel_min, False), "laplace": (2.0, _laplace_min, True)}
 
 
 def polytope_vertices(domain: object) -> np.ndarray:
@@ -56,10 +73,12 @@ class PrivateFrankWolfe:
     domain : L1Ball, Simplex or ConvexHull
     iterations : int
         Frank-Wolfe iterations per call (TTZ take about (Gamma n epsilon/(L ||C||_1))^(2/3)).
-    noise : {"gumbel", "laplace"}
-        ``"gumbel"``: Gumbel noise of scale b, i.e. the exponential mechanism
-        ``P(v) ~ exp(-<v, g>/b)`` (Gumbel-max trick). ``"laplace"``: Laplace(b)
-        report-noisy-min, TTZ's mechanism.
+    selection : {"gumbel", "laplace"}
+        The noise of the report-noisy-min selection (:data:`SELECTIONS`): ``"gumbel"``:
+        Gumbel noise of scale b, i.e. the exponential mechanism ``P(v) ~ exp(-<v, g>/b)``
+        (Gumbel-max trick). ``"laplace"``: Laplace(b) report-noisy-min, TTZ's mechanism.
+    noise : {"gumbel", "laplace"}, optional
+        The former name of ``selection`` (still taken; ``noise`` reads it back).
 
     Privacy
     -------
@@ -99,14 +118,19 @@ class PrivateFrankWolfe:
     """
 
     def __init__(self, loss: object, domain: object, *, iterations: int = 50,
-                 noise: str = "gumbel") -> None:
+                 selection: str | None = None, noise: str | None = None) -> None:
         from dpol.learners._linear import split_loss
 
         self._data, self._alpha = split_loss(loss, need_alpha=False)
         self.vertices = polytope_vertices(domain)
         self.loss, self.domain = loss, domain
         self.iterations = check_int("iterations", iterations, low=1)
-        self.noise = check_choice("noise", noise, ("gumbel", "laplace"))
+        if selection is not None and noise is not None and selection != noise:
+            raise fail("noise", f"be left out or equal selection={selection!r} (its former "
+                       "name)", noise)
+        name = "selection" if noise is None or selection is not None else "noise"
+        self.selection = check_choice(name, selection or noise or "gumbel", tuple(SELECTIONS))
+        self._rho_divisor, self._noisy_scores, self._published = SELECTIONS[self.selection]
         #: Lipschitz constant of the whole loss on the domain (TTZ's L, ``paper_sigma``)
         self.lipschitz = float(loss.lipschitz(domain))
         norms = np.linalg.norm(self.vertices, axis=1)
@@ -117,9 +141,14 @@ class PrivateFrankWolfe:
         self.n_clipped_ = 0
 
     @property
+    def noise(self) -> str:
+        """``selection``, by its former name (read-only)."""
+        return self.selection
+
+    @property
     def has_paper(self) -> bool:
-        """Whether a published calibration exists (TTZ, for ``noise="laplace"``)."""
-        return self.noise == "laplace"
+        """Whether a published calibration exists (TTZ, for ``selection="laplace"``)."""
+        return self._published
 
     def n_steps(self, n: int) -> int:
         """Iterations of one call (independent of n)."""
@@ -141,7 +170,7 @@ class PrivateFrankWolfe:
         basic = k * eps0
         if delta == 0.0:
             return basic
-        rho = k * eps0**2 / (8.0 if self.noise == "gumbel" else 2.0)
+        rho = k * eps0**2 / self._rho_divisor
         acc = dp_accounting.rdp.RdpAccountant()
         acc.compose(dp_accounting.ZCDpEvent(rho))
         return min(basic, float(acc.get_epsilon(delta)))
@@ -162,42 +191,42 @@ class PrivateFrankWolfe:
         --------
         >>> from dpol.losses import SquaredLoss
         >>> from dpol.sets import L1Ball
-        >>> fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(5), iterations=2, noise="laplace")
+        >>> fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(5), iterations=2, selection="laplace")
         >>> fw.score_sensitivity, [e.pure_epsilon for e in fw.privacy_events([300], 100.0,
         ...                                                                  1e-5)]
         (4.0, [0.16])
-        >>> fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(5), iterations=50, noise="laplace")
+        >>> fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(5), iterations=50,
+        ...                        selection="laplace")
         >>> [e.pure_epsilon for e in fw.privacy_events([300], 100.0, 1e-5)]  # zCDP is less
         [None]
         """
         calls = per_call(sizes, scale)
         eps0 = [self._eps0(b) for _, b in calls]
-        rho = [e**2 / (8.0 if self.noise == "gumbel" else 2.0) for e in eps0]
+        rho = [e**2 / self._rho_divisor for e in eps0]
         basic = self.iterations * math.fsum(eps0)
         pure = delta == 0.0 or basic <= zcdp_epsilon(self.iterations * math.fsum(rho), delta)
         return tuple(
             MechanismEvent(
                 dp_accounting.SelfComposedDpEvent(dp_accounting.ZCDpEvent(r), self.iterations),
                 "replace_one", pure_epsilon=self.iterations * e if pure else None,
-                name=f"Frank-Wolfe report-noisy-min ({self.noise}), call on n={n}")
+                name=f"Frank-Wolfe report-noisy-min ({self.selection}), call on n={n}")
             for (n, _), e, r in zip(calls, eps0, rho, strict=True))
 
     def calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
-        """Smallest scale b (to 1e-6 relative) with :meth:`epsilon` <= epsilon."""
-        epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        """Smallest scale b (to 1e-6 relative) with :meth:`epsilon` <= epsilon: the
+        accounting's calibrator for an accountant of its own (``bisect_multiplier``),
+        from the scale basic composition certifies."""
+        epsilon = check_epsilon(epsilon, allow_inf=False)  # the one rule of a target
         hi = self.iterations * len(sizes) * 2.0 * self.score_sensitivity / epsilon  # basic
-        lo = hi * 1e-6
-        while hi / lo > 1.0 + 1e-6:
-            mid = math.sqrt(lo * hi)
-            lo, hi = (lo, mid) if self.epsilon(sizes, mid, delta) <= epsilon else (mid, hi)
-        return hi
+        return bisect_multiplier(lambda b: self.epsilon(sizes, b, delta), epsilon, hi,
+                                 rel=1e-6)
 
     def paper_sigma(self, n: int, epsilon: float, delta: float) -> float:
         """TTZ's Laplace scale (sum scale), ``L ||C||_1 sqrt(8 k ln(1/delta)) / epsilon``."""
-        if self.noise != "laplace":
-            raise fail("calibration", "be 'tight' unless noise='laplace' (TTZ's mechanism)",
+        if not self._published:
+            raise fail("calibration", "be 'tight' unless selection='laplace' (TTZ's mechanism)",
                        "paper")
-        epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+        epsilon = check_epsilon(epsilon, allow_inf=False)  # the one rule of a target
         delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
         return self.lipschitz * self._l1_radius \
             * math.sqrt(8.0 * self.iterations * math.log(1.0 / delta)) / epsilon
@@ -214,10 +243,7 @@ class PrivateFrankWolfe:
             g = X.T @ self._data._dphi(X @ theta, y) + n * self._alpha * theta
             scores = self.vertices @ g
             if scale > 0.0:
-                if self.noise == "gumbel":
-                    scores = scores - scale * rng.gumbel(size=scores.shape)
-                else:
-                    scores = scores + rng.laplace(scale=scale, size=scores.shape)
+                scores = self._noisy_scores(scores, scale, rng)
             mu = 2.0 / (j + 2.0)
             theta = (1.0 - mu) * theta + mu * self.vertices[int(np.argmin(scores))]
         return theta

@@ -9,14 +9,15 @@ import numpy as np
 
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
 from dpol.learners._base import OnlineLearner
-from dpol.learners._counter_calibration import counter_multiplier, gradient_element_sensitivity
+from dpol.learners._counter_calibration import gradient_element_sensitivity
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
-from dpol.noise.kinds import KINDS
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["PrivateFTAL"]
 
@@ -105,7 +106,7 @@ class PrivateFTAL(OnlineLearner):
         if domain is None or not hasattr(domain, "project"):
             raise fail("domain", "be a convex set with a projection", domain)
         self.loss, self.domain, self.window = loss, domain, window
-        self.noise, self.counter = noise, counter
+        self.noise, self.counter = noise_kind(noise).name, counter
         self._data, self.mu = data, mu
         self.noise_ridge = bool(noise_ridge)
         self._ridge_radius = domain_radius(domain) if self.noise_ridge else math.nan
@@ -137,9 +138,9 @@ class PrivateFTAL(OnlineLearner):
         if not self.is_private:
             kwargs = {"noise_multiplier": 0.0}
         elif self.calibration == "tight":  # sized once, by the one calibrator
-            kwargs = {"noise_multiplier": counter_multiplier(
-                self.noise, self.neighbouring, self.epsilon,
-                self.delta if KINDS[self.noise].approximate else 0.0)}
+            kwargs = {"noise_multiplier": calibrate(
+                noise_events(self.noise_kind, self.neighbouring), self.epsilon,
+                self.delta if self.noise_kind.approximate else 0.0)}
         else:  # the counter's published formula
             kwargs = {"epsilon": self.epsilon, "calibration": "paper"}
         if self.calibration == "tight" and "element_sensitivity" not in options:
@@ -151,7 +152,7 @@ class PrivateFTAL(OnlineLearner):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonPrivateWarning)  # the learner warned already
             return make_counter(cls, self.horizon, self.dim, bound=self.lipschitz,
-                                delta=self.delta if KINDS[self.noise].approximate else 0.0,
+                                delta=self.delta if self.noise_kind.approximate else 0.0,
                                 neighbouring=self.neighbouring, noise=self.noise,
                                 seed=spawn_seeds(self.seed, 1)[0],
                                 **kwargs, **options)

@@ -16,13 +16,15 @@ import numpy as np
 
 from dpol._seeding import spawn_seeds
 from dpol._validation import as_matrix, as_vector, check_int, check_real, fail
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent
 from dpol.counters import Participation, WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
 from dpol.learners._base import OnlineLearner, Trace
-from dpol.learners._counter_calibration import counter_multiplier, gradient_element_sensitivity
+from dpol.learners._counter_calibration import gradient_element_sensitivity
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["DEFAULT_ETA_SCALE", "PrivateFTRL"]
 
@@ -103,10 +105,10 @@ class PrivateFTRL(OnlineLearner):
     and such a mechanism released step by step on adaptively chosen inputs has the
     privacy of the non-adaptive Gaussian mechanism of the same sensitivity (Denisov,
     McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1; the multi-participation setting of
-    Choquette-Choo et al. 2023). Calibration: the noise
-    multiplier z*(epsilon, delta) of the one calibrator
-    (:func:`~dpol.learners._counter_calibration.counter_multiplier`), relative to that
-    sensitivity. The iterates, their average and the regulariser's part mu sum w_s are
+    Choquette-Choo et al. 2023). Calibration: the noise multiplier z*(epsilon, delta)
+    of the one calibrator (:func:`dpol.accounting.calibrate` on the Gaussian's
+    :func:`dpol.accounting.noise_events`), relative to that sensitivity.
+    The iterates, their average and the regulariser's part mu sum w_s are
     post-processing of the releases. ``privacy`` is derived from the counter's event,
     its unit restated as one record when E > 1.
 
@@ -139,8 +141,7 @@ class PrivateFTRL(OnlineLearner):
         if self.calibration != "tight":
             raise fail("calibration", "be 'tight' for PrivateFTRL (no published "
                        "calibration of DP-FTRL's counters)", self.calibration)
-        if noise != "gaussian":
-            raise fail("noise", "be 'gaussian' for PrivateFTRL", noise)
+        noise = noise_kind(noise, among=("gaussian",), who="PrivateFTRL").name
         if domain is not None and not hasattr(domain, "project"):
             raise fail("domain", "be None or a convex set with a projection", domain)
         self.loss, self.domain, self.noise, self.counter = loss, domain, noise, counter
@@ -169,8 +170,8 @@ class PrivateFTRL(OnlineLearner):
         for key in ("participation", "noise_multiplier", "epsilon", "neighbouring"):
             if key in options:
                 raise fail("counter_options", f"not set {key} (the learner sets it)", options)
-        z = counter_multiplier(self.noise, self.neighbouring, self.epsilon, self.delta) \
-            if self.is_private else 0.0
+        z = calibrate(noise_events(self.noise_kind, self.neighbouring), self.epsilon,
+                      self.delta) if self.is_private else 0.0
         if "element_sensitivity" not in options:
             # the exact change of one data gradient at a public iterate (Privacy)
             exact = gradient_element_sensitivity(self._data, self.domain, self.neighbouring,

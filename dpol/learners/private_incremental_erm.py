@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import resolve_rng, spawn_seeds
@@ -17,6 +16,8 @@ from dpol.learners._base import OnlineLearner
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.learners.noisy_projected_gradient import PrivateProjectedSGD
 from dpol.learners.private_frank_wolfe import PrivateFrankWolfe
+from dpol.noise._dp_accounting import dp_accounting
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["PrivateIncrementalERM", "default_tau"]
 
@@ -71,7 +72,7 @@ class PrivateIncrementalERM(OnlineLearner):
         ``"secure"`` (``solver="sgd"``, tight calibration): every noisy gradient of the
         solver is released on a grid with exact discrete Gaussian noise on OS randomness
         (:class:`PrivateProjectedSGD`); not reproducible from ``seed``. A solver object
-        must then have ``noise == "secure"`` itself.
+        must then have ``noise="secure"`` itself.
 
     Privacy
     -------
@@ -152,10 +153,8 @@ class PrivateIncrementalERM(OnlineLearner):
             raise fail("domain", f"be a convex set of dim {dim} with a projection", domain)
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0", self.delta)
-        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
-        if self.noise == "secure" and self.calibration == "paper":
-            raise fail("calibration", "be 'tight' with noise='secure' (the published "
-                       "calibrations are for continuous noise)", calibration)
+        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
+        self.noise_kind.check_calibration(self.calibration)
         self.loss, self.domain = loss, domain
         self.tau = default_tau(self.horizon, dim, self.epsilon) if tau is None else \
             check_int("tau", tau, low=1)
@@ -175,7 +174,7 @@ class PrivateIncrementalERM(OnlineLearner):
     def _make_solver(self, solver: object, options: dict) -> object:
         if isinstance(solver, str):
             name = check_choice("solver", solver, ("sgd", "bst", "frank-wolfe"))
-            if self.noise == "secure" and name != "sgd":
+            if self.noise_kind.secure and name != "sgd":
                 raise fail("noise", f"be 'gaussian' with solver={name!r} (secure noise: "
                            "solver='sgd'; see Privacy)", self.noise)
             if name == "frank-wolfe":
@@ -188,9 +187,9 @@ class PrivateIncrementalERM(OnlineLearner):
         if not all(hasattr(solver, a) for a in ("fit", "calibrate", "privacy_events")):
             raise fail("solver", "be 'sgd', 'bst', 'frank-wolfe' or an object with fit, "
                        "calibrate and privacy_events", solver)
-        if self.noise == "secure" and getattr(solver, "noise", None) != "secure":
-            raise fail("solver", "have noise='secure' when the learner's noise is 'secure'",
-                       solver)
+        if self.noise_kind.secure and getattr(solver, "noise", None) != self.noise:
+            raise fail("solver", f"have noise={self.noise!r} when the learner's noise is "
+                       f"{self.noise!r}", solver)
         return solver
 
     def split(self) -> tuple[float, float]:

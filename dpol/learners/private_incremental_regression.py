@@ -22,6 +22,7 @@ from dpol.learners.noisy_projected_gradient import (
     npg_iterations,
     npg_step_size,
 )
+from dpol.noise.kinds import noise_kind
 from dpol.sets import ConvexSet, L2Ball
 
 __all__ = ["PrivateIncrementalRegression", "l2_ball_quadratic_min"]
@@ -204,7 +205,7 @@ class PrivateIncrementalRegression(OnlineLearner):
         self.max_iter = check_int("max_iter", max_iter, low=1)
         self.beta = check_real("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
         self.counter, self.counter_options = counter, dict(counter_options or {})
-        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
+        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian tree noise)", self.delta)
         self._setup_features()
@@ -286,10 +287,8 @@ class PrivateIncrementalRegression(OnlineLearner):
         s_q, s_y = (math.sqrt(c.variance(t)) for c in self._counters)
         p = self.feature_dim
         u = math.sqrt(2.0 * math.log(4.0 * self.horizon / self.beta))
-        rounding = 0.0
-        if self.noise == "secure":
-            g_q, g_y = (c.grid for c in self._counters)
-            rounding = t * (g_q * p * self.radius + g_y * math.sqrt(p))
+        g_q, g_y = (c.grid or 0.0 for c in self._counters)  # float noise: no grid
+        rounding = t * (g_q * p * self.radius + g_y * math.sqrt(p))
         return 2.0 * (s_q * self.radius * (2.0 * math.sqrt(p) + u) + s_y * (math.sqrt(p) + u)) \
             + rounding
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import spawn_seeds
 from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
-from dpol.accounting.calibrate import calibrate
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent
 from dpol.errors import HorizonExceededError, PaperCalibrationWarning
 from dpol.learners._base import OnlineLearner, Trace
@@ -23,7 +22,8 @@ from dpol.learners._kernel_sensitivity import (
 )
 from dpol.learners._kernels import FeatureMap, Kernel
 from dpol.learners.postprocess import ReleaseAverage
-from dpol.noise.discrete import grid_release, grid_spacing
+from dpol.noise._dp_accounting import dp_accounting
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["MODES", "PrivateKernelRegression"]
 
@@ -141,8 +141,8 @@ class PrivateKernelRegression(OnlineLearner):
                          neighbouring=neighbouring, calibration=calibration,
                          x_bound=x_bound, y_bound=y_bound, seed=seed)
         self.mode = check_choice("mode", mode, MODES)
-        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
-        if self.noise == "secure" and self.mode == "published_scalar":
+        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
+        if self.noise_kind.secure and self.mode == "published_scalar":
             raise fail("noise", "be 'gaussian' with mode='published_scalar' (one Laplace "
                        "draw, not private anyway: docs/errata.md, NW-1)", noise)
         if self.neighbouring != "replace_one":
@@ -212,11 +212,9 @@ class PrivateKernelRegression(OnlineLearner):
                           "noise-free, so it is not differentially private (epsilon = inf, "
                           f"docs/errata.md, NW-1){slip}", PaperCalibrationWarning, stacklevel=3)
             return self._sens / self.epsilon
-        secure = self.noise == "secure"  # the transcript: one Gaussian (or zCDP) mechanism
-        z = calibrate(lambda v: [MechanismEvent(
-            dp_accounting.ZCDpEvent(0.5 / v**2) if secure else dp_accounting.GaussianDpEvent(v),
-            self.neighbouring)], self.epsilon, self.delta)
-        if secure:
+        kind = self.noise_kind  # the transcript: one Gaussian (or zCDP) mechanism
+        z = calibrate(noise_events(kind, self.neighbouring), self.epsilon, self.delta)
+        if kind.secure:  # its grids inflate the sensitivities: the zCDP of the transcript
             return self._secure_calibrate(z)
         joint = transcript_mu(self._m, self._h, self._sens)  # J of the class Privacy
         return self._sens * joint / (1.0 / z)  # Delta_t J / mu*
@@ -224,10 +222,8 @@ class PrivateKernelRegression(OnlineLearner):
     def _secure_calibrate(self, z_1: float) -> np.ndarray:
         """s_t and the grids g_t of secure noise (class Privacy)."""
         z = z_1 * transcript_mu(self._m, self._h, self._sens)  # as for float noise
-        root_n = math.sqrt(self.n_outputs)
-        self._grids = np.array([grid_spacing(v) for v in np.minimum(z * self._sens,
-                                                                    self._sens / root_n)])
-        base = self._sens + self._grids * root_n
+        self._grids = self.noise_kind.grids(z * self._sens, self._sens, self.n_outputs)
+        base = self._sens + self._grids * math.sqrt(self.n_outputs)
         # rho scales as 1/z^2: rho(z base) = 1/(2 z_1^2) (any grid is sound)
         return z_1 * math.sqrt(2.0 * self._rho(base)) * base
 
@@ -239,10 +235,10 @@ class PrivateKernelRegression(OnlineLearner):
         ``epsilon=inf`` or a zero std: not private, releases without sufficient noise)."""
         if not self.is_private or self.mode == "published_scalar" or min(self._scales) <= 0:
             event = dp_accounting.NonPrivateDpEvent()  # (a zero std: a noiseless twin)
-        elif self.noise == "secure":
+        elif self.noise_kind.secure:  # the transcript's zCDP, grids included (class Privacy)
             event = dp_accounting.ZCDpEvent(self._rho(self._scales))
-        else:  # one Gaussian over the whole transcript: noise multiplier 1 / mu
-            event = dp_accounting.GaussianDpEvent(1 / transcript_mu(self._m, self._h, self._scales))
+        else:  # one Gaussian over the whole transcript: sensitivity mu at unit noise
+            event = self.noise_kind.event(transcript_mu(self._m, self._h, self._scales), 1.0)
         return (MechanismEvent(event, self.neighbouring, horizon=self.horizon,
                                name=f"{type(self).__name__}[{self.mode}]"),)
 
@@ -340,12 +336,9 @@ class PrivateKernelRegression(OnlineLearner):
         if self.is_private and self.mode == "published_scalar":
             offsets = self._rng.laplace(0.0, 1.0, size=n) * scales
             released = clean + offsets[:, None]
-        elif self.is_private and self.noise == "secure":
-            grids = self._grids[start:start + n]
-            released = np.stack([grid_release(clean[i], scales[i], grids[i])
-                                 for i in range(n)])
-        elif self.is_private:
-            released = clean + self._rng.standard_normal((n, self.n_outputs)) * scales[:, None]
+        elif self.is_private:  # secure: each row on its own grid g_t (class Privacy)
+            released = self.noise_kind.noisy(clean, scales[:, None], self._rng,
+                                             self._grids[start:start + n])
         else:
             released = clean
         before = np.vstack([self._released[None, :], released[:-1]])

@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 import warnings
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import resolve_rng
-from dpol._validation import check_choice, check_real, fail
-from dpol.accounting.calibrate import calibrate
+from dpol._validation import check_real
+from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.accounting.presets import jkt_pol_beta
 from dpol.errors import PaperCalibrationWarning
@@ -21,7 +20,8 @@ from dpol.learners._linear import (
     pointwise_loss,
     split_loss,
 )
-from dpol.noise.discrete import grid_release, grid_spacing
+from dpol.noise._dp_accounting import dp_accounting
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["PrivateOfflineLearner"]
 
@@ -85,10 +85,8 @@ class PrivateOfflineLearner(OnlineLearner):
     def __init__(self, dim: int, *, loss: object, x_star_norm: float, excess: float,
                  horizon: int, epsilon: float, delta: float | None = None,
                  noise: str = "gaussian", **kwargs) -> None:
-        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
-        if noise == "secure" and kwargs.get("calibration") == "paper":
-            raise fail("calibration", "be 'tight' with noise='secure' (eq. (37) is for "
-                       "continuous noise)", "paper")
+        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
+        self.noise_kind.check_calibration(kwargs.get("calibration", "tight"))
         data, _ = split_loss(loss, need_alpha=False)
         super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
                          x_bound=data.x_bound, y_bound=data.y_bound, **kwargs)
@@ -122,14 +120,11 @@ class PrivateOfflineLearner(OnlineLearner):
         if self.calibration == "paper":
             return jkt_pol_beta(self.epsilon, self.delta, self.horizon, self.lipschitz,
                                 self.alpha, self.x_star_norm)
-        secure = self.noise == "secure"  # the one noisy average: Gaussian, or its zCDP twin
-        z = calibrate(lambda v: [MechanismEvent(
-            dp_accounting.ZCDpEvent(0.5 / v**2) if secure else dp_accounting.GaussianDpEvent(v),
-            self.neighbouring)], self.epsilon, self.delta)
-        if secure:
-            root_d = math.sqrt(self.dim)
-            self.grid = grid_spacing(min(z * self.sensitivity, self.sensitivity / root_d))
-            return z * (self.sensitivity + self.grid * root_d)
+        kind = self.noise_kind  # the one noisy average: Gaussian, or its zCDP twin
+        z = calibrate(noise_events(kind, self.neighbouring), self.epsilon, self.delta)
+        if kind.secure:  # on the kind's grid, whose rounding adds g sqrt(d) to Delta
+            self.grid = kind.grid(z * self.sensitivity, self.sensitivity, self.dim)
+            return z * (self.sensitivity + self.grid * math.sqrt(self.dim))
         return self.sensitivity / (1.0 / z)  # Delta / mu*
 
     def _warn_paper(self) -> None:
@@ -145,11 +140,9 @@ class PrivateOfflineLearner(OnlineLearner):
         beta / Delta, or (secure) a ``ZCDpEvent`` with the grid-inflated sensitivity."""
         if not self.is_private:
             event = dp_accounting.NonPrivateDpEvent()
-        elif self.grid > 0.0:
-            sens = self.sensitivity + self.grid * math.sqrt(self.dim)
-            event = dp_accounting.ZCDpEvent(0.5 * (sens / self.beta) ** 2)
-        else:
-            event = dp_accounting.GaussianDpEvent(self.beta / self.sensitivity)
+        else:  # Delta on the grid (none for float noise: g = 0)
+            event = self.noise_kind.event(self.sensitivity + self.grid * math.sqrt(self.dim),
+                                          self.beta)
         return (MechanismEvent(event, self.neighbouring, horizon=self.horizon,
                                name="PrivateOfflineLearner noisy average"),)
 
@@ -175,10 +168,8 @@ class PrivateOfflineLearner(OnlineLearner):
         self._sum += self._w
         if self.t_ == self.horizon:
             noisy = self._sum / self.horizon
-            if self.grid > 0.0:
-                noisy = grid_release(noisy, self.beta, self.grid)
-            elif self.beta > 0.0:
-                noisy = noisy + self.beta * self._rng.standard_normal(self.dim)
+            if self.beta > 0.0:
+                noisy = self.noise_kind.noisy(noisy, self.beta, self._rng, self.grid)
             self._released = self.domain.project(noisy)
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from dpol._validation import check_real, fail
 from dpol.learners.private_ftal import PrivateFTAL
@@ -119,10 +118,9 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
             worst = float(np.max(c.variance(np.arange(1, horizon + 1, dtype=np.int64))))
             return math.sqrt(worst) * (math.sqrt(d) + math.sqrt(
                 2.0 * math.log(horizon / beta))) + rounding
-        if c.noise == "gamma":
-            # e_t sums at most m node vectors with ||n|| ~ Gamma(d, theta)
-            m = c.levels
-            q = float(stats.gamma(a=d).ppf(1.0 - beta / (m * horizon)))
+        m = c.levels
+        q = c.noise_kind.unit_radius_quantile(d, 1.0 - beta / (m * horizon))
+        if q is not None:  # the Gamma mechanism: e_t sums <= m nodes, ||n|| ~ Gamma(d, theta)
             return m * c.noise_scale * q
         raise fail("noise", "be 'gaussian' or 'gamma' for the Frank-Wolfe radius bound",
                    c.noise)

@@ -7,7 +7,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from dpol._validation import check_bound, check_choice, check_int, check_real, fail
+from dpol._validation import check_bound, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import jkt_private_sum_sigma
 from dpol.counters import BinaryTreeCounter, resolve_counter
@@ -29,6 +29,7 @@ from dpol.learners._psd_solve import (
     _svec_layout,
     _svec_outer,
 )
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["PrivateQuadraticFTL"]
 
@@ -207,7 +208,7 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         self.noise_ridge = bool(noise_ridge)
         self.counter = counter
         self.counter_options = dict(counter_options or {})
-        self.noise = check_choice("noise", noise, ("gaussian", "secure"))
+        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
         self.n_jobs = check_int("n_jobs", n_jobs, low=1)
         if self.n_jobs > 2:
             raise fail("n_jobs", "be 1 or 2 (one helper process at most)", n_jobs)

@@ -1,8 +1,8 @@
 """Noise samplers and noise kinds (layer L0). Every float sampler takes an
 ``np.random.Generator``; no global RNG. The secure samplers of :mod:`dpol.noise.discrete`
 draw exact discrete noise from the OS. :mod:`dpol.noise.kinds` makes each kind an object
-(sampler, sensitivity norm, dp-accounting event, calibration hook) and holds the one table
-of which counter strategy takes which kind."""
+(sampler and noisy release, sensitivity norm, dp-accounting event, grid, what it refuses)
+and holds the one table of which counter strategy takes which kind."""
 
 from dpol.noise.discrete import (
     bernoulli_exp,

@@ -1,11 +1,13 @@
-"""Noise kinds as objects: sampler, sensitivity norm, dp-accounting event, calibration hook.
+"""Noise kinds as objects: what a mechanism asks instead of comparing the ``noise`` string.
 
-A mechanism that adds noise asks its kind everything that depends on the kind, instead of
-comparing the ``noise`` string: how to draw it, which norm of the sensitivity its scale is
-relative to, what one noise multiplier means to dp-accounting, and which calibration of
-:mod:`dpol.accounting.calibration` sizes it (named here, called by the mechanism: this
-module sits below the accounting layer). Which counter strategy takes which kind is one
-table, :data:`STRATEGY_NOISES`, read by the counters and by their tests.
+A mechanism asks its kind everything that depends on the kind: how to draw it
+(``sample``, or a whole noisy release: ``noisy``), which norm of the sensitivity its
+scale is relative to, its dp-accounting event (``dp_event`` at a multiplier z, ``event``
+of a release of given sensitivity and scale), the grid the data is rounded to first
+(``grid``: none for float noise) and what it refuses (``check_calibration``). Sizing it
+is the accounting layer's: :func:`dpol.accounting.calibrate` of the kind's events at z.
+:data:`STRATEGY_NOISES` is the one table of which counter strategy takes which kind;
+:func:`noise_kind` parses the ``noise=`` argument.
 
 Examples
 --------
@@ -16,6 +18,8 @@ Examples
 LaplaceDpEvent(noise_multiplier=2.0)
 >>> noise_kind("secure").dp_event(1.0), noise_kind("gamma").pure_epsilon(0.5)
 (ZCDpEvent(rho=0.5, xi=0.0), 2.0)
+>>> noise_kind("secure").event(2.0, 4.0), noise_kind("gaussian").event(2.0, 4.0)
+(ZCDpEvent(rho=0.125, xi=0.0), GaussianDpEvent(noise_multiplier=2.0))
 """
 
 from __future__ import annotations
@@ -23,11 +27,17 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import dp_accounting
 import numpy as np
 
-from dpol._validation import check_choice
-from dpol.noise.discrete import discrete_gaussian, discrete_laplace, discrete_laplace_variance
+from dpol._validation import check_choice, fail
+from dpol.noise._dp_accounting import dp_accounting
+from dpol.noise.discrete import (
+    discrete_gaussian,
+    discrete_laplace,
+    discrete_laplace_variance,
+    grid_release,
+    grid_spacing,
+)
 from dpol.noise.gaussian import gaussian
 from dpol.noise.l2_gamma import l2_gamma
 from dpol.noise.laplace import laplace
@@ -58,19 +68,19 @@ class NoiseKind:
     norm : {"l2", "l1"}
         The norm of one node's change that the scale is relative to (Laplace: l1, so an
         l2 bound r gives sqrt(d) r; the Gaussian and the l2 Gamma mechanism: l2).
-    calibration : str
-        Name of the function of :mod:`dpol.accounting.calibration` that turns epsilon
-        (and delta for approximate kinds) into the noise multiplier.
     secure_twin : str or None
         The secure kind with the same law on a grid, if any.
+    paper : bool
+        Whether a published (``calibration="paper"``) formula may size it: the papers'
+        formulas are for continuous noise, so the exact discrete kinds refuse them.
     """
 
     name = ""
     secure = False
     approximate = False
     norm = "l2"
-    calibration = "pure_noise_multiplier"
     secure_twin: str | None = None
+    paper = True
 
     def l1_factor(self, dim: int) -> float:
         """What one node's l2 sensitivity is multiplied by in this kind's norm (<= sqrt(d))."""
@@ -99,6 +109,79 @@ class NoiseKind:
     def _event(self, z: float, tau: float) -> dp_accounting.DpEvent:
         return dp_accounting.UnsupportedDpEvent()
 
+    def event(self, sensitivity: float, scale: float, tau: float = 0.0) -> dp_accounting.DpEvent:
+        """The dp-accounting event of one release of noise ``scale`` on a value of
+        ``sensitivity`` (in this kind's norm): :meth:`dp_event` at z = scale / sensitivity
+        (the discrete Gaussian states its rho = (sensitivity / scale)^2 / 2 directly)."""
+        return self.dp_event(scale / sensitivity, tau)
+
+    def composed_event(self, sensitivities: np.ndarray, scales: np.ndarray
+                       ) -> dp_accounting.DpEvent:
+        """The event of releases i of noise ``scales[i]`` on values of ``sensitivities[i]``,
+        composed: equal ones (within 1e-9) as one self-composed event, unequal ones as
+        the one event of the same privacy where the kind has a closed form.
+
+        Gaussian mechanisms compose exactly into one of 1/z^2 = sum_i 1/z_i^2 (Dong, Roth,
+        Su 2019, Corollary 3.3) and zCDP adds up (Bun, Steinke 2016, Lemma 2.3).
+
+        Examples
+        --------
+        >>> noise_kind("gaussian").composed_event(np.array([1.0, 1.0]), np.array([2.0, 2.0]))
+        SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=2.0), count=2)
+        >>> noise_kind("secure").composed_event(np.array([1.0, 1.0]), np.array([1.0, 2.0]))
+        ZCDpEvent(rho=0.625, xi=0.0)
+        """
+        events = [self.event(float(v), float(s)) for v, s in _pairs(sensitivities, scales)]
+        return dp_accounting.ComposedDpEvent(events)  # the pure kinds add epsilons
+
+    @staticmethod
+    def _merged(values: np.ndarray, additive: bool, make) -> dp_accounting.DpEvent:
+        """``make(value)`` of every value composed: equal ones self-composed, else one
+        event of their sum (``additive``: zCDP's rho) or of 1/sqrt(sum z^-2) (Gaussian)."""
+        n = values.size
+        if additive:
+            total = float(np.sum(values))
+            one, whole = total / n, total
+        else:
+            total = float(np.sum(values**-2.0))  # mu^2
+            one, whole = math.sqrt(n / total), 1.0 / math.sqrt(total)
+        if np.all(np.abs(values - one) <= 1e-9 * one):
+            return make(one) if n == 1 else dp_accounting.SelfComposedDpEvent(make(one), n)
+        return make(whole)
+
+    def check_calibration(self, calibration: str) -> str:
+        """``calibration``, or the refusal of a published formula this kind cannot take."""
+        if calibration == "paper" and not self.paper:
+            raise fail("calibration", f"be 'tight' with noise={self.name!r} (the published "
+                       "formulas are for continuous noise)", calibration)
+        return calibration
+
+    def grid(self, scale: float, sensitivity: float, dim: int) -> float:
+        """The grid a value of l2 ``sensitivity`` in ``dim`` coordinates is rounded to
+        before noise of ``scale`` is added: 0.0 (no grid) for float noise."""
+        return 0.0
+
+    def grids(self, scales: np.ndarray, sensitivities: np.ndarray, dim: int) -> np.ndarray:
+        """:meth:`grid` of every release (arrays of scales and sensitivities)."""
+        return np.array([self.grid(s, v, dim) for s, v in _pairs(scales, sensitivities)])
+
+    def noisy(self, value: np.ndarray, scale: object, rng: np.random.Generator | None,
+              grid: object = 0.0) -> np.ndarray:
+        """``value`` plus one draw of this noise of ``scale`` per coordinate, a fresh array
+        (rows of a 2-d ``value``: scales as a column (n, 1), grids (n,)); secure kinds
+        round ``value`` to the grid first and draw from the OS (``rng`` unused)."""
+        value = np.asarray(value, dtype=np.float64)
+        if np.ndim(scale) == 0:
+            return value + self.sample(rng, 1, value.size, scale, grid=grid).reshape(
+                value.shape)
+        return value + np.stack([self.sample(rng, 1, value.shape[1], float(s))[0]
+                                 for s in np.ravel(scale)])
+
+    def unit_radius_quantile(self, dim: int, prob: float) -> float | None:
+        """The ``prob`` quantile of the l2 norm of one draw at scale 1 where the kind
+        draws a radius (the l2 Gamma mechanism: Gamma(dim, 1)); None for the others."""
+        return None
+
     def pure_epsilon(self, noise_multiplier: float) -> float | None:
         """The pure-DP epsilon of this multiplier (None for approximate kinds or z = 0)."""
         if self.approximate or noise_multiplier <= 0.0:
@@ -109,17 +192,29 @@ class NoiseKind:
         return f"noise_kind({self.name!r})"
 
 
+def _pairs(a: object, b: object) -> zip:
+    """(a_i, b_i) of two arrays (or numbers) broadcast to one length."""
+    return zip(*np.broadcast_arrays(np.ravel(a), np.ravel(b)), strict=True)
+
+
 class Gaussian(NoiseKind):
     """i.i.d. N(0, scale^2) (:func:`dpol.noise.gaussian`); exact analytic Gaussian calibration."""
 
     name, approximate, secure_twin = "gaussian", True, "secure"
-    calibration = "gaussian_noise_multiplier"
 
     def variance(self, scale, dim, grid=None):
         return scale**2
 
     def sample(self, rng, n, dim, scale, *, radius_rng=None, grid=None):
         return gaussian(rng, (n, dim), scale)
+
+    def noisy(self, value, scale, rng, grid=0.0):
+        # value + scale z, one draw per coordinate in C order (scale: a number or a column)
+        return value + scale * rng.standard_normal(np.shape(value))
+
+    def composed_event(self, sensitivities, scales):
+        z = np.asarray(scales, dtype=np.float64) / sensitivities
+        return self._merged(z, False, dp_accounting.GaussianDpEvent)
 
     def _event(self, z, tau):
         return dp_accounting.GaussianDpEvent(z)
@@ -152,14 +247,40 @@ class L2Gamma(NoiseKind):
     def sample(self, rng, n, dim, scale, *, radius_rng=None, grid=None):
         return l2_gamma(rng, n, dim, scale, radius_rng=radius_rng)
 
+    def unit_radius_quantile(self, dim, prob):
+        from scipy import stats  # slow to import: only where the quantile is asked
+
+        return float(stats.gamma(a=dim).ppf(prob))
+
 
 class _Discrete(NoiseKind):
     """Exact discrete noise on g Z (:mod:`dpol.noise.discrete`, OS randomness)."""
 
-    secure = True
+    secure, paper = True, False
 
     def _ints(self, units: Fraction, size: int) -> list[int]:
         raise NotImplementedError
+
+    def grid(self, scale, sensitivity, dim):
+        # rounding moves an element by <= g sqrt(d) / 2, within 2^-11 of the sensitivity,
+        # and g <= scale / 2^10 keeps 2^10 grid steps per noise scale
+        return grid_spacing(min(scale, sensitivity / math.sqrt(dim)) if sensitivity > 0.0
+                            else scale)
+
+    def noisy(self, value, scale, rng, grid=0.0):
+        value = np.asarray(value, dtype=np.float64)
+        if value.ndim == 2:  # one release per row, each with its scale and grid
+            scales, grids = np.ravel(scale), np.ravel(grid)
+            return np.stack([self.noisy(v, float(scales[i % scales.size]),
+                                        rng, float(grids[i % grids.size]))
+                             for i, v in enumerate(value)])
+        if scale == 0.0:
+            return value + 0.0
+        return self._release(value, float(scale), float(grid))
+
+    def _release(self, value: np.ndarray, scale: float, grid: float) -> np.ndarray:
+        base = np.rint(value / grid) * grid  # exact: a multiple of the power of two g
+        return base + self.sample(None, 1, value.size, scale, grid=grid).reshape(value.shape)
 
     def sample(self, rng, n, dim, scale, *, radius_rng=None, grid=None):
         units = Fraction(scale) / Fraction(grid)  # exact: the scale in grid steps
@@ -173,7 +294,6 @@ class DiscreteGaussian(_Discrete):
     15's slack tau as the zCDP xi; calibrated by dp-accounting's RDP accountant."""
 
     name, approximate = "secure", True
-    calibration = "zcdp_gaussian_noise_multiplier"
 
     def variance(self, scale, dim, grid=None):
         # below scale^2 by a relative 4 pi^2 s^2 e^(-4 pi^2 s^2), s = scale/grid >= 2^10
@@ -185,6 +305,18 @@ class DiscreteGaussian(_Discrete):
 
     def _event(self, z, tau):
         return dp_accounting.ZCDpEvent(0.5 * (1.0 / z) ** 2, tau)
+
+    def event(self, sensitivity, scale, tau=0.0):
+        if scale == 0.0:
+            return dp_accounting.NonPrivateDpEvent()
+        return dp_accounting.ZCDpEvent(0.5 * (sensitivity / scale) ** 2, tau)
+
+    def composed_event(self, sensitivities, scales):
+        rho = 0.5 * (sensitivities / np.asarray(scales, dtype=np.float64)) ** 2
+        return self._merged(rho, True, dp_accounting.ZCDpEvent)
+
+    def _release(self, value, scale, grid):
+        return grid_release(value, scale, grid)  # refuses magnitudes near 2^52 g
 
 
 class DiscreteLaplace(_Discrete):
@@ -235,15 +367,25 @@ STRATEGY_NOISES: dict[str, tuple[str, ...]] = {
 }
 
 
-def noise_kind(name: object) -> NoiseKind:
-    """The kind called ``name`` (``InvalidInputError`` naming ``noise`` otherwise).
+def noise_kind(name: object, among: tuple[str, ...] | None = None,
+               who: str | None = None) -> NoiseKind:
+    """The kind called ``name``, one of ``among`` (default: every kind); the one parser
+    of a ``noise=`` argument (``InvalidInputError`` naming ``noise`` otherwise, and
+    ``who`` refuses it when given).
 
     Examples
     --------
     >>> noise_kind("gamma").variance(1.0, 3)  # (d + 1) theta^2
     4.0
+    >>> noise_kind("laplace", among=("gaussian", "secure"))
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: noise must be one of 'gaussian', 'secure'; got 'laplace'
     """
-    return KINDS[check_choice("noise", name, _ALL)]
+    choices = _ALL if among is None else among
+    if who is not None and (not isinstance(name, str) or name not in choices):
+        raise fail("noise", f"be {' or '.join(map(repr, choices))} for {who}", name)
+    return KINDS[check_choice("noise", name, choices)]
 
 
 def strategy_noises(strategy: str, *, secure: bool | None = None) -> tuple[str, ...]:

@@ -88,11 +88,27 @@ def test_infinite_epsilon_is_no_noise():
                                           ("secure_laplace", 0.0)])
 @pytest.mark.parametrize("eps", [0.3, 2.0])
 def test_a_learner_s_counter_gets_the_multiplier_its_own_calibration_would(noise, delta, eps):
+    from dpol.accounting import noise_events
     from dpol.counters import BinaryTreeCounter
-    from dpol.learners._counter_calibration import counter_multiplier
+    from dpol.noise import noise_kind
 
-    z = counter_multiplier(noise, "replace_one", eps, delta)
+    z = calibrate(noise_events(noise_kind(noise), "replace_one"), eps, delta)
     own = BinaryTreeCounter(16, 2, epsilon=eps, delta=delta, noise=noise)
     given = BinaryTreeCounter(16, 2, noise_multiplier=z, delta=delta, noise=noise)
     assert given.noise_scale == own.noise_scale
     assert compose_guarantee(given.privacy_events(), delta, target=eps).epsilon == eps
+
+
+def test_noise_events_are_the_kind_s_event_at_z():
+    from dpol.accounting import noise_events
+    from dpol.noise import noise_kind
+
+    one = noise_events(noise_kind("gaussian"), "add_remove")(3.0)
+    assert [(e.event, e.neighbouring, e.pure_epsilon) for e in one] == [
+        (dp_accounting.GaussianDpEvent(3.0), "add_remove", None)]
+    four = noise_events(noise_kind("laplace"), count=4)(2.0)[0]
+    assert four.event == dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(2.0), 4)
+    assert four.pure_epsilon == 2.0  # 4 releases of epsilon 1/2 each
+    # the gamma mechanism has no dp-accounting event: its pure epsilon carries it
+    assert noise_events(noise_kind("gamma"), unit="one record")(4.0)[0].pure_epsilon == 0.25
+    assert calibrate(noise_events(noise_kind("gamma"), count=3), 0.5, 0.0) == 6.0

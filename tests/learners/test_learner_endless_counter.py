@@ -1,8 +1,8 @@
 """Learners on a counter of an endless stream (``counter="unbounded_tree"``).
 
 The learner has a horizon, the counter needs none: it is built with ``horizon=None``, its
-noise sized by the one calibrator (:func:`dpol.learners._counter_calibration.
-counter_multiplier` or the joint calibration) at the learner's epsilon, so the learner's
+noise sized by the one calibrator (:func:`dpol.accounting.calibrate` on the noise kind's
+events, alone or jointly) at the learner's epsilon, so the learner's
 guarantee stays exact: the same target epsilon as on the binary tree, certified by
 dp-accounting from the events, with noise of the counter's own (horizon-free) sensitivity.
 """
@@ -12,13 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpol.accounting import calibrate, noise_events
 from dpol.accounting.calibration import gaussian_noise_multiplier
 from dpol.counters import COUNTER_NAMES, UnboundedTreeCounter
 from dpol.errors import HorizonExceededError
 from dpol.evaluation.audit_suite import CASES, SUITE_DELTA, SUITE_EPSILON
 from dpol.learners import PrivateFTAL, PrivateQuadraticFTL
-from dpol.learners._counter_calibration import counter_multiplier
 from dpol.losses import Regularized, SquaredLoss
+from dpol.noise import noise_kind
 from dpol.sets import L2Ball
 
 ENDLESS = [name for name, case in CASES.items() if case.counter == "unbounded_tree"]
@@ -46,7 +47,7 @@ def test_privacy_is_exact_and_the_counter_has_no_horizon(name):
     # the noise: the multiplier of the one calibrator times the counter's sensitivity
     # (joint counters share one std, sized for the stacked sensitivity)
     if len(counters) == 1:
-        z = counter_multiplier("gaussian", "replace_one", SUITE_EPSILON, SUITE_DELTA)
+        z = calibrate(noise_events(noise_kind("gaussian")), SUITE_EPSILON, SUITE_DELTA)
         (c,) = counters
         assert c.noise_multiplier == z
         assert c.noise_scale == pytest.approx(z * c.sensitivity, rel=1e-12)

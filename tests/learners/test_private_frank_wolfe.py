@@ -70,7 +70,7 @@ def test_laplace_quadrature_matches_the_closed_form_for_two_vertices():
 
 def selection_counts(noise: str, scale: float, draws: int, seed: int) -> np.ndarray:
     """How often each vertex of L1Ball(2) is selected by ``draws`` one-step fits."""
-    fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(2), iterations=1, noise=noise)
+    fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(2), iterations=1, selection=noise)
     rng = np.random.default_rng(seed)
     X, y, start = X_SEL[None, :], np.array([-1.0]), np.zeros(2)
     np.testing.assert_array_equal(fw.vertices @ X_SEL, SCORES)
@@ -240,7 +240,7 @@ DELTA = 1e-6
 @pytest.mark.parametrize("noise", ["gumbel", "laplace"])
 @pytest.mark.parametrize("sizes, epsilon", [([50], 0.5), ([50, 100, 200], 2.0)])
 def test_calibrate_round_trips_within_its_tolerance(noise, sizes, epsilon):
-    fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(3), iterations=20, noise=noise)
+    fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(3), iterations=20, selection=noise)
     b = fw.calibrate(sizes, epsilon, DELTA)
     # "smallest b to 1e-6 relative": b certifies epsilon, b / (1 + 1.01e-6) does not
     assert fw.epsilon(sizes, b, DELTA) <= epsilon
@@ -251,7 +251,7 @@ def test_calibrate_round_trips_within_its_tolerance(noise, sizes, epsilon):
 def test_epsilon_is_min_of_basic_and_independent_zcdp_conversion(noise, divisor):
     # SquaredLoss on L1Ball(3, 1): L = 1 (1 + 1) = 2, max ||v|| = 1, so Delta = 4 and
     # eps0 = 2 Delta / b = 8 / b; k = iterations * number of calls
-    fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(3), iterations=10, noise=noise)
+    fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(3), iterations=10, selection=noise)
     assert fw.score_sensitivity == 4.0
     sizes = [30, 60]
     k = 20
@@ -267,3 +267,18 @@ def test_epsilon_is_min_of_basic_and_independent_zcdp_conversion(noise, divisor)
         assert got == pytest.approx(min(k * eps0, zcdp), rel=1e-12)
         assert fw.epsilon(sizes, b, 0.0) == pytest.approx(k * eps0, rel=1e-12)
     assert fw.epsilon(sizes, 0.0, DELTA) == math.inf
+
+
+def test_the_selection_noise_keeps_its_former_name():
+    # selection= names report-noisy-min's noise (not a dpol.noise kind); noise= still works
+    by_new = PrivateFrankWolfe(SquaredLoss(), L1Ball(3), selection="laplace")
+    by_old = PrivateFrankWolfe(SquaredLoss(), L1Ball(3), noise="laplace")
+    assert by_new.selection == by_old.selection == by_old.noise == "laplace"
+    assert by_new.has_paper and not PrivateFrankWolfe(SquaredLoss(), L1Ball(3)).has_paper
+    assert PrivateFrankWolfe(SquaredLoss(), L1Ball(3)).selection == "gumbel"
+    with pytest.raises(ValueError, match="noise must be left out or equal selection='gumbel'"):
+        PrivateFrankWolfe(SquaredLoss(), L1Ball(3), selection="gumbel", noise="laplace")
+    with pytest.raises(ValueError, match="selection must be one of 'gumbel', 'laplace'"):
+        PrivateFrankWolfe(SquaredLoss(), L1Ball(3), selection="gaussian")
+    with pytest.raises(ValueError, match="noise must be one of 'gumbel', 'laplace'"):
+        PrivateFrankWolfe(SquaredLoss(), L1Ball(3), noise="gaussian")
