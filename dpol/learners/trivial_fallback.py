@@ -70,7 +70,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import dp_accounting
 import numpy as np
 
 from dpol._seeding import resolve_rng
@@ -79,7 +78,7 @@ from dpol.accounting.calibration import gaussian_share
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._wrapper import LearnerWrapper
-from dpol.noise import gaussian
+from dpol.noise.kinds import noise_kind
 
 __all__ = ["GATE_SHARE", "PRIOR_SHARE", "THRESHOLD", "WithTrivialFallback", "block_sums",
            "fallback_budget"]
@@ -87,6 +86,8 @@ __all__ = ["GATE_SHARE", "PRIOR_SHARE", "THRESHOLD", "WithTrivialFallback", "blo
 #: shares of a Gaussian budget (of mu^2) spent on the prior and on the gate
 PRIOR_SHARE = 0.1
 GATE_SHARE = 0.1
+#: the noise of both mechanisms (float Gaussian)
+GAUSSIAN = noise_kind("gaussian")
 #: the gate opens where the model's mean error is below the prior's by this many stds
 THRESHOLD = 2.0
 
@@ -179,7 +180,7 @@ class WithTrivialFallback(LearnerWrapper):
                        "every later row into another block)", learner.neighbouring)
         noise = getattr(learner.base if isinstance(learner, LearnerWrapper) else learner,
                         "noise", "gaussian")
-        if noise != "gaussian":  # its own noise is float Gaussian: no weaker link beside
+        if noise_kind(noise) is not GAUSSIAN:  # no float link beside secure noise
             raise fail("learner.noise", "be 'gaussian' (the fallback adds float Gaussian "
                        "noise)", noise)
         self.learner = learner
@@ -233,10 +234,10 @@ class WithTrivialFallback(LearnerWrapper):
         """Release the block's two noisy sums (it ends at row ``end``), update the prior
         and the gate."""
         n = end - self._block_start
-        labels = self._label_sum + gaussian(self._rng, self._label_sum.shape or 1,
-                                            self.prior_multiplier * self.prior_sensitivity)
-        errors = self._error_sum + gaussian(self._rng, 1,
-                                            self.gate_multiplier * self.gate_sensitivity)[0]
+        labels = GAUSSIAN.noisy(np.atleast_1d(self._label_sum),
+                                self.prior_multiplier * self.prior_sensitivity, self._rng)
+        errors = GAUSSIAN.noisy(np.array([self._error_sum]),
+                                self.gate_multiplier * self.gate_sensitivity, self._rng)[0]
         labels = labels if self.outputs > 1 else labels[0]
         self.releases_.append((n, labels, float(errors)))
         self._prior_num = self._prior_num + n * labels
@@ -322,7 +323,7 @@ class WithTrivialFallback(LearnerWrapper):
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
         """The learner's events, then the prior's and the gate's Gaussian events."""
-        own = tuple(MechanismEvent(dp_accounting.GaussianDpEvent(z), "replace_one", name=name)
+        own = tuple(MechanismEvent(GAUSSIAN.dp_event(z), "replace_one", name=name)
                     for z, name in ((self.prior_multiplier, "trivial fallback: prior"),
                                     (self.gate_multiplier, "trivial fallback: gate"))
                     if z > 0.0)

@@ -171,6 +171,9 @@ def test_bad_input_is_refused_and_changes_nothing():
     with pytest.raises(InvalidInputError, match="one-hot"):
         m.learn_one(X[0], [1.0, 1.0, 0.0])
     assert m.t_ == 0 and m.releases_ == []
+    with pytest.raises(InvalidInputError, match=r"learner\.noise must be 'gaussian'"):
+        WithTrivialFallback(_inner(noise="secure"), prior_multiplier=1.0,
+                            gate_multiplier=1.0)
     used = _inner()
     used.learn_one([0.1, 0.2, 0.3], 1.0)
     with pytest.raises(InvalidInputError, match="fresh"):
