@@ -37,7 +37,6 @@ from __future__ import annotations
 import enum
 import importlib
 import json
-import sys
 import types
 import zipfile
 from pathlib import Path, PurePath
@@ -303,9 +302,7 @@ def _class(path: object, kind: type = type) -> type:
                                                                     *qualname.split("."))):
         raise StateFileError(f"refused class {path!r:.80} (only classes of "
                              f"{' and '.join(_PACKAGES)} are read)")
-    if module.split(".")[0] != "dpol" and module not in sys.modules:
-        raise StateFileError(f"refused module {module!r:.80} (not loaded)")
-    try:  # dpol's own modules; another package's only where already loaded
+    try:  # dpol's and dp-accounting's own modules (dpol loads dp-accounting on first use)
         obj = importlib.import_module(module)
     except ImportError:
         raise StateFileError(f"no module {module!r:.80}") from None

@@ -18,15 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# imported here, not on first use as elsewhere in dpol: ``dpol run`` checkpoints hold
-# dp-accounting events, and its state reader (dpol._state_file) reads classes only of
-# packages already loaded; the command line loads it through this module (its data sets)
-import dp_accounting
 import numpy as np
 
 from dpol._validation import check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.clipping import clip_norms
+from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["GRID", "PrivateBounds", "above_grid", "parse_bound", "private_bounds",
            "pure_events", "release_quantile"]

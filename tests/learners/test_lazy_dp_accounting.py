@@ -14,10 +14,11 @@ import sys
 
 import pytest
 
-#: what a user imports first (not the command line: dpol.datasets.private_bounds loads
-#: it for ``dpol run``'s checkpoints, whose reader reads only loaded packages' classes)
+#: every package, the command line's included (a checkpoint's reader imports the
+#: dp-accounting modules its events name when it reads them)
 MODULES = ("dpol", "dpol.noise", "dpol.accounting", "dpol.counters", "dpol.losses",
-           "dpol.sets", "dpol.learners")
+           "dpol.sets", "dpol.learners", "dpol.datasets", "dpol.evaluation",
+           "dpol.adapters", "dpol.experiments", "dpol.cli")
 
 
 def _imports_dp_accounting(code: str) -> bool:
