@@ -39,3 +39,11 @@ def test_it_is_imported_on_first_use():
         "from dpol.counters import BinaryTreeCounter\n"
         "c = BinaryTreeCounter(8, epsilon=1.0, delta=1e-5)\n"
         "assert c.dp_event().noise_multiplier > 0")
+
+
+def test_scipy_signal_is_imported_on_first_use_too():
+    # half a second of import (it loads scipy.stats) that only some strategies need
+    out = subprocess.run([sys.executable, "-c", "import dpol.learners, sys\n"
+                          "print('scipy.signal' in sys.modules)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"

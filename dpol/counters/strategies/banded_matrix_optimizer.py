@@ -28,9 +28,9 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg import lapack
-from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
+from dpol.counters.strategies._scipy_on_use import minimize
 from dpol.counters.strategies.banded_optimizer import optimal_band
 
 __all__ = [

@@ -17,9 +17,8 @@ import functools
 import math
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.signal import fftconvolve, lfilter
 
+from dpol.counters.strategies._scipy_on_use import fftconvolve, lfilter, minimize
 from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
 
 __all__ = ["banded_loss", "optimal_band"]

@@ -13,9 +13,9 @@ no root inside the unit disk (Enestrom-Kakeya) and the recursion does not blow u
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import fftconvolve, lfilter
 
 from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
+from dpol.counters.strategies._scipy_on_use import fftconvolve, lfilter
 from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
 

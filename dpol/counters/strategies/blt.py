@@ -9,9 +9,9 @@ import math
 
 import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
-from scipy.signal import fftconvolve, lfilter
 
 from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
+from dpol.counters.strategies._scipy_on_use import fftconvolve, lfilter
 from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.blt_optimizer import state_matrix
 from dpol.counters.strategies.toeplitz import MATRIX_REFUSAL

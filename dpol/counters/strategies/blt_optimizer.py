@@ -20,9 +20,9 @@ import functools
 import math
 
 import numpy as np
-from scipy.optimize import minimize
 
 from dpol._validation import _as_float_array, check_choice, check_int, fail
+from dpol.counters.strategies._scipy_on_use import minimize
 
 __all__ = ["DEFAULT_BUFFERS", "OBJECTIVES", "blt_loss", "check_blt_parameters",
            "optimal_blt_parameters", "state_matrix"]

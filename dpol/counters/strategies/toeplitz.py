@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import fftconvolve
 
 from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
+from dpol.counters.strategies._scipy_on_use import fftconvolve
 from dpol.counters.strategies._strategy import Strategy
 
 __all__ = ["ToeplitzStrategy", "sqrt_toeplitz_coefficients"]
