@@ -23,6 +23,7 @@ from dpol.evaluation.audit import (
     audit_releases,
     audited_rows,
 )
+from dpol.noise.kinds import Gaussian, Laplace
 
 __all__ = ["audit_counter", "counter_releases", "worst_case_streams"]
 
@@ -116,10 +117,11 @@ def _fresh_counter(counter: object, params: dict, rng: np.random.Generator, **ch
 
 
 def _batched_counter(counter: object, params: dict, size: int, rng: np.random.Generator):
-    if counter.noise not in ("gaussian", "laplace"):
+    kind = counter.noise_kind
+    if not isinstance(kind, (Gaussian, Laplace)):  # i.i.d. float noise per coordinate only
         return None
-    node = counter.node_sensitivity  # Laplace's l1 calibration grows with sqrt(dim): undo it
-    element = node if counter.noise == "gaussian" else node / math.sqrt(size)
+    node = counter.node_sensitivity  # an l1 calibration grows with sqrt(dim): undo it
+    element = node if kind.norm == "l2" else node / math.sqrt(size)
     try:
         batched = _fresh_counter(counter, params, rng, dim=counter.dim * size,
                                  bound=counter.bound * math.sqrt(size) * (1.0 + 1e-9),
@@ -127,7 +129,7 @@ def _batched_counter(counter: object, params: dict, size: int, rng: np.random.Ge
     except (TypeError, ValueError):
         return None
     same = (math.isclose(batched.noise_scale, counter.noise_scale, rel_tol=1e-9)
-            and batched.levels == counter.levels and batched.noise == counter.noise)
+            and batched.levels == counter.levels and batched.noise_kind is kind)
     return batched if same else None
 
 
