@@ -58,8 +58,8 @@ def _quoted(args: dict, option: list[str] | None) -> str:
 
 def _interrupted(out: Path, chunked: bool = False, checkpoints: bool = False) -> str:
     """The one line a Ctrl-C prints: exactly what was kept."""
-    from dpol.experiments.run_checkpoint import CHECKPOINT, load_checkpoint
-    from dpol.experiments.run_output import checkpoint_folder
+    from dpol.experiments.runs.checkpoint import CHECKPOINT, load_checkpoint
+    from dpol.experiments.runs.output import checkpoint_folder
 
     kept = f"interrupted: nothing of this run was published ({out} is as it was"
     folder = checkpoint_folder(out)
@@ -75,8 +75,8 @@ def _interrupted(out: Path, chunked: bool = False, checkpoints: bool = False) ->
 def _conflicts(params: dict, given: list[str]) -> None:
     """Refuse, in one line, a flag given with --resume that contradicts the checkpoint
     (the resumed run goes on with the checkpoint's settings, never silently others)."""
-    from dpol.experiments.run_checkpoint import load_checkpoint
-    from dpol.experiments.run_output import find_checkpoint
+    from dpol.experiments.runs.checkpoint import load_checkpoint
+    from dpol.experiments.runs.output import find_checkpoint
 
     folder, out = find_checkpoint(params["resume"])
     saved = load_checkpoint(folder)["args"]
@@ -115,7 +115,7 @@ def _flag(name: str, value: object) -> str:
 def run_command(ctx: typer.Context, *, ui) -> None:
     """Run (or resume) with the parameters of ``ctx``, the ``dpol run`` being invoked,
     and print the results; ``ui`` has the CLI's console helpers."""
-    from dpol.experiments.run_file import resume_run, run_learner
+    from dpol.experiments.runs.pipeline import resume_run, run_learner
 
     params = ctx.params
     args = run_arguments(params)
@@ -140,7 +140,7 @@ def run_command(ctx: typer.Context, *, ui) -> None:
                                      chunk_rows=chunk_rows)
     except KeyboardInterrupt:
         if resume is not None:  # the output folder of the checkpoint it names
-            from dpol.experiments.run_output import find_checkpoint
+            from dpol.experiments.runs.output import find_checkpoint
             out = find_checkpoint(resume)[1]
         sys.stderr.write(_interrupted(Path(out), chunked=chunk_rows is not None,
                                       checkpoints=params["checkpoint_every"] is not None))

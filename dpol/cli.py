@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dpol._cli_text import HEADERS, as_flag, fit_columns, fmt, header, origin, parse_options
-from dpol.experiments.jkt_appendix_g import against_trivial
-from dpol.experiments.reproduce import EXPERIMENTS, reproduce
+from dpol.experiments.reproductions.jkt_appendix_g import against_trivial
+from dpol.experiments.reproductions.reproduce import EXPERIMENTS, reproduce
 
 __all__ = ["EXPERIMENTS", "HEADERS", "fit_columns", "main", "parse_options", "reproduce"]
 

@@ -48,8 +48,8 @@ def register(app, console, refusals, progress_bar, show_rows) -> None:
         if config == "report":
             _report(store, out)
             return
-        from dpol.experiments.sweep import SweepInterrupted
-        from dpol.experiments.sweep import sweep as run
+        from dpol.experiments.sweeps.sweep import SweepInterrupted
+        from dpol.experiments.sweeps.sweep import sweep as run
 
         if store is not None:
             sys.stderr.write(f"dpol sweep: error: a second argument only follows 'report' "
@@ -68,8 +68,8 @@ def register(app, console, refusals, progress_bar, show_rows) -> None:
                              f"`dpol sweep report {summary.store}` shows their errors\n")
 
     def _report(store: Path | None, out: Path | None) -> None:
-        from dpol.experiments.sweep_report import summarize, sweep_plots
-        from dpol.experiments.sweep_store import ResultStore
+        from dpol.experiments.sweeps.report import summarize, sweep_plots
+        from dpol.experiments.sweeps.store import ResultStore
 
         with refusals("sweep report"):
             if store is None or not store.is_file():

@@ -380,7 +380,7 @@ def test_run_reports_accuracy_and_the_held_out_score_beside_the_trivial_one(app,
             for r in table[-4:]}
     held = columns.index("heldout_accuracy")
     # the majority class of the training rows, scored on the held-out rows, recomputed here
-    from dpol.experiments.run_scores import holdout_split
+    from dpol.experiments.runs.scores import holdout_split
 
     train, test = holdout_split(400, 0.25)
     y = np.where(labels == 1.0, 1.0, -1.0)

@@ -16,15 +16,15 @@ import pytest
 from test_sweep import terminal_sigint
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.run_checkpoint import CHECKPOINT, load_checkpoint
-from dpol.experiments.run_file import resume_run, run_learner
-from dpol.experiments.run_output import checkpoint_folder
+from dpol.experiments.runs.checkpoint import CHECKPOINT, load_checkpoint
+from dpol.experiments.runs.output import checkpoint_folder
+from dpol.experiments.runs.pipeline import resume_run, run_learner
 
 ARGS = dict(epsilon=1.0, seed=3)
 
 
 def _data(path: Path, n: int = 6000, seed: int = 0) -> Path:
-    # 6,000 rows: slices of 1,024 rows (run_file.CHUNK_ROWS), so checkpoint_every=500
+    # 6,000 rows: slices of 1,024 rows (runs.checkpoint.CHUNK_ROWS), so checkpoint_every=500
     # saves after every slice
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4)) / 3
@@ -89,15 +89,15 @@ def test_resume_after_interrupt_gives_the_same_releases(tmp_path, uninterrupted,
 
 KILLER = """
 import os, signal, sys
-from dpol.experiments import run_file
-real, calls = run_file.save_checkpoint, []
+from dpol.experiments.runs import pipeline
+real, calls = pipeline.save_checkpoint, []
 def save(folder, payload):
     calls.append(1)
     if len(calls) == 3:  # the third chunk's releases are made, its checkpoint not yet
         os.kill(os.getpid(), signal.SIGKILL)
     return real(folder, payload)
-run_file.save_checkpoint = save
-run_file.run_learner("ridge", sys.argv[1], sys.argv[2], epsilon=1.0, seed=3,
+pipeline.save_checkpoint = save
+pipeline.run_learner("ridge", sys.argv[1], sys.argv[2], epsilon=1.0, seed=3,
                      checkpoint_every=500)
 """
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.run_checkpoint import CHECKPOINT, PICKLED
-from dpol.experiments.run_file import resume_run, run_learner
-from dpol.experiments.run_output import RUN_FILE, checkpoint_folder
+from dpol.experiments.runs.checkpoint import CHECKPOINT, PICKLED
+from dpol.experiments.runs.output import RUN_FILE, checkpoint_folder
+from dpol.experiments.runs.pipeline import resume_run, run_learner
 
 DPOL = Path(sys.executable).with_name("dpol")
 
@@ -213,7 +213,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
         tmp_path, monkeypatch):
     # a crash after the outputs were published, before the checkpoint was deleted: the
     # checkpoint holds every release, so resuming redraws nothing and publishes the same
-    from dpol.experiments import run_file
+    from dpol.experiments.runs import pipeline
 
     a, _ = _neighbours(tmp_path, n=3000)
     out = tmp_path / "out"
@@ -221,7 +221,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
     def crash(out):
         raise Stop
 
-    monkeypatch.setattr(run_file, "remove_checkpoint", crash)
+    monkeypatch.setattr(pipeline, "remove_checkpoint", crash)
     with pytest.raises(Stop):
         run_learner("ridge", str(a), out, checkpoint_every=1000)
     monkeypatch.undo()
@@ -272,7 +272,7 @@ def test_a_checkpoint_of_another_version_is_refused(tmp_path, monkeypatch):
 def test_a_resumed_secure_noise_run_never_redraws_a_published_or_saved_step(tmp_path):
     # secure noise reads the OS generator: a resumed run cannot redraw the noise of a
     # step, so every step saved in the checkpoint must come back exactly as saved
-    from dpol.experiments.run_checkpoint import load_checkpoint
+    from dpol.experiments.runs.checkpoint import load_checkpoint
 
     _, out = _interrupted(tmp_path, options={"noise": "secure"}, baseline=False)
     saved = load_checkpoint(checkpoint_folder(out))
@@ -292,7 +292,7 @@ def test_a_symlinked_out_is_refused_before_the_run(tmp_path):
 
 
 def test_a_replacement_that_fails_half_way_puts_the_old_run_back(tmp_path, monkeypatch):
-    from dpol.experiments import run_output
+    from dpol.experiments.runs import output
 
     a, b = _neighbours(tmp_path)
     out = tmp_path / "out"
@@ -306,7 +306,7 @@ def test_a_replacement_that_fails_half_way_puts_the_old_run_back(tmp_path, monke
             raise Stop
         return real(src, dst)
 
-    monkeypatch.setattr(run_output.os, "rename", rename)
+    monkeypatch.setattr(output.os, "rename", rename)
     with pytest.raises(Stop):
         run_learner("ridge", str(b), out, baseline=False, replace=True)
     monkeypatch.undo()

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.run_file import run_learner
-from dpol.experiments.run_stream import count_rows
+from dpol.experiments.runs.chunked import count_rows
+from dpol.experiments.runs.pipeline import run_learner
 
 
 def _table(n=5000, seed=0, classification=False):
@@ -114,7 +114,7 @@ def test_online_accuracy_scores_the_model_a_user_gets(tmp_path):
     # report plots: the same figure as a predict_one / learn_one loop, whether the file is
     # learnt whole (in slices of 1,024 rows) or in chunks of 777 rows.
     from dpol.adapters import make_learner
-    from dpol.experiments.run_scores import online_accuracy
+    from dpol.experiments.runs.scores import online_accuracy
 
     table = _table(n=2500, classification=True)
     table[:, :3] /= 1.01 * np.max(np.linalg.norm(table[:, :3], axis=1))  # none clipped

@@ -18,7 +18,7 @@ classifiers (``outputs=K``), scored by the class of the largest margin.
 Classifiers are also scored by their online accuracy, and with ``test_fraction`` the
 final model (``predict_one``: the post-processed releases,
 :mod:`dpol.learners.postprocess`) by its held-out score
-(:mod:`dpol.experiments.run_scores`), beside the trivial baselines. Losses, regret,
+(:mod:`dpol.experiments.runs.scores`), beside the trivial baselines. Losses, regret,
 scores and plots are computed from the raw stream: they are **not** private.
 """
 
@@ -42,30 +42,30 @@ from dpol.datasets.files import NORMALIZATIONS, clip_to_bounds, split_label, tab
 from dpol.datasets.private_bounds import parse_bound, private_bounds
 from dpol.datasets.private_scaling import private_scaling
 from dpol.errors import NonPrivateWarning
-from dpol.experiments import run_scores as scores
 from dpol.experiments.report import ExperimentResult
-from dpol.experiments.run_checkpoint import (
+from dpol.experiments.runs import scores
+from dpol.experiments.runs.checkpoint import (
     CHECKPOINT,
     data_fingerprint,
     load_checkpoint,
     save_checkpoint,
     stream_slices,
 )
-from dpol.experiments.run_output import (
+from dpol.experiments.runs.chunked import chunked_arguments, feature_arguments, run_chunked
+from dpol.experiments.runs.output import (
     check_out,
     checkpoint_folder,
     find_checkpoint,
     remove_checkpoint,
     staged_output,
 )
-from dpol.experiments.run_report import (
+from dpol.experiments.runs.report import (
     ERRATA_IDS,
     split_text,
     write_losses,
     write_plots,
     write_report,
 )
-from dpol.experiments.run_stream import chunked_arguments, feature_arguments, run_chunked
 
 __all__ = ["ERRATA_IDS", "RUN_NORMALIZATIONS", "load_run_stream", "resume_run",
            "run_learner"]
@@ -146,7 +146,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     ``horizon`` is the length the noise is calibrated for (default: the number of rows;
     a smaller value keeps the first ``horizon`` rows). ``baseline`` also runs the
     non-private twin for comparison. ``test_fraction`` holds out a fixed random share of
-    the rows (:func:`~dpol.experiments.run_scores.holdout_split`) on which the final
+    the rows (:func:`~dpol.experiments.runs.scores.holdout_split`) on which the final
     released model is scored. ``progress(done, total, label)`` is called as rows are
     learned (``label``: the learner's name, then the twin's). ``command``, when given, is
     quoted in the report (how to reproduce it). The result's ``notes`` are what a user
@@ -156,14 +156,14 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     nobody can replay; a seed makes the run reproducible and its guarantee *seeded*:
     private only against whoever does not know the seed (a named synthetic data set is
     generated with the public seed 0, never the noise's). The outputs appear in
-    ``out_dir`` together or not at all (:mod:`dpol.experiments.run_output`); a folder
+    ``out_dir`` together or not at all (:mod:`dpol.experiments.runs.output`); a folder
     holding files is refused unless ``replace``. ``checkpoint_every`` saves the learners'
     state with their releases every that many rows into the folder ``OUT.checkpoint``
     beside ``out_dir``, owner-only and signed: it can de-noise the releases
-    (:mod:`dpol.experiments.run_checkpoint`); :func:`resume_run` continues from it, with
+    (:mod:`dpol.experiments.runs.checkpoint`); :func:`resume_run` continues from it, with
     releases identical to an uninterrupted run's, and it is removed once the outputs are
     published. ``chunk_rows`` reads and learns the file that many rows at a time
-    (:mod:`dpol.experiments.run_stream`), for streams larger than memory.
+    (:mod:`dpol.experiments.runs.chunked`), for streams larger than memory.
 
     ``fit_intercept`` (default: True for a linear learner, as in the adapters) runs the
     learner with an intercept (:class:`~dpol.learners.intercept.WithIntercept`; the

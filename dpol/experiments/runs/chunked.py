@@ -36,11 +36,11 @@ from dpol.datasets._csv_header import SAMPLE, csv_header
 from dpol.datasets.chunks import iter_table
 from dpol.datasets.files import clip_to_bounds, split_label
 from dpol.errors import NonPrivateWarning
-from dpol.experiments import run_scores as scores
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
-from dpol.experiments.run_output import staged_output
-from dpol.experiments.run_report import CURVE_POINTS, prediction_heads, write_report
+from dpol.experiments.runs import scores
+from dpol.experiments.runs.output import staged_output
+from dpol.experiments.runs.report import CURVE_POINTS, prediction_heads, write_report
 from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["chunked_arguments", "count_rows", "feature_arguments", "run_chunked"]
@@ -167,7 +167,7 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
                 command: str | None = None, features: dict | None = None,
                 replace: bool = False) -> ExperimentResult:
     """Run ``learner`` over the file ``data`` in chunks of ``chunk_rows`` rows (see the
-    module docstring); arguments as :func:`~dpol.experiments.run_file.run_learner`,
+    module docstring); arguments as :func:`~dpol.experiments.runs.pipeline.run_learner`,
     ``features`` its checked ``fit_intercept``, ``random_features`` and ``bandwidth``
     (default: none of them).
 

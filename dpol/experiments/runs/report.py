@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from dpol.datasets.private_scaling import PrivateScaling
-from dpol.experiments import run_scores as scores
 from dpol.experiments.account import describe_noise
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ERRATA, glossary, markdown_table
-from dpol.experiments.run_output import CHECKPOINT_SUFFIX, RUN_FILE, write_run_file
+from dpol.experiments.runs import scores
+from dpol.experiments.runs.output import CHECKPOINT_SUFFIX, RUN_FILE, write_run_file
 from dpol.learners import PrivateKernelRegression, PrivateOfflineLearner
 from dpol.learners._base import OnlineLearner
 from dpol.learners._wrapper import LearnerWrapper

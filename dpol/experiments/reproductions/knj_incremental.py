@@ -29,7 +29,7 @@ from dpol.errors import NumericalWarning
 from dpol.evaluation.excess_risk import excess_empirical_risk
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
-from dpol.experiments.runner import run_sweep
+from dpol.experiments.sweeps.runner import run_sweep
 from dpol.learners.private_incremental_erm import PrivateIncrementalERM
 from dpol.learners.private_incremental_regression import PrivateIncrementalRegression
 from dpol.learners.projected_incremental_regression import ProjectedIncrementalRegression
