@@ -137,8 +137,8 @@ def test_checkpoints_refused_on_standard_input(tmp_path):
 def test_ctrl_c_in_the_cli_says_what_was_kept(tmp_path):
     data = _data(tmp_path / "big.npy", n=120_000)
     out = tmp_path / "out"
-    dpol = Path(sys.executable).with_name("dpol")
-    proc = subprocess.Popen([str(dpol), "run", "ridge", str(data), "--out", str(out),
+    dpol = [sys.executable, "-c", "from dpol.cli import main; main()"]  # the console script
+    proc = subprocess.Popen([*dpol, "run", "ridge", str(data), "--out", str(out),
                              "--checkpoint-every", "2000"], stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, text=True, preexec_fn=terminal_sigint)
     folder = checkpoint_folder(out)
@@ -153,7 +153,7 @@ def test_ctrl_c_in_the_cli_says_what_was_kept(tmp_path):
     assert "dpol run: interrupted: nothing of this run was published" in err, err
     assert f"the checkpoint in {folder} keeps" in err and "--resume" in err
     assert not out.exists() and os.stat(folder / CHECKPOINT).st_size > 0
-    done = subprocess.run([str(dpol), "run", "--resume", str(out)], capture_output=True,
+    done = subprocess.run([*dpol, "run", "--resume", str(out)], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert np.load(out / "iterates.npy").shape == (120_001, 5)  # d = 4 and an intercept

@@ -19,7 +19,9 @@ from dpol.experiments.runs.checkpoint import CHECKPOINT, PICKLED
 from dpol.experiments.runs.output import RUN_FILE, checkpoint_folder
 from dpol.experiments.runs.pipeline import resume_run, run_learner
 
-DPOL = Path(sys.executable).with_name("dpol")
+#: the `dpol` command as its console script runs it (``dpol.cli:main``), whatever script
+#: the environment has installed
+DPOL = [sys.executable, "-c", "from dpol.cli import main; main()"]
 
 
 def _neighbours(tmp_path: Path, n: int = 400) -> tuple[Path, Path]:
@@ -61,7 +63,7 @@ def test_default_run_cannot_be_replayed_with_the_old_public_seed(tmp_path):
     # see which reproduces the published iterates. It told them apart every time; now
     # neither matches, and two runs of the same file differ.
     a, b = _neighbours(tmp_path)
-    done = subprocess.run([str(DPOL), "run", "ridge", str(a), "--out",
+    done = subprocess.run([*DPOL, "run", "ridge", str(a), "--out",
                            str(tmp_path / "published"), "--no-baseline"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -172,7 +174,7 @@ def test_a_truncated_checkpoint_is_one_clear_line_and_nothing_is_written(tmp_pat
     _, out = _interrupted(tmp_path)
     path = checkpoint_folder(out) / CHECKPOINT
     path.write_bytes(path.read_bytes()[:-100])
-    done = subprocess.run([str(DPOL), "run", "--resume", str(out)], capture_output=True,
+    done = subprocess.run([*DPOL, "run", "--resume", str(out)], capture_output=True,
                           text=True, timeout=120)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1 and len(lines) == 1, done.stderr
@@ -239,7 +241,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
 def test_resume_refuses_flags_that_contradict_the_checkpoint(tmp_path, flags, named):
     _, out = _interrupted(tmp_path)
     saved = (checkpoint_folder(out) / CHECKPOINT).read_bytes()
-    done = subprocess.run([str(DPOL), "run", *flags, "--resume", str(out)],
+    done = subprocess.run([*DPOL, "run", *flags, "--resume", str(out)],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
@@ -250,7 +252,7 @@ def test_resume_refuses_flags_that_contradict_the_checkpoint(tmp_path, flags, na
 
 def test_resume_accepts_flags_equal_to_the_checkpoint(tmp_path):
     _, out = _interrupted(tmp_path)
-    done = subprocess.run([str(DPOL), "run", "ridge", "a.csv", "--epsilon", "1", "--out",
+    done = subprocess.run([*DPOL, "run", "ridge", "a.csv", "--epsilon", "1", "--out",
                            str(out), "--resume", "out"], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)  # the same paths, spelt otherwise
     assert done.returncode == 0, done.stderr

@@ -161,7 +161,7 @@ def test_a_chunked_classification_note_counts_rows_not_labels(tmp_path):
 
 
 def test_ctrl_c_in_a_chunked_run_names_no_checkpoint_option(tmp_path):
-    from dpol._cli_run import _interrupted
+    from dpol.cli.run import _interrupted
 
     assert "--checkpoint-every" not in _interrupted(tmp_path, chunked=True)
     assert "--checkpoint-every N keeps the progress" in _interrupted(tmp_path)
