@@ -271,9 +271,9 @@ def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_ro
         if model.privacy.seeded:
             notes.append(scores.SEEDED_NOTE)
         if clipped > 0.05 * T:  # no suggestion: it would need every raw row at hand
-            labels = "" if classification else f", |y| <= {y_bound:g}"
+            y_part = "" if classification else f", |y| <= {y_bound:g}"
             notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
-                         f"declared bounds ||x|| <= {x_bound:g}{labels}")
+                         f"declared bounds ||x|| <= {x_bound:g}{y_part}")
         stream = Stream(np.empty((0, 0)), range(T), name, how, n_clipped=clipped)
         info = {"learner": learner, "spec": spec, "model": model, "stream": stream,
                 "n_rows": total_rows, "available": total_rows, "horizon": build["horizon"],
