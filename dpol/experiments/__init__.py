@@ -3,7 +3,8 @@
 * :mod:`dpol.experiments.reproductions` — the papers' experiments (``dpol reproduce``,
   ``dpol demo``): tables, plots and a markdown report each.
 * :mod:`dpol.experiments.runs` — ``dpol run``: one learner on a table or a named data
-  set, with its checkpoints and its report.
+  set, as a pipeline of stages (read, bounds and scaling, learner, scores, outputs), with
+  its checkpoints and its report.
 * :mod:`dpol.experiments.sweeps` — ``dpol sweep``: grids of cells on an engine (local
   processes, Ray or Dask), kept in a results store; its runner also runs the
   reproductions' seeds.

@@ -240,7 +240,7 @@ def test_run_report_cites_only_documents_that_ship(tmp_path):
 
 def test_every_learner_of_dpol_run_names_errata_that_exist():
     from dpol.adapters.registry import LEARNERS
-    from dpol.experiments.runs.pipeline import ERRATA_IDS
+    from dpol.experiments.runs.report import ERRATA_IDS
 
     page = (DOCS / "errata.md").read_text()
     # DP-FTRL (Kairouz et al. 2021) is none of the papers of docs/errata.md

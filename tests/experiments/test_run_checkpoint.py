@@ -89,14 +89,14 @@ def test_resume_after_interrupt_gives_the_same_releases(tmp_path, uninterrupted,
 
 KILLER = """
 import os, signal, sys
-from dpol.experiments.runs import pipeline
-real, calls = pipeline.save_checkpoint, []
+from dpol.experiments.runs import pipeline, stages
+real, calls = stages.save_checkpoint, []
 def save(folder, payload):
     calls.append(1)
     if len(calls) == 3:  # the third chunk's releases are made, its checkpoint not yet
         os.kill(os.getpid(), signal.SIGKILL)
     return real(folder, payload)
-pipeline.save_checkpoint = save
+stages.save_checkpoint = save
 pipeline.run_learner("ridge", sys.argv[1], sys.argv[2], epsilon=1.0, seed=3,
                      checkpoint_every=500)
 """

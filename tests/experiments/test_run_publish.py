@@ -215,7 +215,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
         tmp_path, monkeypatch):
     # a crash after the outputs were published, before the checkpoint was deleted: the
     # checkpoint holds every release, so resuming redraws nothing and publishes the same
-    from dpol.experiments.runs import pipeline
+    from dpol.experiments.runs import stages
 
     a, _ = _neighbours(tmp_path, n=3000)
     out = tmp_path / "out"
@@ -223,7 +223,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
     def crash(out):
         raise Stop
 
-    monkeypatch.setattr(pipeline, "remove_checkpoint", crash)
+    monkeypatch.setattr(stages, "remove_checkpoint", crash)
     with pytest.raises(Stop):
         run_learner("ridge", str(a), out, checkpoint_every=1000)
     monkeypatch.undo()

@@ -22,15 +22,15 @@ from __future__ import annotations
 import gzip
 import itertools
 import math
-import secrets
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from dpol._validation import check_int, check_real, fail
+from dpol._validation import check_int, fail
 from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
-from dpol.adapters.registry import LEARNERS, check_features, make_learner, zero_point
+from dpol.adapters.registry import make_learner, zero_point
 from dpol.datasets import Stream
 from dpol.datasets._csv_header import SAMPLE, csv_header
 from dpol.datasets.chunks import iter_table
@@ -41,9 +41,9 @@ from dpol.experiments.report import ExperimentResult
 from dpol.experiments.runs import scores
 from dpol.experiments.runs.output import staged_output
 from dpol.experiments.runs.report import CURVE_POINTS, prediction_heads, write_report
-from dpol.learners.random_features import BANDWIDTH
+from dpol.experiments.runs.request import RunRequest
 
-__all__ = ["chunked_arguments", "count_rows", "feature_arguments", "run_chunked"]
+__all__ = ["count_rows", "run_chunked"]
 
 
 def count_rows(path: str | Path) -> int:
@@ -68,44 +68,65 @@ def count_rows(path: str | Path) -> int:
         return len(ahead) + sum(1 for _ in lines) + (0 if header else 1)
 
 
-def chunked_arguments(args: dict, chunk_rows: object, auto: bool) -> dict:
-    """:func:`run_chunked`'s keywords from ``run_learner``'s checked arguments, refusing
-    what a chunked run cannot do (one line naming the argument, before anything is read)."""
-    chunk_rows = check_int("chunk_rows", chunk_rows, low=1)
-    data = args["data"]
+def run_chunked(request: RunRequest, progress=None) -> ExperimentResult:
+    """Run ``request.learner`` over the file ``request.data`` in chunks of
+    ``request.chunk_rows`` rows (see the module docstring): read and learn each chunk,
+    score the run, publish its outputs; ``progress(done, total, label)`` as rows are
+    learned.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from dpol.experiments.runs.pipeline import run_request
+    >>> path = Path(tempfile.mkdtemp()) / "d.npy"
+    >>> rng = np.random.default_rng(0); X = rng.normal(size=(3000, 3)) / 3
+    >>> np.save(path, np.column_stack([X, X @ [0.5, -0.2, 0.1]]))
+    >>> res = run_chunked(run_request("pqftl", path, path.parent / "out", chunk_rows=1000,
+    ...                               seed=0, fit_intercept=False))
+    >>> [r["model"] for r in res.rows], np.load(path.parent / "out" / "iterates.npy").shape
+    (['pqftl', 'pqftl, non-private twin', 'predict 0 (trivial)'], (3001, 3))
+    """
+    _check_chunked(request)
+    outputs = _outputs(request)
+    total_rows = count_rows(request.data)
+    T = min(request.horizon, total_rows) if request.horizon is not None else total_rows
+    if T == 0:
+        raise fail("data", "hold at least one row", str(request.data))
+    out = request.out
+    with staged_output(out, replace=request.replace) as stage:  # published whole, or not
+        learned = _learn_chunks(request, stage, T, total_rows, outputs, progress)
+        rows = _rows(request, learned, T, outputs)
+        figures = [stage / "loss.png"]
+        curves = {r["model"]: (learned.marks[:len(t.curve)], np.array(t.curve)) for r, t in
+                  zip(rows, [*learned.tallies.values(), learned.zero], strict=False)}
+        plot_curves(curves, figures[0], ylabel="mean loss up to t",
+                    title=f"Running mean loss, {request.learner} on {learned.name}, T={T}")
+        notes = _notes(request, learned, T, total_rows)
+        report = write_report(stage, _report_info(request, learned, T, total_rows, notes),
+                              rows, figures, out_name=out.name)
+    return ExperimentResult(f"run_{request.learner}", rows, out / report.name,
+                            out / "losses.csv", [out / f.name for f in figures], notes,
+                            learned.labels)
+
+
+def _check_chunked(request: RunRequest) -> None:
+    """Refuse what a chunked run cannot do (one line naming the argument, before anything
+    is read)."""
+    data = request.data
     if not isinstance(data, (str, Path)) or str(data) == "-" or not Path(data).is_file():
         raise fail("data", "be a file for a chunked run (standard input and named data sets "
                    "are read whole)", data)
     for name, value, why in (
-            ("normalize", args["normalize"] != "clip", "standardize and private read the "
+            ("normalize", request.normalize != "clip", "standardize and private read the "
              "whole file first"),
-            ("x_bound", auto, "bounds estimated privately read the whole file first"),
-            ("test_fraction", args["test_fraction"] is not None, "a held-out split needs the "
-             "whole file"),
-            ("checkpoint_every", args["checkpoint_every"] is not None, "checkpoints of a "
+            ("x_bound", any(request.auto), "bounds estimated privately read the whole file "
+             "first"),
+            ("test_fraction", request.test_fraction is not None, "a held-out split needs "
+             "the whole file"),
+            ("checkpoint_every", request.checkpoint_every is not None, "checkpoints of a "
              "chunked run are not supported yet")):
         if value:
-            raise fail(name, f"be left unset with chunk_rows ({why})", args[name])
-    keep = ("epsilon", "delta", "horizon", "counter", "seed", "calibration", "target_col",
-            "x_bound", "y_bound", "options", "baseline", "command", "replace")
-    return {"chunk_rows": chunk_rows, **{k: args[k] for k in keep}}
-
-
-def feature_arguments(spec, learner: str, fit_intercept: bool | None, random_features: object,
-                      bandwidth: float | None) -> dict:
-    """``make_learner``'s feature keywords of a run, checked before any data is read: an
-    intercept by default for a linear learner, random features when asked."""
-    if fit_intercept is None:
-        fit_intercept = spec.linear
-    random_features = check_features(learner, fit_intercept, random_features)
-    if bandwidth is None:
-        bandwidth = BANDWIDTH
-    elif random_features is None:  # a flag that would change nothing
-        raise fail("bandwidth", "be given only with random_features (the bandwidth of "
-                   "their kernel)", bandwidth)
-    check_real("bandwidth", bandwidth, low=0.0, low_open=True)
-    return {"fit_intercept": fit_intercept, "random_features": random_features,
-            "bandwidth": bandwidth}
+            raise fail(name, f"be left unset with chunk_rows ({why})", getattr(request, name))
 
 
 def _labels(y: np.ndarray, start: int, outputs: int = 1, learner: str = "") -> np.ndarray:
@@ -127,17 +148,17 @@ def _labels(y: np.ndarray, start: int, outputs: int = 1, learner: str = "") -> n
     return np.where(y > 0.0, 1.0, -1.0)
 
 
-def _outputs(learner: str, classification: bool, options: dict | None,
-             calibration: str) -> int:
+def _outputs(request: RunRequest) -> int:
     """K of a chunked run: the declared ``outputs`` (1: labels +-1), checked before any
     row is read; only a multi-class learner takes K > 2."""
-    k = (options or {}).get("outputs", 1) if classification else 1
+    options = request.options
+    k = (options or {}).get("outputs", 1) if request.classification else 1
     if k == 2:
         raise fail("options", "leave outputs unset for two classes (coded -1 / +1 or 0 / 1)",
                    options)
     if k != 1:
         k = check_int("outputs", k, low=3)
-        scores.class_options(learner, np.zeros((0, k)), options, calibration)
+        scores.class_options(request.learner, np.zeros((0, k)), options, request.calibration)
     return k
 
 
@@ -159,133 +180,138 @@ class _Tally:
         self.spoke = self.spoke or bool(np.any(predictions))
 
 
-def run_chunked(learner: str, data: str | Path, out_dir: str | Path, *, chunk_rows: int,
-                epsilon: float, delta: float | None, horizon: int | None,
-                counter: str | None, seed: int | None, calibration: str,
-                target_col: int | str | None, x_bound: float, y_bound: float,
-                options: dict | None, baseline: bool, progress=None,
-                command: str | None = None, features: dict | None = None,
-                replace: bool = False) -> ExperimentResult:
-    """Run ``learner`` over the file ``data`` in chunks of ``chunk_rows`` rows (see the
-    module docstring); arguments as :func:`~dpol.experiments.runs.pipeline.run_learner`,
-    ``features`` its checked ``fit_intercept``, ``random_features`` and ``bandwidth``
-    (default: none of them).
+@dataclass
+class _Learned:
+    """What the chunks left: the learners and their running tallies, predict 0's, the
+    rows clipped, the labels' counts (majority class), the stream's name and coding."""
 
-    Examples
-    --------
-    >>> import tempfile
-    >>> path = Path(tempfile.mkdtemp()) / "d.npy"
-    >>> rng = np.random.default_rng(0); X = rng.normal(size=(3000, 3)) / 3
-    >>> np.save(path, np.column_stack([X, X @ [0.5, -0.2, 0.1]]))
-    >>> res = run_chunked("pqftl", path, path.parent / "out", chunk_rows=1000, epsilon=1.0,
-    ...                   delta=None, horizon=None, counter=None, seed=0, calibration="tight",
-    ...                   target_col=None, x_bound=1.0, y_bound=1.0, options=None,
-    ...                   baseline=True)
-    >>> [r["model"] for r in res.rows], np.load(path.parent / "out" / "iterates.npy").shape
-    (['pqftl', 'pqftl, non-private twin', 'predict 0 (trivial)'], (3001, 3))
-    """
-    spec = LEARNERS[learner]
-    classification = spec.task == "classification"
-    outputs = _outputs(learner, classification, options, calibration)
-    total_rows = count_rows(data)
-    T = min(horizon, total_rows) if horizon is not None else total_rows
-    if T == 0:
-        raise fail("data", "hold at least one row", str(data))
+    marks: np.ndarray  # the steps t at which the loss curves are sampled
+    zero: _Tally
+    labels: str  # how K > 2 classes are coded ("" otherwise)
+    models: dict = field(default_factory=dict)
+    tallies: dict = field(default_factory=dict)
+    clipped: int = 0
+    counts: np.ndarray | None = None  # rows of each of K classes
+    label_sum: float = 0.0  # of the labels +-1
+    name: str = ""
+    how: str = ""
+
+
+def _learn_chunks(request: RunRequest, stage: Path, T: int, total_rows: int, outputs: int,
+                  progress) -> _Learned:
+    """Read the first ``T`` rows chunk by chunk and feed each to the learners (their
+    releases and losses written to ``stage`` as they come)."""
     marks = np.unique(np.geomspace(1, T, CURVE_POINTS).astype(int))
-    build = dict(horizon=horizon or total_rows, epsilon=epsilon, delta=delta, counter=counter,
-                 x_bound=x_bound, y_bound=y_bound, calibration=calibration, options=options,
-                 **(features or {}))
-    out = Path(out_dir)
-    models, tallies, zero = {}, {}, _Tally(marks)
-    done = clipped = label_sum = 0
-    counts = np.zeros(outputs)  # K classes: rows of each, for the majority class
-    name = how = labels = ""
-    if outputs > 1:
-        labels = (f"label {', '.join(f'{k} -> e{k + 1}' for k in range(outputs))} (one-hot "
-                  f"rows of {outputs} classes)")
-    with staged_output(out, replace=replace) as stage:  # published whole, or not at all
-        writers = _Writers(stage, T)
-        with writers, warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonPrivateWarning)
-            chunks = iter_table(data, chunk_rows)
-            for table, names in chunks:
-                table = table[:T - done]
-                X, y, what, _ = split_label(table, names, target_col=target_col)
-                y = _labels(y, done, outputs, learner) if classification else y
-                X, y, clip = clip_to_bounds(X, y, x_bound, y_bound)
-                if not models:
-                    name, how = f"{Path(data).name} ({what})", "; ".join(
-                        p for p in (labels, what) if p)
-                    models["private"] = make_learner(learner, X.shape[1], seed=seed, **build)
-                    if baseline:
-                        models["twin"] = make_learner(learner, X.shape[1], seed=seed, **{
-                            **build, "epsilon": math.inf, "calibration": "tight"})
-                    tallies = {k: _Tally(marks) for k in models}
-                for key, model in models.items():
-                    trace = model.run(X, y)
-                    tallies[key].add(trace.losses, trace.prequential_predictions, y, done)
-                    if key == "private":
-                        writers.add(trace, done)
-                    if progress:
-                        progress(done + len(y), T, learner if key == "private" else
-                                 "non-private twin")
-                z = models["private"]._loss_value(  # predict 0
-                    zero_point(models["private"]), X, y)
-                zero.add(z, np.zeros(np.shape(y)), y, done)
-                clipped += clip.clipped
-                if outputs > 1:
-                    counts += np.bincount(np.argmax(y, axis=1), minlength=outputs)
-                else:
-                    label_sum += float(np.sum(y))
-                done += len(y)
-                if done >= T:
-                    break
-            writers.finish(models["private"].weights)
-        model = models["private"]
-        rows = []
-        for key, m in models.items():
-            row = {"model": learner if key == "private" else f"{learner}, non-private twin",
-                   "guarantee": str(m.privacy), "mean_loss": tallies[key].loss / T}
-            if classification:
-                row["accuracy"] = tallies[key].correct / T
-            rows.append(row)
-        rows.append({"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
-                     "mean_loss": zero.loss / T})
-        if classification:  # the majority class in hindsight: the share of its label
-            rows.append({"model": "majority class (trivial)", "guarantee": "(0, 0)-DP",
-                         "accuracy": float(counts.max()) / T if outputs > 1
-                         else 0.5 + abs(label_sum) / (2 * T)})
-        keys = list(dict.fromkeys(k for r in rows for k in r))
-        rows = [{k: r.get(k, math.nan) for k in keys} for r in rows]
-        curves = {r["model"]: (marks[:len(t.curve)], np.array(t.curve))
-                  for r, t in zip(rows, [*tallies.values(), zero], strict=False)}
-        figures = [stage / "loss.png"]
-        plot_curves(curves, figures[0], ylabel="mean loss up to t",
-                    title=f"Running mean loss, {learner} on {name}, T={T}")
-        notes = [f"chunked run of {T} rows in chunks of {chunk_rows}: the regret is not "
-                 "computed (its comparator, the best fixed point in hindsight, needs the whole "
-                 "stream); mean loss beside predicting 0 instead"]
-        horizon_note = scores.horizon_note(build["horizon"], T, total_rows, 0)
-        notes += [n for n in (horizon_note, scores.silent_note(
-            learner, tallies["private"].spoke, False)) if n]
-        if model.privacy.seeded:
-            notes.append(scores.SEEDED_NOTE)
-        if clipped > 0.05 * T:  # no suggestion: it would need every raw row at hand
-            y_part = "" if classification else f", |y| <= {y_bound:g}"
-            notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
-                         f"declared bounds ||x|| <= {x_bound:g}{y_part}")
-        stream = Stream(np.empty((0, 0)), range(T), name, how, n_clipped=clipped)
-        info = {"learner": learner, "spec": spec, "model": model, "stream": stream,
-                "n_rows": total_rows, "available": total_rows, "horizon": build["horizon"],
-                "counter": counter, "x_bound": x_bound, "y_bound": y_bound,
-                "options": options or {}, "n_clipped": model.n_clipped_, "data": data,
-                "command": command, "test": None, "notes": notes, "guarantee": model.privacy,
-                "epsilon": epsilon, "split": None, "losses": "per-step loss and prediction",
-                "run_id": secrets.token_hex(8)}
-        report = write_report(stage, info, rows, figures, out_name=out.name)
-    return ExperimentResult(f"run_{learner}", rows, out / report.name, out / "losses.csv",
-                            [out / f.name for f in figures], notes, labels)
+    coding = "" if outputs == 1 else (
+        f"label {', '.join(f'{k} -> e{k + 1}' for k in range(outputs))} (one-hot rows of "
+        f"{outputs} classes)")
+    learned = _Learned(marks, _Tally(marks), coding, counts=np.zeros(outputs))
+    done = 0
+    with _Writers(stage, T) as writers, warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonPrivateWarning)
+        for table, names in iter_table(request.data, request.chunk_rows):
+            X, y, what, _ = split_label(table[:T - done], names, target_col=request.target_col)
+            y = _labels(y, done, outputs, request.learner) if request.classification else y
+            X, y, clip = clip_to_bounds(X, y, request.x_bound, request.y_bound)
+            if not learned.models:
+                _start(request, learned, X.shape[1], total_rows, what)
+            _learn_chunk(request, learned, writers, X, y, done, T, progress)
+            learned.clipped += clip.clipped
+            done += len(y)
+            if done >= T:
+                break
+        writers.finish(learned.models["private"].weights)
+    return learned
 
+
+def _start(request: RunRequest, learned: _Learned, dim: int, total_rows: int,
+           what: str) -> None:
+    """The learner and its twin, made when the first chunk tells the dimension."""
+    learned.name = f"{Path(request.data).name} ({what})"
+    learned.how = "; ".join(p for p in (learned.labels, what) if p)
+    build = dict(horizon=request.horizon or total_rows, epsilon=request.epsilon,
+                 delta=request.delta, counter=request.counter, x_bound=request.x_bound,
+                 y_bound=request.y_bound, calibration=request.calibration,
+                 options=request.options, **request.features)
+    learned.models["private"] = make_learner(request.learner, dim, seed=request.seed, **build)
+    if request.baseline:
+        learned.models["twin"] = make_learner(request.learner, dim, seed=request.seed, **{
+            **build, "epsilon": math.inf, "calibration": "tight"})
+    learned.tallies = {k: _Tally(learned.marks) for k in learned.models}
+
+
+def _learn_chunk(request: RunRequest, learned: _Learned, writers: _Writers, X: np.ndarray,
+                 y: np.ndarray, done: int, T: int, progress) -> None:
+    """One chunk, rows ``done`` + 1 on, through every learner and predict 0."""
+    for key, model in learned.models.items():
+        trace = model.run(X, y)
+        learned.tallies[key].add(trace.losses, trace.prequential_predictions, y, done)
+        if key == "private":
+            writers.add(trace, done)
+        if progress:
+            progress(done + len(y), T, request.learner if key == "private" else
+                     "non-private twin")
+    private = learned.models["private"]
+    learned.zero.add(private._loss_value(zero_point(private), X, y), np.zeros(np.shape(y)),
+                     y, done)
+    if np.ndim(y) == 2:  # K classes: one-hot rows
+        learned.counts += np.bincount(np.argmax(y, axis=1), minlength=len(learned.counts))
+    else:
+        learned.label_sum += float(np.sum(y))
+
+
+def _rows(request: RunRequest, learned: _Learned, T: int, outputs: int) -> list[dict]:
+    """The result rows: each learner's mean loss (and accuracy), then the trivial ones."""
+    rows = []
+    for key, m in learned.models.items():
+        row = {"model": request.learner if key == "private" else
+               f"{request.learner}, non-private twin",
+               "guarantee": str(m.privacy), "mean_loss": learned.tallies[key].loss / T}
+        if request.classification:
+            row["accuracy"] = learned.tallies[key].correct / T
+        rows.append(row)
+    rows.append({"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
+                 "mean_loss": learned.zero.loss / T})
+    if request.classification:  # the majority class in hindsight: the share of its label
+        rows.append({"model": "majority class (trivial)", "guarantee": "(0, 0)-DP",
+                     "accuracy": float(learned.counts.max()) / T if outputs > 1
+                     else 0.5 + abs(learned.label_sum) / (2 * T)})
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return [{k: r.get(k, math.nan) for k in keys} for r in rows]
+
+
+def _notes(request: RunRequest, learned: _Learned, T: int, total_rows: int) -> list[str]:
+    """What a user must not miss: no regret, the horizon, silence, the seed, clipping."""
+    notes = [f"chunked run of {T} rows in chunks of {request.chunk_rows}: the regret is not "
+             "computed (its comparator, the best fixed point in hindsight, needs the whole "
+             "stream); mean loss beside predicting 0 instead"]
+    horizon_note = scores.horizon_note(request.horizon or total_rows, T, total_rows, 0)
+    notes += [n for n in (horizon_note, scores.silent_note(
+        request.learner, learned.tallies["private"].spoke, False)) if n]
+    if learned.models["private"].privacy.seeded:
+        notes.append(scores.SEEDED_NOTE)
+    clipped = learned.clipped
+    if clipped > 0.05 * T:  # no suggestion: it would need every raw row at hand
+        y_part = "" if request.classification else f", |y| <= {request.y_bound:g}"
+        notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
+                     f"declared bounds ||x|| <= {request.x_bound:g}{y_part}")
+    return notes
+
+
+def _report_info(request: RunRequest, learned: _Learned, T: int, total_rows: int,
+                 notes: list[str]) -> dict:
+    """What :func:`~dpol.experiments.runs.report.write_report` says of a chunked run."""
+    model = learned.models["private"]
+    stream = Stream(np.empty((0, 0)), range(T), learned.name, learned.how,
+                    n_clipped=learned.clipped)
+    return {"learner": request.learner, "spec": request.spec, "model": model,
+            "stream": stream, "n_rows": total_rows, "available": total_rows,
+            "horizon": request.horizon or total_rows, "counter": request.counter,
+            "x_bound": request.x_bound, "y_bound": request.y_bound,
+            "options": request.options or {}, "n_clipped": model.n_clipped_,
+            "data": request.data, "command": request.command, "test": None, "notes": notes,
+            "guarantee": model.privacy, "epsilon": request.epsilon, "split": None,
+            "losses": "per-step loss and prediction", "run_id": request.run_id}
 
 class _Writers:
     """``iterates.npy`` and ``losses.csv`` written as the chunks come, into the run's
