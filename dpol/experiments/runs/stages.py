@@ -214,12 +214,13 @@ def fit_learners(request: RunRequest, rows: Rows, bounded: Bounded,
     --------
     >>> import tempfile
     >>> from dpol.experiments.runs.pipeline import run_request
-    >>> request = run_request("pqftl", "synthetic-regression", tempfile.mkdtemp(),
-    ...                       horizon=500, seed=0)
-    >>> rows = read_rows(request)
-    >>> fits = fit_learners(request, rows, bound_rows(request, rows))
-    >>> [label for label, _, _ in fits.learners], fits.trace.weights.shape
-    (['pqftl', 'pqftl, non-private twin'], (500, 11))
+    >>> request = run_request("igd", "synthetic-classification", tempfile.mkdtemp(),
+    ...                       horizon=300, seed=0, baseline=False)
+    >>> rows, ticks = read_rows(request), []
+    >>> fits = fit_learners(request, rows, bound_rows(request, rows),
+    ...                     progress=lambda *done: ticks.append(done))
+    >>> [label for label, _, _ in fits.learners], fits.trace.weights.shape, ticks
+    (['igd'], (300, 11), [(300, 300, 'igd')])
     """
     X, y = bounded.stream.X, bounded.stream.y
     build = dict(horizon=rows.horizon, epsilon=bounded.epsilon, delta=request.delta,
