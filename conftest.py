@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture(autouse=True, scope="session")
 def _checkpoint_key(tmp_path_factory):
-    """Checkpoints are signed with a key of the user's (dpol.experiments.run_checkpoint):
+    """Checkpoints are signed with a key of the user's (dpol.experiments.runs.checkpoint):
     the tests use one of their own, never the account's ~/.config/dpol/checkpoint.key
     (subprocesses inherit it through the environment)."""
     before = os.environ.get("DPOL_KEY_FILE")

@@ -38,14 +38,14 @@ from dpol.datasets import linear_regression_stream, logistic_stream
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 from dpol.evaluation import best_fixed_point
 from dpol.experiments.plots import plot_versus_epsilon
-from dpol.experiments.runner import run_sweep
+from dpol.experiments.sweeps.runner import run_sweep
 from dpol.learners import PrivateFTAL, PrivateQuadraticFTL
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
 EPSILONS = (0.01, 0.1, 1.0)
 DELTA = 1e-6
-PQFTL_ALPHA = 1.0          # JKT G.1 protocol (dpol.experiments.jkt_appendix_g)
+PQFTL_ALPHA = 1.0          # JKT G.1 protocol (dpol.experiments.reproductions.jkt_appendix_g)
 FTAL_MU, FTAL_RADIUS = 0.1, 1.0
 # counters whose add() costs O(t d): fine for PQFTL, whose sums do not depend on the
 # iterates and go through the vectorized run, but O(T^2 d) inside FTAL's learn_one loop

@@ -39,7 +39,7 @@ from _utility_data import prepare
 from dpol.datasets import logistic_stream
 from dpol.errors import ClippingWarning, NonPrivateWarning
 from dpol.evaluation import best_fixed_point
-from dpol.experiments.runner import run_sweep
+from dpol.experiments.sweeps.runner import run_sweep
 from dpol.learners import PrivateFTAL, PrivateFTRL
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball

@@ -68,7 +68,7 @@ def child(job: str, rows: int, epsilon: float, counter: str, generator: str = "p
         learner = PrivateQuadraticFTL(dim, horizon=rows, epsilon=epsilon, delta=1e-5,
                                       seed=seed, counter=counter, n_jobs=2)
     else:
-        alpha = 1e-3  # the smaller of JKT G.2's two (dpol.experiments.jkt_appendix_g)
+        alpha = 1e-3  # the smaller of JKT G.2's two (dpol.experiments.reproductions.jkt_appendix_g)
         stream = logistic_stream(rows, dim, seed=0)
         radius = math.sqrt(2.0 * math.log(2.0) / alpha)  # holds the regularised optimum
         learner = PrivateIGD(dim, loss=Regularized(LogisticLoss(), alpha),

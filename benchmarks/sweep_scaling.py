@@ -28,12 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from dpol.experiments.engines import open_engine
-from dpol.experiments.engines.local_engine import LocalEngine
-from dpol.experiments.runner import run_tasks
-from dpol.experiments.sweep_cell import run_cell
-from dpol.experiments.sweep_config import cell_key, parse_config
-from dpol.experiments.sweep_store import ResultStore
+from dpol.experiments.sweeps.cell import run_cell
+from dpol.experiments.sweeps.config import cell_key, parse_config
+from dpol.experiments.sweeps.engines import open_engine
+from dpol.experiments.sweeps.engines.local_engine import LocalEngine
+from dpol.experiments.sweeps.runner import run_tasks
+from dpol.experiments.sweeps.store import ResultStore
 
 RUN_FACTS = {"seconds", "fit_seconds", "worker", "backend", "finished_at"}
 

@@ -16,7 +16,7 @@ counter twice, a bound method of their own constraint set).
 Reading runs no code, but what is read is then used: a file that sets a dpol object's
 attributes at will can steer dpol's code (a noise scale of 0, a method swapped for
 another). Read only files you wrote; ``dpol run`` signs its checkpoints with a key of
-the user's (:mod:`dpol.experiments.run_checkpoint`) and reads none it did not sign.
+the user's (:mod:`dpol.experiments.runs.checkpoint`) and reads none it did not sign.
 
 Examples
 --------

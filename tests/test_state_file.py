@@ -94,9 +94,9 @@ def _crafted(document: dict) -> io.BytesIO:
 @pytest.mark.parametrize("document", [
     # a class outside dpol, one a dpol module merely imports, and a function that runs code
     {"$id": 0, "$object": "os:PathLike", "attrs": {"$id": 1, "$dict": []}},
-    {"$id": 0, "$object": "dpol.experiments.run_output:Path", "attrs": {"$id": 1, "$dict": []}},
+    {"$id": 0, "$object": "dpol.experiments.runs.output:Path", "attrs": {"$id": 1, "$dict": []}},
     {"$id": 0, "$function": "os:system"},
-    {"$id": 0, "$function": "dpol.experiments.run_output:shutil.rmtree"},
+    {"$id": 0, "$function": "dpol.experiments.runs.output:shutil.rmtree"},
     {"$id": 0, "$type": "builtins:eval"},
     {"$id": 0, "$method": "system", "self": {"$id": 1, "$path": "x"}},
     # a real method of an object outside dpol: it wrote a .pth file (code at next start)

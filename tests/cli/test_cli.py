@@ -10,9 +10,10 @@ import pytest
 
 typer_testing = pytest.importorskip("typer.testing")
 
-from dpol.cli import EXPERIMENTS, _app  # noqa: E402
+from dpol.cli import _app  # noqa: E402
 from dpol.counters import BinaryTreeCounter  # noqa: E402
 from dpol.experiments.counter_errors import COUNTER_VARIANTS  # noqa: E402
+from dpol.experiments.reproductions.reproduce import EXPERIMENTS  # noqa: E402
 from dpol.learners.intercept import INTERCEPT_SCALING  # noqa: E402
 
 COMMANDS = ("demo", "run", "reproduce", "account", "audit", "counters")
@@ -268,8 +269,8 @@ def test_reproduce_small_and_refused(app, tmp_path):
 def test_reproduce_function_refuses_an_unknown_name_before_any_work(tmp_path):
     # the Python function, not only the command, checks the name: an unknown one used to
     # fall through to the last branch and run wdp-regret for minutes
-    from dpol.cli import reproduce
     from dpol.errors import InvalidInputError
+    from dpol.experiments.reproductions.reproduce import reproduce
 
     with pytest.raises(InvalidInputError, match=r"^experiment must be one of .*; got "
                                                 r"'no-such-experiment'"):
@@ -281,8 +282,8 @@ def test_reproduce_function_refuses_an_unknown_name_before_any_work(tmp_path):
 def test_reproduce_function_refuses_a_bad_seed_count_before_any_work(tmp_path, seeds):
     # seeds=0 used to run wdp-regret on no seed and fail in the plot's log scale, and the
     # KNJ branch read it as "default" (seeds or 3)
-    from dpol.cli import reproduce
     from dpol.errors import InvalidInputError
+    from dpol.experiments.reproductions.reproduce import reproduce
 
     for name in ("wdp-regret", "knj-incremental"):
         with pytest.raises(InvalidInputError, match=r"^seeds must "):
@@ -380,7 +381,7 @@ def test_run_reports_accuracy_and_the_held_out_score_beside_the_trivial_one(app,
             for r in table[-4:]}
     held = columns.index("heldout_accuracy")
     # the majority class of the training rows, scored on the held-out rows, recomputed here
-    from dpol.experiments.run_scores import holdout_split
+    from dpol.experiments.runs.scores import holdout_split
 
     train, test = holdout_split(400, 0.25)
     y = np.where(labels == 1.0, 1.0, -1.0)
@@ -442,7 +443,7 @@ def test_tables_fit_an_80_column_terminal(tmp_path, monkeypatch):
 def test_warnings_of_other_libraries_say_where_they_came_from():
     import warnings
 
-    from dpol._cli_text import origin
+    from dpol.cli.text import origin
     from dpol.errors import NonPrivateWarning
 
     with warnings.catch_warnings(record=True) as caught:

@@ -13,7 +13,7 @@ import pytest
 typer_testing = pytest.importorskip("typer.testing")
 
 from dpol.cli import _app  # noqa: E402
-from dpol.experiments.run_scores import holdout_split  # noqa: E402
+from dpol.experiments.runs.scores import holdout_split  # noqa: E402
 
 CLASSES = np.array([1.0, 2.0, 5.0])  # not 0 .. K-1: the mapping must sort and say them
 

@@ -123,11 +123,29 @@ def test_ctrl_c_while_the_commands_load_is_one_line(tmp_path):
             "    raise KeyboardInterrupt\n"
             "cli._app = interrupted\n"
             "sys.argv = ['dpol', 'run', 'ridge', 'd.csv']\n"
-            "from dpol._cli_entry import main\n"
-            "main()\n")
+            "cli.main()\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 130, done.stderr
     assert done.stderr.strip().splitlines() == [
         "dpol: interrupted while starting: nothing was run or written"]
     assert not list(tmp_path.iterdir())
+
+
+def test_the_console_script_imports_no_command_before_main_runs():
+    # the console script imports its module before main() can catch a Ctrl-C: that import
+    # must load none of the commands (typer, rich, the experiments), only what `import
+    # dpol` loads, so that a Ctrl-C while they load is main()'s one line
+    import json
+    import re
+    import subprocess
+    from pathlib import Path
+
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    module = re.search(r'^dpol = "([\w.]+):main"$', pyproject, re.MULTILINE).group(1)
+    code = (f"import json, sys, {module}; print(json.dumps(sorted(m for m in sys.modules "
+            "if m.split('.')[0] in ('dpol', 'typer', 'rich', 'click'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["dpol", "dpol.cli", "dpol.errors"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpol.experiments.sweep_config import parse_config
-from dpol.experiments.sweep_store import ResultStore
+from dpol.experiments.sweeps.config import parse_config
+from dpol.experiments.sweeps.store import ResultStore
 
 #: what differs between two runs of the same cell: when, where and how long
 RUN_FACTS = {"seconds", "fit_seconds", "worker", "backend", "finished_at"}

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from dpol.adapters.registry import LEARNERS
-from dpol.experiments.jkt_appendix_g import (
+from dpol.experiments.reproductions.jkt_appendix_g import (
     logistic_regression,
     synthetic_regression,
     year_prediction,
 )
-from dpol.experiments.reproduce import EXPERIMENTS, reproduce
-from dpol.experiments.wdp_regret import fit_growth, wdp_regret_growth
+from dpol.experiments.reproductions.reproduce import EXPERIMENTS, reproduce
+from dpol.experiments.reproductions.wdp_regret import fit_growth, wdp_regret_growth
 
 
 def assert_real_png(path):
@@ -144,7 +144,7 @@ def test_positive_curves_keep_a_log_axis(tmp_path, monkeypatch):
 
 def test_demo_regret_plot_has_no_gaps(tmp_path, monkeypatch):
     # the demo's FTL curve is negative early on: every thinned point must be drawn
-    from dpol.experiments.jkt_appendix_g import synthetic_regression
+    from dpol.experiments.reproductions.jkt_appendix_g import synthetic_regression
 
     figures = _drawn(monkeypatch)
     synthetic_regression(tmp_path, horizon=2000, epsilons=(0.01, 1.0), seeds=1)
@@ -160,10 +160,10 @@ def test_run_in_slices_releases_what_one_run_releases(name):
     # dpol run feeds the learner in slices to show progress: the releases, losses and
     # regret must be those of one run, bit for bit
     from dpol.adapters.registry import comparator, make_learner
-    from dpol.experiments import run_checkpoint
+    from dpol.experiments.runs import checkpoint
 
     rng = np.random.default_rng(1)
-    n = 1500  # slices of 1024 and 476 rows (run_checkpoint.CHUNK_ROWS)
+    n = 1500  # slices of 1024 and 476 rows (checkpoint.CHUNK_ROWS)
     X = rng.normal(size=(n, 4)) * 0.3
     target = X @ np.array([0.5, -0.3, 0.2, 0.1])
     y = np.sign(target) if LEARNERS[name].task == "classification" else target
@@ -173,8 +173,8 @@ def test_run_in_slices_releases_what_one_run_releases(name):
     sliced = make_learner(name, 4, horizon=n, epsilon=1.0, seed=5)
     ticks = []
     state = {"done": {}, "parts": {}, "models": {}}
-    joined = run_checkpoint.stream_slices("private", sliced, X, y, u, ticks.append, state,
-                                          None, lambda: None)
+    joined = checkpoint.stream_slices("private", sliced, X, y, u, ticks.append, state,
+                                      None, lambda: None)
     assert ticks == [1024, n]
     for field in ("weights", "losses", "predictions", "final_weights", "model_predictions"):
         np.testing.assert_array_equal(getattr(joined, field), getattr(one, field))
@@ -182,7 +182,7 @@ def test_run_in_slices_releases_what_one_run_releases(name):
 
 
 def test_run_scores_trivial_baselines_and_split():
-    from dpol.experiments.run_scores import heldout_scores, holdout_split, trivial_rows
+    from dpol.experiments.runs.scores import heldout_scores, holdout_split, trivial_rows
 
     train, test = holdout_split(1000, 0.25)
     assert len(test) == 250 and np.all(np.diff(train) > 0)  # training rows keep their order
@@ -225,7 +225,7 @@ def test_errata_page_names_tests_that_exist():
 def test_run_report_cites_only_documents_that_ship(tmp_path):
     import re
 
-    from dpol.experiments.run_file import run_learner
+    from dpol.experiments.runs.pipeline import run_learner
 
     with pytest.warns(Warning):  # POL's paper calibration warns (docs/errata.md, JKT-6)
         result = run_learner("pol", "synthetic-classification", tmp_path, horizon=300,
@@ -240,7 +240,7 @@ def test_run_report_cites_only_documents_that_ship(tmp_path):
 
 def test_every_learner_of_dpol_run_names_errata_that_exist():
     from dpol.adapters.registry import LEARNERS
-    from dpol.experiments.run_file import ERRATA_IDS
+    from dpol.experiments.runs.report import ERRATA_IDS
 
     page = (DOCS / "errata.md").read_text()
     # DP-FTRL (Kairouz et al. 2021) is none of the papers of docs/errata.md

@@ -16,15 +16,15 @@ import pytest
 from test_sweep import terminal_sigint
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.run_checkpoint import CHECKPOINT, load_checkpoint
-from dpol.experiments.run_file import resume_run, run_learner
-from dpol.experiments.run_output import checkpoint_folder
+from dpol.experiments.runs.checkpoint import CHECKPOINT, load_checkpoint
+from dpol.experiments.runs.output import checkpoint_folder
+from dpol.experiments.runs.pipeline import resume_run, run_learner
 
 ARGS = dict(epsilon=1.0, seed=3)
 
 
 def _data(path: Path, n: int = 6000, seed: int = 0) -> Path:
-    # 6,000 rows: slices of 1,024 rows (run_file.CHUNK_ROWS), so checkpoint_every=500
+    # 6,000 rows: slices of 1,024 rows (runs.checkpoint.CHUNK_ROWS), so checkpoint_every=500
     # saves after every slice
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4)) / 3
@@ -89,15 +89,15 @@ def test_resume_after_interrupt_gives_the_same_releases(tmp_path, uninterrupted,
 
 KILLER = """
 import os, signal, sys
-from dpol.experiments import run_file
-real, calls = run_file.save_checkpoint, []
+from dpol.experiments.runs import pipeline, stages
+real, calls = stages.save_checkpoint, []
 def save(folder, payload):
     calls.append(1)
     if len(calls) == 3:  # the third chunk's releases are made, its checkpoint not yet
         os.kill(os.getpid(), signal.SIGKILL)
     return real(folder, payload)
-run_file.save_checkpoint = save
-run_file.run_learner("ridge", sys.argv[1], sys.argv[2], epsilon=1.0, seed=3,
+stages.save_checkpoint = save
+pipeline.run_learner("ridge", sys.argv[1], sys.argv[2], epsilon=1.0, seed=3,
                      checkpoint_every=500)
 """
 
@@ -137,8 +137,8 @@ def test_checkpoints_refused_on_standard_input(tmp_path):
 def test_ctrl_c_in_the_cli_says_what_was_kept(tmp_path):
     data = _data(tmp_path / "big.npy", n=120_000)
     out = tmp_path / "out"
-    dpol = Path(sys.executable).with_name("dpol")
-    proc = subprocess.Popen([str(dpol), "run", "ridge", str(data), "--out", str(out),
+    dpol = [sys.executable, "-c", "from dpol.cli import main; main()"]  # the console script
+    proc = subprocess.Popen([*dpol, "run", "ridge", str(data), "--out", str(out),
                              "--checkpoint-every", "2000"], stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, text=True, preexec_fn=terminal_sigint)
     folder = checkpoint_folder(out)
@@ -153,7 +153,7 @@ def test_ctrl_c_in_the_cli_says_what_was_kept(tmp_path):
     assert "dpol run: interrupted: nothing of this run was published" in err, err
     assert f"the checkpoint in {folder} keeps" in err and "--resume" in err
     assert not out.exists() and os.stat(folder / CHECKPOINT).st_size > 0
-    done = subprocess.run([str(dpol), "run", "--resume", str(out)], capture_output=True,
+    done = subprocess.run([*dpol, "run", "--resume", str(out)], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert np.load(out / "iterates.npy").shape == (120_001, 5)  # d = 4 and an intercept

@@ -9,8 +9,8 @@ import pytest
 
 from dpol.adapters.registry import LEARNERS, make_learner
 from dpol.counters import COUNTER_NAMES
-from dpol.experiments.run_file import run_learner
-from dpol.experiments.run_report import final_model_text
+from dpol.experiments.runs.pipeline import run_learner
+from dpol.experiments.runs.report import final_model_text
 
 
 @pytest.fixture(scope="module")

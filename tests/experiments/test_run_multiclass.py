@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.run_file import resume_run, run_learner
-from dpol.experiments.run_output import checkpoint_folder
+from dpol.experiments.runs.output import checkpoint_folder
+from dpol.experiments.runs.pipeline import resume_run, run_learner
 
 
 def _data(path, n=900, seed=0):

@@ -15,11 +15,13 @@ import numpy as np
 import pytest
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.run_checkpoint import CHECKPOINT, PICKLED
-from dpol.experiments.run_file import resume_run, run_learner
-from dpol.experiments.run_output import RUN_FILE, checkpoint_folder
+from dpol.experiments.runs.checkpoint import CHECKPOINT, PICKLED
+from dpol.experiments.runs.output import RUN_FILE, checkpoint_folder
+from dpol.experiments.runs.pipeline import resume_run, run_learner
 
-DPOL = Path(sys.executable).with_name("dpol")
+#: the `dpol` command as its console script runs it (``dpol.cli:main``), whatever script
+#: the environment has installed
+DPOL = [sys.executable, "-c", "from dpol.cli import main; main()"]
 
 
 def _neighbours(tmp_path: Path, n: int = 400) -> tuple[Path, Path]:
@@ -61,7 +63,7 @@ def test_default_run_cannot_be_replayed_with_the_old_public_seed(tmp_path):
     # see which reproduces the published iterates. It told them apart every time; now
     # neither matches, and two runs of the same file differ.
     a, b = _neighbours(tmp_path)
-    done = subprocess.run([str(DPOL), "run", "ridge", str(a), "--out",
+    done = subprocess.run([*DPOL, "run", "ridge", str(a), "--out",
                            str(tmp_path / "published"), "--no-baseline"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -172,7 +174,7 @@ def test_a_truncated_checkpoint_is_one_clear_line_and_nothing_is_written(tmp_pat
     _, out = _interrupted(tmp_path)
     path = checkpoint_folder(out) / CHECKPOINT
     path.write_bytes(path.read_bytes()[:-100])
-    done = subprocess.run([str(DPOL), "run", "--resume", str(out)], capture_output=True,
+    done = subprocess.run([*DPOL, "run", "--resume", str(out)], capture_output=True,
                           text=True, timeout=120)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1 and len(lines) == 1, done.stderr
@@ -213,7 +215,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
         tmp_path, monkeypatch):
     # a crash after the outputs were published, before the checkpoint was deleted: the
     # checkpoint holds every release, so resuming redraws nothing and publishes the same
-    from dpol.experiments import run_file
+    from dpol.experiments.runs import stages
 
     a, _ = _neighbours(tmp_path, n=3000)
     out = tmp_path / "out"
@@ -221,7 +223,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
     def crash(out):
         raise Stop
 
-    monkeypatch.setattr(run_file, "remove_checkpoint", crash)
+    monkeypatch.setattr(stages, "remove_checkpoint", crash)
     with pytest.raises(Stop):
         run_learner("ridge", str(a), out, checkpoint_every=1000)
     monkeypatch.undo()
@@ -239,7 +241,7 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
 def test_resume_refuses_flags_that_contradict_the_checkpoint(tmp_path, flags, named):
     _, out = _interrupted(tmp_path)
     saved = (checkpoint_folder(out) / CHECKPOINT).read_bytes()
-    done = subprocess.run([str(DPOL), "run", *flags, "--resume", str(out)],
+    done = subprocess.run([*DPOL, "run", *flags, "--resume", str(out)],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
@@ -250,7 +252,7 @@ def test_resume_refuses_flags_that_contradict_the_checkpoint(tmp_path, flags, na
 
 def test_resume_accepts_flags_equal_to_the_checkpoint(tmp_path):
     _, out = _interrupted(tmp_path)
-    done = subprocess.run([str(DPOL), "run", "ridge", "a.csv", "--epsilon", "1", "--out",
+    done = subprocess.run([*DPOL, "run", "ridge", "a.csv", "--epsilon", "1", "--out",
                            str(out), "--resume", "out"], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)  # the same paths, spelt otherwise
     assert done.returncode == 0, done.stderr
@@ -272,7 +274,7 @@ def test_a_checkpoint_of_another_version_is_refused(tmp_path, monkeypatch):
 def test_a_resumed_secure_noise_run_never_redraws_a_published_or_saved_step(tmp_path):
     # secure noise reads the OS generator: a resumed run cannot redraw the noise of a
     # step, so every step saved in the checkpoint must come back exactly as saved
-    from dpol.experiments.run_checkpoint import load_checkpoint
+    from dpol.experiments.runs.checkpoint import load_checkpoint
 
     _, out = _interrupted(tmp_path, options={"noise": "secure"}, baseline=False)
     saved = load_checkpoint(checkpoint_folder(out))
@@ -292,7 +294,7 @@ def test_a_symlinked_out_is_refused_before_the_run(tmp_path):
 
 
 def test_a_replacement_that_fails_half_way_puts_the_old_run_back(tmp_path, monkeypatch):
-    from dpol.experiments import run_output
+    from dpol.experiments.runs import output
 
     a, b = _neighbours(tmp_path)
     out = tmp_path / "out"
@@ -306,7 +308,7 @@ def test_a_replacement_that_fails_half_way_puts_the_old_run_back(tmp_path, monke
             raise Stop
         return real(src, dst)
 
-    monkeypatch.setattr(run_output.os, "rename", rename)
+    monkeypatch.setattr(output.os, "rename", rename)
     with pytest.raises(Stop):
         run_learner("ridge", str(b), out, baseline=False, replace=True)
     monkeypatch.undo()

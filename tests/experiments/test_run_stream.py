@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.run_file import run_learner
-from dpol.experiments.run_stream import count_rows
+from dpol.experiments.runs.chunked import count_rows
+from dpol.experiments.runs.pipeline import run_learner
 
 
 def _table(n=5000, seed=0, classification=False):
@@ -114,7 +114,7 @@ def test_online_accuracy_scores_the_model_a_user_gets(tmp_path):
     # report plots: the same figure as a predict_one / learn_one loop, whether the file is
     # learnt whole (in slices of 1,024 rows) or in chunks of 777 rows.
     from dpol.adapters import make_learner
-    from dpol.experiments.run_scores import online_accuracy
+    from dpol.experiments.runs.scores import online_accuracy
 
     table = _table(n=2500, classification=True)
     table[:, :3] /= 1.01 * np.max(np.linalg.norm(table[:, :3], axis=1))  # none clipped
@@ -158,10 +158,28 @@ def test_a_chunked_classification_note_counts_rows_not_labels(tmp_path):
     result = run_learner("igd", str(path), tmp_path / "o", chunk_rows=100)
     (note,) = [n for n in result.notes if "were clipped" in n]
     assert note.endswith("declared bounds ||x|| <= 1") and "|y|" not in note
+    assert result.labels == ""  # labels +-1: nothing to say of their coding
+
+
+def test_a_clipped_chunked_run_says_how_its_classes_are_coded_not_its_bounds(tmp_path):
+    # the clipping note's text overwrote the classes' coding: dpol run printed
+    # "labels: , |y| <= 1" for a regression, and no labels line for K classes
+    path = tmp_path / "d.npy"
+    table = _table(n=400)
+    table[:, :3] *= 20.0  # every row beyond ||x|| <= 1
+    np.save(path, table)
+    result = run_learner("pqftl", str(path), tmp_path / "r", chunk_rows=100)
+    assert any("were clipped" in n for n in result.notes) and result.labels == ""
+    table[:, 3] = np.arange(400) % 3  # classes 0, 1, 2
+    np.save(path, table)
+    result = run_learner("ridge-classifier", str(path), tmp_path / "k", chunk_rows=100,
+                         options={"outputs": 3})
+    assert any("were clipped" in n for n in result.notes)
+    assert result.labels == "label 0 -> e1, 1 -> e2, 2 -> e3 (one-hot rows of 3 classes)"
 
 
 def test_ctrl_c_in_a_chunked_run_names_no_checkpoint_option(tmp_path):
-    from dpol._cli_run import _interrupted
+    from dpol.cli.run import _interrupted
 
     assert "--checkpoint-every" not in _interrupted(tmp_path, chunked=True)
     assert "--checkpoint-every N keeps the progress" in _interrupted(tmp_path)

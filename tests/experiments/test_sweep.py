@@ -15,8 +15,8 @@ import pytest
 from sweep_cases import SLOW, TINY, config, results
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.sweep import SweepInterrupted, sweep
-from dpol.experiments.sweep_config import SweepConfig, load_config
+from dpol.experiments.sweeps.config import SweepConfig, load_config
+from dpol.experiments.sweeps.sweep import SweepInterrupted, sweep
 
 typer_testing = pytest.importorskip("typer.testing")
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sweep_cases import SLOW, TINY, config, results
 
-from dpol.experiments.runner import run_sweep
-from dpol.experiments.sweep import SweepInterrupted, sweep
+from dpol.experiments.sweeps.runner import run_sweep
+from dpol.experiments.sweeps.sweep import SweepInterrupted, sweep
 
 psutil = pytest.importorskip("psutil")
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ from dpol.errors import (
     NonPrivateWarning,
     PaperCalibrationWarning,
 )
-from dpol.experiments.env_bandit import (
+from dpol.experiments.reproductions.env_bandit import (
     box_leading_constant,
     env_bandit_regret,
     linear_instance,
@@ -592,7 +592,7 @@ def _box_regret(epsilon, horizons, seeds):
 @pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [math.inf, 100.0])
 def test_bandit_regret_grows_like_t_to_three_quarters(epsilon):
-    # Derivation (dpol.experiments.env_bandit): on [0, 1]^5 with the centre c = 1/2, without
+    # Derivation (reproductions/env_bandit.py): on [0, 1]^5 with the centre c = 1/2, without
     # estimation noise the FTRL point moves each coordinate linearly to its best bound, which
     # costs 1/(8 eta) per coordinate: R = a T^(3/4), a = n^(3/2) L / (8 D) = 0.625. The rest
     # (batch lag <= K ||theta||_1 ~ T^(1/2), inexact FW, estimate and privacy noise) adds

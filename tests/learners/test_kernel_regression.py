@@ -33,7 +33,7 @@ from dpol.errors import (
     NonPrivateWarning,
     PaperCalibrationWarning,
 )
-from dpol.experiments.nw_kernel import nw_kernel
+from dpol.experiments.reproductions.nw_kernel import nw_kernel
 from dpol.learners._kernel_sensitivity import diameter_factor
 from dpol.learners._kernels import FeatureMap, Kernel
 from dpol.learners.private_kernel_regression import PrivateKernelRegression
@@ -44,7 +44,7 @@ GRID1 = np.linspace(0.0, 1.0, 401)[:, None]
 
 # ====================================================================== helpers
 def _task(T, seed=0):
-    """The task of dpol.experiments.nw_kernel: x ~ U[0, 1], y = 0.8 sin(2 pi x) + N(0,
+    """The task of reproductions/nw_kernel.py: x ~ U[0, 1], y = 0.8 sin(2 pi x) + N(0,
     0.1^2) (clipped to M = 1 by the learner). Seed 0 with this draw order is the stream of
     the leak witness (docs/errata.md, NW-1)."""
     rng = np.random.default_rng(seed)

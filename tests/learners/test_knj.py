@@ -660,7 +660,7 @@ def test_reg1_on_the_l1_ball_does_not_pay_sqrt_d():
     # a slope of ~0.1, where sqrt(d) is 0.5. Per-seed spread of the maximum ~30%, 4 seeds:
     # log-sd 0.15 per point, slope sd ~0.07 over 5 points; 0.3 is ~3 sd from both 0.1 and
     # 0.5. This is why PrivIncReg2 does not beat PrivIncReg1 at feasible sizes (report).
-    from dpol.experiments.knj_incremental import _excess_task
+    from dpol.experiments.reproductions.knj_incremental import _excess_task
 
     dims = (8, 16, 32, 64, 128)
     peaks = [np.mean([_excess_task("PrivIncReg1", "sparse-L1", d, 4.0, 400, s, DELTA)[
@@ -912,7 +912,7 @@ def test_m1_without_noise_runs_plain_projected_gradient_descent():
 
 # ============================================================== experiment smoke test
 def test_knj_experiment_writes_its_outputs(tmp_path):
-    from dpol.experiments.knj_incremental import incremental_regression
+    from dpol.experiments.reproductions.knj_incremental import incremental_regression
 
     res = incremental_regression(tmp_path, horizon=256, dims=(2, 4), epsilons=(4.0, 8.0),
                                  seeds=1, sparse_dims=(8, 16), sparse_horizon=96,

@@ -56,7 +56,8 @@ def test_no_module_over_400_lines():
 def test_cli_help_demo_counters_and_reproduce(tmp_path):
     from typer.testing import CliRunner
 
-    from dpol.cli import EXPERIMENTS, _app
+    from dpol.cli import _app
+    from dpol.experiments.reproductions.reproduce import EXPERIMENTS
 
     runner = CliRunner()
     app = _app()

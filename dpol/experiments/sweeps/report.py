@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpol.experiments.sweep_store import ResultStore
+from dpol.experiments.sweeps.store import ResultStore
 
 __all__ = ["GROUP", "summarize", "sweep_plots"]
 

@@ -17,7 +17,7 @@ def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
               address: str | None = None):
     """Run one experiment; ``quick`` shrinks it to about a minute.
 
-    Its runs go to one engine (:func:`~dpol.experiments.runner.using_engine`): ``workers``
+    Its runs go to one engine (:func:`~dpol.experiments.sweeps.runner.using_engine`): ``workers``
     local processes, or ``backend`` "ray" or "dask" (started here, or joined at
     ``address``); the results are the same whichever runs them.
 
@@ -38,7 +38,7 @@ def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
     check_choice("experiment", experiment, EXPERIMENTS)  # before any work: no fall-through
     if seeds is not None:  # 0 seeds ran the sweep on nothing and failed in the plots
         seeds = check_int("seeds", seeds, low=1)
-    from dpol.experiments.runner import using_engine
+    from dpol.experiments.sweeps.runner import using_engine
 
     with using_engine(backend, workers, address):
         return _reproduce(experiment, out, quick=quick, seeds=seeds, data=data,
@@ -47,11 +47,11 @@ def reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
 
 def _reproduce(experiment: str, out: Path, *, quick: bool, seeds: int | None,
                data: Path | None, workers: int, progress):
-    from dpol.experiments import jkt_appendix_g as jkt
-    from dpol.experiments.env_bandit import env_bandit_regret
-    from dpol.experiments.knj_incremental import incremental_regression
-    from dpol.experiments.nw_kernel import nw_kernel
-    from dpol.experiments.wdp_regret import wdp_regret_growth
+    from dpol.experiments.reproductions import jkt_appendix_g as jkt
+    from dpol.experiments.reproductions.env_bandit import env_bandit_regret
+    from dpol.experiments.reproductions.knj_incremental import incremental_regression
+    from dpol.experiments.reproductions.nw_kernel import nw_kernel
+    from dpol.experiments.reproductions.wdp_regret import wdp_regret_growth
 
     eps = (0.01, 0.1, 1.0) if quick else jkt.PAPER_EPSILONS
     n_seeds = seeds if seeds is not None else (1 if quick else 5)

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from dpol.datasets.private_scaling import PrivateScaling
-from dpol.experiments import run_scores as scores
 from dpol.experiments.account import describe_noise
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ERRATA, glossary, markdown_table
-from dpol.experiments.run_output import CHECKPOINT_SUFFIX, RUN_FILE, write_run_file
+from dpol.experiments.runs import scores
+from dpol.experiments.runs.output import CHECKPOINT_SUFFIX, RUN_FILE, write_run_file
 from dpol.learners import PrivateKernelRegression, PrivateOfflineLearner
 from dpol.learners._base import OnlineLearner
 from dpol.learners._wrapper import LearnerWrapper
@@ -119,10 +119,47 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *
                  out_name: str = "") -> Path:
     """Write ``out / "report.md"`` and ``run.json`` from the run's ``info``, result rows
     and figures (``out_name``: the name of the folder they are published as)."""
-    model, stream, spec = info["model"], info["stream"], info["spec"]
-    g = info["guarantee"]
-    counter = (info["counter"] or spec.counter_for(model.calibration)
-               or "none (noise added without a counter)")
+    g, stream = info["guarantee"], info["stream"]
+    columns = [c for c in ("model", "guarantee", "average_regret", "final_regret",
+                           "mean_loss", "comparator_mean_loss", "accuracy",
+                           "heldout_accuracy", "heldout_mse", "heldout_r2") if c in rows[0]]
+    heldout = _heldout_text(info)
+    lines = [
+        f"# dpol run: {info['learner']} on {stream.name}", "",
+        *([f"`{info['command']}`", ""] if info["command"] else []),
+        *([f"> **Note:** {n}" for n in info["notes"]] + [""] if info["notes"] else []),
+        *_privacy_section(info, out_name), "",
+        "## Parameters", "", markdown_table(_parameters(info)), "",
+        *_results_section(info, rows, columns, heldout),
+        "## Plots", "",
+        *[f"![{f.stem}]({f.name})" for f in figures],
+        "", "Files: `iterates.npy` (T + 1 released iterates), `losses.csv` ("
+        f"{info.get('losses', 'per-step loss, prediction, cumulative and average regret')}"
+        f"), `report.md`, `{RUN_FILE}` (the run's id, guarantee and settings).", "",
+        "## Terms", "", glossary([t for t, used in (
+            ("replace-one", True), ("add/remove", True), ("R (the bounds)", True),
+            ("tight calibration", True), ("paper calibration", True),
+            ("window DP", g.window is not None), ("average regret", True),
+            ("non-private twin", len(rows) > 1 and "twin" in rows[1]["model"]),
+            ("trivial baselines", True), ("online accuracy", "accuracy" in columns),
+            ("held-out score", bool(heldout))) if used]), ""]
+    write_run_file(out, {"run_id": info["run_id"], "learner": info["learner"],
+                         "data": str(info["data"]), "rows": len(stream.y), "guarantee": str(g),
+                         "epsilon": g.epsilon, "delta": g.delta, "seeded": g.seeded,
+                         "command": info["command"]})
+    (out / "report.md").write_text("\n".join(lines))  # out is a staging folder: whole
+    return out / "report.md"
+
+
+def _counter_text(info: dict) -> str:
+    model = info["model"]
+    return (info["counter"] or info["spec"].counter_for(model.calibration)
+            or "none (noise added without a counter)")
+
+
+def _privacy_section(info: dict, out_name: str) -> list[str]:
+    """The report's "Privacy guarantee": what is protected, how, and what is not private."""
+    model, stream, g = info["model"], info["stream"], info["guarantee"]
     scope = (f"window DP, W = {g.window}: each element is protected in the {g.window} "
              "releases from its arrival" if g.window is not None else
              "the whole sequence of released iterates")
@@ -136,35 +173,7 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *
     relation = ("replace-one (one element replaced by any other within the bounds)"
                 if g.neighbouring == "replace_one" else
                 "add/remove (one element replaced by zero)")
-    used = len(stream.y)
-    params = [{"parameter": k, "value": v} for k, v in (
-        ("learner", f"{info['learner']} ({_model_text(model)}): {spec.summary}"),
-        ("data", f"{info['data']} ({stream.name})"),
-        ("rows used / available / in the data", f"{used} / {info['available']} / "
-                                                 f"{info['n_rows']}"),
-        ("dimension d", model.dim), ("horizon T (noise calibrated for)", info["horizon"]),
-        ("epsilon requested", info["epsilon"]), ("delta", model.delta),
-        ("bounds (R)", f"||x|| <= {info['x_bound']:g}, |y| <= {info['y_bound']:g}"),
-        ("counter", counter), ("noise seed", "given (not printed here: published with the "
-                                "releases, it would void the guarantee)" if g.seeded else
-                                "none: fresh operating-system entropy"),
-        ("options", ", ".join(f"{k}={v!r}" for k, v in info["options"].items()) or "none"))]
-    columns = [c for c in ("model", "guarantee", "average_regret", "final_regret",
-                           "mean_loss", "comparator_mean_loss", "accuracy",
-                           "heldout_accuracy", "heldout_mse", "heldout_r2") if c in rows[0]]
-    heldout = []
-    if info["test"] is not None:
-        n_test, fraction = info["test"]
-        heldout = [f"* **Held out:** {n_test} of the {info['n_rows']} rows (a fixed random "
-                   f"{fraction:g}, drawn with seed {scores.SPLIT_SEED} whatever the noise "
-                   "seed), never seen by the learner. The final model (its `predict_one` "
-                   f"after the stream: {final_model_text(model)}; post-processing of the "
-                   "releases, covered by the guarantee) scores them; rows are clipped to "
-                   "the bounds as in training, labels are scored unclipped."]
-    lines = [
-        f"# dpol run: {info['learner']} on {stream.name}", "",
-        *([f"`{info['command']}`", ""] if info["command"] else []),
-        *([f"> **Note:** {n}" for n in info["notes"]] + [""] if info["notes"] else []),
+    return [
         "## Privacy guarantee", "",
         f"* **Guarantee:** ({g.epsilon:g}, {g.delta:g})-DP for {scope}; the unit protected "
         f"is {g.unit}. The noise added gives {real}"
@@ -179,7 +188,7 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *
         *([f"* **Errata of the paper decided here:** {ERRATA_IDS[info['learner']]} in "
            f"{ERRATA}."] if info["learner"] in ERRATA_IDS else []),
         f"* **Noise:** {describe_noise(getattr(model, 'base', model))}.",
-        f"* **Counter:** {counter}.",
+        f"* **Counter:** {_counter_text(info)}.",
         f"* **Data within the bounds:** {stream.normalization}; {stream.n_clipped} rows "
         f"clipped while loading, {info['n_clipped']} more by the learner. The proof "
         "needs the bounds; clipping enforces them.",
@@ -191,8 +200,44 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *
            "the run finished. A checkpoint holds the un-noised sums and the noise "
            "generators' states, so it can remove the noise from every release: keep any "
            "copy like the raw data, never with these outputs."]
-          if info.get("checkpoint_every") else []), "",
-        "## Parameters", "", markdown_table(params), "",
+          if info.get("checkpoint_every") else [])]
+
+
+def _parameters(info: dict) -> list[dict]:
+    """The report's "Parameters" table: learner, data, rows, horizon, budget, bounds."""
+    model, stream, g = info["model"], info["stream"], info["guarantee"]
+    return [{"parameter": k, "value": v} for k, v in (
+        ("learner", f"{info['learner']} ({_model_text(model)}): {info['spec'].summary}"),
+        ("data", f"{info['data']} ({stream.name})"),
+        ("rows used / available / in the data", f"{len(stream.y)} / {info['available']} / "
+                                                 f"{info['n_rows']}"),
+        ("dimension d", model.dim), ("horizon T (noise calibrated for)", info["horizon"]),
+        ("epsilon requested", info["epsilon"]), ("delta", model.delta),
+        ("bounds (R)", f"||x|| <= {info['x_bound']:g}, |y| <= {info['y_bound']:g}"),
+        ("counter", _counter_text(info)),
+        ("noise seed", "given (not printed here: published with the releases, it would "
+                       "void the guarantee)" if g.seeded else
+                       "none: fresh operating-system entropy"),
+        ("options", ", ".join(f"{k}={v!r}" for k, v in info["options"].items()) or "none"))]
+
+
+def _heldout_text(info: dict) -> list[str]:
+    """What the held-out rows are and which model scores them (none: ``[]``)."""
+    if info["test"] is None:
+        return []
+    n_test, fraction = info["test"]
+    return [f"* **Held out:** {n_test} of the {info['n_rows']} rows (a fixed random "
+            f"{fraction:g}, drawn with seed {scores.SPLIT_SEED} whatever the noise "
+            "seed), never seen by the learner. The final model (its `predict_one` "
+            f"after the stream: {final_model_text(info['model'])}; post-processing of the "
+            "releases, covered by the guarantee) scores them; rows are clipped to "
+            "the bounds as in training, labels are scored unclipped."]
+
+
+def _results_section(info: dict, rows: list[dict], columns: list[str],
+                     heldout: list[str]) -> list[str]:
+    """The report's "Results": what the scores measure, then their table."""
+    return [
         "## Results", "",
         "Regret is against the best fixed point in hindsight for the learner's own loss "
         "and constraint set (computed offline on the whole stream)."
@@ -201,25 +246,7 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *
         + (" With K classes a prediction is the class of the largest of the K margins."
            if info["options"].get("outputs", 1) > 1 else ""), "", *heldout,
         *([""] if heldout else []),
-        markdown_table(rows, columns), "",
-        "## Plots", "",
-    ] + [f"![{f.stem}]({f.name})" for f in figures] + [
-        "", "Files: `iterates.npy` (T + 1 released iterates), `losses.csv` ("
-        f"{info.get('losses', 'per-step loss, prediction, cumulative and average regret')}"
-        f"), `report.md`, `{RUN_FILE}` (the run's id, guarantee and settings).", "",
-        "## Terms", "", glossary([t for t, used in (
-            ("replace-one", True), ("add/remove", True), ("R (the bounds)", True),
-            ("tight calibration", True), ("paper calibration", True),
-            ("window DP", g.window is not None), ("average regret", True),
-            ("non-private twin", len(rows) > 1 and "twin" in rows[1]["model"]),
-            ("trivial baselines", True), ("online accuracy", "accuracy" in columns),
-            ("held-out score", bool(heldout))) if used]), ""]
-    write_run_file(out, {"run_id": info["run_id"], "learner": info["learner"],
-                         "data": str(info["data"]), "rows": used, "guarantee": str(g),
-                         "epsilon": g.epsilon, "delta": g.delta, "seeded": g.seeded,
-                         "command": info["command"]})
-    (out / "report.md").write_text("\n".join(lines))  # out is a staging folder: whole
-    return out / "report.md"
+        markdown_table(rows, columns), ""]
 
 
 def _thin(curve: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ import numpy as np
 from dpol.errors import PaperCalibrationWarning
 from dpol.experiments.plots import plot_curves, plot_versus_epsilon
 from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
-from dpol.experiments.runner import run_sweep
+from dpol.experiments.sweeps.runner import run_sweep
 from dpol.learners.private_kernel_regression import PrivateKernelRegression
 
 __all__ = ["leak_witness", "nw_kernel", "sine_task"]

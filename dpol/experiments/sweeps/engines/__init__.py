@@ -100,11 +100,11 @@ def open_engine(backend: str = "local", workers: int = 1, address: str | None = 
     workers = check_int("workers", workers, low=1)
     address = check_address(backend, address)
     if backend == "ray":
-        from dpol.experiments.engines.ray_engine import RayEngine as Engine
+        from dpol.experiments.sweeps.engines.ray_engine import RayEngine as Engine
     elif backend == "dask":
-        from dpol.experiments.engines.dask_engine import DaskEngine as Engine
+        from dpol.experiments.sweeps.engines.dask_engine import DaskEngine as Engine
     else:
-        from dpol.experiments.engines.local_engine import LocalEngine as Engine
+        from dpol.experiments.sweeps.engines.local_engine import LocalEngine as Engine
     engine = Engine(workers, address)
     try:
         yield engine

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from dpol.errors import NumericalWarning
 from dpol.evaluation.excess_risk import excess_empirical_risk
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
-from dpol.experiments.runner import run_sweep
+from dpol.experiments.sweeps.runner import run_sweep
 from dpol.learners.private_incremental_erm import PrivateIncrementalERM
 from dpol.learners.private_incremental_regression import PrivateIncrementalRegression
 from dpol.learners.projected_incremental_regression import ProjectedIncrementalRegression
@@ -195,48 +196,13 @@ def incremental_regression(out_dir: str | Path, *, horizon: int = 8192,
     True
     """
     out_dir = Path(out_dir)
-    base = {"delta": delta, "horizon": horizon}
-    tasks = [dict(kind="PrivIncReg1", instance="isotropic", d=d, epsilon=fixed_epsilon,
-                  seed=s, solver=solver, **base)
-             for solver in ("npg", "surrogate") for d in dims for s in range(seeds)]
-    tasks += [dict(kind="PrivIncReg1", instance="isotropic", d=fixed_dim, epsilon=e, seed=s,
-                   solver=solver, **base)
-              for solver in ("npg", "surrogate") for e in epsilons for s in range(seeds)
-              if e != fixed_epsilon or fixed_dim not in dims]
-    tasks += [dict(kind=k, instance="isotropic", d=fixed_dim, epsilon=compare_epsilon, seed=s,
-                   projection_dim=max(1, fixed_dim // 2), keep_curve=s == 0, part="compare",
-                   **base)
-              for k in ("PrivIncReg1", "PrivIncReg2", "Mechanism 1") for s in range(seeds)]
-    tasks += [dict(kind=k, instance="sparse-L1", d=d, epsilon=compare_epsilon, seed=s,
-                   delta=delta, horizon=sparse_horizon, projection_dim=projection_dim,
-                   part="compare")
-              for d in sparse_dims for k in ("PrivIncReg1", "PrivIncReg2") for s in range(seeds)
-              if k == "PrivIncReg1" or projection_dim < d]
-    results = run_sweep(_excess_task, tasks, workers=workers, progress=progress)
+    plan = _Plan(horizon, tuple(dims), tuple(epsilons), fixed_epsilon, fixed_dim, seeds, delta,
+                 compare_epsilon, tuple(sparse_dims), sparse_horizon, projection_dim)
+    results = run_sweep(_excess_task, _tasks(plan), workers=workers, progress=progress)
     rows = _summary(results, ("part", "kind", "instance", "solver", "d", "epsilon", "horizon"))
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path = write_csv(rows, out_dir / "knj_incremental.csv")
-
-    fits, curves_d, curves_e = [], {}, {}
-    for solver in ("npg", "surrogate"):
-        scaling = [r for r in rows if r["part"] == "scaling" and r["solver"] == solver]
-        sel = sorted((r for r in scaling if r["epsilon"] == fixed_epsilon and r["d"] in dims),
-                     key=lambda r: r["d"])
-        peaks = [r["mean_max_excess"] for r in sel]
-        slope, se = _fit([r["d"] for r in sel], peaks)
-        fits.append({"fit": f"PrivIncReg1 ({solver}): max_t excess vs d", "slope": slope,
-                     "stderr": se, "expected": 0.5})
-        curves_d[f"PrivIncReg1 ({solver}), eps={fixed_epsilon:g}"] = (
-            np.array([r["d"] for r in sel]), np.array(peaks))
-        sel = sorted((r for r in scaling if r["d"] == fixed_dim and r["epsilon"] in epsilons),
-                     key=lambda r: r["epsilon"])
-        eps_sel = [r["epsilon"] for r in sel]
-        slope, se = _fit(eps_sel, [r["mean_max_excess"] for r in sel])
-        expected = _fit(eps_sel, [1.0 / mu_star(e, delta) for e in eps_sel])[0]
-        fits.append({"fit": f"PrivIncReg1 ({solver}): max_t excess vs epsilon", "slope": slope,
-                     "stderr": se, "expected": expected})
-        curves_e[f"PrivIncReg1 ({solver}), d={fixed_dim}"] = (
-            np.array(eps_sel), np.array([r["mean_max_excess"] for r in sel]))
+    fits, curves_d, curves_e = _scaling_fits(rows, plan)
     sparse = sorted((r for r in rows if r["instance"] == "sparse-L1"),
                     key=lambda r: (r["kind"], r["d"]))
     for kind in ("PrivIncReg1", "PrivIncReg2"):
@@ -245,18 +211,93 @@ def incremental_regression(out_dir: str | Path, *, horizon: int = 8192,
             slope, se = _fit([r["d"] for r in sel], [r["mean_max_excess"] for r in sel])
             fits.append({"fit": f"{kind}: max_t excess vs d, sparse L1 instance",
                          "slope": slope, "stderr": se, "expected": math.nan})
+    figures = _figures(out_dir, plan, results, sparse, curves_d, curves_e,
+                       fits[1]["expected"])
+    report = _report(out_dir, rows, fits, figures, horizon, delta, seeds, projection_dim)
+    return ExperimentResult("knj_incremental", rows, report, csv_path, figures)
 
+
+@dataclass(frozen=True)
+class _Plan:
+    """The sizes of the three parts (see :func:`incremental_regression`)."""
+
+    horizon: int
+    dims: tuple
+    epsilons: tuple
+    fixed_epsilon: float
+    fixed_dim: int
+    seeds: int
+    delta: float
+    compare_epsilon: float
+    sparse_dims: tuple
+    sparse_horizon: int
+    projection_dim: int
+
+
+def _tasks(plan: _Plan) -> list[dict]:
+    """The runs of :func:`_excess_task`: scaling in d, then in epsilon (PrivIncReg1, both
+    solvers), the comparison on the isotropic instance, the sparse L1 instance."""
+    base = {"delta": plan.delta, "horizon": plan.horizon}
+    seeds, dims, fixed_dim = range(plan.seeds), plan.dims, plan.fixed_dim
+    tasks = [dict(kind="PrivIncReg1", instance="isotropic", d=d, epsilon=plan.fixed_epsilon,
+                  seed=s, solver=solver, **base)
+             for solver in ("npg", "surrogate") for d in dims for s in seeds]
+    tasks += [dict(kind="PrivIncReg1", instance="isotropic", d=fixed_dim, epsilon=e, seed=s,
+                   solver=solver, **base)
+              for solver in ("npg", "surrogate") for e in plan.epsilons for s in seeds
+              if e != plan.fixed_epsilon or fixed_dim not in dims]
+    tasks += [dict(kind=k, instance="isotropic", d=fixed_dim, epsilon=plan.compare_epsilon,
+                   seed=s, projection_dim=max(1, fixed_dim // 2), keep_curve=s == 0,
+                   part="compare", **base)
+              for k in ("PrivIncReg1", "PrivIncReg2", "Mechanism 1") for s in seeds]
+    tasks += [dict(kind=k, instance="sparse-L1", d=d, epsilon=plan.compare_epsilon, seed=s,
+                   delta=plan.delta, horizon=plan.sparse_horizon,
+                   projection_dim=plan.projection_dim, part="compare")
+              for d in plan.sparse_dims for k in ("PrivIncReg1", "PrivIncReg2") for s in seeds
+              if k == "PrivIncReg1" or plan.projection_dim < d]
+    return tasks
+
+
+def _scaling_fits(rows: list[dict], plan: _Plan) -> tuple[list[dict], dict, dict]:
+    """The log-log fits of PrivIncReg1's max_t excess against d and against epsilon (each
+    solver), and their points: (fits, curves in d, curves in epsilon)."""
+    fits, curves_d, curves_e = [], {}, {}
+    for solver in ("npg", "surrogate"):
+        scaling = [r for r in rows if r["part"] == "scaling" and r["solver"] == solver]
+        sel = sorted((r for r in scaling if r["epsilon"] == plan.fixed_epsilon
+                      and r["d"] in plan.dims), key=lambda r: r["d"])
+        peaks = [r["mean_max_excess"] for r in sel]
+        slope, se = _fit([r["d"] for r in sel], peaks)
+        fits.append({"fit": f"PrivIncReg1 ({solver}): max_t excess vs d", "slope": slope,
+                     "stderr": se, "expected": 0.5})
+        curves_d[f"PrivIncReg1 ({solver}), eps={plan.fixed_epsilon:g}"] = (
+            np.array([r["d"] for r in sel]), np.array(peaks))
+        sel = sorted((r for r in scaling if r["d"] == plan.fixed_dim
+                      and r["epsilon"] in plan.epsilons), key=lambda r: r["epsilon"])
+        eps_sel = [r["epsilon"] for r in sel]
+        slope, se = _fit(eps_sel, [r["mean_max_excess"] for r in sel])
+        expected = _fit(eps_sel, [1.0 / mu_star(e, plan.delta) for e in eps_sel])[0]
+        fits.append({"fit": f"PrivIncReg1 ({solver}): max_t excess vs epsilon", "slope": slope,
+                     "stderr": se, "expected": expected})
+        curves_e[f"PrivIncReg1 ({solver}), d={plan.fixed_dim}"] = (
+            np.array(eps_sel), np.array([r["mean_max_excess"] for r in sel]))
+    return fits, curves_d, curves_e
+
+
+def _figures(out_dir: Path, plan: _Plan, results: list[dict], sparse: list[dict],
+             curves_d: dict, curves_e: dict, expected_e: float) -> list[Path]:
+    """The PNGs: max_t excess vs d and vs epsilon, the excess at every t, the sparse part."""
     figures = [
         _plot_scaling(curves_d, out_dir / "knj_excess_vs_d.png", xlabel="d",
-                      title=f"PrivIncReg1: KNJ's max_t excess vs d (T={horizon}, "
-                            f"eps={fixed_epsilon:g}; expected slope 1/2)"),
+                      title=f"PrivIncReg1: KNJ's max_t excess vs d (T={plan.horizon}, "
+                            f"eps={plan.fixed_epsilon:g}; expected slope 1/2)"),
         _plot_scaling(curves_e, out_dir / "knj_excess_vs_epsilon.png", xlabel="epsilon",
-                      title=f"PrivIncReg1: max_t excess vs epsilon (d={fixed_dim}, T={horizon}"
-                            f"; expected slope {fits[1]['expected']:.2f})"),
+                      title=f"PrivIncReg1: max_t excess vs epsilon (d={plan.fixed_dim}, "
+                            f"T={plan.horizon}; expected slope {expected_e:.2f})"),
         plot_curves({r["kind"]: r["curve"] for r in results if r["curve"] is not None},
                     out_dir / "knj_excess_curves.png", ylabel="excess empirical risk",
-                    title=f"Excess at every t, isotropic L2 instance, d={fixed_dim}, "
-                          f"eps={compare_epsilon:g}"),
+                    title=f"Excess at every t, isotropic L2 instance, d={plan.fixed_dim}, "
+                          f"eps={plan.compare_epsilon:g}"),
     ]
     sparse_series = {kind: (np.array([r["d"] for r in sparse if r["kind"] == kind]),
                             np.array([r["mean_max_excess"] for r in sparse if r["kind"] == kind]))
@@ -265,10 +306,9 @@ def incremental_regression(out_dir: str | Path, *, horizon: int = 8192,
     if sparse_series:
         figures.append(_plot_scaling(
             sparse_series, out_dir / "knj_sparse_vs_d.png", xlabel="d",
-            title=f"Sparse L1 instance: max_t excess vs d (m={projection_dim}, "
-                  f"T={sparse_horizon}, eps={compare_epsilon:g})"))
-    report = _report(out_dir, rows, fits, figures, horizon, delta, seeds, projection_dim)
-    return ExperimentResult("knj_incremental", rows, report, csv_path, figures)
+            title=f"Sparse L1 instance: max_t excess vs d (m={plan.projection_dim}, "
+                  f"T={plan.sparse_horizon}, eps={plan.compare_epsilon:g})"))
+    return figures
 
 
 def _finding(sparse: list[dict], projection_dim: int) -> str:

@@ -33,8 +33,8 @@ import numpy as np
 from dpol._validation import fail
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
-from dpol.experiments.runner import run_sweep
-from dpol.experiments.wdp_regret import fit_growth
+from dpol.experiments.reproductions.wdp_regret import fit_growth
+from dpol.experiments.sweeps.runner import run_sweep
 from dpol.learners._bandit import LinearOracleDomain
 from dpol.learners.bandit_frank_wolfe import BanditFrankWolfe
 from dpol.learners.private_bandit_frank_wolfe import PrivateBanditFrankWolfe

@@ -11,7 +11,7 @@ the next run into the same folder.
 **Checkpoints sit beside it, never inside** (``NAME.checkpoint``, owner-only
 permissions): a checkpoint holds the un-noised sums and the noise generators' states, so
 it can de-noise every release, and must be kept like the raw data, not published with
-the outputs (:mod:`dpol.experiments.run_checkpoint`).
+the outputs (:mod:`dpol.experiments.runs.checkpoint`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dpol._validation import fail
-from dpol.experiments.run_checkpoint import CHECKPOINT, PICKLED, _umask
+from dpol.experiments.runs.checkpoint import CHECKPOINT, PICKLED, _umask
 
 __all__ = ["CHECKPOINT_SUFFIX", "RUN_FILE", "check_out", "checkpoint_folder",
            "find_checkpoint", "remove_checkpoint", "run_id_of", "staged_output",

@@ -25,7 +25,7 @@ from dpol.datasets import (
 from dpol.evaluation import best_fixed_point
 from dpol.experiments.plots import plot_curves, plot_versus_epsilon
 from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
-from dpol.experiments.runner import run_sweep
+from dpol.experiments.sweeps.runner import run_sweep
 from dpol.learners import PrivateIGD, PrivateQuadraticFTL
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball

@@ -1,4 +1,4 @@
-"""The ``dpol sweep`` command's body (layer L6; registered by :mod:`dpol.cli`)."""
+"""``dpol sweep CONFIG.toml`` and ``dpol sweep report STORE`` (layer L6)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ import sqlite3
 import sys
 from pathlib import Path
 
-__all__ = ["register"]
+import typer
+
+from dpol.errors import InvalidInputError
+
+__all__ = ["register_sweep"]
 
 #: the report's columns, the scores first: a narrow terminal drops the columns at the end
 SUMMARY_KEYS = ["dataset", "learner", "epsilon", "average_regret", "accuracy", "mean_loss",
@@ -20,11 +24,9 @@ SEEDED = ("seeded: every cell draws its noise from its grid seed, so that the sw
           "sweep compares learners; to release a private model, use dpol run without --seed.")
 
 
-def register(app, console, refusals, progress_bar, show_rows) -> None:
-    """Add ``dpol sweep CONFIG.toml`` and ``dpol sweep report STORE`` to ``app``."""
-    import typer
-
-    from dpol.errors import InvalidInputError
+def register_sweep(app, ui) -> None:
+    """Add ``dpol sweep CONFIG.toml`` and ``dpol sweep report STORE`` to ``app`` (``ui``:
+    the console helpers, :class:`~dpol.cli.ui.Ui`)."""
 
     @app.command(epilog="A config, in TOML: docs/sweeps.md. Exit code 130 after Ctrl-C "
                  "(finished cells kept: rerun to finish the others).")
@@ -46,46 +48,52 @@ def register(app, console, refusals, progress_bar, show_rows) -> None:
         (`dpol sweep CONFIG.toml`), or summarise and plot its results store
         (`dpol sweep report STORE`). Finished cells are kept: a rerun skips them."""
         if config == "report":
-            _report(store, out)
+            _report(ui, store, out)
             return
-        from dpol.experiments.sweep import SweepInterrupted
-        from dpol.experiments.sweep import sweep as run
-
         if store is not None:
             sys.stderr.write(f"dpol sweep: error: a second argument only follows 'report' "
                              f"(the store of a config is --store); got {store}\n")
             raise typer.Exit(1)
+        _run(ui, config, backend=backend, workers=workers, address=address, store=results)
+
+
+def _run(ui, config: str, **engine) -> None:
+    """``dpol sweep CONFIG.toml``: the unfinished cells on ``engine`` (backend, workers,
+    address, store); Ctrl-C keeps the finished ones and exits 130."""
+    from dpol.experiments.sweeps.sweep import SweepInterrupted, sweep
+
+    try:
+        with ui.refusals("sweep"), ui.progress_bar(Path(config).stem, unit="cells") as update:
+            summary = sweep(config, progress=update, **engine)
+    except SweepInterrupted as stop:
+        sys.stderr.write(f"dpol sweep: {stop}\n")
+        raise typer.Exit(130) from None
+    ui.console.print(summary.line(), highlight=False)
+    if summary.failed:
+        sys.stderr.write(f"dpol sweep: warning: {summary.failed} cells failed; "
+                         f"`dpol sweep report {summary.store}` shows their errors\n")
+
+
+def _report(ui, store: Path | None, out: Path | None) -> None:
+    """``dpol sweep report STORE``: one row per configuration, and the plots."""
+    from dpol.experiments.sweeps.report import summarize, sweep_plots
+    from dpol.experiments.sweeps.store import ResultStore
+
+    with ui.refusals("sweep report"):
+        if store is None or not store.is_file():
+            raise InvalidInputError(f"STORE must be the results store of a sweep; got "
+                                    f"{store}")
         try:
-            with refusals("sweep"), progress_bar(Path(config).stem, unit="cells") as update:
-                summary = run(config, backend=backend, workers=workers, address=address,
-                              store=results, progress=update)
-        except SweepInterrupted as stop:
-            sys.stderr.write(f"dpol sweep: {stop}\n")
-            raise typer.Exit(130) from None
-        console.print(summary.line(), highlight=False)
-        if summary.failed:
-            sys.stderr.write(f"dpol sweep: warning: {summary.failed} cells failed; "
-                             f"`dpol sweep report {summary.store}` shows their errors\n")
-
-    def _report(store: Path | None, out: Path | None) -> None:
-        from dpol.experiments.sweep_report import summarize, sweep_plots
-        from dpol.experiments.sweep_store import ResultStore
-
-        with refusals("sweep report"):
-            if store is None or not store.is_file():
-                raise InvalidInputError(f"STORE must be the results store of a sweep; got "
-                                        f"{store}")
-            try:
-                with ResultStore(store) as s:
-                    rows = summarize(s.rows())
-                figures = sweep_plots(store, out or store.parent)
-            except sqlite3.DatabaseError as exc:
-                raise InvalidInputError(f"STORE must be the results store of a sweep; got "
-                                        f"{store} ({exc})") from None
-        for row in rows:
-            row.update(counter=row["counter"] or "-", delta=row["delta"] or "default",
-                       options=row["options"] if row["options"] != "{}" else "")
-        show_rows(f"{store}: {len(rows)} configurations", rows, SUMMARY_KEYS)
-        console.print(SEEDED, highlight=False)
-        for fig in figures:
-            console.print(f"figure: {fig}")
+            with ResultStore(store) as s:
+                rows = summarize(s.rows())
+            figures = sweep_plots(store, out or store.parent)
+        except sqlite3.DatabaseError as exc:
+            raise InvalidInputError(f"STORE must be the results store of a sweep; got "
+                                    f"{store} ({exc})") from None
+    for row in rows:
+        row.update(counter=row["counter"] or "-", delta=row["delta"] or "default",
+                   options=row["options"] if row["options"] != "{}" else "")
+    ui.show_rows(f"{store}: {len(rows)} configurations", rows, SUMMARY_KEYS)
+    ui.console.print(SEEDED, highlight=False)
+    for fig in figures:
+        ui.console.print(f"figure: {fig}")

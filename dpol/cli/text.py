@@ -1,7 +1,7 @@
 """Text of the ``dpol`` command: option parsing, table columns, warning origins (layer L6).
 
-Kept apart from :mod:`dpol.cli`, which builds the typer app, so that both stay short;
-nothing here needs typer or rich.
+Apart from the commands' modules, which declare them with typer and print with rich:
+nothing here needs either.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One runner for sweeps (learners x epsilons x seeds) on any engine (layer L5).
 
-:func:`run_tasks` runs independent tasks on an engine of :mod:`dpol.experiments.engines`
+:func:`run_tasks` runs independent tasks on an engine of :mod:`dpol.experiments.sweeps.engines`
 (local processes by default, Ray or Dask), hands each result over as it finishes and
 resubmits a task whose worker died; :func:`run_sweep` is its ordered, list-returning
 form, and :func:`using_engine` lets code that calls :func:`run_sweep` (the paper
@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from contextlib import contextmanager
 
 from dpol._validation import check_int
-from dpol.experiments.engines import open_engine
+from dpol.experiments.sweeps.engines import open_engine
 
 __all__ = ["run_sweep", "run_tasks", "using_engine"]
 
@@ -63,7 +63,7 @@ def run_tasks(engine, func: Callable, tasks: list, on_result: Callable[[int, obj
 
     Examples
     --------
-    >>> from dpol.experiments.engines import open_engine
+    >>> from dpol.experiments.sweeps.engines import open_engine
     >>> got = {}
     >>> with open_engine("local") as engine:
     ...     run_tasks(engine, abs, [-1, 2, -3], got.__setitem__)
@@ -102,7 +102,7 @@ def run_sweep(func: Callable[..., dict], tasks: Iterable[dict], *, workers: int 
     before the first task (``done = 0``: the total is known from the start) and after
     every task. Inside :func:`using_engine` the tasks run on its engine (``workers``,
     ``backend`` and ``address`` are then ignored); otherwise an engine is started for
-    this call (:func:`~dpol.experiments.engines.open_engine`).
+    this call (:func:`~dpol.experiments.sweeps.engines.open_engine`).
 
     Examples
     --------

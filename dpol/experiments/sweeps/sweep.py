@@ -2,8 +2,8 @@
 
 :func:`sweep` checks the config and the engine choice before any task starts, skips the
 cells the store already holds as finished, runs the rest on local processes, Ray or
-Dask (:mod:`dpol.experiments.engines`) and writes every result to the store
-(:mod:`dpol.experiments.sweep_store`) the moment it arrives. A worker that dies is
+Dask (:mod:`dpol.experiments.sweeps.engines`) and writes every result to the store
+(:mod:`dpol.experiments.sweeps.store`) the moment it arrives. A worker that dies is
 replaced and its task resubmitted; a cell that raises is stored as failed with its
 error; a Ctrl-C stops the sweep with every finished cell kept (:class:`SweepInterrupted`).
 """
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpol._validation import check_int
-from dpol.experiments.engines import check_address, open_engine, require
-from dpol.experiments.runner import run_tasks
-from dpol.experiments.sweep_cell import run_cell
-from dpol.experiments.sweep_config import SweepConfig, cell_key, load_config
-from dpol.experiments.sweep_store import ResultStore
+from dpol.experiments.sweeps.cell import run_cell
+from dpol.experiments.sweeps.config import SweepConfig, cell_key, load_config
+from dpol.experiments.sweeps.engines import check_address, open_engine, require
+from dpol.experiments.sweeps.runner import run_tasks
+from dpol.experiments.sweeps.store import ResultStore
 
 __all__ = ["SweepInterrupted", "SweepSummary", "sweep"]
 
@@ -64,7 +64,7 @@ def sweep(config: str | Path | SweepConfig, *, backend: str | None = None,
     Examples
     --------
     >>> import tempfile
-    >>> from dpol.experiments.sweep_config import parse_config
+    >>> from dpol.experiments.sweeps.config import parse_config
     >>> cfg = parse_config({"horizon": 100, "grid": {"learners": ["pqftl"],
     ...     "epsilons": [1.0, 2.0], "seeds": 1, "datasets": ["synthetic-regression"]}})
     >>> with tempfile.TemporaryDirectory() as tmp:

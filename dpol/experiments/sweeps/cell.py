@@ -27,7 +27,7 @@ def _evaluate(cell: dict) -> dict:
     from dpol.adapters.registry import LEARNERS, comparator, make_learner
     from dpol.datasets import load_dataset
     from dpol.datasets.files import clip_to_bounds
-    from dpol.experiments.run_scores import online_accuracy
+    from dpol.experiments.runs.scores import online_accuracy
 
     stream = load_dataset(cell["dataset"], seed=cell["seed"], horizon=cell["horizon"])
     X, y, clip = clip_to_bounds(stream.X, stream.y, 1.0, 1.0)

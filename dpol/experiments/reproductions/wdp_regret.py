@@ -17,7 +17,7 @@ import numpy as np
 from dpol.evaluation import best_fixed_point
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
-from dpol.experiments.runner import run_sweep
+from dpol.experiments.sweeps.runner import run_sweep
 from dpol.learners import PrivateFTAL, PrivateOnlineFrankWolfe
 from dpol.losses import Regularized, SquaredLoss
 from dpol.sets import L2Ball, Simplex

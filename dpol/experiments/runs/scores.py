@@ -24,7 +24,8 @@ from dpol.evaluation import prequential_accuracy
 
 __all__ = ["CLIP_NOTE_SHARE", "SEEDED_NOTE", "SPLIT_SEED",
            "class_options", "clip_note", "heldout_scores", "hits", "holdout_split",
-           "horizon_note", "online_accuracy", "silent_note", "trivial_rows"]
+           "horizon_note", "online_accuracy", "silent_note", "summary_row", "trivial_rows",
+           "zero_row"]
 
 #: the held-out split is drawn with this seed, whatever the noise seed: every run of a file
 #: is scored on the same rows
@@ -155,6 +156,39 @@ def heldout_scores(pred: np.ndarray, y: np.ndarray, classification: bool) -> dic
     if classification:
         return {"heldout_accuracy": float(np.mean(hits(pred, y)))}
     return {"heldout_mse": float(np.mean((pred - y) ** 2)), "heldout_r2": _r2(pred, y)}
+
+
+def summary_row(label: str, trace, ref: np.ndarray) -> dict:
+    """A learner's row: its guarantee, average and final regret and mean loss, beside the
+    mean loss of the comparator (``ref``: its loss at every step).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> trace = SimpleNamespace(losses=np.array([0.5, 0.3]), regret=np.array([0.2, 0.4]),
+    ...                         privacy="(1, 0)-DP")
+    >>> summary_row("igd", trace, np.array([0.3, 0.1]))["average_regret"]
+    0.2
+    """
+    n = len(trace.losses)
+    return {"model": label, "guarantee": str(trace.privacy),
+            "average_regret": float(trace.regret[-1] / n), "final_regret": float(trace.regret[-1]),
+            "mean_loss": float(trace.losses.mean()), "comparator_mean_loss": float(ref.mean())}
+
+
+def zero_row(losses: np.ndarray, ref: np.ndarray) -> dict:
+    """The row of predicting 0 (``losses``: its loss at every step), the regret against
+    the comparator's (``ref``).
+
+    Examples
+    --------
+    >>> zero_row(np.array([0.5, 0.5]), np.array([0.25, 0.125]))["final_regret"]
+    0.625
+    """
+    return {"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
+            "average_regret": float(np.mean(losses - ref)),
+            "final_regret": float(np.sum(losses - ref)), "mean_loss": float(losses.mean()),
+            "comparator_mean_loss": float(ref.mean())}
 
 
 def trivial_rows(y: np.ndarray, raw_train: np.ndarray, test_y: np.ndarray | None,

@@ -1,4 +1,4 @@
-"""The body of ``dpol run`` (layer L6): the command line it quotes, the run or its
+"""``dpol run`` (layer L6): its options, the command line it quotes, the run or its
 resumption (refusing flags that contradict the checkpoint), what it prints, and a clean
 stop on Ctrl-C."""
 
@@ -9,10 +9,15 @@ import sys
 from pathlib import Path
 
 import typer
+from typer import Context
 
-from dpol._cli_text import parse_options
+from dpol.adapters.registry import LEARNERS
+from dpol.cli.text import parse_options
+from dpol.counters import COUNTER_NAMES
+from dpol.datasets import DATASETS
+from dpol.learners.random_features import BANDWIDTH
 
-__all__ = ["run_arguments", "run_command"]
+__all__ = ["register_run", "run_arguments", "run_command"]
 
 
 #: ``dpol run``'s parameters -> ``run_learner``'s arguments, where the names differ
@@ -58,8 +63,8 @@ def _quoted(args: dict, option: list[str] | None) -> str:
 
 def _interrupted(out: Path, chunked: bool = False, checkpoints: bool = False) -> str:
     """The one line a Ctrl-C prints: exactly what was kept."""
-    from dpol.experiments.run_checkpoint import CHECKPOINT, load_checkpoint
-    from dpol.experiments.run_output import checkpoint_folder
+    from dpol.experiments.runs.checkpoint import CHECKPOINT, load_checkpoint
+    from dpol.experiments.runs.output import checkpoint_folder
 
     kept = f"interrupted: nothing of this run was published ({out} is as it was"
     folder = checkpoint_folder(out)
@@ -75,8 +80,8 @@ def _interrupted(out: Path, chunked: bool = False, checkpoints: bool = False) ->
 def _conflicts(params: dict, given: list[str]) -> None:
     """Refuse, in one line, a flag given with --resume that contradicts the checkpoint
     (the resumed run goes on with the checkpoint's settings, never silently others)."""
-    from dpol.experiments.run_checkpoint import load_checkpoint
-    from dpol.experiments.run_output import find_checkpoint
+    from dpol.experiments.runs.checkpoint import load_checkpoint
+    from dpol.experiments.runs.output import find_checkpoint
 
     folder, out = find_checkpoint(params["resume"])
     saved = load_checkpoint(folder)["args"]
@@ -112,10 +117,76 @@ def _flag(name: str, value: object) -> str:
     return f"--{flag} {value}"
 
 
-def run_command(ctx: typer.Context, *, ui) -> None:
+def register_run(app: typer.Typer, ui) -> None:
+    """Add ``dpol run`` to ``app`` (``ui``: the console helpers, :class:`~dpol.cli.ui.Ui`)."""
+    learners_help = "\n\n".join(f"{k}: {v.summary} [{v.task}]" for k, v in LEARNERS.items())
+
+    @app.command(epilog=f"Learners:\n\n{learners_help}")
+    def run(
+        ctx: Context,
+        learner: str = typer.Argument(None, help=f"One of: {', '.join(LEARNERS)}."),
+        data: str = typer.Argument(None, help="A .csv/.txt/.data(.gz), .npy or .parquet file, "
+                                   "'-' for CSV on standard input, or a named data set: "
+                                   f"{', '.join(DATASETS)}."),
+        epsilon: float = typer.Option(1.0, help="Privacy parameter epsilon (inf: no noise)."),
+        delta: float = typer.Option(None, help="Privacy parameter delta (default: 1e-5, or "
+                                    "1/T where smaller, T the horizon)."),
+        horizon: int = typer.Option(None, "--horizon", "-T",
+                                    help="Stream length the noise is calibrated for "
+                                    "(default: the number of rows)."),
+        counter: str = typer.Option(None, help="Counter of the learners that use one: "
+                                    f"{', '.join(COUNTER_NAMES)}."),
+        seed: int = typer.Option(None, min=0, help="Seed the noise (reproducible, private "
+                                 "only while the seed is secret; default: OS entropy)."),
+        out: Path = typer.Option(Path("dpol-output/run"), help="Output folder (new or "
+                                 "empty; its checkpoints go beside it, in OUT.checkpoint)."),
+        replace: bool = typer.Option(False, help="Replace an earlier run in --out."),
+        target_col: str = typer.Option(None, help="Label column: index or name (default "
+                                       "last)."),
+        bound: str = typer.Option("1", help="Declared bound on ||x|| (rows above: clipped), "
+                                  "or auto: a private quantile of the row norms."),
+        y_bound: str = typer.Option("1", help="Declared bound on |y| (regression labels), "
+                                    "or auto: a private quantile of |y|."),
+        bounds_budget: float = typer.Option(0.1, help="Share of epsilon for auto bounds."),
+        normalize: str = typer.Option("clip", help="clip (private end to end), private "
+                                      "(features, labels and bounds scaled by private "
+                                      "quantiles on --bounds-budget, inside the guarantee) "
+                                      "or standardize (reads data statistics: outside the "
+                                      "guarantee)."),
+        calibration: str = typer.Option("tight", help="tight or paper."),
+        option: list[str] = typer.Option(None, help="KEY=VALUE constructor keyword (repeat)."),
+        baseline: bool = typer.Option(True, help="Also run the non-private twin."),
+        test_fraction: float = typer.Option(None, help="Hold out this share of the rows "
+                                            "(a fixed random split) and score the final "
+                                            "model on them, beside the trivial baseline."),
+        checkpoint_every: int = typer.Option(None, min=1, help="Save the learners' state "
+                                             "and releases every N rows, owner-only, in "
+                                             "OUT.checkpoint: it can remove the noise, so "
+                                             "keep it like the raw data."),
+        resume: Path = typer.Option(None, file_okay=False, help="Continue the run of this "
+                                    "output (or checkpoint) folder, with its settings."),
+        chunk_rows: int = typer.Option(None, min=1, help="Read and learn the file N rows "
+                                       "at a time (streams larger than memory; no regret)."),
+        intercept: bool = typer.Option(None, "--intercept/--no-intercept", help="Fit an "
+                                       "intercept (default: yes for a linear learner)."),
+        random_features: int = typer.Option(None, help="Learn on D random Fourier features "
+                                            "of the rows: a model non-linear in x."),
+        bandwidth: float = typer.Option(None, help="Kernel bandwidth of --random-features, "
+                                        f"in units of --bound (default {BANDWIDTH:g})."),
+    ) -> None:
+        """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
+
+        Classifiers (K > 2 classes: the ridge-classifiers) are scored by online accuracy.
+        More than 5% of the rows clipped, or -T other than the number of rows, is said.
+        Outputs appear in --out together or not at all; --resume DIR continues a run.
+        """
+        run_command(ctx, ui=ui)
+
+
+def run_command(ctx: Context, *, ui) -> None:
     """Run (or resume) with the parameters of ``ctx``, the ``dpol run`` being invoked,
     and print the results; ``ui`` has the CLI's console helpers."""
-    from dpol.experiments.run_file import resume_run, run_learner
+    from dpol.experiments.runs.pipeline import resume_run, run_learner
 
     params = ctx.params
     args = run_arguments(params)
@@ -140,7 +211,7 @@ def run_command(ctx: typer.Context, *, ui) -> None:
                                      chunk_rows=chunk_rows)
     except KeyboardInterrupt:
         if resume is not None:  # the output folder of the checkpoint it names
-            from dpol.experiments.run_output import find_checkpoint
+            from dpol.experiments.runs.output import find_checkpoint
             out = find_checkpoint(resume)[1]
         sys.stderr.write(_interrupted(Path(out), chunked=chunk_rows is not None,
                                       checkpoints=params["checkpoint_every"] is not None))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 __all__ = ["COLUMNS", "ResultStore"]
 
-#: the configuration of a cell, then what :func:`~dpol.experiments.sweep_cell.run_cell`
+#: the configuration of a cell, then what :func:`~dpol.experiments.sweeps.cell.run_cell`
 #: records, then where and when it ran
 CONFIG = ("learner", "dataset", "counter", "epsilon", "delta", "seed", "horizon",
           "calibration", "options")
@@ -30,7 +30,7 @@ COLUMNS = (*CONFIG, "status", "guarantee", "real_epsilon", "real_delta", "rows",
 
 
 class ResultStore:
-    """The cells of one or more sweeps, keyed by :func:`~dpol.experiments.sweep_config.cell_key`.
+    """The cells of one or more sweeps, keyed by :func:`~dpol.experiments.sweeps.config.cell_key`.
 
     Examples
     --------
