@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from dpol.experiments.reproductions.jkt_appendix_g import against_trivial
 from dpol.experiments.reproductions.reproduce import EXPERIMENTS, reproduce
 
 __all__ = ["register_demo", "register_reproduce"]
@@ -21,6 +20,9 @@ def register_demo(app: typer.Typer, ui) -> None:
         workers: int = typer.Option(1, min=1, help="Local worker processes."),
     ) -> None:
         """Quick reproduction of JKT's synthetic regression (PQFTL vs FTL), under a minute."""
+        # here, not at the top: the experiment loads scipy.stats, 0.4 s of every --help
+        from dpol.experiments.reproductions.jkt_appendix_g import against_trivial
+
         ui.console.print("PQFTL (private follow-the-leader) vs FTL on a generated stream: "
                          "T = 20,000, d = 10, delta = 1e-5, replace-one, tight and paper "
                          "noise, and with dpol's noise ridge.")

@@ -47,3 +47,14 @@ def test_scipy_signal_is_imported_on_first_use_too():
                           "print('scipy.signal' in sys.modules)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_command_lines_help_loads_neither_scipy_stats_nor_signal():
+    # dpol --help builds every command's options: what they import runs at every start
+    code = ("import sys\nsys.argv = ['dpol', '--help']\nfrom dpol.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print([m for m in ('scipy.stats', 'scipy.signal', 'dp_accounting') "
+            "if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
