@@ -171,6 +171,7 @@ def _tuned_ridge(dim: int, xb: float, yb: float) -> dict:
             "counter": "blt", "solves_per_doubling": RIDGE_SOLVES_PER_DOUBLING}
 
 
+#: every learner by its name on the command line and in the adapters, with its defaults
 LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
     LearnerSpec("pqftl", "JKT Alg. 4: private follow-the-leader, ridge alpha=1 (tree sums)",
                 PrivateQuadraticFTL, "regression", "tree",

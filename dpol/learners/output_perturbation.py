@@ -20,6 +20,7 @@ from dpol.noise.discrete import grid_release, grid_spacing
 
 __all__ = ["SCHEDULES", "OutputPerturbation"]
 
+#: the noise schedules of :class:`OutputPerturbation` (its ``schedule`` argument)
 SCHEDULES = ("fixed", "doubling", "anytime")
 
 
