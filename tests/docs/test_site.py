@@ -13,6 +13,9 @@ import pytest
 
 from conftest import ROOT, _docs_module
 
+TUTORIALS = sorted(p.name for p in (ROOT / "docs" / "tutorials").glob("*.md")
+                   if p.name != "index.md")
+
 
 def test_the_site_builds_strict(built_site):
     assert built_site.returncode == 0, built_site.output[-5000:]
@@ -34,6 +37,15 @@ def test_every_public_name_has_its_entry_in_the_reference(built_site):
                    "dpol.sets", "dpol.losses", "dpol.datasets", "dpol.adapters",
                    "dpol.evaluation"):
         assert any(page.module == module for page in pages), module
+
+
+def test_each_tutorial_ran_and_states_its_run_time(built_site):
+    for name in TUTORIALS:
+        text = built_site.page(f"tutorials/{name[:-3]}.html")
+        assert "Run time: the code on this page ran in" in text, name
+        assert "Traceback" not in text, name
+    times = (built_site.path / "run_times.json").read_text()
+    assert all(f"tutorials/{name}" in times for name in TUTORIALS)
 
 
 class _Links(html.parser.HTMLParser):
