@@ -27,8 +27,7 @@ from dpol.noise.discrete import grid_release, grid_spacing
 
 __all__ = ["MODES", "PrivateKernelRegression"]
 
-#: what :class:`PrivateKernelRegression` releases (its ``mode`` argument)
-MODES = ("random_features", "query_points", "published_scalar")
+MODES = ("random_features", "query_points", "published_scalar")  #: the ``mode`` values
 
 
 class PrivateKernelRegression(OnlineLearner):
