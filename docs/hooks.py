@@ -5,7 +5,7 @@
   ``__all__`` and of its public submodules' ``__all__`` (each object once, where the
   shortest public path exports it). A public name without a docstring is a warning, which
   the strict build turns into a failure.
-* The tutorials' code blocks (markdown-exec) run in an empty scratch folder, with the
+* The tutorials' code blocks (markdown-exec) run in an empty folder per page, with the
   ``dpol`` command of this interpreter on PATH and a checkpoint key of the build's own, so
   a build writes nothing into the work tree or the builder's home; each page states how
   long its code took, and ``run_times.json`` in the site lists the times.
@@ -219,15 +219,21 @@ def _clocks() -> tuple[float, float]:
 
 
 def on_page_markdown(markdown, page, config, files):
-    # hooks run after the plugins: what follows is the conversion that runs the code blocks
-    _started[page.file.src_uri] = _clocks()
+    # hooks run after the plugins: what follows is the conversion that runs the code blocks,
+    # each page's in an empty folder of its own
+    if 'exec="on"' in markdown and _scratch:
+        folder = Path(_scratch["dir"], page.file.src_uri.removesuffix(".md").replace("/", "-"))
+        folder.mkdir()
+        os.chdir(folder)
+        _started[page.file.src_uri] = _clocks()
     return markdown
 
 
 def on_page_content(html, page, config, files):
     started = _started.pop(page.file.src_uri, None)
-    if started is None or 'exec="on"' not in page.markdown:
+    if started is None:
         return html
+    os.chdir(_scratch["dir"])
     wall, cpu = (now - then for now, then in zip(_clocks(), started, strict=True))
     _times[page.file.src_uri] = {"wall": round(wall, 2), "cpu": round(cpu, 2)}
     note = (f'<p class="dpol-run-time"><em>Run time: the code on this page ran in '
