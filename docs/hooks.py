@@ -94,15 +94,14 @@ def _public_modules(module):
                   if not name.startswith("_") and not sub.is_alias]
 
 
-def api_pages(package=None) -> tuple[list[ApiPage], list[str], list[str]]:
+def api_pages() -> tuple[list[ApiPage], list[str], list[str]]:
     """The reference pages, the public names without a docstring, and those in an
     ``__all__`` that static analysis cannot find (so no page can show them)."""
     import griffe
 
-    if package is None:
-        # griffe_sphinx: a `#:` comment above a constant is its docstring, as in mkdocs.yml
-        package = griffe.load("dpol", search_paths=[str(ROOT)], docstring_parser="numpy",
-                              extensions=griffe.load_extensions("griffe_sphinx"))
+    # griffe_sphinx: a `#:` comment above a constant is its docstring, as in mkdocs.yml
+    package = griffe.load("dpol", search_paths=[str(ROOT)], docstring_parser="numpy",
+                          extensions=griffe.load_extensions("griffe_sphinx"))
     documented: dict[str, str] = {}  # canonical path -> public path it is documented at
     missing: list[str] = []
     unresolved: list[str] = []
@@ -162,8 +161,8 @@ def _index_markdown(pages: list[ApiPage]) -> str:
 
 
 _pages: list[ApiPage] = []
-_started: dict[str, float] = {}
-_times: dict[str, float] = {}
+_started: dict[str, tuple[float, float]] = {}  # page -> (wall, CPU) clocks at its start
+_times: dict[str, dict[str, float]] = {}  # page -> its wall and CPU seconds
 _scratch: dict[str, str] = {}
 
 
