@@ -1,13 +1,12 @@
 """Learners by name, with default arguments for a generic stream (layer L5).
 
-``dpol run`` and the scikit-learn and river adapters build their learners here. Each
-entry fixes what a generic regression or classification stream with ``||x|| <= x_bound``
-and ``|y| <= y_bound`` needs (loss, constraint set, regularisation), the counter it uses
-(or none: output perturbation), and the loss and set its regret refers to. Any
-constructor keyword can be overridden through ``options``; ``fit_intercept`` wraps a
-linear learner in :class:`~dpol.learners.intercept.WithIntercept` (the adapters do, by
-default). The bandit learners (ask/tell, one scalar loss per round) take no (x, y)
-stream and are not listed.
+``dpol run`` and the scikit-learn and river adapters build their learners here. Each entry
+fixes what a generic regression or classification stream with ``||x|| <= x_bound`` and
+``|y| <= y_bound`` needs (loss, constraint set, regularisation), the counter it uses (or none:
+output perturbation), and the loss and set its regret refers to. Any constructor keyword can be
+overridden through ``options``; ``fit_intercept`` wraps a linear learner in
+:class:`~dpol.learners.intercept.WithIntercept` (the adapters do, by default). The bandit
+learners (ask/tell, one scalar loss per round) take no (x, y) stream and are not listed.
 
 The adapters' default learners, :data:`DEFAULT_LEARNERS`, are ``ridge-classifier`` and
 ``ridge``: PQFTL (JKT Alg. 4) with ridge alpha = 0.01 and its noise ridge, its sums
@@ -171,6 +170,7 @@ def _tuned_ridge(dim: int, xb: float, yb: float) -> dict:
             "counter": "blt", "solves_per_doubling": RIDGE_SOLVES_PER_DOUBLING}
 
 
+#: every learner by its name on the command line and in the adapters, with its defaults
 LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
     LearnerSpec("pqftl", "JKT Alg. 4: private follow-the-leader, ridge alpha=1 (tree sums)",
                 PrivateQuadraticFTL, "regression", "tree",

@@ -36,6 +36,7 @@ def parse_options(pairs: list[str] | None) -> dict:
     return out
 
 
+#: column headings of the ``dpol account`` and ``dpol counters`` tables, by field
 HEADERS = {"noise_multiplier": "z", "noise_scale": "node scale", "max_rms_error": "RMS error",
            "real_epsilon": "real epsilon", "average_regret": "avg regret",
            "final_regret": "regret", "mean_loss": "mean loss", "mean_avg_regret": "avg regret",

@@ -29,6 +29,7 @@ _BY_NAME: dict[str, type[Counter]] = {
     "banded_matrix": BandedMatrixCounter,
     "unbounded_tree": UnboundedTreeCounter,
 }
+#: the counter names :func:`make_counter` and the ``counter=`` argument of learners accept
 COUNTER_NAMES = tuple(_BY_NAME)
 #: counters that take no horizon (``horizon=None`` only): :func:`make_counter` builds them
 #: without the caller's horizon, which then only bounds how many elements the caller adds

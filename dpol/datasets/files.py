@@ -46,7 +46,9 @@ from dpol.errors import InvalidInputError
 __all__ = ["NORMALIZATIONS", "TASKS", "Clipping", "HeaderWarning", "clip_to_bounds",
            "read_table", "split_label", "table_stream"]
 
+#: how :func:`table_stream` brings rows within the bounds (its ``normalize`` argument)
 NORMALIZATIONS = ("clip", "standardize")
+#: the tasks a table is read for (the ``task`` argument)
 TASKS = ("regression", "classification")
 SUFFIXES = (".csv", ".txt", ".data", ".npy", ".parquet")
 

@@ -57,7 +57,10 @@ from dpol.sets import Box, L2Ball, Simplex
 
 __all__ = ["CASES", "SUITE_DELTA", "SUITE_EPSILON", "SUITE_WINDOW", "AuditCase", "run_case"]
 
-SUITE_EPSILON, SUITE_DELTA = 1.0, 0.05
+#: the epsilon every case of the suite claims
+SUITE_EPSILON = 1.0
+#: the delta every case of the suite claims
+SUITE_DELTA = 0.05
 #: the window of the window counter's cases (learners that take one)
 SUITE_WINDOW = 4
 _DIM, _T = 2, 16

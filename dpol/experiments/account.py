@@ -22,6 +22,7 @@ from dpol.errors import InvalidInputError, NonPrivateWarning, PaperCalibrationWa
 
 __all__ = ["CALIBRATIONS", "account_counter", "account_learner", "describe_noise"]
 
+#: the calibrations ``dpol account`` reports side by side
 CALIBRATIONS = ("tight", "paper")
 
 

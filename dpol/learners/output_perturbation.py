@@ -20,6 +20,7 @@ from dpol.noise.kinds import noise_kind
 
 __all__ = ["SCHEDULES", "OutputPerturbation"]
 
+#: the noise schedules of :class:`OutputPerturbation` (its ``schedule`` argument)
 SCHEDULES = ("fixed", "doubling", "anytime")
 
 

@@ -27,7 +27,7 @@ from dpol.noise.kinds import noise_kind
 
 __all__ = ["MODES", "PrivateKernelRegression"]
 
-MODES = ("random_features", "query_points", "published_scalar")
+MODES = ("random_features", "query_points", "published_scalar")  #: the ``mode`` values
 
 
 class PrivateKernelRegression(OnlineLearner):

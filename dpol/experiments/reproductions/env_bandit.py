@@ -50,6 +50,7 @@ __all__ = [
     "unit_box_oracle",
 ]
 
+#: the constraint polytopes of the ENV bandit experiment
 POLYTOPES = ("box", "matroid")
 _THETA = {"box": np.array([0.3, -0.2, 0.25, -0.1, 0.15]),  # fixed, public directions
           "matroid": np.array([0.3, -0.25, 0.2, -0.15, 0.1, -0.05])}

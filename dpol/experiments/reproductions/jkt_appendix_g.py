@@ -32,6 +32,7 @@ from dpol.sets import L2Ball
 
 __all__ = ["PAPER_EPSILONS", "logistic_regression", "synthetic_regression", "year_prediction"]
 
+#: the epsilons of JKT Appendix G's figures
 PAPER_EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0)
 CURVE_POINTS = 400
 

@@ -8,6 +8,7 @@ from dpol._validation import check_choice, check_int
 
 __all__ = ["EXPERIMENTS", "reproduce"]
 
+#: the experiments ``dpol reproduce`` runs, by name
 EXPERIMENTS = ("jkt-synthetic", "jkt-year", "jkt-logistic", "wdp-regret", "nw-kernel",
                "env-bandit", "knj-incremental")
 

@@ -24,6 +24,7 @@ __all__ = ["COLUMNS", "ResultStore"]
 #: records, then where and when it ran
 CONFIG = ("learner", "dataset", "counter", "epsilon", "delta", "seed", "horizon",
           "calibration", "options")
+#: the columns of the results store's ``cells`` table
 COLUMNS = (*CONFIG, "status", "guarantee", "real_epsilon", "real_delta", "rows",
            "average_regret", "mean_loss", "accuracy", "n_clipped", "warnings", "error",
            "traceback", "seconds", "fit_seconds", "worker", "backend", "finished_at")

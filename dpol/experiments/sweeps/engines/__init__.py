@@ -18,6 +18,7 @@ from dpol._validation import check_choice, check_int, fail
 
 __all__ = ["BACKENDS", "check_address", "open_engine", "require"]
 
+#: the engines a sweep runs on (the ``backend`` argument, ``--backend``)
 BACKENDS = ("local", "ray", "dask")
 
 
