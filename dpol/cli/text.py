@@ -45,12 +45,14 @@ HEADERS = {"noise_multiplier": "z", "noise_scale": "node scale", "max_rms_error"
 
 
 def fmt(value: object) -> str:
+    """A table cell: 4 significant digits for a float, "n/a" for NaN."""
     if isinstance(value, float) and math.isnan(value):
         return "n/a"
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def header(key: str) -> str:
+    """A column's heading for a result key (its words, underscores as spaces)."""
     return HEADERS.get(key, key.replace("_", " "))
 
 

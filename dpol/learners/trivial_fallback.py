@@ -83,8 +83,9 @@ from dpol.noise.kinds import noise_kind
 __all__ = ["GATE_SHARE", "PRIOR_SHARE", "THRESHOLD", "WithTrivialFallback", "block_sums",
            "fallback_budget"]
 
-#: shares of a Gaussian budget (of mu^2) spent on the prior and on the gate
+#: share of a Gaussian budget (of mu^2) spent on the prior
 PRIOR_SHARE = 0.1
+#: share of a Gaussian budget (of mu^2) spent on the gate
 GATE_SHARE = 0.1
 #: the noise of both mechanisms (float Gaussian)
 GAUSSIAN = noise_kind("gaussian")
