@@ -167,6 +167,17 @@ class WithTrivialFallback(LearnerWrapper):
         The prior's margin (0 before its first release).
     releases_ : list of (int, float or array (K,), float)
         Per released block: its rows, its noisy label sum, its noisy error-difference sum.
+
+    Privacy
+    -------
+    Replace-one neighbours. Each row enters one block: its clipped label moves that
+    block's label sum by at most 2 y_bound (sqrt(2) for one-hot rows) and, given the
+    learner's and the prior's releases, its e_t moves the gate's sum by at most 2. Both
+    are Gaussian mechanisms of multipliers ``prior_multiplier`` and ``gate_multiplier``
+    (Dwork and Roth 2014, Thm A.1), composed adaptively with the learner's own events
+    (Dong, Roth and Su 2019, Cor. 3.3) in ``privacy``; :func:`fallback_budget` sizes them
+    with dp-accounting so the whole meets a target. The derivation is in the module's
+    docstring; the choice and the predictions are post-processing.
     """
 
     def __init__(self, learner: OnlineLearner, *, prior_multiplier: float,
@@ -216,6 +227,7 @@ class WithTrivialFallback(LearnerWrapper):
 
     @property
     def prior(self) -> float | np.ndarray:
+        """The prior's margin from the released block sums (0 before the first)."""
         if self._weight == 0.0:
             return np.zeros(self.outputs) if self.outputs > 1 else 0.0
         rate = self._prior_num / self._weight
