@@ -220,7 +220,9 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     for the logistic learners (``igd``, ``pol``), which fit two classes only. Measured
     (``benchmarks/multi_output.py``: held-out, 5 seeds, epsilon 1, mean [worst]): K
     outputs against one-vs-rest at the same (epsilon, delta), iris 0.63 [0.53] against
-    0.58 [0.23], digits 0.51 [0.48] against 0.34 [0.27].
+    0.58 [0.23], digits 0.51 [0.48] against 0.34 [0.27]. One more parameter,
+    ``fallback`` (bool, default False): predict the private class prior wherever the
+    model does not privately beat it (Notes).
 
     Attributes
     ----------
