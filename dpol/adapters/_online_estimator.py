@@ -23,9 +23,8 @@ from dpol.adapters._surface import speak_as
 from dpol.adapters.registry import LEARNERS, check_regression_learner, make_learner
 from dpol.errors import HorizonExceededError, LabelOffsetWarning
 from dpol.learners import PrivateKernelRegression
-from dpol.learners._wrapper import LearnerWrapper
+from dpol.learners._wrapper import predict_rows
 from dpol.learners.intercept import WithIntercept
-from dpol.learners.postprocess import predict as model_predict
 from dpol.learners.random_features import WithRandomFeatures
 from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
 from dpol.losses import LogisticLoss, Regularized
@@ -159,13 +158,7 @@ class OnlineEstimator(BaseEstimator):
     def _margin(self, X: object) -> np.ndarray:
         check_is_fitted(self)
         X = self.prep_.transform(validate_data(self, X, reset=False, dtype=np.float64))
-        if isinstance(self.learner_, PrivateKernelRegression):
-            margin = np.array([self.learner_.predict_one(x) for x in X])
-        elif isinstance(self.learner_, LearnerWrapper):  # exactly what predict_one gives
-            margin = self.learner_.predict_rows(X)
-        else:
-            margin = model_predict(self.learner_, X)
-        return self.prep_.uncentre(margin)
+        return self.prep_.uncentre(predict_rows(self.learner_, X))  # as predict_one
 
 
 def has_proba(estimator: object) -> bool:

@@ -17,7 +17,7 @@ from dpol.learners._base import OnlineLearner
 from dpol.learners.postprocess import POSTPROCESSINGS
 from dpol.learners.postprocess import predict as model_predict
 
-__all__ = ["LearnerWrapper"]
+__all__ = ["LearnerWrapper", "predict_rows"]
 
 #: attributes a wrapper shares with the learner it wraps
 _SHARED = ("horizon", "epsilon", "delta", "neighbouring", "calibration", "y_bound", "seed")
@@ -122,3 +122,14 @@ class LearnerWrapper(OnlineLearner):
 
     def _learn(self, x: np.ndarray, y: float) -> None:  # learn_one is the learner's
         raise NotImplementedError
+
+
+def predict_rows(learner: OnlineLearner, X: np.ndarray) -> np.ndarray:
+    """``learner.predict_one`` of every row of X (n, dim): a wrapper's own
+    ``predict_rows``, a linear model's in one vectorized pass, else row by row (a learner
+    with its own ``predict_one``: kernel regression)."""
+    if isinstance(learner, LearnerWrapper):
+        return learner.predict_rows(X)
+    if type(learner).predict_one is OnlineLearner.predict_one:
+        return model_predict(learner, X)
+    return np.array([learner.predict_one(x) for x in np.atleast_2d(X)])

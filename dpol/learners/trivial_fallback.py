@@ -77,7 +77,7 @@ from dpol._validation import as_matrix, as_vector, check_real, fail
 from dpol.accounting.calibration import gaussian_share
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._base import OnlineLearner, Trace
-from dpol.learners._wrapper import LearnerWrapper
+from dpol.learners._wrapper import LearnerWrapper, predict_rows
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["GATE_SHARE", "PRIOR_SHARE", "THRESHOLD", "WithTrivialFallback", "block_sums",
@@ -271,14 +271,16 @@ class WithTrivialFallback(LearnerWrapper):
                        "sqrt(2) sensitivity holds for them only)", y)
         return y, np.argmax(y, axis=-1)
 
-    def _absorb(self, model: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Account rows (their model predictions before each step) that the learner has
-        learnt; release at block ends; return the wrapper's predictions of the rows."""
-        labels, classes = self._labels(y)
+    def _absorb(self, model: np.ndarray, labels: np.ndarray, classes: np.ndarray
+                ) -> np.ndarray:
+        """Account rows (their model predictions before each step, their ``_labels``)
+        that the learner has learnt; release at block ends; return the wrapper's
+        predictions of the rows."""
         out = np.empty_like(model)
-        start, t0 = 0, self.t_ - len(y)
-        while start < len(y):
-            stop = min(len(y), self._block_end() - t0)
+        n = len(classes)
+        start, t0 = 0, self.t_ - n
+        while start < n:
+            stop = min(n, self._block_end() - t0)
             rows = slice(start, stop)
             prior = self.prior
             out[rows] = model[rows] if self.uses_model else prior
@@ -299,10 +301,10 @@ class WithTrivialFallback(LearnerWrapper):
         """Observe one element; the gate and the prior release at a block's end."""
         xv = as_vector("x", x, self.dim)
         yv = np.asarray(self.base._check_label(y), dtype=np.float64)
-        self._labels(yv[None, ...])  # refused before anything changes
+        labels, classes = self._labels(yv[None, ...])  # refused before anything changes
         model = np.asarray(self.learner.predict_one(xv), dtype=np.float64)
         self.learner.learn_one(xv, y)  # may refuse: then nothing changed
-        self._absorb(model[None, ...], yv[None, ...])
+        self._absorb(model[None, ...], labels, classes)
 
     def run(self, X: object, y: object, *, comparator: object = None) -> Trace:
         """The learner's ``run``, then the two mechanisms block by block (the same draws
@@ -310,9 +312,10 @@ class WithTrivialFallback(LearnerWrapper):
         are the wrapper's prequential predictions."""
         X = as_matrix("X", X, self.dim)
         Y = self.base._check_labels(y, X.shape[0])
-        self._labels(Y)  # refused before anything changes
+        labels, classes = self._labels(Y)  # refused before anything changes
         trace = self.learner.run(X, Y, comparator=comparator)
-        gated = self._absorb(np.asarray(trace.prequential_predictions, dtype=np.float64), Y)
+        gated = self._absorb(np.asarray(trace.prequential_predictions, dtype=np.float64),
+                             labels, classes)
         return dataclasses.replace(trace, model_predictions=gated, privacy=self.privacy)
 
     def predict_one(self, x: object, *, raw: bool = False) -> float | np.ndarray:
@@ -326,11 +329,7 @@ class WithTrivialFallback(LearnerWrapper):
     def predict_rows(self, X: np.ndarray) -> np.ndarray:
         """``predict_one`` of every row of X (n, dim) in one pass."""
         if self.uses_model:
-            if isinstance(self.learner, LearnerWrapper):
-                return self.learner.predict_rows(X)
-            if type(self.learner).predict_one is OnlineLearner.predict_one:  # x . w
-                return super().predict_rows(X)
-            return np.array([self.learner.predict_one(x) for x in np.atleast_2d(X)])
+            return predict_rows(self.learner, X)
         n = np.atleast_2d(X).shape[0]
         return np.tile(self.prior, (n, 1)) if self.outputs > 1 else np.full(n, self.prior)
 
