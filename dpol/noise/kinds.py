@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpol._lazy import scipy_stats
 from dpol._validation import check_choice, fail
 from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.discrete import (
@@ -248,9 +249,7 @@ class L2Gamma(NoiseKind):
         return l2_gamma(rng, n, dim, scale, radius_rng=radius_rng)
 
     def unit_radius_quantile(self, dim, prob):
-        from scipy import stats  # slow to import: only where the quantile is asked
-
-        return float(stats.gamma(a=dim).ppf(prob))
+        return float(scipy_stats.gamma(a=dim).ppf(prob))
 
 
 class _Discrete(NoiseKind):

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: layer of every module, by its longest listed prefix (docs/architecture.md)
 LAYERS = {
-    "dpol": 0, "dpol.errors": 0, "dpol._validation": 0, "dpol._seeding": 0,
+    "dpol": 0, "dpol.errors": 0, "dpol._validation": 0, "dpol._seeding": 0, "dpol._lazy": 0,
     "dpol.clipping": 0, "dpol._clip_warning": 0, "dpol.noise": 0,
     "dpol.accounting": 1,
     "dpol.counters": 2,

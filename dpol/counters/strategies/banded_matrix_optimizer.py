@@ -30,7 +30,7 @@ import numpy as np
 from scipy.linalg import lapack
 from threadpoolctl import threadpool_limits
 
-from dpol.counters.strategies._scipy_on_use import minimize
+from dpol._lazy import scipy_optimize as optimize
 from dpol.counters.strategies.banded_optimizer import optimal_band
 
 __all__ = [
@@ -264,7 +264,7 @@ def _optimised(horizon: int, bands: int) -> np.ndarray:
         # 1024 (measured), far below what a noise variance shows (jax_privacy's default,
         # 100 steps, stops 1.1e-6 above at T = 1024); 5 pairs of memory converge as fast
         # as 10 at half the cost
-        result = minimize(_flat_loss_and_gradient, start, args=(horizon, layout, pool),
+        result = optimize.minimize(_flat_loss_and_gradient, start, args=(horizon, layout, pool),
                           jac=True, method="L-BFGS-B",
                           options={"maxiter": 500, "gtol": 1e-8, "ftol": 1e-8, "maxcor": 5})
     band = np.zeros((horizon, bands))

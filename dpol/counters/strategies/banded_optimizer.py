@@ -18,7 +18,8 @@ import math
 
 import numpy as np
 
-from dpol.counters.strategies._scipy_on_use import fftconvolve, lfilter, minimize
+from dpol._lazy import scipy_optimize as optimize
+from dpol._lazy import scipy_signal as signal
 from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
 
 __all__ = ["banded_loss", "optimal_band"]
@@ -28,7 +29,7 @@ def _rows(band: np.ndarray, horizon: int, objective: str) -> tuple[np.ndarray, n
     """(h, w): the release rows by lag and the weights of the objective."""
     impulse = np.zeros(horizon)
     impulse[0] = 1.0
-    g = lfilter([1.0], band, impulse)
+    g = signal.lfilter([1.0], band, impulse)
     lags = np.arange(horizon, dtype=np.float64)
     w = np.ones(horizon) if objective == "max" else (horizon - lags) / horizon
     return g, w
@@ -56,10 +57,10 @@ def _log_loss_and_gradient(free: np.ndarray, horizon: int, objective: str
         rows = float(np.sum(w * h * h))
     if not math.isfinite(rows) or rows > 1e100:  # a root inside the unit disk: unstable
         return 1e100, np.zeros_like(free)
-    big_h = np.cumsum(fftconvolve(g, g)[:horizon])
+    big_h = np.cumsum(signal.fftconvolve(g, g)[:horizon])
     b = band.size
     # sum_j (w h)_j H_{j-k} for k = 1..b-1: a correlation, by FFT
-    corr = fftconvolve(w * h, big_h[::-1])[horizon - 1: horizon - 1 + b]
+    corr = signal.fftconvolve(w * h, big_h[::-1])[horizon - 1: horizon - 1 + b]
     grad_rows = -2.0 * corr[1:]
     cols = float(np.sum(band**2))
     return math.log(rows) + math.log(cols), grad_rows / rows + 2.0 * band[1:] / cols
@@ -70,7 +71,7 @@ def _optimized(horizon: int, bands: int, objective: str) -> tuple[float, ...]:
     start = sqrt_toeplitz_coefficients(bands)
     if bands == 1:
         return (1.0,)
-    res = minimize(_log_loss_and_gradient, start[1:], args=(horizon, objective), jac=True,
+    res = optimize.minimize(_log_loss_and_gradient, start[1:], args=(horizon, objective), jac=True,
                    method="L-BFGS-B")
     best = res.x if res.fun <= _log_loss_and_gradient(start[1:], horizon, objective)[0] \
         else start[1:]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpol._lazy import scipy_signal as signal
 from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
-from dpol.counters.strategies._scipy_on_use import fftconvolve, lfilter
 from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
 
@@ -63,7 +63,7 @@ class BandedToeplitzStrategy(Strategy):
         self.coefficients = np.asarray(coefficients, dtype=np.float64)[: self.bands]
         impulse = np.zeros(horizon)
         impulse[0] = 1.0
-        h = np.cumsum(lfilter([1.0], self.coefficients, impulse))  # row sums of B, by lag
+        h = np.cumsum(signal.lfilter([1.0], self.coefficients, impulse))  # row sums of B, by lag
         self._cum_sq = np.cumsum(h**2)
         self._norm_sq = float(np.sum(self.coefficients**2))
 
@@ -104,7 +104,7 @@ class BandedToeplitzStrategy(Strategy):
             zi = np.zeros((m - 1, rows.shape[1]))
             for i in range(m - 1):  # past[i:] reversed: y_{-1}, ..., for k = i + 1, ...
                 zi[i] = -(a[i + 1:] @ past[i:][::-1])
-            y = lfilter([1.0 / c[0]], a, rows, axis=0, zi=zi)[0] if m > 1 else rows / c[0]
+            y = signal.lfilter([1.0 / c[0]], a, rows, axis=0, zi=zi)[0] if m > 1 else rows / c[0]
         if m > 1:
             state["y"] = np.vstack([past, y])[-(m - 1):]
         noise = np.cumsum(np.vstack([state["n"][None, :], y]), axis=0)[1:]
@@ -114,4 +114,4 @@ class BandedToeplitzStrategy(Strategy):
     def encode(self, values: np.ndarray) -> np.ndarray:
         """The encoder C x: every value that receives noise."""
         values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
-        return fftconvolve(values, self.coefficients[:, None], axes=0)[: len(values)]
+        return signal.fftconvolve(values, self.coefficients[:, None], axes=0)[: len(values)]

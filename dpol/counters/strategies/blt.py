@@ -10,8 +10,8 @@ import math
 import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
+from dpol._lazy import scipy_signal as signal
 from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
-from dpol.counters.strategies._scipy_on_use import fftconvolve, lfilter
 from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.blt_optimizer import state_matrix
 from dpol.counters.strategies.toeplitz import MATRIX_REFUSAL
@@ -178,7 +178,7 @@ class BltStrategy(Strategy):
         u = state["u"]
         acc = np.zeros(z.shape)  # sum_i omega_i u_i(before step t), in the recursion's order
         for i, (theta, omega) in enumerate(zip(self.thetas, self.omegas, strict=True)):
-            after, _ = lfilter([1.0], [1.0, -theta], z, axis=0, zi=theta * u[i][None, :])
+            after, _ = signal.lfilter([1.0], [1.0, -theta], z, axis=0, zi=theta * u[i][None, :])
             acc[0] += omega * u[i]
             acc[1:] += omega * after[:-1]
             u[i] = after[-1]
@@ -192,4 +192,4 @@ class BltStrategy(Strategy):
         values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
         coefficients = inverse_coefficients(self.thetas, self.omegas, len(values)) \
             if self.horizon is None else self.coefficients[: len(values)]
-        return fftconvolve(values, coefficients[:, None], axes=0)[: len(values)]
+        return signal.fftconvolve(values, coefficients[:, None], axes=0)[: len(values)]

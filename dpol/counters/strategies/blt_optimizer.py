@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
+from dpol._lazy import scipy_optimize as optimize
 from dpol._validation import _as_float_array, check_choice, check_int, fail
-from dpol.counters.strategies._scipy_on_use import minimize
 
 __all__ = ["DEFAULT_BUFFERS", "OBJECTIVES", "blt_loss", "check_blt_parameters",
            "optimal_blt_parameters", "state_matrix"]
@@ -169,7 +169,7 @@ def _optimized(horizon: int, buffers: int, objective: str = "max"
     x0 = _arcsine_start(buffers, horizon)
     bounds = [(math.log(1e-3 / horizon), math.log(50.0))] * buffers + [(-30.0, 30.0)] * buffers
     x0 = np.clip(x0, [lo for lo, _ in bounds], [hi for _, hi in bounds])
-    res = minimize(loss, x0, method="L-BFGS-B", bounds=bounds)
+    res = optimize.minimize(loss, x0, method="L-BFGS-B", bounds=bounds)
     best = res.x if res.fun <= loss(x0) else x0
     thetas, omegas = _unpack(best, buffers)
     return tuple(thetas.tolist()), tuple(omegas.tolist())

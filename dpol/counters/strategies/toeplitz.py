@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpol._lazy import scipy_signal as signal
 from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
-from dpol.counters.strategies._scipy_on_use import fftconvolve
 from dpol.counters.strategies._strategy import Strategy
 
 __all__ = ["ToeplitzStrategy", "sqrt_toeplitz_coefficients"]
@@ -87,11 +87,11 @@ class ToeplitzStrategy(Strategy):
         # d) (the same bits as one batched call: pocketfft transforms columns apart)
         out = np.empty((n, z.shape[1]))
         for j in range(z.shape[1]):
-            out[:, j] = fftconvolve(z[:, j], f[: start + n])[start:start + n]
+            out[:, j] = signal.fftconvolve(z[:, j], f[: start + n])[start:start + n]
         return out
 
     def encode(self, values: np.ndarray) -> np.ndarray:
         """The encoder C x: every value that receives noise."""
         values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
-        return fftconvolve(values, self.coefficients[: len(values), None],
+        return signal.fftconvolve(values, self.coefficients[: len(values), None],
                            axes=0)[: len(values)]
