@@ -1,10 +1,11 @@
-"""The README's two commands, run as written in a fresh copy with a fresh virtual environment.
+"""The README's demo command, run as written in a fresh copy with a fresh virtual environment.
 
 The commands are parsed out of README.md, so this test follows the README. The first
-(install with the ``cli`` extra, ``dpol demo``) runs verbatim. The second (editable
-install with the ``test`` extra, then pytest) runs verbatim up to its pytest call, which
-collects the whole suite (every test module and doctest imports in the fresh environment)
-and runs a few quick tests, instead of re-running this suite inside itself.
+(install with the ``cli`` extra, ``dpol demo``) runs verbatim: a non-editable install from a
+wheel, so a file missing from the package or an unlisted dependency fails here. The second
+(editable install with the ``test`` extra, then pytest) is what ``.ci/run`` runs on a clean
+clone (``test_project`` holds the two to the same text), so CI is its fresh-environment run;
+running it again inside the suite cost a minute of the ten.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def _skip_if_offline(result: subprocess.CompletedProcess) -> None:
 
 
 @pytest.mark.slow
-def test_readme_commands_in_a_fresh_virtual_environment(tmp_path):
-    install_demo, install_test = readme_commands()
+def test_readme_demo_command_in_a_fresh_virtual_environment(tmp_path):
+    install_demo, _ = readme_commands()
     repo = tmp_path / "dpol"
     _copy_repository(repo)
     env = _environment()
@@ -88,19 +89,3 @@ def test_readme_commands_in_a_fresh_virtual_environment(tmp_path):
         img = mpimg.imread(png)
         assert img.shape[0] > 200 and len(np.unique(img.reshape(-1, img.shape[-1]), axis=0)) > 20
     assert "report:" in demo.stdout and "PQFTL" in demo.stdout
-
-    *setup, pytest_call = [part.strip() for part in install_test.split("&&")]
-    assert pytest_call.endswith("-m pytest"), pytest_call
-    installed = _run(" && ".join(setup), repo, env)
-    _skip_if_offline(installed)
-    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
-    # -n 0: in this process, not pyproject's xdist workers (a stable output to read)
-    collected = _run(f"{pytest_call} --collect-only -q -n 0 -p no:cacheprovider", repo, env)
-    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
-    count = re.search(r"(\d+) tests? collected", collected.stdout)
-    assert count and int(count.group(1)) > 500, collected.stdout[-500:]
-    quick = _run(f"{pytest_call} -q -n 0 -p no:cacheprovider tests/project/test_project.py::"
-                 "test_readme_has_exactly_two_setup_commands tests/cli/test_cli.py::"
-                 "test_help_of_the_command_and_every_subcommand", repo, env)
-    assert quick.returncode == 0, quick.stdout[-3000:] + quick.stderr[-3000:]
-    assert "2 passed" in quick.stdout
