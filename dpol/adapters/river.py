@@ -26,9 +26,13 @@ Privacy
 -------
 ``privacy`` is the guarantee of the built learner over the whole sequence of released
 iterates, for at most ``horizon`` calls of ``learn_one`` (more raise
-:class:`~dpol.errors.HorizonExceededError`). Predictions are post-processing of the
-releases (the averaged model, its intercept, the clip to ``y_bound``), and the intercept
-is a constant feature inside the norm bound (the learner's guarantee is unchanged). The
+:class:`~dpol.errors.HorizonExceededError`); with the classifier's ``fallback``, of the
+learner composed with the prior's and the gate's Gaussian releases, at the target
+epsilon (:class:`~dpol.learners.trivial_fallback.WithTrivialFallback`, its Privacy
+section; the choice between model and prior is post-processing). Predictions are
+post-processing of the releases (the averaged model, its intercept, the clip to
+``y_bound``), and the intercept is a constant feature inside the norm bound (the
+learner's guarantee is unchanged). The
 bounds are public: ``||x|| > x_bound`` and ``|y| > y_bound`` are clipped and counted
 (``n_clipped_``). Not covered, for the data holder: ``n_clipped_`` and
 ``n_unknown_features_`` (exact counts) and ``features_``, the keys of the first ``x``
@@ -43,6 +47,7 @@ import warnings
 import numpy as np
 
 from dpol._validation import fail
+from dpol.adapters._fallback import check_fallback, fallback_seed, with_fallback
 from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
 from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import (
@@ -107,16 +112,19 @@ class _DictFeatures:
             if self._regression:
                 check_regression_learner(self.learner, type(self).__name__)
             features = tuple(sorted(x, key=lambda k: (type(k).__name__, str(k))))
-            learner = make_learner(
-                self.learner, max(len(features), 1),
-                horizon=self.horizon, epsilon=self.epsilon, delta=self.delta,
-                counter=self.counter, x_bound=self.x_bound, y_bound=self.y_bound,
-                calibration=self.calibration, seed=self.seed, options=self._options(),
-                fit_intercept=self.fit_intercept and LEARNERS[self.learner].linear
-                if self.learner in LEARNERS else self.fit_intercept,
-                intercept_scaling=self.intercept_scaling,
-                postprocess=self.postprocess, random_features=self.random_features,
-                bandwidth=self.bandwidth)
+            learner = with_fallback(
+                lambda epsilon: make_learner(
+                    self.learner, max(len(features), 1),
+                    horizon=self.horizon, epsilon=epsilon, delta=self.delta,
+                    counter=self.counter, x_bound=self.x_bound, y_bound=self.y_bound,
+                    calibration=self.calibration, seed=self.seed, options=self._options(),
+                    fit_intercept=self.fit_intercept and LEARNERS[self.learner].linear
+                    if self.learner in LEARNERS else self.fit_intercept,
+                    intercept_scaling=self.intercept_scaling,
+                    postprocess=self.postprocess, random_features=self.random_features,
+                    bandwidth=self.bandwidth),
+                fallback=getattr(self, "fallback", False), epsilon=self.epsilon,
+                delta=self.delta, horizon=self.horizon, seed=fallback_seed(self.seed))
             self.features_ = features if features else ("__bias__",)
             speak_as(learner, type(self).__name__)
             self.learner_ = learner
@@ -225,7 +233,22 @@ class RiverClassifier(_DictFeatures, _Classifier):
     the stream as the learner's outputs are (a stream's classes cannot be learnt as they
     come: K fixes the noise). K > 2 classes stream one-hot rows through one Gram matrix
     (PQFTL's ``outputs=K``: the noise and the guarantee of two classes; the ridge
-    classifiers), and ``predict_one`` gives the class of the largest margin.
+    classifiers), and ``predict_one`` gives the class of the largest margin. One more
+    parameter, ``fallback`` (bool, default False): predict the private class prior
+    wherever the model does not privately beat it, as
+    :class:`~dpol.adapters.OnlineClassifier`'s (Notes).
+
+    Notes
+    -----
+    ``fallback=True`` runs the learner inside
+    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback`: 20% of the Gaussian
+    budget (of mu^2) learns the class prior and tests, block by block on the stream
+    (blocks of 1, 2, 4, ... calls of ``learn_one``), whether the model's prequential
+    errors are clearly below the prior's; ``predict_one`` and ``predict_proba_one`` use
+    the model only where they are, the prior elsewhere (``learner_.uses_model`` says
+    which). ``privacy`` is the whole's guarantee, the fallback's share included. Off by
+    default: on small balanced streams its own prior can take the wrong sign, and the
+    model comes in late (figures in :mod:`dpol.learners.trivial_fallback`).
 
     Examples
     --------
@@ -251,10 +274,12 @@ class RiverClassifier(_DictFeatures, _Classifier):
                  learner_options: dict | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", random_features: int | None = None,
-                 bandwidth: float = BANDWIDTH, classes: tuple | None = None) -> None:
+                 bandwidth: float = BANDWIDTH, classes: tuple | None = None,
+                 fallback: bool = False) -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
                          calibration, seed, learner_options, fit_intercept,
                          intercept_scaling, postprocess, random_features, bandwidth)
+        self.fallback = check_fallback(fallback)
         if classes is not None:
             classes = tuple(classes)
             if len(classes) < 2 or len(set(classes)) != len(classes):
