@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpol.adapters import OnlineClassifier
-from dpol.errors import InvalidInputError
+from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners.trivial_fallback import WithTrivialFallback
 
 
@@ -55,3 +55,14 @@ def test_a_kernel_model_behind_the_fallback_predicts_row_by_row():
     assert clf.learner_.uses_model
     np.testing.assert_allclose(clf.decision_function(X[:5]),
                                [clf.learner_.predict_one(x) for x in X[:5]], atol=1e-12)
+
+
+def test_the_non_private_twin_runs_with_the_fallback():
+    # epsilon = inf: no noise in the prior or the gate, the guarantee the learner's
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2)) / 4
+    y = np.where(X[:, 0] > 0, "a", "b")
+    with pytest.warns(NonPrivateWarning):
+        clf = OnlineClassifier(epsilon=np.inf, random_state=0, fallback=True).fit(X, y)
+    assert clf.learner_.uses_model and np.isinf(clf.privacy_.epsilon)
+    assert clf.learner_.prior_multiplier == clf.learner_.gate_multiplier == 0.0
