@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpol._clip_warning import label_offset_advice, suggested_bound
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
-from dpol.adapters._fallback import with_fallback
+from dpol.adapters._fallback import check_fallback, with_fallback
 from dpol.adapters._private_prep import prepare
 from dpol.adapters._surface import speak_as
 from dpol.adapters.registry import LEARNERS, check_regression_learner, make_learner
@@ -69,6 +69,13 @@ class OnlineEstimator(BaseEstimator):
         if regression:
             check_regression_learner(self._learner_name, type(self).__name__)
         learner_seed, centre_seed, fallback_seed = self._seeds()
+        fallback = check_fallback(getattr(self, "fallback", False))
+        if fallback and self.centre_budget != 0 and self._centred(regression):
+            # its gate reads the learner's margins and labels as classes: centred on b,
+            # sign(m) is not the class sign(m + b) predicted; its prior centres instead
+            raise fail("centre_budget", "be 0 with fallback=True (the fallback learns the "
+                       "class prior itself, and its gate compares uncentred predictions)",
+                       self.centre_budget)
         prep = prepare(self, X, y, regression=regression, centred=self._centred(regression),
                        horizon=horizon, seed=centre_seed)
         if regression:
@@ -91,7 +98,7 @@ class OnlineEstimator(BaseEstimator):
                 options=self._learner_options(), fit_intercept=self._fits_intercept(),
                 intercept_scaling=self.intercept_scaling, postprocess=self.postprocess,
                 random_features=self.random_features, bandwidth=self.bandwidth),
-            fallback=getattr(self, "fallback", False), epsilon=prep.epsilon, delta=delta,
+            fallback=fallback, epsilon=prep.epsilon, delta=delta,
             horizon=horizon, seed=fallback_seed, link="logit" if has_proba(self) else "rate")
         speak_as(learner, type(self).__name__, released=() if prep.estimate is None
                  else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))

@@ -66,3 +66,14 @@ def test_the_non_private_twin_runs_with_the_fallback():
         clf = OnlineClassifier(epsilon=np.inf, random_state=0, fallback=True).fit(X, y)
     assert clf.learner_.uses_model and np.isinf(clf.privacy_.epsilon)
     assert clf.learner_.prior_multiplier == clf.learner_.gate_multiplier == 0.0
+
+
+def test_centring_with_the_fallback_is_refused_before_any_release():
+    # centred on b, the gate would read sign(m) as the model's class where the estimator
+    # predicts sign(m + b), and the prior's class likewise: refused, nothing released
+    X, y = _noise_labels(n=50)
+    clf = OnlineClassifier(fallback=True, centre_budget=0.1)
+    with pytest.raises(InvalidInputError, match="centre_budget must be 0 with fallback=True"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "prep_")
+    OnlineClassifier(learner="igd", fallback=True, centre_budget=0.1).fit(X, y)  # uncentred
