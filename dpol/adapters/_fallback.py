@@ -22,7 +22,7 @@ from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.postprocess import label_bound
 from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
 
-__all__ = ["FALLBACK_TAG", "check_fallback", "fallback_seed", "with_fallback"]
+__all__ = ["FALLBACK_TAG", "check_fallback", "fallback_seed", "tagged_seed", "with_fallback"]
 
 #: mixed into an int seed's entropy for the fallback's noise: the learner seeded with
 #: the int itself spawns its children (0,), (1,), ... of it, which a spawned child of
@@ -37,14 +37,19 @@ def check_fallback(fallback: object) -> bool:
     return bool(fallback)
 
 
-def fallback_seed(seed: int | None) -> np.random.SeedSequence | None:
-    """The fallback's seed beside a learner seeded with the int ``seed`` itself (None:
-    fresh OS entropy for both).
+def tagged_seed(seed: int | None, tag: int) -> np.random.SeedSequence | None:
+    """A component's seed beside a learner seeded with the int ``seed`` itself, its
+    stream told apart by ``tag`` (None: fresh OS entropy for both).
 
-    >>> fallback_seed(None) is None, fallback_seed(3).entropy == (3, FALLBACK_TAG)
+    >>> tagged_seed(None, FALLBACK_TAG) is None, tagged_seed(3, 7).entropy == (3, 7)
     (True, True)
     """
-    return None if seed is None else np.random.SeedSequence((int(seed), FALLBACK_TAG))
+    return None if seed is None else np.random.SeedSequence((int(seed), tag))
+
+
+def fallback_seed(seed: int | None) -> np.random.SeedSequence | None:
+    """The fallback's seed beside a learner seeded with the int ``seed`` itself."""
+    return tagged_seed(seed, FALLBACK_TAG)
 
 
 def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool,

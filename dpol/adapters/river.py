@@ -49,6 +49,7 @@ import numpy as np
 from dpol._validation import fail
 from dpol.adapters._fallback import check_fallback, fallback_seed, with_fallback
 from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
+from dpol.adapters._river_centre import CENTRE_ROWS, FirstBlockCentre, check_centre
 from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import (
     DEFAULT_LEARNERS,
@@ -107,27 +108,32 @@ class _DictFeatures:
     def _vector(self, x: dict) -> np.ndarray:
         return np.array([float(x.get(k, 0.0)) for k in self.features_], dtype=np.float64)
 
+    def _build(self, x: dict, epsilon: float, y_bound: float) -> None:
+        """The learner on ``epsilon`` and labels within ``y_bound``, its features the keys
+        of ``x`` (the first x learned from)."""
+        if self._regression:
+            check_regression_learner(self.learner, type(self).__name__)
+        features = tuple(sorted(x, key=lambda k: (type(k).__name__, str(k))))
+        learner = with_fallback(
+            lambda share: make_learner(
+                self.learner, max(len(features), 1),
+                horizon=self.horizon, epsilon=share, delta=self.delta,
+                counter=self.counter, x_bound=self.x_bound, y_bound=y_bound,
+                calibration=self.calibration, seed=self.seed, options=self._options(),
+                fit_intercept=self.fit_intercept and LEARNERS[self.learner].linear
+                if self.learner in LEARNERS else self.fit_intercept,
+                intercept_scaling=self.intercept_scaling,
+                postprocess=self.postprocess, random_features=self.random_features,
+                bandwidth=self.bandwidth),
+            fallback=getattr(self, "fallback", False), epsilon=epsilon,
+            delta=self.delta, horizon=self.horizon, seed=fallback_seed(self.seed))
+        self.features_ = features if features else ("__bias__",)
+        speak_as(learner, type(self).__name__)
+        self.learner_ = learner
+
     def _learn(self, x: dict, y: float) -> None:
         if self.learner_ is None:
-            if self._regression:
-                check_regression_learner(self.learner, type(self).__name__)
-            features = tuple(sorted(x, key=lambda k: (type(k).__name__, str(k))))
-            learner = with_fallback(
-                lambda epsilon: make_learner(
-                    self.learner, max(len(features), 1),
-                    horizon=self.horizon, epsilon=epsilon, delta=self.delta,
-                    counter=self.counter, x_bound=self.x_bound, y_bound=self.y_bound,
-                    calibration=self.calibration, seed=self.seed, options=self._options(),
-                    fit_intercept=self.fit_intercept and LEARNERS[self.learner].linear
-                    if self.learner in LEARNERS else self.fit_intercept,
-                    intercept_scaling=self.intercept_scaling,
-                    postprocess=self.postprocess, random_features=self.random_features,
-                    bandwidth=self.bandwidth),
-                fallback=getattr(self, "fallback", False), epsilon=self.epsilon,
-                delta=self.delta, horizon=self.horizon, seed=fallback_seed(self.seed))
-            self.features_ = features if features else ("__bias__",)
-            speak_as(learner, type(self).__name__)
-            self.learner_ = learner
+            self._build(x, self.epsilon, self.y_bound)
         vec = self._vector(x)
         self.learner_.learn_one(vec, y)
         unknown = [k for k in x if k not in self.features_]
@@ -189,6 +195,18 @@ class RiverRegressor(_DictFeatures, _Regressor):
         kernel's bandwidth in units of ``x_bound``
         (:class:`~dpol.learners.random_features.WithRandomFeatures`; as in
         :class:`~dpol.adapters.OnlineRegressor`).
+    centre_budget : float in [0, 1), default 0
+        Share of the Gaussian budget spent on the labels' mean b, released privately from
+        the stream's first ``centre_rows`` rows (at most ``horizon``), which wait for it:
+        the learner then fits y - b, so a model drowned by noise predicts b, not 0
+        (:mod:`dpol.adapters._river_centre`; ``OnlineRegressor``'s ``centre_budget``,
+        which centres on all the rows of ``fit``). Until the block is whole nothing is
+        released (``predict_one`` is 0, ``privacy`` None). 0: no centre.
+    centre_rows : int, default 1000
+        The block's rows: b is kept only beyond 3 of its public stds, so they must be
+        many enough, and represent the stream. Off by default: the block costs its rows'
+        prequential predictions, and on river's ChickWeights (578 rows) no block both
+        keeps b and leaves rows to learn from (figures in the module above).
 
     Examples
     --------
@@ -209,19 +227,53 @@ class RiverRegressor(_DictFeatures, _Regressor):
                  seed: int | None = None, learner_options: dict | None = None,
                  fit_intercept: bool = True, intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", random_features: int | None = None,
-                 bandwidth: float = BANDWIDTH) -> None:
+                 bandwidth: float = BANDWIDTH, centre_budget: float = 0.0,
+                 centre_rows: int = CENTRE_ROWS) -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
                          calibration, seed, learner_options, fit_intercept,
                          intercept_scaling, postprocess, random_features, bandwidth)
+        self.centre_budget, self.centre_rows = check_centre(centre_budget, centre_rows,
+                                                            learner_options)
+        self.centre_ = None  # the FirstBlockCentre, from the first learn_one on
 
     @surfaced
     def learn_one(self, x: dict, y: float) -> None:
-        """Learn from one element; the released iterate moves on."""
-        self._learn(x, float(y))
+        """Learn from one element; the released iterate moves on (with a centre: the
+        first block's rows are held until their mean is released)."""
+        if not self.centre_budget:  # no centre
+            self._learn(x, float(y))
+            return
+        if self.centre_ is None:
+            self.centre_ = FirstBlockCentre(
+                self.centre_budget, self.centre_rows, horizon=self.horizon,
+                epsilon=self.epsilon, delta=self.delta, y_bound=self.y_bound, seed=self.seed)
+        centre = self.centre_
+        if centre.centre is not None:
+            self._learn(x, float(y) - centre.centre.value)
+        elif centre.hold(x, float(y)):  # the block is whole: release, build, stream it
+            rest = centre.release()
+            try:
+                self._build(centre.held[0][0], rest, centre.learner_bound)
+            except BaseException:  # a learner refused: nothing kept, nothing shown
+                self.centre_ = None
+                raise
+            for row, label in centre.held:
+                self._learn(row, label - centre.centre.value)
+            centre.held = []
 
     def predict_one(self, x: dict) -> float:
-        """The prediction of the model (post-processed releases)."""
-        return self._margin(x)
+        """The prediction of the model (post-processed releases; plus the centre)."""
+        margin = self._margin(x)
+        centre = self.centre_
+        return margin if centre is None or centre.centre is None else centre.predict(margin)
+
+    @property
+    def privacy(self):
+        """The guarantee of the released iterates, with the centre's (None before the
+        first release)."""
+        if self.centre_ is None or self.learner_ is None:
+            return super().privacy
+        return self.centre_.guarantee(self.learner_)
 
 
 class RiverClassifier(_DictFeatures, _Classifier):
