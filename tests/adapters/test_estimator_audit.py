@@ -213,6 +213,15 @@ CASES = {
 }
 
 
+def _check_plan(mu: float, factor: float, n_runs: int) -> None:
+    """The plan: a view of separation mu (in mu*) drawn with ``factor`` of its noise
+    stands 1.5 se above the claim on the held-out runs, in expectation."""
+    n_test = n_runs - round(TRAIN * n_runs)
+    expected, se = expected_gaussian_audit(mu / factor * mu_star(EPSILON, DELTA), n_test,
+                                           delta=DELTA)
+    assert expected - 1.5 * se > EPSILON
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_whole_estimator_passes_its_audit_and_its_twin_is_flagged(name, monkeypatch):
@@ -228,10 +237,7 @@ def test_the_whole_estimator_passes_its_audit_and_its_twin_is_flagged(name, monk
     claimed = reference.privacy_
     assert (claimed.epsilon, claimed.delta) == (EPSILON, DELTA)  # exact composition
     assert len(reference.prep_.events()) == 1  # the centre's event is in the claim
-    n_test = case.n_runs - round(TRAIN * case.n_runs)
-    expected, se = expected_gaussian_audit(case.mu / case.factor * mu_star(EPSILON, DELTA),
-                                           n_test, delta=DELTA)
-    assert expected - 1.5 * se > EPSILON  # the plan: the twin stands out
+    _check_plan(case.mu, case.factor, case.n_runs)
 
     def audit(root: int) -> AuditResult:
         seeds = _seeds(root, 2 * case.n_runs)
@@ -252,12 +258,10 @@ def test_the_whole_estimator_passes_its_audit_and_its_twin_is_flagged(name, monk
                                                   DELTA)
 
 
-# ------------------------------------------------------------------------ the classifier
-# The same audit of what a user reads, for OnlineClassifier's own releases: the class
-# prior as centre (centre_budget > 0) and the trivial fallback (fallback=True; the two
-# are not combined: the estimator refuses it). The linear "ridge-classifier": the
-# default's random features are a fixed public map (the learner's guarantee unchanged)
-# that would only widen the view (32 more coordinates for the discriminant to fit).
+# The classifier: the same audit for OnlineClassifier's own releases: the class prior as centre
+# (centre_budget > 0) and the trivial fallback (fallback=True; refused together). The
+# linear "ridge-classifier": the default's random features are a fixed public map (the
+# guarantee unchanged) that would only widen the view (32 more coordinates to fit).
 CLASSES = np.array(["a", "b"])  # "b" is the +1 class
 
 
@@ -267,9 +271,7 @@ def _class_pair(rows: int, positive: int) -> tuple[tuple, tuple]:
     X = np.zeros((rows, 1))
     X[0] = 1.0
     y = np.where(np.arange(rows) <= positive, "b", "a")
-    other = y.copy()
-    other[0] = "a"
-    return (X, y), (X, other)
+    return (X, y), (X, np.where(np.arange(rows) == 0, "a", y))
 
 
 def _classifier(seed: int, **options) -> OnlineClassifier:
@@ -301,19 +303,16 @@ def _quieter_fallback(monkeypatch: pytest.MonkeyPatch, factor: float) -> None:
     class Twin(WithTrivialFallback):
         def _release(self, end: int) -> None:
             real = self.prior_multiplier, self.gate_multiplier
-            self.prior_multiplier, self.gate_multiplier = factor * real[0], factor * real[1]
-            try:
-                super()._release(end)
-            finally:
-                self.prior_multiplier, self.gate_multiplier = real
+            self.prior_multiplier, self.gate_multiplier = (factor * z for z in real)
+            super()._release(end)  # the noise drawn with them; then back on record
+            self.prior_multiplier, self.gate_multiplier = real
 
     monkeypatch.setattr(fallback_module, "WithTrivialFallback", Twin)
 
 
 @dataclasses.dataclass(frozen=True)
 class ClassifierCase:
-    """A pair (``_class_pair``), the estimator's options, how a user's view reads a fit,
-    the twin's noise factor, the runs per side and the planned separation mu (in mu*)."""
+    """``_class_pair``'s, the options, the view, as ``Case`` the rest."""
 
     rows: int
     positive: int
@@ -380,10 +379,7 @@ def test_the_whole_classifier_passes_its_audit_and_its_twin_is_flagged(name, mon
                                *reference.learner_.privacy_events())]
     assert ("private label mean" in events) == (name == "centred")  # in the claim
     assert ("trivial fallback: prior" in events) == (name == "fallback")
-    n_test = case.n_runs - round(TRAIN * case.n_runs)
-    expected, se = expected_gaussian_audit(case.mu / case.factor * mu_star(EPSILON, DELTA),
-                                           n_test, delta=DELTA)
-    assert expected - 1.5 * se > EPSILON  # the plan: the twin stands out
+    _check_plan(case.mu, case.factor, case.n_runs)
 
     def audit(root: int) -> AuditResult:
         seeds = _seeds(root, 2 * case.n_runs)

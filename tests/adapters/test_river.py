@@ -150,8 +150,8 @@ def test_the_centre_waits_for_its_block_then_predicts_around_it():
 
 def test_the_centre_lifts_the_non_private_twin_to_least_squares():
     # epsilon = inf: the exact mean, no noise anywhere; with it the twin fits the labels
-    # around 150 (prequential R^2 0.95 on the last 200 rows), without it the ridge
-    # shrinks an intercept of 150 (R^2 ~0.9): measured, the margin is 0.05
+    # around 150, without it the ridge shrinks an intercept of 150 towards 0: measured,
+    # prequential R^2 on the last 200 rows 0.94 against 0.88 (no draw: deterministic)
     with pytest.warns(NonPrivateWarning):
         plain = RiverRegressor(epsilon=math.inf, y_bound=400.0, horizon=600, seed=0)
         centred = RiverRegressor(epsilon=math.inf, y_bound=400.0, horizon=600, seed=0,
