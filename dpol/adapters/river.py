@@ -34,8 +34,9 @@ post-processing of the releases (the averaged model, its intercept, the clip to
 ``y_bound``), and the intercept is a constant feature inside the norm bound (the
 learner's guarantee is unchanged). The
 bounds are public: ``||x|| > x_bound`` and ``|y| > y_bound`` are clipped and counted
-(``n_clipped_``). Not covered, for the data holder: ``n_clipped_`` and
-``n_unknown_features_`` (exact counts) and ``features_``, the keys of the first ``x``
+(``n_clipped_``). Not covered, for the data holder: ``n_clipped_``,
+``n_unknown_features_`` and a centre's ``centre_.centre.n_clipped`` (exact counts), the
+rows a centre holds until its release, and ``features_``, the keys of the first ``x``
 (feature names are treated as public: name them from the schema, not from the data).
 """
 
@@ -206,7 +207,7 @@ class RiverRegressor(_DictFeatures, _Regressor):
         The block's rows: b is kept only beyond 3 of its public stds, so they must be
         many enough, and represent the stream. Off by default: the block costs its rows'
         prequential predictions, and on river's ChickWeights (578 rows) no block both
-        keeps b and leaves rows to learn from (figures in the module above).
+        keeps b and leaves rows to learn from (figures in :mod:`dpol.adapters._river_centre`).
 
     Examples
     --------
