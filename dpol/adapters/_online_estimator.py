@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpol._clip_warning import label_offset_advice, suggested_bound
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
-from dpol.accounting.calibration import resolve_delta
+from dpol.adapters._fallback import check_fallback, with_fallback
 from dpol.adapters._private_prep import prepare
 from dpol.adapters._surface import speak_as
 from dpol.adapters.registry import LEARNERS, check_regression_learner, make_learner
@@ -26,7 +26,7 @@ from dpol.learners import PrivateKernelRegression
 from dpol.learners._wrapper import predict_rows
 from dpol.learners.intercept import WithIntercept
 from dpol.learners.random_features import WithRandomFeatures
-from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
+from dpol.learners.trivial_fallback import WithTrivialFallback
 from dpol.losses import LogisticLoss, Regularized
 
 __all__ = ["REFUSE_CLIPPED_LABELS", "OnlineEstimator", "has_proba"]
@@ -69,6 +69,13 @@ class OnlineEstimator(BaseEstimator):
         if regression:
             check_regression_learner(self._learner_name, type(self).__name__)
         learner_seed, centre_seed, fallback_seed = self._seeds()
+        fallback = check_fallback(getattr(self, "fallback", False))
+        if fallback and self.centre_budget != 0 and self._centred(regression):
+            # its gate reads the learner's margins and labels as classes: centred on b,
+            # sign(m) is not the class sign(m + b) predicted; its prior centres instead
+            raise fail("centre_budget", "be 0 with fallback=True (the fallback learns the "
+                       "class prior itself, and its gate compares uncentred predictions)",
+                       self.centre_budget)
         prep = prepare(self, X, y, regression=regression, centred=self._centred(regression),
                        horizon=horizon, seed=centre_seed)
         if regression:
@@ -83,25 +90,16 @@ class OnlineEstimator(BaseEstimator):
                 warnings.warn(f"{type(self).__name__}: {advice}", LabelOffsetWarning,
                               stacklevel=2)
         delta = self.delta if prep.delta is None else prep.delta
-        fallback = getattr(self, "fallback", False)
-        if not isinstance(fallback, (bool, np.bool_)):
-            raise fail("fallback", "be True or False", fallback)
-        split = fallback_budget(prep.epsilon, resolve_delta(delta, horizon)) \
-            if fallback else None
-        learner = make_learner(
-            self._learner_name, X.shape[1], horizon=horizon,
-            epsilon=prep.epsilon if split is None else split[2], delta=delta,
-            counter=self.counter,
-            x_bound=prep.x_bound, y_bound=prep.y_bound, calibration=self.calibration,
-            seed=learner_seed, options=self._learner_options(),
-            fit_intercept=self._fits_intercept(), intercept_scaling=self.intercept_scaling,
-            postprocess=self.postprocess, random_features=self.random_features,
-            bandwidth=self.bandwidth)
-        if split is not None:
-            learner = WithTrivialFallback(
-                learner, prior_multiplier=split[0], gate_multiplier=split[1],
-                link="logit" if has_proba(self) else "rate", seed=fallback_seed,
-                epsilon=prep.epsilon)
+        learner = with_fallback(
+            lambda epsilon: make_learner(
+                self._learner_name, X.shape[1], horizon=horizon, epsilon=epsilon,
+                delta=delta, counter=self.counter, x_bound=prep.x_bound,
+                y_bound=prep.y_bound, calibration=self.calibration, seed=learner_seed,
+                options=self._learner_options(), fit_intercept=self._fits_intercept(),
+                intercept_scaling=self.intercept_scaling, postprocess=self.postprocess,
+                random_features=self.random_features, bandwidth=self.bandwidth),
+            fallback=fallback, epsilon=prep.epsilon, delta=delta,
+            horizon=horizon, seed=fallback_seed, link="logit" if has_proba(self) else "rate")
         speak_as(learner, type(self).__name__, released=() if prep.estimate is None
                  else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))
         self.prep_, self.learner_ = prep, learner  # both or neither: nothing half-built

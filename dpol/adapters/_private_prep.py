@@ -40,7 +40,8 @@ from dpol.datasets.private_label_mean import PrivateLabelMean, private_label_mea
 from dpol.datasets.private_scaling import PrivateScaling, private_scaling
 from dpol.errors import ClippingWarning, PrivateEstimateWarning
 
-__all__ = ["CENTRE_BUDGET", "CLASSIFIER_CENTRE_BUDGET", "SCALINGS", "Preparation", "prepare"]
+__all__ = ["CENTRE_BUDGET", "CLASSIFIER_CENTRE_BUDGET", "SCALINGS", "Preparation", "prepare",
+           "release_centre"]
 
 #: default share of a regressor's Gaussian budget spent on the labels' mean. Measured
 #: held-out (5 seeds, 80/20 split, standardised rows, the default learner): river's
@@ -138,29 +139,42 @@ def prepare(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool, cent
     epsilon = check_epsilon(prep.epsilon)
     neighbouring = (est.learner_options or {}).get("neighbouring", "replace_one")
     delta = resolve_delta(est.delta, horizon)
-    if math.isinf(epsilon):
-        z, rest = 0.0, epsilon  # the non-private twin: the exact mean
-    else:
-        z, rest = gaussian_share(epsilon, delta, share)
     bound = prep.y_bound if regression else 1.0  # a classifier's labels are -1 / +1
     scaled = prep.estimate.transform_y(y) if (
         isinstance(prep.estimate, PrivateScaling) and regression) else y
-    centre = private_label_mean(scaled, bound=bound, noise_multiplier=z,
-                                one_hot=np.ndim(y) == 2, neighbouring=neighbouring, seed=seed)
-    if regression:  # the learner's window y_bound + |b| may not clip them: said here
-        _note_centre_clipping(type(est).__name__, centre, bound, scaled)
-    # kept only where it stands out of its public noise (free post-processing): a centre
-    # within CENTRE_SIGNIFICANCE stds of 0 is mostly noise, and no better than 0
-    value = np.where(np.abs(centre.value) > CENTRE_SIGNIFICANCE * centre.std,
-                     centre.value, 0.0)
-    centre = replace(centre, value=float(value) if np.ndim(centre.value) == 0 else value)
+    centre, rest = release_centre(type(est).__name__ if regression else None, scaled,
+                                  bound=bound, share=share, epsilon=epsilon, delta=delta,
+                                  neighbouring=neighbouring, seed=seed, stacklevel=6)
     # ||y - b|| <= ||y|| + ||b||: the learner's label bound (one-hot rows: norm 1)
     return Preparation(prep.x_bound, bound + float(np.linalg.norm(centre.value)), rest,
                        prep.estimate, centre, bound, delta)
 
 
+def release_centre(who: str | None, y: np.ndarray, *, bound: float, share: float,
+                   epsilon: float, delta: float, neighbouring: str = "replace_one",
+                   seed: object = None, stacklevel: int = 5
+                   ) -> tuple[PrivateLabelMean, float]:
+    """The labels' mean on ``share`` of the Gaussian budget of (epsilon, delta) (one-hot
+    rows for y of shape (n, K)), replaced by 0 within ``CENTRE_SIGNIFICANCE`` of its
+    public noise std, and the epsilon left for the learner; ``who`` (regression) warns
+    of labels clipped to ``bound`` in its name."""
+    if math.isinf(epsilon):
+        z, rest = 0.0, epsilon  # the non-private twin: the exact mean
+    else:
+        z, rest = gaussian_share(epsilon, delta, share)
+    centre = private_label_mean(y, bound=bound, noise_multiplier=z, one_hot=np.ndim(y) == 2,
+                                neighbouring=neighbouring, seed=seed)
+    if who is not None:  # the learner's window y_bound + |b| may not clip them: said here
+        _note_centre_clipping(who, centre, bound, y, stacklevel)
+    # kept only where it stands out of its public noise (free post-processing): a centre
+    # within CENTRE_SIGNIFICANCE stds of 0 is mostly noise, and no better than 0
+    value = np.where(np.abs(centre.value) > CENTRE_SIGNIFICANCE * centre.std,
+                     centre.value, 0.0)
+    return replace(centre, value=float(value) if np.ndim(centre.value) == 0 else value), rest
+
+
 def _note_centre_clipping(who: str, centre: PrivateLabelMean, bound: float,
-                          labels: np.ndarray) -> None:
+                          labels: np.ndarray, stacklevel: int) -> None:
     """Warn when more than ``FRACTION`` of the labels (of at least ``MIN_ROWS``) entered the
     centre's sum clipped to ``y_bound``, as every clipping object does (dpol._clip_warning)."""
     if centre.n < MIN_ROWS or centre.n_clipped <= FRACTION * centre.n:
@@ -171,7 +185,7 @@ def _note_centre_clipping(who: str, centre: PrivateLabelMean, bound: float,
                   "the mean); declare y_bound="
                   f"{suggested_bound(np.abs(labels)):g} to keep them (read from the raw "
                   "labels: advice for the data holder, not a private release)",
-                  ClippingWarning, stacklevel=5)
+                  ClippingWarning, stacklevel=stacklevel)
 
 
 def _bounds(est: object, X: np.ndarray, y: np.ndarray, *, regression: bool) -> Preparation:

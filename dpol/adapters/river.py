@@ -26,12 +26,17 @@ Privacy
 -------
 ``privacy`` is the guarantee of the built learner over the whole sequence of released
 iterates, for at most ``horizon`` calls of ``learn_one`` (more raise
-:class:`~dpol.errors.HorizonExceededError`). Predictions are post-processing of the
-releases (the averaged model, its intercept, the clip to ``y_bound``), and the intercept
-is a constant feature inside the norm bound (the learner's guarantee is unchanged). The
+:class:`~dpol.errors.HorizonExceededError`); with the classifier's ``fallback``, of the
+learner composed with the prior's and the gate's Gaussian releases, at the target
+epsilon (:class:`~dpol.learners.trivial_fallback.WithTrivialFallback`, its Privacy
+section; the choice between model and prior is post-processing). Predictions are
+post-processing of the releases (the averaged model, its intercept, the clip to
+``y_bound``), and the intercept is a constant feature inside the norm bound (the
+learner's guarantee is unchanged). The
 bounds are public: ``||x|| > x_bound`` and ``|y| > y_bound`` are clipped and counted
-(``n_clipped_``). Not covered, for the data holder: ``n_clipped_`` and
-``n_unknown_features_`` (exact counts) and ``features_``, the keys of the first ``x``
+(``n_clipped_``). Not covered, for the data holder: ``n_clipped_``,
+``n_unknown_features_`` and a centre's ``centre_.centre.n_clipped`` (exact counts), the
+rows a centre holds until its release, and ``features_``, the keys of the first ``x``
 (feature names are treated as public: name them from the schema, not from the data).
 """
 
@@ -43,7 +48,9 @@ import warnings
 import numpy as np
 
 from dpol._validation import fail
+from dpol.adapters._fallback import check_fallback, fallback_seed, with_fallback
 from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
+from dpol.adapters._river_centre import CENTRE_ROWS, FirstBlockCentre, check_centre
 from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import (
     DEFAULT_LEARNERS,
@@ -102,24 +109,32 @@ class _DictFeatures:
     def _vector(self, x: dict) -> np.ndarray:
         return np.array([float(x.get(k, 0.0)) for k in self.features_], dtype=np.float64)
 
-    def _learn(self, x: dict, y: float) -> None:
-        if self.learner_ is None:
-            if self._regression:
-                check_regression_learner(self.learner, type(self).__name__)
-            features = tuple(sorted(x, key=lambda k: (type(k).__name__, str(k))))
-            learner = make_learner(
+    def _build(self, x: dict, epsilon: float, y_bound: float) -> None:
+        """The learner on ``epsilon`` and labels within ``y_bound``, its features the keys
+        of ``x`` (the first x learned from)."""
+        if self._regression:
+            check_regression_learner(self.learner, type(self).__name__)
+        features = tuple(sorted(x, key=lambda k: (type(k).__name__, str(k))))
+        learner = with_fallback(
+            lambda share: make_learner(
                 self.learner, max(len(features), 1),
-                horizon=self.horizon, epsilon=self.epsilon, delta=self.delta,
-                counter=self.counter, x_bound=self.x_bound, y_bound=self.y_bound,
+                horizon=self.horizon, epsilon=share, delta=self.delta,
+                counter=self.counter, x_bound=self.x_bound, y_bound=y_bound,
                 calibration=self.calibration, seed=self.seed, options=self._options(),
                 fit_intercept=self.fit_intercept and LEARNERS[self.learner].linear
                 if self.learner in LEARNERS else self.fit_intercept,
                 intercept_scaling=self.intercept_scaling,
                 postprocess=self.postprocess, random_features=self.random_features,
-                bandwidth=self.bandwidth)
-            self.features_ = features if features else ("__bias__",)
-            speak_as(learner, type(self).__name__)
-            self.learner_ = learner
+                bandwidth=self.bandwidth),
+            fallback=getattr(self, "fallback", False), epsilon=epsilon,
+            delta=self.delta, horizon=self.horizon, seed=fallback_seed(self.seed))
+        self.features_ = features if features else ("__bias__",)
+        speak_as(learner, type(self).__name__)
+        self.learner_ = learner
+
+    def _learn(self, x: dict, y: float) -> None:
+        if self.learner_ is None:
+            self._build(x, self.epsilon, self.y_bound)
         vec = self._vector(x)
         self.learner_.learn_one(vec, y)
         unknown = [k for k in x if k not in self.features_]
@@ -181,6 +196,18 @@ class RiverRegressor(_DictFeatures, _Regressor):
         kernel's bandwidth in units of ``x_bound``
         (:class:`~dpol.learners.random_features.WithRandomFeatures`; as in
         :class:`~dpol.adapters.OnlineRegressor`).
+    centre_budget : float in [0, 1), default 0
+        Share of the Gaussian budget spent on the labels' mean b, released privately from
+        the stream's first ``centre_rows`` rows (at most ``horizon``), which wait for it:
+        the learner then fits y - b, so a model drowned by noise predicts b, not 0
+        (:mod:`dpol.adapters._river_centre`; ``OnlineRegressor``'s ``centre_budget``,
+        which centres on all the rows of ``fit``). Until the block is whole nothing is
+        released (``predict_one`` is 0, ``privacy`` None). 0: no centre.
+    centre_rows : int, default 1000
+        The block's rows: b is kept only beyond 3 of its public stds, so they must be
+        many enough, and represent the stream. Off by default: the block costs its rows'
+        prequential predictions, and on river's ChickWeights (578 rows) no block both
+        keeps b and leaves rows to learn from (figures in :mod:`dpol.adapters._river_centre`).
 
     Examples
     --------
@@ -201,19 +228,53 @@ class RiverRegressor(_DictFeatures, _Regressor):
                  seed: int | None = None, learner_options: dict | None = None,
                  fit_intercept: bool = True, intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", random_features: int | None = None,
-                 bandwidth: float = BANDWIDTH) -> None:
+                 bandwidth: float = BANDWIDTH, centre_budget: float = 0.0,
+                 centre_rows: int = CENTRE_ROWS) -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
                          calibration, seed, learner_options, fit_intercept,
                          intercept_scaling, postprocess, random_features, bandwidth)
+        self.centre_budget, self.centre_rows = check_centre(centre_budget, centre_rows,
+                                                            learner_options)
+        self.centre_ = None  # the FirstBlockCentre, from the first learn_one on
 
     @surfaced
     def learn_one(self, x: dict, y: float) -> None:
-        """Learn from one element; the released iterate moves on."""
-        self._learn(x, float(y))
+        """Learn from one element; the released iterate moves on (with a centre: the
+        first block's rows are held until their mean is released)."""
+        if not self.centre_budget:  # no centre
+            self._learn(x, float(y))
+            return
+        if self.centre_ is None:
+            self.centre_ = FirstBlockCentre(
+                self.centre_budget, self.centre_rows, horizon=self.horizon,
+                epsilon=self.epsilon, delta=self.delta, y_bound=self.y_bound, seed=self.seed)
+        centre = self.centre_
+        if centre.centre is not None:
+            self._learn(x, float(y) - centre.centre.value)
+        elif centre.hold(x, float(y)):  # the block is whole: release, build, stream it
+            rest = centre.release()
+            try:
+                self._build(centre.held[0][0], rest, centre.learner_bound)
+            except BaseException:  # a learner refused: nothing kept, nothing shown
+                self.centre_ = None
+                raise
+            for row, label in centre.held:
+                self._learn(row, label - centre.centre.value)
+            centre.held = []
 
     def predict_one(self, x: dict) -> float:
-        """The prediction of the model (post-processed releases)."""
-        return self._margin(x)
+        """The prediction of the model (post-processed releases; plus the centre)."""
+        margin = self._margin(x)
+        centre = self.centre_
+        return margin if centre is None or centre.centre is None else centre.predict(margin)
+
+    @property
+    def privacy(self):
+        """The guarantee of the released iterates, with the centre's (None before the
+        first release)."""
+        if self.centre_ is None or self.learner_ is None:
+            return super().privacy
+        return self.centre_.guarantee(self.learner_)
 
 
 class RiverClassifier(_DictFeatures, _Classifier):
@@ -225,7 +286,22 @@ class RiverClassifier(_DictFeatures, _Classifier):
     the stream as the learner's outputs are (a stream's classes cannot be learnt as they
     come: K fixes the noise). K > 2 classes stream one-hot rows through one Gram matrix
     (PQFTL's ``outputs=K``: the noise and the guarantee of two classes; the ridge
-    classifiers), and ``predict_one`` gives the class of the largest margin.
+    classifiers), and ``predict_one`` gives the class of the largest margin. One more
+    parameter, ``fallback`` (bool, default False): predict the private class prior
+    wherever the model does not privately beat it, as
+    :class:`~dpol.adapters.OnlineClassifier`'s (Notes).
+
+    Notes
+    -----
+    ``fallback=True`` runs the learner inside
+    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback`: 20% of the Gaussian
+    budget (of mu^2) learns the class prior and tests, block by block on the stream
+    (blocks of 1, 2, 4, ... calls of ``learn_one``), whether the model's prequential
+    errors are clearly below the prior's; ``predict_one`` and ``predict_proba_one`` use
+    the model only where they are, the prior elsewhere (``learner_.uses_model`` says
+    which). ``privacy`` is the whole's guarantee, the fallback's share included. Off by
+    default: on small balanced streams its own prior can take the wrong sign, and the
+    model comes in late (figures in :mod:`dpol.learners.trivial_fallback`).
 
     Examples
     --------
@@ -251,10 +327,12 @@ class RiverClassifier(_DictFeatures, _Classifier):
                  learner_options: dict | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", random_features: int | None = None,
-                 bandwidth: float = BANDWIDTH, classes: tuple | None = None) -> None:
+                 bandwidth: float = BANDWIDTH, classes: tuple | None = None,
+                 fallback: bool = False) -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
                          calibration, seed, learner_options, fit_intercept,
                          intercept_scaling, postprocess, random_features, bandwidth)
+        self.fallback = check_fallback(fallback)
         if classes is not None:
             classes = tuple(classes)
             if len(classes) < 2 or len(set(classes)) != len(classes):

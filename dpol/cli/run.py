@@ -40,7 +40,7 @@ def run_arguments(params: dict) -> dict:
 
 def _options(args: dict) -> dict[str, tuple[str, object]]:
     """argument -> (flag, value given): how a refusal names what the user typed."""
-    return {"out": ("--out", str(args["out_dir"])),
+    return {"out": ("--out", str(args["out_dir"])), "fallback": ("--fallback", True),
             **{name: (flag, args[name]) for name, flag in _FLAGS.items()}}
 
 
@@ -58,7 +58,8 @@ def _quoted(args: dict, option: list[str] | None) -> str:
                      *(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
                        for k, v in given.items() if v is not None),
                      *intercept, *(f"--option {o}" for o in option or []),
-                     *([] if args["baseline"] else ["--no-baseline"])])
+                     *([] if args["baseline"] else ["--no-baseline"]),
+                     *(["--fallback"] if args["fallback"] else [])])
 
 
 def _interrupted(out: Path, chunked: bool = False, checkpoints: bool = False) -> str:
@@ -173,6 +174,9 @@ def register_run(app: typer.Typer, ui) -> None:
                                             "of the rows: a model non-linear in x."),
         bandwidth: float = typer.Option(None, help="Kernel bandwidth of --random-features, "
                                         f"in units of --bound (default {BANDWIDTH:g})."),
+        fallback: bool = typer.Option(False, help="Classifiers: predict the private class "
+                                      "prior unless the model's errors are privately "
+                                      "below it (20% of the budget)."),
     ) -> None:
         """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
 
@@ -225,8 +229,12 @@ def run_command(ctx: Context, *, ui) -> None:
     ui.show_rows(f"{result.rows[0]['model']} on {where}", result.rows, keys)
     if result.labels:  # the classes as the learner sees them, as the report says
         ui.console.print(f"labels: {result.labels}", highlight=False)
-    if isinstance(result.rows[0].get("privacy_split"), str):
-        ui.console.print(f"privacy: {result.rows[0]['privacy_split']}", highlight=False)
+    split = [s for s in (result.rows[0].get(k) for k in ("privacy_split", "fallback_split"))
+             if isinstance(s, str)]  # the bounds' share, then the fallback's
+    if split:
+        ui.console.print(f"privacy: {'; '.join(split)}", highlight=False)
+    if isinstance(result.rows[0].get("predicts"), str):
+        ui.console.print(f"predicts: {result.rows[0]['predicts']}", highlight=False)
     ui.console.print(f"guarantee: {result.rows[0]['guarantee']}\nreport: {result.report}\n"
                      f"iterates: {result.report.parent / 'iterates.npy'}\n"
                      f"losses:  {result.csv}", highlight=False)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpol.adapters import OnlineClassifier
-from dpol.errors import InvalidInputError
+from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners.trivial_fallback import WithTrivialFallback
 
 
@@ -55,3 +55,25 @@ def test_a_kernel_model_behind_the_fallback_predicts_row_by_row():
     assert clf.learner_.uses_model
     np.testing.assert_allclose(clf.decision_function(X[:5]),
                                [clf.learner_.predict_one(x) for x in X[:5]], atol=1e-12)
+
+
+def test_the_non_private_twin_runs_with_the_fallback():
+    # epsilon = inf: no noise in the prior or the gate, the guarantee the learner's
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2)) / 4
+    y = np.where(X[:, 0] > 0, "a", "b")
+    with pytest.warns(NonPrivateWarning):
+        clf = OnlineClassifier(epsilon=np.inf, random_state=0, fallback=True).fit(X, y)
+    assert clf.learner_.uses_model and np.isinf(clf.privacy_.epsilon)
+    assert clf.learner_.prior_multiplier == clf.learner_.gate_multiplier == 0.0
+
+
+def test_centring_with_the_fallback_is_refused_before_any_release():
+    # centred on b, the gate would read sign(m) as the model's class where the estimator
+    # predicts sign(m + b), and the prior's class likewise: refused, nothing released
+    X, y = _noise_labels(n=50)
+    clf = OnlineClassifier(fallback=True, centre_budget=0.1)
+    with pytest.raises(InvalidInputError, match="centre_budget must be 0 with fallback=True"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "prep_")
+    OnlineClassifier(learner="igd", fallback=True, centre_budget=0.1).fit(X, y)  # uncentred

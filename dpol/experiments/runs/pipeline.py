@@ -60,7 +60,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                 command: str | None = None, checkpoint_every: int | None = None,
                 chunk_rows: int | None = None, fit_intercept: bool | None = None,
                 random_features: int | None = None, bandwidth: float | None = None,
-                replace: bool = False, _resumed: dict | None = None) -> ExperimentResult:
+                replace: bool = False, fallback: bool = False,
+                _resumed: dict | None = None) -> ExperimentResult:
     """Run ``learner`` (a name of :data:`dpol.adapters.LEARNERS`) on ``data``; write outputs.
 
     ``horizon`` is the length the noise is calibrated for (default: the number of rows;
@@ -92,6 +93,10 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     kernel's ``bandwidth`` in units of the bound on ||x||
     (:class:`~dpol.learners.random_features.WithRandomFeatures`; default bandwidth
     its ``BANDWIDTH``, refused without ``random_features``: it would change nothing).
+    ``fallback`` (classification learners) runs the learner inside the trivial fallback
+    (:mod:`dpol.experiments.runs.fallback`): the final model predicts the private class
+    prior unless the model's errors were privately below it; the guarantee includes its
+    share of the budget.
 
     A bound ``"auto"`` is estimated privately from the rows the learner sees
     (:func:`~dpol.datasets.private_bounds.private_bounds`) with ``bounds_budget * epsilon``;

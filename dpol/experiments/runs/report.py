@@ -128,7 +128,7 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *
         f"# dpol run: {info['learner']} on {stream.name}", "",
         *([f"`{info['command']}`", ""] if info["command"] else []),
         *([f"> **Note:** {n}" for n in info["notes"]] + [""] if info["notes"] else []),
-        *_privacy_section(info, out_name), "",
+        *_privacy_section(info, out_name), *_fallback_lines(rows[0]), "",
         "## Parameters", "", markdown_table(_parameters(info)), "",
         *_results_section(info, rows, columns, heldout),
         "## Plots", "",
@@ -201,6 +201,15 @@ def _privacy_section(info: dict, out_name: str) -> list[str]:
            "generators' states, so it can remove the noise from every release: keep any "
            "copy like the raw data, never with these outputs."]
           if info.get("checkpoint_every") else [])]
+
+
+def _fallback_lines(row: dict) -> list[str]:
+    """The trivial fallback's share of the budget and the model it chose (none: ``[]``)."""
+    if not isinstance(row.get("fallback_split"), str):
+        return []
+    return [f"* **Trivial fallback:** {row['fallback_split']}, inside the guarantee above. "
+            f"The final model predicts with {row['predicts']}; `iterates.npy` holds the "
+            "learner's releases either way."]
 
 
 def _parameters(info: dict) -> list[dict]:

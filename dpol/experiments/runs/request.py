@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.calibration import check_epsilon
+from dpol.adapters._fallback import check_fallback
 from dpol.adapters.registry import LEARNERS, LearnerSpec, check_features
 from dpol.datasets.files import NORMALIZATIONS
 from dpol.datasets.private_bounds import parse_bound
@@ -57,6 +58,7 @@ class RunRequest:
     checkpoint_every: int | None
     chunk_rows: int | None
     features: dict  # make_learner's fit_intercept, random_features and bandwidth
+    fallback: bool  # the trivial fallback (runs.fallback): classification only
     replace: bool
     run_id: str  # tells a resumed run's own published outputs from another run's
     args: dict
@@ -138,7 +140,24 @@ def _check_stream(args: dict, spec: LearnerSpec) -> dict:
     if chunk_rows is not None:  # streams larger than memory (runs.chunked)
         chunk_rows = check_int("chunk_rows", chunk_rows, low=1)
     return {"horizon": horizon, "checkpoint_every": every, "chunk_rows": chunk_rows,
-            "features": features}
+            "features": features, "fallback": _check_fallback(args, spec, chunk_rows)}
+
+
+def _check_fallback(args: dict, spec: LearnerSpec, chunk_rows: int | None) -> bool:
+    """``fallback``: a bool, for a classification learner on replace-one streams, not
+    chunked (the chunked path builds no fallback)."""
+    if not check_fallback(args["fallback"]):
+        return False
+    if spec.task != "classification":
+        raise fail("fallback", f"be off for a {spec.task} learner ({spec.name}): it falls "
+                   "back to the class prior of a classification learner", True)
+    if chunk_rows is not None:
+        raise fail("fallback", "be off for a chunked run (chunk_rows)", True)
+    options = args["options"] if isinstance(args["options"], dict) else {}
+    if options.get("neighbouring", "replace_one") != "replace_one":
+        raise fail("fallback", "be off for add/remove streams (an added row shifts every "
+                   "later row into another of its blocks)", True)
+    return True
 
 
 def _check_out(out: Path, replace: bool, resumed_id: str | None) -> None:

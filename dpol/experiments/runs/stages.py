@@ -23,7 +23,7 @@ import numpy as np
 from dpol._clip_warning import label_offset_advice
 from dpol._validation import check_choice, fail
 from dpol.accounting.events import compose_guarantee
-from dpol.adapters.registry import comparator, make_learner, zero_point
+from dpol.adapters.registry import comparator, zero_point
 from dpol.datasets import DATASETS, Stream, load_dataset, read_table
 from dpol.datasets.files import NORMALIZATIONS, Clipping, clip_to_bounds, split_label, table_stream
 from dpol.datasets.private_bounds import private_bounds
@@ -32,6 +32,7 @@ from dpol.errors import NonPrivateWarning
 from dpol.experiments.report import ExperimentResult
 from dpol.experiments.runs import scores
 from dpol.experiments.runs.checkpoint import data_fingerprint, save_checkpoint, stream_slices
+from dpol.experiments.runs.fallback import fallback_rows, inner_learner, make_run_learner
 from dpol.experiments.runs.output import checkpoint_folder, remove_checkpoint, staged_output
 from dpol.experiments.runs.report import split_text, write_losses, write_plots, write_report
 from dpol.experiments.runs.request import RunRequest
@@ -202,13 +203,13 @@ class Fits:
         return self.learners[0][2]
 
 
-def fit_learners(request: RunRequest, rows: Rows, bounded: Bounded,
-                 resumed: dict | None = None,
+def fit_learners(request: RunRequest, rows: Rows, bounded: Bounded, resumed: dict | None = None,
                  progress: Callable[..., None] | None = None) -> Fits:
-    """Stage 3, learner: the learner on the bounded stream, then (``request.baseline``)
-    its non-private twin, fed in slices that show ``progress(done, total, label)`` and,
-    every ``request.checkpoint_every`` rows, save both with their releases; ``resumed``:
-    the checkpoint a resumed run continues (the same data, or refused).
+    """Stage 3, learner: the learner on the bounded stream (inside the trivial fallback
+    with ``request.fallback``: :mod:`.fallback`), then (``request.baseline``) its
+    non-private twin, fed in slices that show ``progress(done, total, label)`` and, every
+    ``request.checkpoint_every`` rows, save both with their releases; ``resumed``: the
+    checkpoint a resumed run continues (the same data, or refused).
 
     Examples
     --------
@@ -223,13 +224,13 @@ def fit_learners(request: RunRequest, rows: Rows, bounded: Bounded,
     (['igd'], (300, 11), [(300, 300, 'igd')])
     """
     X, y = bounded.stream.X, bounded.stream.y
-    build = dict(horizon=rows.horizon, epsilon=bounded.epsilon, delta=request.delta,
-                 counter=request.counter, x_bound=bounded.x_bound, y_bound=bounded.y_bound,
-                 calibration=request.calibration, options=rows.options, **request.features)
+    build = dict(horizon=rows.horizon, delta=request.delta, counter=request.counter,
+                 x_bound=bounded.x_bound, y_bound=bounded.y_bound, options=rows.options,
+                 **request.features)
     state = _checkpoint_state(request, bounded, resumed)
-    model = state["models"].get("private") or make_learner(request.learner, X.shape[1],
-                                                           seed=request.seed, **build)
-    u = comparator(model, X, y)
+    model = state["models"].get("private") or make_run_learner(
+        request, X.shape[1], bounded.epsilon, request.calibration, **build)
+    u = comparator(inner_learner(model), X, y)
     ref = model._loss_value(u, X, y)
 
     def run(key: str, learner, label: str) -> Trace:
@@ -243,8 +244,7 @@ def fit_learners(request: RunRequest, rows: Rows, bounded: Bounded,
         if twin is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NonPrivateWarning)
-                twin = make_learner(request.learner, X.shape[1], seed=request.seed, **{
-                    **build, "epsilon": math.inf, "calibration": "tight"})
+                twin = make_run_learner(request, X.shape[1], math.inf, "tight", **build)
         fits.append((f"{request.learner}, non-private twin", twin,
                      run("twin", twin, "non-private twin")))
     return Fits(fits, u, ref, state)
@@ -295,9 +295,9 @@ def score_run(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits) -> 
     """
     X, y = bounded.stream.X, bounded.stream.y
     model, ref, classification = fits.model, fits.ref, request.classification
-    table = [scores.summary_row(label, t, ref) for label, _, t in fits.learners]
+    table = [{**scores.summary_row(lb, t, ref), **fallback_rows(m)} for lb, m, t in fits.learners]
     guarantee = _guarantee(request, bounded, fits, table[0])
-    zero = scores.zero_row(model._loss_value(zero_point(model), X, y), ref)  # predict 0
+    zero = scores.zero_row(model._loss_value(zero_point(inner_learner(model)), X, y), ref)
     X_test = y_test = None
     if rows.test is not None:  # rows clipped like the training rows; labels scored unclipped
         X_test, _, _ = clip_to_bounds(bounded.X[rows.test], bounded.y[rows.test],

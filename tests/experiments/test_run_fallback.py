@@ -1,0 +1,129 @@
+"""`dpol run --fallback`: the trivial fallback inside the run's guarantee, said on the
+console and in the report, held whole by checkpoints (a resumed run gives the same
+outputs), refused for regression before any data is read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpol.errors import InvalidInputError
+from dpol.experiments.runs import stages
+from dpol.experiments.runs.checkpoint import load_checkpoint
+from dpol.experiments.runs.output import checkpoint_folder
+from dpol.experiments.runs.pipeline import resume_run, run_learner, run_request
+from dpol.experiments.runs.stages import bound_rows, fit_learners, read_rows, score_run
+from dpol.learners.trivial_fallback import WithTrivialFallback
+
+#: epsilon 0.15, seed 5 and the tree counter (no BLT to optimise for T = 2,500: 1.7 s) on
+#: ``_data``: the gate stays closed through row 1,023 and
+#: opens at the release of the block that ends at row 2,047 (measured once): a resume
+#: from the checkpoint at row 1,024 must carry the open block and reach that switch
+ARGS = dict(epsilon=0.15, seed=5, baseline=False, fallback=True, counter="tree")
+
+
+def _data(path: Path, n: int = 2500) -> str:
+    """Two classes split by a plane; 2,500 rows: slices of 1,024 rows
+    (``runs.checkpoint.CHUNK_ROWS``), so checkpoint_every=500 saves after each."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3)) / 3
+    np.save(path, np.column_stack([X, (X[:, 0] + X[:, 1] > 0).astype(float)]))
+    return str(path)
+
+
+@pytest.fixture(autouse=True)
+def _empty_plots(monkeypatch):
+    """Empty plot files: the plots are not what these tests read (test_experiments.py
+    tests them), and drawing them is most of a small run's time."""
+    def empty(folder, *args, **kwargs):
+        paths = [folder / "regret.png", folder / "loss.png"]
+        for path in paths:
+            path.write_bytes(b"")
+        return paths
+
+    monkeypatch.setattr(stages, "write_plots", empty)
+
+
+class Stop(KeyboardInterrupt):
+    """A Ctrl-C raised from the progress callback."""
+
+
+def test_a_resumed_fallback_run_gives_the_outputs_of_an_uninterrupted_one(tmp_path):
+    data = _data(tmp_path / "d.npy")
+    request = run_request("ridge-classifier", data, tmp_path / "whole", **ARGS)
+    rows = read_rows(request)  # uninterrupted, by the stages: no plots to draw
+    bounded = bound_rows(request, rows)
+    fits = fit_learners(request, rows, bounded)
+    whole = score_run(request, rows, bounded, fits).rows
+    assert fits.model.uses_model and whole[0]["predicts"].startswith("the model")
+
+    def stop(done, total, which):
+        if done >= 1024:
+            raise Stop
+
+    out = tmp_path / "out"
+    with pytest.raises(Stop):
+        run_learner("ridge-classifier", data, out, checkpoint_every=500, progress=stop,
+                    **ARGS)
+    saved = load_checkpoint(checkpoint_folder(out))["models"]["private"]
+    assert isinstance(saved, WithTrivialFallback) and saved.t == 1024
+    assert not saved.uses_model and saved._block_start == 1023  # mid-block, gate closed
+    assert saved.releases_ == fits.model.releases_[:10]  # blocks of 1, 2, ..., 512 rows
+    result = resume_run(out)
+    np.testing.assert_array_equal(np.load(out / "iterates.npy"), np.concatenate(
+        [fits.trace.weights, fits.trace.final_weights[None]]))
+    assert result.rows == whole  # the gated online accuracy, the choice, the split
+
+
+def test_the_guarantee_and_the_report_include_the_fallback(tmp_path):
+    data = _data(tmp_path / "d.npy", n=300)
+    result = run_learner("ridge-classifier", data, tmp_path / "out", epsilon=1.0, seed=0,
+                         fallback=True, test_fraction=0.2, counter="tree")
+    row = result.rows[0]
+    assert row["guarantee"].startswith("(1, 1e-05)-DP")  # the target, all three inside
+    assert row["fallback_split"] == (  # fallback_budget(1, 1e-5): z 11.8, learner 0.885
+        "trivial fallback: class prior and gate, Gaussian, 10% + 10% of the budget (of "
+        "mu^2; noise multipliers 11.8 and 11.8); learner epsilon = 0.8848; composed exactly")
+    # either choice is possible at this size (240 training rows): the row says which
+    assert row["predicts"].split(" (")[0] in ("the model", "the class prior")
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"* **Trivial fallback:** {row['fallback_split']}" in report
+    assert f"predicts with {row['predicts']}" in report
+
+
+@pytest.mark.parametrize(("learner", "extra", "rule"), [
+    ("ridge", {}, "fallback must be off for a regression learner"),
+    ("ridge-classifier", {"chunk_rows": 100}, "fallback must be off for a chunked run"),
+    ("ridge-classifier", {"options": {"neighbouring": "add_remove"}},
+     "fallback must be off for add/remove streams"),
+])
+def test_fallback_refusals_read_no_data(tmp_path, learner, extra, rule):
+    with pytest.raises(InvalidInputError, match=rule):
+        run_learner(learner, tmp_path / "absent.npy", tmp_path / "out", fallback=True,
+                    **extra)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_console_says_the_budget_share_and_which_model_predicts(tmp_path):
+    typer_testing = pytest.importorskip("typer.testing")
+    from dpol.cli import _app
+
+    data, app = _data(tmp_path / "d.npy", n=200), _app()
+    result = typer_testing.CliRunner().invoke(app, [
+        "run", "ridge-classifier", data, "--epsilon", "0.1", "--fallback", "--out",
+        str(tmp_path / "out"), "--no-baseline", "--seed", "0"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    # 200 rows at epsilon 0.1: the gate's std s = 2 x 97.2 / 103.9 = 1.87 (blocks of 1,
+    # ..., 64 rows and 73), so it opens with probability at most P(Z < 1 / s - 2) = 7%
+    # whatever the model; seeded: the prior's outcome is fixed
+    assert "privacy: trivial fallback: class prior and gate, Gaussian, 10% + 10%" in text
+    assert "predicts: the class prior" in text
+    assert "--fallback" in (tmp_path / "out" / "report.md").read_text()  # the command
+    refused = typer_testing.CliRunner().invoke(app, [
+        "run", "ridge", data, "--fallback", "--out", str(tmp_path / "reg")])
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert "--fallback must be off for a regression learner (ridge)" in " ".join(
+        refused.stderr.split())
