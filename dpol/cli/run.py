@@ -30,7 +30,8 @@ _FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "horizon": "-T", "counter"
           "test_fraction": "--test-fraction", "bounds_budget": "--bounds-budget",
           "random_features": "--random-features", "bandwidth": "--bandwidth"}
 #: parameters that are not ``run_learner`` arguments
-_CONTROL = ("resume", "checkpoint_every", "chunk_rows", "option")
+_CONTROL = ("resume", "checkpoint_every", "chunk_rows", "option", "by", "backend", "workers",
+            "address")
 
 
 def run_arguments(params: dict) -> dict:
@@ -177,6 +178,14 @@ def register_run(app: typer.Typer, ui) -> None:
         fallback: bool = typer.Option(False, help="Classifiers: predict the private class "
                                       "prior unless the model's errors are privately "
                                       "below it (20% of the budget)."),
+        by: str = typer.Option(None, help="Key column (name or index): one private model "
+                               "per key, in parallel; the split by key is public, a row is "
+                               "protected within its key's stream."),
+        backend: str = typer.Option("local", help="Engine of --by: local, ray or dask."),
+        workers: int = typer.Option(1, min=1, help="Workers of --by's engine (local "
+                                    "processes, or started Ray / Dask workers)."),
+        address: str = typer.Option(None, help="A running Ray head or Dask scheduler for "
+                                    "--by (host:port)."),
     ) -> None:
         """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
 
@@ -198,8 +207,11 @@ def run_command(ctx: Context, *, ui) -> None:
     chunk_rows = params["chunk_rows"]
     out = args["out_dir"]
     name = args["learner"] or "resumed run"
+    by_key = False
     try:
-        with ui.refusals("run", _options(args)), ui.progress_bar(name, unit="rows") as update:
+        flags = {**_options(args), **{k: (f"--{k.replace('_', '-')}", params[k]) for k in (
+            "by", "backend", "workers", "address", "chunk_rows", "checkpoint_every")}}
+        with ui.refusals("run", flags), ui.progress_bar(name, unit="rows") as update:
             if resume is not None:
                 _conflicts(params, [k for k in params
                                     if ctx.get_parameter_source(k).name != "DEFAULT"])
@@ -209,10 +221,14 @@ def run_command(ctx: Context, *, ui) -> None:
                     sys.stderr.write("dpol run: error: give LEARNER and DATA, or --resume "
                                      "DIR\n")
                     raise typer.Exit(2)
-                result = run_learner(**{**args, "options": parse_options(option)},
-                                     progress=update, command=_quoted(args, option),
-                                     checkpoint_every=params["checkpoint_every"],
-                                     chunk_rows=chunk_rows)
+                if params["by"] is not None:
+                    result = _run_by_key(params, args, update)
+                    by_key = True
+                else:
+                    result = run_learner(**{**args, "options": parse_options(option)},
+                                         progress=update, command=_quoted(args, option),
+                                         checkpoint_every=params["checkpoint_every"],
+                                         chunk_rows=chunk_rows)
     except KeyboardInterrupt:
         if resume is not None:  # the output folder of the checkpoint it names
             from dpol.experiments.runs.output import find_checkpoint
@@ -222,6 +238,8 @@ def run_command(ctx: Context, *, ui) -> None:
         raise typer.Exit(130) from None
     for note in result.notes:
         sys.stderr.write(f"dpol run: warning: {note}\n")
+    if by_key:
+        return _show_by_key(result, args, params["by"], ui)
     # the scores a user reads first come first: a narrow terminal drops the last columns
     keys = [k for k in ("model", "accuracy", "heldout_accuracy", "heldout_mse", "heldout_r2",
                         "average_regret", "mean_loss") if k in result.rows[0]]
@@ -238,3 +256,31 @@ def run_command(ctx: Context, *, ui) -> None:
     ui.console.print(f"guarantee: {result.rows[0]['guarantee']}\nreport: {result.report}\n"
                      f"iterates: {result.report.parent / 'iterates.npy'}\n"
                      f"losses:  {result.csv}", highlight=False)
+
+
+def _run_by_key(params: dict, args: dict, update):
+    """``dpol run --by KEY``: one model per key (:mod:`dpol.experiments.runs.by_key`)."""
+    from dpol.experiments.runs.by_key import run_by_key
+
+    return run_by_key(**{**args, "options": parse_options(params["option"])}, by=params["by"],
+                      backend=params["backend"], workers=params["workers"],
+                      address=params["address"], progress=update,
+                      checkpoint_every=params["checkpoint_every"], chunk_rows=params["chunk_rows"])
+
+
+def _show_by_key(result, args: dict, by: str, ui) -> None:
+    """The first keys' scores, the guarantee, where the report and summary are."""
+    from dpol.experiments.runs.by_key import SCORES
+
+    keys = ["key", "rows", *(k for k in SCORES if k in result.rows[0])][:4]
+    shown = result.rows[:BY_KEY_SHOWN]
+    more = f" (first {len(shown)} of {len(result.rows)} keys)" if len(result.rows) > len(
+        shown) else ""
+    ui.show_rows(f"{args['learner']} on {args['data']}, one model per {by}{more}", shown, keys)
+    ui.console.print(f"guarantee of each key: {result.rows[0]['guarantee']} (each key's in "
+                     f"summary.csv)\nreport: {result.report}\nsummary: {result.csv}",
+                     highlight=False)
+
+
+#: keys ``dpol run --by`` prints (all are in summary.csv)
+BY_KEY_SHOWN = 20

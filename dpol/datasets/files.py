@@ -41,6 +41,7 @@ from dpol.datasets._csv_header import SAMPLE, HeaderWarning, csv_header, warn_he
 from dpol.datasets._csv_header import is_number as _is_number
 from dpol.datasets.normalize import normalize_regression, normalize_rows
 from dpol.datasets.synthetic import Stream
+from dpol.datasets.table import Table
 from dpol.errors import InvalidInputError
 
 __all__ = ["NORMALIZATIONS", "TASKS", "Clipping", "HeaderWarning", "clip_to_bounds",
@@ -138,8 +139,9 @@ def check_npy(table: np.ndarray, path: Path) -> None:
         raise fail("data", "hold a 2-d numeric array", f"{path}: {table.dtype}{table.shape}")
 
 
-def read_table(source: str | Path | TextIO) -> tuple[np.ndarray, list[str]]:
-    """A numeric table (n, k) and its column names from a file, ``"-"`` or a text stream.
+def read_table(source: str | Path | TextIO | Table) -> tuple[np.ndarray, list[str]]:
+    """A numeric table (n, k) and its column names from a file, ``"-"``, a text stream or
+    a :class:`~dpol.datasets.table.Table` in memory.
 
     CSV (``.csv``, ``.txt``, ``.data``, gzipped as ``.gz`` too, or standard input):
     comma-separated numbers, with an optional header line (detected: a first line that is
@@ -166,6 +168,8 @@ def read_table(source: str | Path | TextIO) -> tuple[np.ndarray, list[str]]:
     dpol.errors.InvalidInputError: data must hold numbers only, 2 per row; got 'x' in
     row 2, column 'b' (line 3) of the text stream
     """
+    if isinstance(source, Table):  # rows already read (one key's, of dpol run --by)
+        return source.values, list(source.names)
     if source == "-":
         return _read_csv(sys.stdin, "standard input")
     if isinstance(source, io.TextIOBase):
