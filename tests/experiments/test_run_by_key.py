@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.runs.by_key import run_by_key, split_by_key
+from dpol.experiments.runs.by_key import key_seeds, run_by_key, split_by_key
 from dpol.experiments.runs.pipeline import run_learner
 
 KEYS = (3.0, 7.0)
@@ -35,11 +35,11 @@ def test_split_keeps_each_keys_rows_in_file_order():
 
 
 def test_each_key_is_the_run_of_its_own_rows(table_file, tmp_path):
-    # key i (sorted) runs with the child SeedSequence(seed).spawn(n)[i]: the same bits as
-    # a run of that key's rows alone with that seed, and the same guarantee
+    # key i (sorted) runs with the seed key_seeds(seed, n)[i]: the same bits as a run of
+    # that key's rows alone with that seed, and the same guarantee
     res = run_by_key("ridge", table_file, tmp_path / "out", by="key", seed=3, baseline=False)
     raw = np.loadtxt(table_file, delimiter=",", skiprows=1)
-    children = np.random.SeedSequence(3).spawn(len(KEYS))
+    children = key_seeds(3, len(KEYS))
     for i, key in enumerate(KEYS):
         alone = tmp_path / f"alone{i}.csv"
         rows = raw[raw[:, 1] == key][:, [0, 2, 3]]

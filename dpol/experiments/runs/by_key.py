@@ -20,9 +20,9 @@ changes one key's stream only, so the whole output, every key's releases togethe
 budget is not split across keys. A row that may move between keys (a private key)
 changes two streams: the guarantee is then the composition of two keys' (about 2
 epsilon), which this module does not claim; protect the key by other means. Seeds: with
-``seed`` the keys (in sorted order) take the independent children
-``numpy.random.SeedSequence(seed).spawn(n_keys)``; without, every key's noise comes
-from fresh OS entropy.
+``seed`` the keys (in sorted order) take independent seeds, :func:`key_seeds` (children
+of ``numpy.random.SeedSequence(seed)``); without, every key's noise comes from fresh OS
+entropy.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from dpol.experiments.runs.pipeline import run_learner, run_request
 from dpol.experiments.runs.stages import read_rows
 from dpol.experiments.sweeps.engines import check_address, open_engine, require
 
-__all__ = ["SCORES", "run_by_key", "split_by_key"]
+__all__ = ["SCORES", "key_seeds", "run_by_key", "split_by_key"]
 
 #: the scores of a key's private model that the summary keeps (those its run gives)
 SCORES = ("accuracy", "heldout_accuracy", "heldout_r2", "heldout_mse", "average_regret",
@@ -89,6 +89,19 @@ def _key_column(by: int | str, names: list[str]) -> int:
         if -len(names) <= index < len(names):
             return index % len(names)
     raise fail("by", f"be a column name or index of the table ({', '.join(names)})", by)
+
+
+def key_seeds(seed: int | None, n: int) -> list[int | None]:
+    """The int seed of each of ``n`` keys (sorted) of a run seeded with ``seed``: the first
+    32-bit word of the child ``SeedSequence(seed).spawn(n)[i]``, so one key's run is
+    replayed by ``dpol run --seed`` on its rows alone; None: OS entropy for every key.
+
+    >>> key_seeds(None, 2), key_seeds(3, 2) == key_seeds(3, 2), len(set(key_seeds(3, 50)))
+    ([None, None], True, 50)
+    """
+    if seed is None:
+        return [None] * n
+    return [int(child.generate_state(1)[0]) for child in spawn_seeds(seed, n)]
 
 
 def _with_key(folder: str, call):
@@ -152,7 +165,7 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
         run_args = {**run_args, "target_col": _target_without_key(
             run_args["target_col"], names, _key_column(by, names))}
     column, keys, rows, rest, rest_names = split_by_key(table, names, by)
-    seeds = spawn_seeds(seed, len(keys)) if seed is not None else [None] * len(keys)
+    seeds = key_seeds(seed, len(keys))
     label = "standard input" if str(data) == "-" else Path(str(data)).name
     args = {k: v for k, v in run_args.items() if k not in ("replace", "command")}
     folders = [f"{column}={k:g}" for k in keys]
