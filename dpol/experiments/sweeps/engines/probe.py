@@ -136,6 +136,8 @@ refused); got '127.0.0.1:1'
                 if not chunk:
                     break
                 data += chunk
+                if len(data) >= 9 and data[3:4] + data[5:9] != b"\x04\0\0\0\0":
+                    break  # its first frame is not a server's SETTINGS: not HTTP/2
                 http2, status = _grpc_status(data)
                 if (http2 and not gcs) or status is not None:
                     break
