@@ -59,7 +59,11 @@ def sweep(config: str | Path | SweepConfig, *, backend: str | None = None,
 
     ``backend``, ``workers`` and ``address`` override the config's ``[run]`` table
     (defaults: local, one worker per CPU, no address); ``store`` its store path.
-    ``progress(done, total)`` counts the cells run by this call.
+    ``progress(done, total)`` counts the cells run by this call. The store is created
+    only once the engine runs: a refused config, engine or address (one that does not
+    answer as a Ray head or Dask scheduler within
+    :data:`~dpol.experiments.sweeps.engines.probe.CONNECT_TIMEOUT` seconds) leaves
+    nothing behind.
 
     Examples
     --------

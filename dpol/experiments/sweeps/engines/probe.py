@@ -118,11 +118,15 @@ def probe_ray(host: str, port: int, address: str, *, gcs: bool = True,
 
     Examples
     --------
-    >>> probe_ray("127.0.0.1", 1, "127.0.0.1:1")
+    >>> with socket.socket() as silent:  # the kernel accepts; nothing ever answers
+    ...     silent.bind(("127.0.0.1", 0))
+    ...     silent.listen()
+    ...     probe_ray("127.0.0.1", silent.getsockname()[1], "head:6379", timeout=0.2)
     Traceback (most recent call last):
     ...
-    dpol.errors.InvalidInputError: address must be a reachable Ray head (Connection \
-refused); got '127.0.0.1:1'
+    dpol.errors.InvalidInputError: address must be a Ray head that answers within 0.2 s \
+(it accepted the connection and said nothing: a wrong port or another service?); got \
+'head:6379'
     """
     timeout = connect_timeout() if timeout is None else timeout
     data = b""
