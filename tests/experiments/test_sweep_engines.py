@@ -134,17 +134,24 @@ def test_the_sweeps_tutorials_grid_gives_the_local_cells_on_ray(ray_engine, tmp_
 def test_a_dask_worker_without_dpol_is_named_before_the_store(dask_engine, tmp_path):
     distributed = pytest.importorskip("distributed")
     engine, _ = dask_engine
+    def hide() -> None:  # as on a node without dpol: its import fails (sent by value)
+        sys.modules["_dpol"] = sys.modules.get("dpol")  # None until a cell ran there
+        sys.modules["dpol"] = None
+
+    def restore() -> None:  # the worker whole again for the other tests
+        kept = sys.modules.pop("_dpol")
+        if kept is None:
+            del sys.modules["dpol"]
+        else:
+            sys.modules["dpol"] = kept
+
     with distributed.Client(engine["address"]) as client:
         poisoned = sorted(client.scheduler_info()["workers"])[0]
-        # as on a node without dpol: its import fails there (the module is put aside,
-        # not dropped, so that the worker is whole again for the other tests)
-        client.run(lambda: sys.modules.update(_dpol=sys.modules["dpol"], dpol=None),
-                   workers=[poisoned])
+        client.run(hide, workers=[poisoned])
         try:
             with pytest.raises(InvalidInputError, match=rf"workers run dpol; 1 of 2 cannot: "
                                rf"{poisoned} \(ModuleNotFoundError: import of dpol halted"):
                 sweep(config(TINY), store=tmp_path / "s.sqlite", **engine)
         finally:
-            client.run(lambda: sys.modules.update(dpol=sys.modules.pop("_dpol")),
-                       workers=[poisoned])
+            client.run(restore, workers=[poisoned])
     assert not (tmp_path / "s.sqlite").exists()

@@ -222,8 +222,9 @@ refused); got 'tcp://127.0.0.1:1'
             raise fail("address", f"be a Dask scheduler that answers within {timeout:g} s "
                        "(it accepted the connection and did not answer as one: a wrong "
                        "port or another service?)", address) from None
-        except OSError:  # closed by the other end: not Dask's protocol
-            raise fail("address", "be a Dask scheduler (it closed the connection: a Ray "
+        except Exception:  # closed by the other end, or its bytes misread (a length of
+            # 2.8 EiB from an SSH greeting): not Dask's protocol
+            raise fail("address", "be a Dask scheduler (it answered, but not as one: a Ray "
                        "head or another service?)", address) from None
     if not (isinstance(info, dict) and info.get("type") == "Scheduler"):
         raise fail("address", "be a Dask scheduler (it answered as something else)",
