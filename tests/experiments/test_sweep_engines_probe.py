@@ -68,9 +68,7 @@ def test_a_token_head_is_named_with_what_to_set(server, monkeypatch):
 
 @pytest.mark.parametrize(("backend", "scheme", "named"), [
     ("ray", "", "be a Ray head (it answered, but not as Ray's gRPC server does"),
-    # Dask's client misreads the greeting: as 2.8 EiB to come (refused at once), or as
-    # a frame still on its way (refused at the timeout), as its reads happen to fall
-    ("dask", "tcp://", "be a Dask scheduler "),
+    ("dask", "tcp://", "be a Dask scheduler (it answered, but not as one"),
 ])
 def test_another_service_is_refused_within_the_timeout(server, monkeypatch, backend,
                                                         scheme, named):

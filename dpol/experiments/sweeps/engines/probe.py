@@ -40,6 +40,8 @@ _PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\
 _GCS_CALL = "/ray.rpc.NodeInfoGcsService/GetClusterId"
 #: gRPC's ``grpc-status`` header as a literal HPACK field (how Ray's gRPC sends it)
 _STATUS = re.compile(rb"\x0bgrpc-status([\x00-\x7f])")
+#: the largest handshake a Dask scheduler is taken to announce (its own is under 1 KiB)
+_GREETING_MAX = 1 << 24
 #: what a user who meets a head with token authentication must do
 TOKEN_HINT = ("set RAY_AUTH_MODE=token where dpol runs, with the cluster's token in "
               "~/.ray/auth_token or RAY_AUTH_TOKEN (`ray get-auth-token` on the head "
@@ -209,7 +211,27 @@ def probe_dask(host: str, port: int, address: str, timeout: float | None = None)
 refused); got 'tcp://127.0.0.1:1'
     """
     timeout = connect_timeout() if timeout is None else timeout
-    reach(host, port, address, "Dask scheduler", timeout).close()
+    # a scheduler speaks first: the 8-byte little-endian size of its handshake. Read
+    # here, so that Dask's client meets only what looks like Dask (it misread an SSH
+    # banner as 2.8 EiB to come, and left its socket open on failing)
+    greeting = b""
+    with reach(host, port, address, "Dask scheduler", timeout) as conn:
+        deadline = time.monotonic() + timeout
+        try:
+            while len(greeting) < 8 and (left := deadline - time.monotonic()) > 0:
+                conn.settimeout(left)
+                if not (chunk := conn.recv(8 - len(greeting))):
+                    break
+                greeting += chunk
+        except OSError:  # a timeout or a reset: judged on what came before
+            pass
+    if not greeting:
+        raise fail("address", f"be a Dask scheduler that answers within {timeout:g} s "
+                   "(it accepted the connection and said nothing: a wrong port, a Ray head "
+                   "or another service?)", address)
+    if len(greeting) < 8 or int.from_bytes(greeting, "little") > _GREETING_MAX:
+        raise fail("address", "be a Dask scheduler (it answered, but not as one: another "
+                   "service?)", address)
 
     def identity() -> object:
         return asyncio.run(asyncio.wait_for(_identity(f"tcp://{host}:{port}", timeout),
@@ -219,13 +241,11 @@ refused); got 'tcp://127.0.0.1:1'
         try:
             info = thread.submit(identity).result()
         except (TimeoutError, asyncio.TimeoutError):
-            raise fail("address", f"be a Dask scheduler that answers within {timeout:g} s "
-                       "(it accepted the connection and did not answer as one: a wrong "
-                       "port or another service?)", address) from None
-        except Exception:  # closed by the other end, or its bytes misread (a length of
-            # 2.8 EiB from an SSH greeting): not Dask's protocol
-            raise fail("address", "be a Dask scheduler (it answered, but not as one: a Ray "
-                       "head or another service?)", address) from None
+            raise fail("address", f"be a Dask scheduler that answers its identity call "
+                       f"within {timeout:g} s", address) from None
+        except Exception:  # closed by the other end, or its bytes misread
+            raise fail("address", "be a Dask scheduler (it answered, but not as one: "
+                       "another service?)", address) from None
     if not (isinstance(info, dict) and info.get("type") == "Scheduler"):
         raise fail("address", "be a Dask scheduler (it answered as something else)",
                    address)
