@@ -2,8 +2,8 @@
 by the commands docs/sweeps.md gives: the cluster path a user meets, not an engine
 started inside the test process.
 
-Deselected by default (``-m "not cluster"`` in pyproject: about 25 s on 2 loaded CPUs,
-mostly Ray's start); run them with ``pytest -m cluster tests/experiments/
+Deselected by default (``-m "not cluster"`` in pyproject: about a minute on 2 CPUs
+at a load of 20, mostly Ray's start); run them with ``pytest -m cluster tests/experiments/
 test_sweep_engines_cluster.py``. Every process a test starts runs in a session of its
 own and is killed with that session at the end, whatever the outcome.
 """
