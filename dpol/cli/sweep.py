@@ -29,7 +29,10 @@ def register_sweep(app, ui) -> None:
     the console helpers, :class:`~dpol.cli.ui.Ui`)."""
 
     @app.command(epilog="A config, in TOML: docs/sweeps.md. Exit code 130 after Ctrl-C "
-                 "(finished cells kept: rerun to finish the others).")
+                 "(finished cells kept: rerun to finish the others). On a cluster, e.g. "
+                 "RAY_AUTH_MODE=token dpol sweep grid.toml --backend ray --address "
+                 "HEAD:6379: the commands that start a Ray or Dask cluster are in "
+                 "docs/sweeps.md, 'On a cluster'.")
     def sweep(
         config: str = typer.Argument(..., help="A sweep config (TOML), or 'report'."),
         store: Path = typer.Argument(None, help="With 'report': the results store to read."),
@@ -38,7 +41,11 @@ def register_sweep(app, ui) -> None:
         workers: int = typer.Option(None, min=1, help="Workers (default: one per CPU); "
                                     "with --address the cluster's own."),
         address: str = typer.Option(None, help="A running Ray head (host:port, ray://..., "
-                                    "auto) or Dask scheduler (tcp://host:8786) to join."),
+                                    "auto) or Dask scheduler (tcp://host:8786) to join; "
+                                    "it must answer within DPOL_CONNECT_TIMEOUT seconds "
+                                    "(5). A Ray head in token mode (Ray 2.60's default "
+                                    "once ~/.ray/auth_token exists) needs "
+                                    "RAY_AUTH_MODE=token here, with its token."),
         results: Path = typer.Option(None, "--store", help="Results store (default: the "
                                      "config's, or CONFIG with .sqlite)."),
         out: Path = typer.Option(None, help="report: folder of the plots (default: beside "

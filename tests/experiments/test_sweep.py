@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -60,6 +62,11 @@ GOOD = ('horizon = 100\n[grid]\nlearners = ["pqftl"]\nepsilons = [1.0]\nseeds = 
     (GOOD, ["--address", "127.0.0.1:9"], "address must be left unset for --backend local"),
     (GOOD + "[options]\npqftl = 3\n", [], "options.pqftl must be a table"),
     (GOOD + "[run]\nworkers = 'two'\n", [], "workers must be an integer"),
+    # their cells would have the same keys: run twice, stored once
+    (GOOD.replace("seeds = 1", "seeds = [0, 0, 1]"), [],
+     "grid.seeds must hold distinct values (a repeated value runs its cells twice and "
+     "stores them once; repeated: 0); got [0, 0, 1]"),
+    (GOOD.replace("[1.0]", "[1, 1.0]"), [], "grid.epsilons must hold distinct values"),
 ])
 def test_bad_input_is_one_line_before_any_task(tmp_path, text, args, named):
     from dpol.cli import _app
@@ -70,6 +77,32 @@ def test_bad_input_is_one_line_before_any_task(tmp_path, text, args, named):
     lines = [line for line in result.stderr.splitlines() if line.startswith("dpol ")]
     assert len(lines) == 1 and "error:" in lines[0] and named in lines[0], result.stderr
     assert not path.with_suffix(".sqlite").exists()  # no task started, no store opened
+
+
+@pytest.mark.parametrize(("backend", "scheme", "what"), [("ray", "", "Ray head"),
+                                                         ("dask", "tcp://", "Dask scheduler")])
+def test_an_address_that_accepts_and_says_nothing_is_one_line(tmp_path, monkeypatch,
+                                                              backend, scheme, what):
+    from dpol.cli import _app
+
+    # a listening socket nobody accepts on: the kernel completes the connection, and
+    # nothing ever answers (Ray's client waited over 5 minutes on one, Dask's 100 s)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        address = f"{scheme}127.0.0.1:{silent.getsockname()[1]}"
+        monkeypatch.setenv("DPOL_CONNECT_TIMEOUT", "0.5")
+        path = write(tmp_path, GOOD)
+        start = time.monotonic()
+        result = typer_testing.CliRunner().invoke(
+            _app(), ["sweep", str(path), "--backend", backend, "--address", address])
+    # the timeout (twice at most: the sweep and its engine each check), plus a loaded
+    # machine's scheduling
+    assert time.monotonic() - start < 2 * 0.5 + 3
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"dpol sweep: error: address must be a {what} that "
+                                    "answers within 0.5 s") and result.stderr.count("\n") == 1
+    assert not path.with_suffix(".sqlite").exists()
 
 
 def test_the_python_api_refuses_the_same_input():
@@ -237,3 +270,57 @@ def test_a_missing_engine_is_named_before_the_store_is_opened(tmp_path, monkeypa
     with pytest.raises(ImportError, match=rf"needs the '{backend}' extra: pip install"):
         sweep(config(TINY), backend=backend, store=tmp_path / "s.sqlite")
     assert not (tmp_path / "s.sqlite").exists()
+
+
+#: a driver of two local workers, each asleep in a task for a minute
+SLEEPER = """
+import time
+from dpol.experiments.sweeps.engines import open_engine
+from dpol.experiments.sweeps.runner import run_tasks
+with open_engine("local", 2) as engine:
+    engine.in_process = False
+    run_tasks(engine, time.sleep, [60, 60], lambda i, r: None)
+"""
+
+
+def test_a_killed_driver_leaves_no_worker(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    from dpol.experiments.sweeps.engines.local_engine import DRIVER_POLL
+
+    # SIGKILL and SIGTERM end the driver with no cleanup (its workers slept on for ever:
+    # they watch it now); SIGINT ends the sweep, which ends its workers (no longer after
+    # their tasks). Three drivers at once: one start-up's time
+    drivers = {sig: subprocess.Popen([sys.executable, "-c", SLEEPER], cwd=ROOT,
+                                     env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                     stderr=subprocess.DEVNULL)
+               for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)}
+    workers = {}
+    try:
+        deadline = time.monotonic() + 60
+        for sig, proc in drivers.items():
+            # both workers running their task's sleep: started, watched, past every fork
+            # of the driver (a SIGINT during a fork is lost by Python)
+            while time.monotonic() < deadline:
+                kids = psutil.Process(proc.pid).children()
+                if len(kids) == 2 and all(k.num_threads() >= 2 for k in kids):
+                    break
+                time.sleep(0.05)
+            workers[sig] = kids
+        for sig, proc in drivers.items():
+            os.kill(proc.pid, sig)
+        for proc in drivers.values():
+            proc.wait(timeout=30)
+        # each worker sees its parent gone within DRIVER_POLL s; the rest is the time a
+        # loaded machine takes to schedule it (1-2 s at a load of 13 on 2 CPUs)
+        _, alive = psutil.wait_procs([k for ks in workers.values() for k in ks],
+                                     timeout=DRIVER_POLL + 10)
+        assert not alive, {sig.name: [k.pid for k in ks if k in alive]
+                           for sig, ks in workers.items()}
+        assert all(len(ks) == 2 for ks in workers.values())
+    finally:
+        for proc in drivers.values():
+            proc.kill()
+        for kids in workers.values():
+            for kid in kids:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    kid.kill()

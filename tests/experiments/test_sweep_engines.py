@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from sweep_cases import SLOW, TINY, config, results
 
+from dpol.errors import InvalidInputError
 from dpol.experiments.sweeps.config import load_config
 from dpol.experiments.sweeps.runner import run_sweep
 from dpol.experiments.sweeps.sweep import SweepInterrupted, sweep
@@ -127,3 +129,29 @@ def test_the_sweeps_tutorials_grid_gives_the_local_cells_on_ray(ray_engine, tmp_
     kwargs, _ = ray_engine
     sweep(grid, store=tmp_path / "ray.sqlite", workers=2, **kwargs)
     assert results(tmp_path / "ray.sqlite") == results(tmp_path / "local.sqlite")
+
+
+def test_a_dask_worker_without_dpol_is_named_before_the_store(dask_engine, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    engine, _ = dask_engine
+    def hide() -> None:  # as on a node without dpol: its import fails (sent by value)
+        sys.modules["_dpol"] = sys.modules.get("dpol")  # None until a cell ran there
+        sys.modules["dpol"] = None
+
+    def restore() -> None:  # the worker whole again for the other tests
+        kept = sys.modules.pop("_dpol")
+        if kept is None:
+            del sys.modules["dpol"]
+        else:
+            sys.modules["dpol"] = kept
+
+    with distributed.Client(engine["address"]) as client:
+        poisoned = sorted(client.scheduler_info()["workers"])[0]
+        client.run(hide, workers=[poisoned])
+        try:
+            with pytest.raises(InvalidInputError, match=rf"workers run dpol; 1 of 2 cannot: "
+                               rf"{poisoned} \(ModuleNotFoundError: import of dpol halted"):
+                sweep(config(TINY), store=tmp_path / "s.sqlite", **engine)
+        finally:
+            client.run(restore, workers=[poisoned])
+    assert not (tmp_path / "s.sqlite").exists()

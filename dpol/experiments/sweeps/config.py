@@ -81,6 +81,21 @@ def _list(where: str, value: object, item, rule: str) -> list:
     return values
 
 
+def _distinct(where: str, values: list, given: object) -> list:
+    """Refuse a repeated value (after conversion: 1 and 1.0 are one epsilon): its cells
+    have the same keys, so they would run twice and be stored once."""
+    seen: set = set()
+    repeated: dict = {}  # in order of first repetition
+    for v in values:
+        if v in seen:
+            repeated[v] = None
+        seen.add(v)
+    if repeated:
+        raise fail(where, "hold distinct values (a repeated value runs its cells twice and "
+                   f"stores them once; repeated: {', '.join(map(repr, repeated))})", given)
+    return values
+
+
 def _is_real(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
 
@@ -116,6 +131,12 @@ def parse_config(raw: dict, base: Path = Path(".")) -> SweepConfig:
     ...
     dpol.errors.InvalidInputError: grid.epsilons must be a non-empty list (an empty grid \
 runs nothing); got []
+    >>> parse_config({"grid": {"learners": ["pqftl"], "epsilons": [1, 1.0], "seeds": 1,
+    ...                        "datasets": ["diabetes"]}})
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: grid.epsilons must hold distinct values (a repeated \
+value runs its cells twice and stores them once; repeated: 1.0); got [1, 1.0]
     """
     from dpol.adapters.registry import LEARNERS
     from dpol.counters import COUNTER_NAMES
@@ -144,6 +165,10 @@ runs nothing); got []
         seeds = list(range(seeds)) if seeds >= 1 else []
     seeds = _list("grid.seeds", seeds, lambda v: _is_int(v) and v >= 0,
                   "be a count >= 1 or a list of integers >= 0")
+    for key, values in (("learners", learners), ("datasets", datasets),
+                        ("counters", counters), ("epsilons", epsilons), ("deltas", deltas),
+                        ("seeds", seeds)):
+        _distinct(f"grid.{key}", values, grid.get(key))
     horizon = raw.get("horizon")
     if horizon is not None and not (_is_int(horizon) and horizon >= 1):
         raise fail("horizon", "be an integer >= 1", horizon)

@@ -18,7 +18,7 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["COLUMNS", "ResultStore"]
+__all__ = ["COLUMNS", "ResultStore", "finished_cells"]
 
 #: the configuration of a cell, then what :func:`~dpol.experiments.sweeps.cell.run_cell`
 #: records, then where and when it ran
@@ -93,3 +93,20 @@ class ResultStore:
             row["options"] = json.loads(row["options"] or "{}")
             out.append(row)
         return out
+
+
+def finished_cells(path: str | Path) -> set[str]:
+    """The keys of the cells finished in the store at ``path``; none if it does not exist
+    (and then nothing is created).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     finished_cells(Path(tmp, "none.sqlite")), Path(tmp, "none.sqlite").exists()
+    (set(), False)
+    """
+    if not Path(path).exists():
+        return set()
+    with ResultStore(path) as store:
+        return store.finished()

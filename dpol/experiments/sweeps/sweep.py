@@ -20,7 +20,7 @@ from dpol.experiments.sweeps.cell import run_cell
 from dpol.experiments.sweeps.config import SweepConfig, cell_key, load_config
 from dpol.experiments.sweeps.engines import check_address, open_engine, require
 from dpol.experiments.sweeps.runner import run_tasks
-from dpol.experiments.sweeps.store import ResultStore
+from dpol.experiments.sweeps.store import ResultStore, finished_cells
 
 __all__ = ["SweepInterrupted", "SweepSummary", "sweep"]
 
@@ -59,7 +59,11 @@ def sweep(config: str | Path | SweepConfig, *, backend: str | None = None,
 
     ``backend``, ``workers`` and ``address`` override the config's ``[run]`` table
     (defaults: local, one worker per CPU, no address); ``store`` its store path.
-    ``progress(done, total)`` counts the cells run by this call.
+    ``progress(done, total)`` counts the cells run by this call. The store is created
+    only once the engine runs: a refused config, engine or address (one that does not
+    answer as a Ray head or Dask scheduler within
+    :data:`~dpol.experiments.sweeps.engines.probe.CONNECT_TIMEOUT` seconds) leaves
+    nothing behind.
 
     Examples
     --------
@@ -79,30 +83,33 @@ def sweep(config: str | Path | SweepConfig, *, backend: str | None = None,
                         low=1)
     address = check_address(backend, address or cfg.run.get("address"))
     path = Path(store) if store is not None else cfg.store
+    # the store is created only once the engine runs: a refused or unreachable engine
+    # leaves nothing behind (an existing store is read for its finished cells first)
+    finished = finished_cells(path)
+    keys = [cell_key(c) for c in cfg.cells]
+    todo = [(k, c) for k, c in zip(keys, cfg.cells, strict=True) if k not in finished]
+    skipped = len(cfg.cells) - len(todo)
     counts = {"done": 0, "failed": 0}
-    with ResultStore(path) as results:
-        finished = results.finished()
-        keys = [cell_key(c) for c in cfg.cells]
-        todo = [(k, c) for k, c in zip(keys, cfg.cells, strict=True) if k not in finished]
-        skipped = len(cfg.cells) - len(todo)
 
-        def summary() -> SweepSummary:
-            return SweepSummary(path, backend, len(cfg.cells), skipped, **counts)
+    def summary() -> SweepSummary:
+        return SweepSummary(path, backend, len(cfg.cells), skipped, **counts)
 
-        def keep(i: int, result: dict) -> None:
-            key, cell = todo[i]
-            results.put(key, cell, result, backend)
-            counts["done" if result["status"] == "done" else "failed"] += 1
-            if progress:
-                progress(counts["done"] + counts["failed"], len(todo))
-
-        if progress:
-            progress(0, len(todo))
-        if not todo:
-            return summary()
-        try:
-            with open_engine(backend, min(workers, len(todo)), address) as engine:
-                run_tasks(engine, run_cell, [c for _, c in todo], keep)
-        except KeyboardInterrupt:
-            raise SweepInterrupted(summary()) from None
+    if progress:
+        progress(0, len(todo))
+    if not todo:
         return summary()
+    try:
+        with open_engine(backend, min(workers, len(todo)), address) as engine, \
+                ResultStore(path) as results:
+
+            def keep(i: int, result: dict) -> None:
+                key, cell = todo[i]
+                results.put(key, cell, result, backend)
+                counts["done" if result["status"] == "done" else "failed"] += 1
+                if progress:
+                    progress(counts["done"] + counts["failed"], len(todo))
+
+            run_tasks(engine, run_cell, [c for _, c in todo], keep)
+    except KeyboardInterrupt:
+        raise SweepInterrupted(summary()) from None
+    return summary()

@@ -10,11 +10,11 @@ adapters are imported only when asked for.
 from __future__ import annotations
 
 import importlib
-import socket
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from dpol._validation import check_choice, check_int, fail
+from dpol.experiments.sweeps.engines.probe import probe_dask, probe_ray, reach
 
 __all__ = ["BACKENDS", "check_address", "open_engine", "require"]
 
@@ -23,10 +23,13 @@ BACKENDS = ("local", "ray", "dask")
 
 
 def check_address(backend: str, address: object) -> str | None:
-    """Refuse an address that is not ``host:port`` (or a URL) or does not answer.
+    """Refuse an address that is not ``host:port`` (or a URL) or does not answer as a Ray
+    head / Dask scheduler within :data:`~dpol.experiments.sweeps.engines.probe.CONNECT_TIMEOUT`
+    seconds (:mod:`~dpol.experiments.sweeps.engines.probe`).
 
     ``None`` starts a local engine; Ray's ``"auto"`` (a head started on this machine by
-    ``ray start --head``) is passed on unchecked.
+    ``ray start --head``, found by Ray itself) is passed on unchecked, and so is the
+    protocol of a Dask address other than ``tcp://`` (its host and port are checked).
 
     Examples
     --------
@@ -54,13 +57,12 @@ on this machine); got 'tcp://127.0.0.1:1'
         host = port = None
     if not host or port is None:
         raise fail("address", "be host:port or a URL such as tcp://host:8786", address)
-    try:
-        with socket.create_connection((host, port), timeout=3.0):
-            pass
-    except OSError as exc:
-        what = "Ray head" if backend == "ray" else "Dask scheduler"
-        raise fail("address", f"be a reachable {what} ({exc.strerror or exc})",
-                   address) from None
+    if backend == "ray":  # a head's GCS, or with ray:// a Ray Client server
+        probe_ray(host, port, address, gcs=parts.scheme != "ray")
+    elif parts.scheme == "tcp":
+        probe_dask(host, port, address)
+    else:  # tls://, ws://...: the scheduler's security settings are the client's to use
+        reach(host, port, address, "Dask scheduler").close()
     return address
 
 

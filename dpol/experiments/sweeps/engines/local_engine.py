@@ -2,18 +2,44 @@
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_start_method
 
-__all__ = ["LocalEngine"]
+__all__ = ["DRIVER_POLL", "LocalEngine"]
+
+#: seconds between a pool worker's checks that its driver still runs
+DRIVER_POLL = 0.25
 
 
-def _one_blas_thread() -> None:
-    """Each worker process on one BLAS thread, as Ray's and Dask's workers are: workers
-    x BLAS threads above the CPUs slowed a 64-cell sweep on 2 CPUs by 1.9x."""
+def _start_worker(parent: int | None) -> None:
+    """Each worker process: watched by a thread that ends it once its driver is gone, and
+    on one BLAS thread, as Ray's and Dask's workers are (workers x BLAS threads above the
+    CPUs slowed a 64-cell sweep on 2 CPUs by 1.9x).
+
+    ``parent`` is the driver's pid when it forks or spawns the workers itself: a driver
+    killed while this worker starts is then seen at once. With the forkserver start
+    method (``None``) the parent is the server, which exits with the driver.
+    """
+    parent = os.getppid() if parent is None else parent
+    threading.Thread(target=_end_without_parent, args=(parent,), daemon=True,
+                     name="dpol-driver-watch").start()
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
+
+
+def _end_without_parent(parent: int) -> None:
+    """Exit once this process's parent is no longer ``parent``. A driver killed by
+    SIGKILL or SIGTERM cannot shut its pool down, and its workers, waiting on a queue
+    whose other end they hold too, slept for ever; a dead process's children are handed
+    to another one, which :func:`os.getppid` shows."""
+    while os.getppid() == parent:
+        time.sleep(DRIVER_POLL)
+    os._exit(1)  # nothing to clean up: a result would have no one to go to
 
 
 class LocalEngine:
@@ -53,11 +79,20 @@ class LocalEngine:
             return future
         if self._pool is None or getattr(self._pool, "_broken", False):
             self.close()
+            parent = None if get_start_method() == "forkserver" else os.getpid()
             self._pool = ProcessPoolExecutor(max_workers=self.workers,
-                                             initializer=_one_blas_thread)
+                                             initializer=_start_worker, initargs=(parent,))
         return self._pool.submit(func, *args)
 
     def close(self, cancel: bool = False) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=cancel)
-            self._pool = None
+        """Shut the pool down; with ``cancel`` (Ctrl-C, a failure) the tasks in flight are
+        abandoned, so their workers are ended rather than waited for."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if cancel:
+            workers = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in workers:
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=cancel)
