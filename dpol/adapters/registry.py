@@ -35,6 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
+from dpol.accounting.calibration import CALIBRATIONS
+from dpol.accounting.mechanism import Mechanism, merge_mechanism
 from dpol.evaluation import best_fixed_point
 from dpol.learners import (
     OnlineLearner,
@@ -113,8 +115,6 @@ class LearnerSpec:
     >>> kw = spec.defaults(3, 1.0, 1.0)  # d = 3, ||x|| <= 1, |y| <= 1
     >>> kw["loss"], kw["domain"]
     (Regularized(SquaredLoss(x_bound=1.0, y_bound=1.0), alpha=0.5), L2Ball(dim=3, radius=1.0))
-    >>> type(make_learner("ftal", 3, horizon=8, epsilon=1.0, seed=0)) is spec.cls
-    True
     >>> sorted(name for name, s in LEARNERS.items() if s.counter is None)  # no counter
     ['giga', 'igd', 'incremental-erm', 'kernel', 'pol']
     """
@@ -268,27 +268,25 @@ def check_regression_learner(name: object, who: str) -> None:
                    f"{', '.join(regression)})", name)
 
 
-def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
-                 counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
-                 calibration: str = "tight", seed: object = None,
-                 options: dict | None = None, fit_intercept: bool = False,
-                 intercept_scaling: float = INTERCEPT_SCALING,
+def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
+                 y_bound: float = 1.0, options: dict | None = None,
+                 fit_intercept: bool = False, intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", random_features: int | None = None,
                  bandwidth: float = BANDWIDTH, feature_seed: int = 0,
-                 linear_weight: float | None = None) -> OnlineLearner:
+                 linear_weight: float | None = None, mechanism: Mechanism | None = None,
+                 **privacy) -> OnlineLearner:
     """Build the learner ``name`` of :data:`LEARNERS` for a stream of dimension ``dim``.
 
-    ``counter`` replaces the default counter (refused for learners without one);
-    ``options`` overrides any constructor keyword. ``fit_intercept``: the learner of
-    dimension ``dim + 1`` in :class:`~dpol.learners.intercept.WithIntercept` (linear
-    learners). ``postprocess``: how ``predict_one`` builds the model from the releases
-    (:mod:`dpol.learners.postprocess`; "shrink" needs a learner that states its
-    release noise: ``igd``, ``giga``, ``pol``). ``random_features``: D, the linear
-    learner runs on D random Fourier features of the rows (``x_bound = 1`` for them),
-    with the Gaussian kernel's ``bandwidth`` in units of ``x_bound`` and the public
-    ``feature_seed`` (:class:`~dpol.learners.random_features.WithRandomFeatures`), beside
-    x weighted ``linear_weight``; both default to the learner's ``features`` (else none,
-    0).
+    ``mechanism``, ``**privacy``: the learner's (:class:`~dpol.accounting.Mechanism`), a
+    ``counter`` replacing the entry's (refused for learners without one); ``options``
+    overrides any constructor keyword. ``fit_intercept``: the learner of dimension ``dim +
+    1`` in :class:`~dpol.learners.intercept.WithIntercept` (linear learners).
+    ``postprocess``: how ``predict_one`` builds the model (:mod:`dpol.learners.postprocess`;
+    "shrink" needs a learner stating its release noise: ``igd``, ``giga``, ``pol``).
+    ``random_features``: D, the linear learner runs on D random Fourier features of the
+    rows (:class:`~dpol.learners.random_features.WithRandomFeatures`: ``x_bound = 1`` for
+    them, ``bandwidth`` in units of ``x_bound``, the public ``feature_seed``), beside x
+    weighted ``linear_weight``; both default to the entry's ``features`` (else none, 0).
 
     Examples
     --------
@@ -304,10 +302,34 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     ('WithRandomFeatures', 3, 64, 65)
     """
     spec = _spec(name)
-    calibration = check_choice("calibration", calibration, ("tight", "paper"))
     postprocess = check_choice("postprocess", postprocess, POSTPROCESSINGS)
     if options is not None and not isinstance(options, dict):
         raise fail("options", "be a dict of constructor keywords", options)
+    features, linear_weight = _feature_plan(spec, fit_intercept, random_features,
+                                            linear_weight)
+    inner_dim = dim if features is None else features + (dim if linear_weight > 0.0 else 0)
+    inner_dim += 1 if fit_intercept else 0
+    kwargs = spec.defaults(inner_dim, x_bound if features is None else 1.0, y_bound)
+    kwargs.update(horizon=horizon)
+    kwargs.update(_privacy(spec, mechanism, privacy))
+    kwargs.update(options or {})
+    learner = _construct(spec, inner_dim, kwargs, options)
+    if postprocess == "shrink" and np.isnan(learner._release_noise_variance(
+            np.array([learner.horizon]))[0]):
+        raise fail("postprocess", f"not be 'shrink' for {name}: it states no public noise "
+                   "level of its releases", postprocess)
+    learner.postprocess = postprocess
+    if fit_intercept:
+        learner = WithIntercept(learner, intercept_scaling=intercept_scaling)
+    if features is not None:
+        learner = WithRandomFeatures(learner, dim, bandwidth=bandwidth, x_bound=x_bound,
+                                     feature_seed=feature_seed, linear_weight=linear_weight)
+    return learner
+
+
+def _feature_plan(spec: LearnerSpec, fit_intercept: object, random_features: object,
+                  linear_weight: object) -> tuple[int | None, float]:
+    """(D random features or None, the weight of x beside them), checked."""
     if random_features is None and spec.features is not None:
         random_features = spec.features[0]
     if linear_weight is None:
@@ -317,41 +339,35 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     if linear_weight and random_features is None:
         raise fail("linear_weight", "be 0 without random_features (it weighs x beside "
                    "them)", linear_weight)
-    random_features = check_features(name, fit_intercept, random_features)
-    features_dim, features_bound = dim, x_bound
-    if random_features is not None:  # x itself first, with a linear weight
-        features_dim = random_features + (dim if linear_weight > 0.0 else 0)
-        features_bound = 1.0  # the rows' norm
-    inner_dim = features_dim + 1 if fit_intercept else features_dim
-    kwargs = spec.defaults(inner_dim, features_bound, y_bound)
-    kwargs.update(horizon=horizon, epsilon=epsilon, delta=delta, calibration=calibration,
-                  seed=seed)
-    if counter is not None:
+    return check_features(spec.name, fit_intercept, random_features), linear_weight
+
+
+def _privacy(spec: LearnerSpec, mechanism: Mechanism | None, privacy: dict) -> dict:
+    """``mechanism``'s fields and the short keywords, with the entry's counter for the
+    calibration (its published one under ``calibration="paper"``) unless given."""
+    out = {"calibration": "tight", **{k: v for k, v in privacy.items() if v is not None}}
+    if mechanism is not None:
+        out = merge_mechanism(mechanism, out, None, "make_learner")
+    out["calibration"] = check_choice("calibration", out["calibration"], CALIBRATIONS)
+    if "counter" in out:
         if spec.counter is None:
-            raise fail("counter", f"be left unset: {name} adds its noise without a counter",
-                       counter)
-        kwargs["counter"] = counter
-    elif spec.counter_for(calibration) != spec.counter:
-        kwargs["counter"] = spec.counter_for(calibration)  # the published formulas' own
-    kwargs.update(options or {})
+            raise fail("counter", f"be left unset: {spec.name} adds its noise without a "
+                       "counter", out["counter"])
+    elif spec.counter_for(out["calibration"]) != spec.counter:
+        out["counter"] = spec.counter_for(out["calibration"])  # the published formulas' own
+    return out
+
+
+def _construct(spec: LearnerSpec, dim: int, kwargs: dict, options: dict | None
+               ) -> OnlineLearner:
+    """``spec.cls(dim, **kwargs)``, an unknown option named as one."""
     try:
-        learner = spec.cls(inner_dim, **kwargs)
+        return spec.cls(dim, **kwargs)
     except TypeError as exc:  # an option the constructor does not take
         if "keyword argument" not in str(exc):
             raise
         raise fail("options", f"hold keywords that {spec.cls.__name__} accepts ({exc})",
                    sorted(options or {})) from None
-    if postprocess == "shrink" and np.isnan(learner._release_noise_variance(
-            np.array([learner.horizon]))[0]):
-        raise fail("postprocess", f"not be 'shrink' for {name}: it states no public noise "
-                   "level of its releases", postprocess)
-    learner.postprocess = postprocess
-    if fit_intercept:
-        learner = WithIntercept(learner, intercept_scaling=intercept_scaling)
-    if random_features is not None:
-        learner = WithRandomFeatures(learner, dim, bandwidth=bandwidth, x_bound=x_bound,
-                                     feature_seed=feature_seed, linear_weight=linear_weight)
-    return learner
 
 
 def zero_point(learner: OnlineLearner) -> np.ndarray:
