@@ -14,6 +14,7 @@ from dpol.learners import (
     BanditFrankWolfe,
     PrivateBanditFrankWolfe,
     PrivateIGD,
+    PrivateKernelRegression,
     PrivateQuadraticFTL,
 )
 from dpol.learners._api import TAGS
@@ -25,8 +26,7 @@ from dpol.sets import L2Ball
 ALL = sorted(LEARNERS)
 
 
-def _builds(name: str, **kw) -> bool:
-    factory, _ = LEARNERS[name]
+def _builds(factory, **kw) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -34,6 +34,12 @@ def _builds(name: str, **kw) -> bool:
     except (InvalidInputError, TypeError):
         return False
     return True
+
+
+#: configurations beyond the contract cases: the kernel's published (not private) scalar
+#: mechanism, the one mode with calibration="paper"
+EXTRA = [lambda T, **kw: PrivateKernelRegression(
+    3, horizon=T, mode="published_scalar", query_points=np.eye(3) * 0.5, **kw)]
 
 
 @pytest.mark.parametrize("tag, keywords", [
@@ -49,9 +55,18 @@ def test_tags_say_what_the_constructors_accept(tag, keywords):
         if isinstance(m, LearnerWrapper):  # its tags are its learner's (class checked here)
             assert m.tags == m.base.tags
             continue
-        by_class.setdefault(type(m), []).append(_builds(name, **keywords))
+        by_class.setdefault(type(m), []).append(_builds(LEARNERS[name][0], **keywords))
+    for factory in EXTRA:
+        by_class[type(make_extra(factory))].append(_builds(factory, **keywords))
     for cls, accepted in by_class.items():
-        assert (tag in cls._tags) == any(accepted), (cls.__name__, tag, accepted)
+        tags = cls.accepts.tags | cls._tags  # what an instance's tags are
+        assert (tag in tags) == any(accepted), (cls.__name__, tag, accepted)
+
+
+def make_extra(factory):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return factory(16, epsilon=1.0, delta=1e-5, seed=0)
 
 
 @pytest.mark.parametrize("name", ALL)
