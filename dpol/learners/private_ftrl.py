@@ -78,9 +78,9 @@ class PrivateFTRL(OnlineLearner):
         ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
         conventions). Float Gaussian noise and ``calibration="tight"`` only:
         no paper publishes a calibration of this counter-and-passes pairing.
-        ``counter``: the continual counter of the gradient sums. Default "blt": O(b d) per step at any
-        n, and within 0.0002 of square-root Toeplitz's held-out loss (the best at one
-        pass, with the tree and banded far behind) in every cell of
+        ``counter``: the continual counter of the gradient sums. Default "blt": O(b d)
+        per step at any n, and within 0.0002 of square-root Toeplitz's held-out loss
+        (the best at one pass, with the tree and banded far behind) in every cell of
         ``benchmarks/multi_pass.py``. For several passes the banded square root with n
         bands (``counter="banded"``, whose default band is then the separation n), whose
         sensitivity grows only like sqrt(E), did better: at epsilon = 1 and

@@ -32,9 +32,8 @@ def _public_classes(module, base):
             if isinstance(obj, type) and issubclass(obj, base) and not inspect.isabstract(obj)]
 
 
-LEARNERS = _public_classes(learners, LearnerAPI) + [
-    WithIntercept, WithRandomFeatures, WithTrivialFallback, learners.PrivateProjectedSGD,
-    learners.PrivateFrankWolfe]
+LEARNERS = [*_public_classes(learners, LearnerAPI), WithIntercept, WithRandomFeatures,
+            WithTrivialFallback, learners.PrivateProjectedSGD, learners.PrivateFrankWolfe]
 COUNTERS = _public_classes(counters, counters.Counter)
 
 
