@@ -20,7 +20,10 @@ from dpol.learners.noisy_projected_gradient import PrivateProjectedSGD
 from dpol.learners.private_frank_wolfe import PrivateFrankWolfe
 from dpol.noise._dp_accounting import dp_accounting
 
-__all__ = ["PrivateIncrementalERM", "default_tau"]
+__all__ = ["SOLVERS", "PrivateIncrementalERM", "default_tau"]
+
+#: the named solvers of :class:`PrivateIncrementalERM` (its ``solver`` argument)
+SOLVERS = ("sgd", "bst", "frank-wolfe")
 
 
 def default_tau(horizon: int, dim: int, epsilon: float) -> int:
@@ -56,7 +59,8 @@ class PrivateIncrementalERM(OnlineLearner):
     tau : int, optional
         Period; default :func:`default_tau` (Theorem 3.1(1)). ``tau=1`` is the naive
         re-solve-every-step baseline.
-    solver : {"sgd", "bst", "frank-wolfe"} or solver object
+    solver : str or solver object
+        One of :data:`SOLVERS`, or a solver object.
         ``"sgd"``: :class:`PrivateProjectedSGD` full-batch (noisy GD); ``"bst"``: the same
         with one sampled example per step (BST14 Alg. 1); ``"frank-wolfe"``:
         :class:`PrivateFrankWolfe` (TTZ, polytopes; Theorem 3.1(3)). Any object with
@@ -172,7 +176,7 @@ class PrivateIncrementalERM(OnlineLearner):
 
     def _make_solver(self, solver: object, options: dict) -> object:
         if isinstance(solver, str):
-            name = check_choice("solver", solver, ("sgd", "bst", "frank-wolfe"))
+            name = check_choice("solver", solver, SOLVERS)
             if self.noise_kind.secure and name != "sgd":
                 raise fail("noise", f"be 'gaussian' with solver={name!r} (secure noise: "
                            "solver='sgd'; see Privacy)", self.noise)
