@@ -163,3 +163,29 @@ def test_no_counter_is_built_only_to_read_its_sensitivity(name, monkeypatch):
     held = getattr(m, "_counters", None) or (getattr(m, "_counter", None),)
     held = [c for c in held if c is not None]
     assert len(built) == len(held) and all(any(b is c for c in held) for b in built)
+
+
+def test_a_keyword_the_learner_does_not_take_is_refused_by_name():
+    igd = {"loss": Regularized(SquaredLoss(), 0.1), "domain": L2Ball(2), "horizon": 8,
+           "epsilon": 1.0}
+    with pytest.raises(InvalidInputError, match="counter must be left unset: PrivateIGD "
+                       "takes no counter; got 'tree'"):
+        PrivateIGD(2, counter="tree", **igd)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'epsilom'"):
+        PrivateIGD(2, epsilom=1.0, **igd)
+    with pytest.raises(InvalidInputError, match="noise must be one of 'gaussian', 'secure' "
+                       "for PrivateIGD; got 'laplace'"):
+        PrivateIGD(2, noise="laplace", **igd)
+    with pytest.raises(InvalidInputError, match="epsilon must be given to PrivateIGD"):
+        PrivateIGD(2, **{k: v for k, v in igd.items() if k != "epsilon"})
+    assert PrivateIGD(2, counter=None, **igd).mechanism.epsilon == 1.0  # None: unset
+
+
+def test_accepts_is_what_the_docs_table_and_the_tags_read():
+    from dpol.learners._api import accepts_table
+
+    table = accepts_table()
+    for cls in (PrivateIGD, PrivateQuadraticFTL, PrivateBanditFrankWolfe, BanditFrankWolfe):
+        assert f"| `{cls.__name__}` | {cls.accepts.describe()} |" in table
+    assert PrivateQuadraticFTL.accepts.tags == {"counters", "secure", "paper", "window"}
+    assert BanditFrankWolfe.accepts.fields == ("neighbouring", "seed")
