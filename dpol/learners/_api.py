@@ -241,8 +241,8 @@ class LearnerAPI:
 
 
 def accepts_table(classes: list[type] | None = None) -> str:
-    """A Markdown table of what each learner class accepts (default: every learner of
-    :mod:`dpol.learners`), read from their ``accepts``.
+    """A Markdown table of what each learner class accepts, read from their ``accepts``
+    (default: every concrete dpol learner that states one, by name).
 
     Examples
     --------
@@ -251,12 +251,14 @@ def accepts_table(classes: list[type] | None = None) -> str:
     | `PrivateFTRL` | `gaussian` | `tight` | `blt` | no | `replace_one`, `add_remove` |
     """
     if classes is None:
-        import dpol.learners as learners
-
-        classes = [c for c in map(learners.__dict__.get, learners.__all__)
-                   if isinstance(c, type) and issubclass(c, LearnerAPI)
-                   and not inspect.isabstract(c)]
+        classes = sorted({c for c in _subclasses(LearnerAPI) if c.__module__.startswith("dpol.")
+                          and not inspect.isabstract(c) and c.accepts is not LearnerAPI.accepts},
+                         key=lambda c: c.__name__)
     rows = ["| learner | noise | calibration | counter | window DP | neighbouring |",
             "|---|---|---|---|---|---|"]
     rows += [f"| `{c.__name__}` | {c.accepts.describe()} |" for c in classes]
     return "\n".join(rows)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]
