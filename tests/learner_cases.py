@@ -8,6 +8,7 @@ import numpy as np
 
 from dpol.errors import NonPrivateWarning
 from dpol.learners import (
+    Kernel,
     PrivateFTAL,
     PrivateFTRL,
     PrivateGIGA,
@@ -100,6 +101,16 @@ LEARNERS = {
         DIM, loss=SquaredLoss(), domain=L2Ball(DIM), horizon=T, tau=5,
         solver_options={"steps": 10}, **kw), "real"),
 }
+
+
+def with_kernel(kw: dict) -> dict:
+    """Kernel-regression keywords with ``bandwidth``, ``degree`` and ``coef0`` gathered into
+    the ``kernel`` they parametrise (a :class:`dpol.learners.Kernel`)."""
+    kw = dict(kw)
+    params = {k: kw.pop(k) for k in ("bandwidth", "degree", "coef0") if k in kw}
+    if params:
+        kw["kernel"] = Kernel(kw.pop("kernel", "gaussian"), **params)
+    return kw
 
 
 def make(name: str, horizon: int, epsilon: float = 1.0, seed: int = 0, **kw):

@@ -6,6 +6,7 @@ from dpol.accounting import presets
 from dpol.accounting.budget import PrivacyBudget
 from dpol.accounting.calibrate import calibrate, composed_epsilon, noise_events
 from dpol.accounting.calibration import (
+    CALIBRATIONS,
     DEFAULT_DELTA,
     certified_epsilon,
     default_delta,
@@ -32,6 +33,7 @@ from dpol.accounting.window import (
 )
 
 __all__ = [
+    "CALIBRATIONS",
     "DEFAULT_DELTA",
     "NEIGHBOURING_RELATIONS",
     "Mechanism",

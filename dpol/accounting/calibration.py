@@ -32,6 +32,7 @@ from dpol._validation import check_int, check_real, fail
 from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = [
+    "CALIBRATIONS",
     "DEFAULT_DELTA",
     "EPSILON_RANGE",
     "certified_epsilon",
@@ -222,6 +223,9 @@ def default_delta(n: int) -> float:
 #: minutes or do not end, below 1e-6 the accountants round the derived epsilon to 0 (a
 #: claim stronger than the truth); neither end learns anything (inf: the twin)
 EPSILON_RANGE = (1e-6, 1e6)
+#: the ``calibration=`` choices: "tight" (the exact noise for the target) or "paper" (a
+#: published formula, verbatim, its real guarantee derived and reported)
+CALIBRATIONS = ("tight", "paper")
 
 
 def check_epsilon(value: object, *, allow_inf: bool = True) -> float:

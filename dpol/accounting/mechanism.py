@@ -3,7 +3,8 @@
 Every learner is sized by the same few choices: the target (epsilon, delta), the
 neighbouring relation, the calibration, the noise kind and, where it runs counters, the
 counter and its options, and the seed. :class:`Mechanism` holds them; a learner takes it
-as ``mechanism=`` or the same fields as keywords (the short form, ``epsilon=1.0``).
+as ``mechanism=`` or the same fields as keywords (the short form, ``epsilon=1.0``), and
+which of them it accepts is its ``accepts`` (:class:`dpol.learners.Accepts`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 
 from dpol._validation import check_choice, check_real, fail
+from dpol.accounting.calibration import CALIBRATIONS
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
 
-__all__ = ["Mechanism", "merge_mechanism"]
+__all__ = ["MECHANISM_FIELDS", "Mechanism", "merge_mechanism"]
 
 
 @dataclass(frozen=True)
@@ -32,10 +34,13 @@ class Mechanism:
     epsilon : float
         The target epsilon (``inf``: no noise, a ``NonPrivateWarning``).
     delta : float, optional
-    neighbouring : {"replace_one", "add_remove"}, optional
-    calibration : {"tight", "paper"}, optional
+    neighbouring : str, optional
+        One of :data:`~dpol.accounting.NEIGHBOURING_RELATIONS`.
+    calibration : str, optional
+        One of :data:`~dpol.accounting.CALIBRATIONS`.
     noise : str, optional
-        The noise kind ("gaussian", "secure", ...; which ones a learner takes is its own).
+        A noise kind of :data:`dpol.noise.KINDS` (which ones a learner takes: its
+        ``accepts``).
     counter : str or Counter subclass, optional
     counter_options : mapping, optional
         Keywords for the learner's counters (stored read-only).
@@ -73,7 +78,7 @@ class Mechanism:
         if self.neighbouring is not None:
             check_choice("neighbouring", self.neighbouring, NEIGHBOURING_RELATIONS)
         if self.calibration is not None:
-            check_choice("calibration", self.calibration, ("tight", "paper"))
+            check_choice("calibration", self.calibration, CALIBRATIONS)
         if self.counter_options is not None:
             if not isinstance(self.counter_options, Mapping):
                 raise fail("counter_options", "be a mapping of counter keywords",
@@ -103,6 +108,10 @@ class Mechanism:
             if value is not None:
                 out[f.name] = dict(value) if f.name == "counter_options" else value
         return out
+
+
+#: the field names, in order: the short keywords every learner's ``**privacy`` may hold
+MECHANISM_FIELDS = tuple(f.name for f in fields(Mechanism))
 
 
 def _same(a: object, b: object) -> bool:

@@ -1,29 +1,28 @@
 """Learners by name, with default arguments for a generic stream (layer L5).
 
 ``dpol run`` and the scikit-learn and river adapters build their learners here. Each entry
-fixes what a generic regression or classification stream with ``||x|| <= x_bound`` and
-``|y| <= y_bound`` needs (loss, constraint set, regularisation), the counter it uses (or none:
-output perturbation), and the loss and set its regret refers to. Any constructor keyword can be
+fixes what a generic regression or classification stream with ``||x|| <= x_bound`` and ``|y| <=
+y_bound`` needs (loss, constraint set, regularisation), the counter it uses (or none: output
+perturbation), and the loss and set its regret refers to. Any constructor keyword can be
 overridden through ``options``; ``fit_intercept`` wraps a linear learner in
 :class:`~dpol.learners.intercept.WithIntercept` (the adapters do, by default). The bandit
 learners (ask/tell, one scalar loss per round) take no (x, y) stream and are not listed.
 
 The adapters' default learners, :data:`DEFAULT_LEARNERS`, are ``ridge-classifier`` and
-``ridge``: PQFTL (JKT Alg. 4) with ridge alpha = 0.01 and its noise ridge, its sums
-released by the BLT counter, with an intercept and the averaged releases
-(:mod:`dpol.learners.postprocess`). Measured at epsilon = 1 / 10, held-out mean [worst of
-5 seeds] (``benchmarks/utility.py``'s split and preprocessing), against the majority class
-or the training mean: river's Shuttle 0.997 [0.997] / 0.997 (majority 0.933), breast
-cancer 0.932 [0.877] / 0.940 (0.649), Phishing 0.858 [0.836] / 0.873 (0.572), diabetes
-R^2 0.125 [0.093] / 0.325 (-0.011); prequential accuracy 0.992 / 0.826 / 0.843 on
-Shuttle / breast cancer / Phishing. With the binary tree's sums instead (the paper's
-counter, still used under ``calibration="paper"``): 0.997, 0.911, 0.838, R^2 0.049
-[0.010] held out, 0.991 / 0.800 / 0.792 prequential. The former defaults (``igd`` and
-``pqftl``, last release, no intercept) scored 0.716, 0.374, 0.515 and R^2 0.042
-[-0.090]. IGD with an intercept and averaging matches the default on Shuttle (0.997) but
-not on the small sets (breast cancer 0.596 [0.289] at epsilon = 1), where its output
-noise (std proportional to 1/(alpha sqrt T)) drowns it; POL with an intercept 0.789 /
-0.754 / 0.981 (breast cancer / Phishing / Shuttle).
+``ridge``: PQFTL (JKT Alg. 4) with ridge alpha = 0.01 and its noise ridge, its sums released by
+the BLT counter, with an intercept and the averaged releases
+(:mod:`dpol.learners.postprocess`). Measured at epsilon = 1 / 10, held-out mean [worst of 5
+seeds] (``benchmarks/utility.py``'s split and preprocessing), against the majority class or the
+training mean: river's Shuttle 0.997 [0.997] / 0.997 (majority 0.933), breast cancer 0.932
+[0.877] / 0.940 (0.649), Phishing 0.858 [0.836] / 0.873 (0.572), diabetes R^2 0.125 [0.093] /
+0.325 (-0.011); prequential accuracy 0.992 / 0.826 / 0.843 on Shuttle / breast cancer /
+Phishing. With the binary tree's sums instead (the paper's counter, still used under
+``calibration="paper"``): 0.997, 0.911, 0.838, R^2 0.049 [0.010] held out, 0.991 / 0.800 /
+0.792 prequential. The former defaults (``igd`` and ``pqftl``, last release, no intercept)
+scored 0.716, 0.374, 0.515 and R^2 0.042 [-0.090]. IGD with an intercept and averaging matches
+the default on Shuttle (0.997) but not on the small sets (breast cancer 0.596 [0.289] at
+epsilon = 1), where its output noise (std proportional to 1/(alpha sqrt T)) drowns it; POL with
+an intercept 0.789 / 0.754 / 0.981 (breast cancer / Phishing / Shuttle).
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
+from dpol.accounting.mechanism import Mechanism, merge_mechanism
 from dpol.evaluation import best_fixed_point
 from dpol.learners import (
     OnlineLearner,
@@ -61,23 +61,22 @@ __all__ = ["DEFAULT_LEARNERS", "GIGA_LOGISTIC_ALPHA", "LEARNERS", "LearnerSpec",
 
 #: regularisation of the logistic learners and the ball that holds their optimum
 LOGISTIC_ALPHA = 0.01
-#: regularisation of GIGA with the logistic loss (:func:`logistic_options`). JKT Alg. 3's
-#: warm-up, t_q = ceil(2 beta^2 / alpha^2) + 1 data-independent steps (beta = 1/4 + alpha,
-#: the smoothness), is what its sensitivity proof needs (the gradient step contracts by
-#: (t - 1)/t only from there), and its noise scales as 1/alpha: at LOGISTIC_ALPHA,
-#: 1,353 steps, longer than Phishing's and breast cancer's streams (held-out at the
-#: majority class, 0.572 / 0.649). Measured held-out at epsilon = 1 (5 seeds, with an
-#: intercept, ``benchmarks/utility.py``'s preprocessing), alpha = 0.01 / 0.1 / 0.3 / 1 /
-#: 3 (t_q 1353 / 26 / 8 / 5 / 4): Phishing 0.43 / 0.79 / 0.83 / 0.85 / 0.86, breast
-#: cancer 0.65 / 0.76 / 0.84 / 0.87 / 0.90, Shuttle 0.997 / 0.978 / 0.978 / 0.978 /
-#: 0.978 (majority 0.933), the synthetic logistic stream 0.890 / 0.892 / 0.892 / 0.893 /
-#: 0.893. alpha = 1, as GIGA's ridge entry, gains 0.04-0.22 on the small sets over 0.1
-#: and costs Shuttle 0.019 against 0.01, which larger alphas do not recover
+#: regularisation of GIGA with the logistic loss (:func:`logistic_options`). JKT Alg. 3's warm-up,
+#: t_q = ceil(2 beta^2 / alpha^2) + 1 data-independent steps (beta = 1/4 + alpha, the smoothness),
+#: is what its sensitivity proof needs (the gradient step contracts by (t - 1)/t only from there),
+#: and its noise scales as 1/alpha: at LOGISTIC_ALPHA, 1,353 steps, longer than Phishing's and
+#: breast cancer's streams (held-out at the majority class, 0.572 / 0.649). Measured held-out at
+#: epsilon = 1 (5 seeds, with an intercept, ``benchmarks/utility.py``'s preprocessing), alpha =
+#: 0.01 / 0.1 / 0.3 / 1 / 3 (t_q 1353 / 26 / 8 / 5 / 4): Phishing 0.43 / 0.79 / 0.83 / 0.85 / 0.86,
+#: breast cancer 0.65 / 0.76 / 0.84 / 0.87 / 0.90, Shuttle 0.997 / 0.978 / 0.978 / 0.978 / 0.978
+#: (majority 0.933), the synthetic logistic stream 0.890 / 0.892 / 0.892 / 0.893 / 0.893. alpha =
+#: 1, as GIGA's ridge entry, gains 0.04-0.22 on the small sets over 0.1 and costs Shuttle 0.019
+#: against 0.01, which larger alphas do not recover
 GIGA_LOGISTIC_ALPHA = 1.0
-#: ridge of the ``ridge`` entries. With an intercept, alpha = 1 over-shrinks the features
-#: against the constant feature: held-out at epsilon = 1, alpha = 1 / 0.01, Shuttle 0.978
-#: / 0.997, breast cancer 0.905 / 0.911, Phishing 0.840 / 0.838; diabetes at epsilon =
-#: 10 R^2 0.082 / 0.252 (0.1 lay between them on each)
+#: ridge of the ``ridge`` entries. With an intercept, alpha = 1 over-shrinks the features against
+#: the constant feature: held-out at epsilon = 1, alpha = 1 / 0.01, Shuttle 0.978 / 0.997, breast
+#: cancer 0.905 / 0.911, Phishing 0.840 / 0.838; diabetes at epsilon = 10 R^2 0.082 / 0.252 (0.1
+#: lay between them on each)
 RIDGE_ALPHA = 0.01
 #: PQFTL's solves_per_doubling for ``ridge*``: its figures in docs/benchmarks/performance.md
 RIDGE_SOLVES_PER_DOUBLING = 32
@@ -113,8 +112,6 @@ class LearnerSpec:
     >>> kw = spec.defaults(3, 1.0, 1.0)  # d = 3, ||x|| <= 1, |y| <= 1
     >>> kw["loss"], kw["domain"]
     (Regularized(SquaredLoss(x_bound=1.0, y_bound=1.0), alpha=0.5), L2Ball(dim=3, radius=1.0))
-    >>> type(make_learner("ftal", 3, horizon=8, epsilon=1.0, seed=0)) is spec.cls
-    True
     >>> sorted(name for name, s in LEARNERS.items() if s.counter is None)  # no counter
     ['giga', 'igd', 'incremental-erm', 'kernel', 'pol']
     """
@@ -154,10 +151,6 @@ def logistic_options(dim: int, x_bound: float = 1.0, alpha: float = LOGISTIC_ALP
             "domain": L2Ball(dim, radius)}
 
 
-def _logistic(dim: int, xb: float, _yb: float) -> dict:
-    return logistic_options(dim, xb)
-
-
 def _ridge(alpha: float) -> Callable[[int, float, float], dict]:
     def defaults(dim: int, xb: float, yb: float) -> dict:
         return {"loss": Regularized(SquaredLoss(x_bound=xb, y_bound=yb), alpha),
@@ -176,7 +169,8 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                 PrivateQuadraticFTL, "regression", "tree",
                 lambda d, xb, yb: {"alpha": 1.0, "bound": xb, "y_bound": yb}),
     LearnerSpec("igd", "JKT Alg. 2: private implicit gradient descent, logistic, alpha=0.01",
-                PrivateIGD, "classification", None, _logistic),
+                PrivateIGD, "classification", None,
+                lambda d, xb, _yb: logistic_options(d, xb)),
     LearnerSpec("giga", "JKT Alg. 3: private GIGA, ridge alpha=1 on the unit ball",
                 PrivateGIGA, "regression", None, _ridge(1.0)),
     LearnerSpec("ftal", "WDP-COCOP: private FTAL, ridge alpha=0.5, window W = T",
@@ -268,27 +262,25 @@ def check_regression_learner(name: object, who: str) -> None:
                    f"{', '.join(regression)})", name)
 
 
-def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
-                 counter: str | None = None, x_bound: float = 1.0, y_bound: float = 1.0,
-                 calibration: str = "tight", seed: object = None,
-                 options: dict | None = None, fit_intercept: bool = False,
-                 intercept_scaling: float = INTERCEPT_SCALING,
+def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
+                 y_bound: float = 1.0, options: dict | None = None,
+                 fit_intercept: bool = False, intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", random_features: int | None = None,
                  bandwidth: float = BANDWIDTH, feature_seed: int = 0,
-                 linear_weight: float | None = None) -> OnlineLearner:
+                 linear_weight: float | None = None, mechanism: Mechanism | None = None,
+                 **privacy) -> OnlineLearner:
     """Build the learner ``name`` of :data:`LEARNERS` for a stream of dimension ``dim``.
 
-    ``counter`` replaces the default counter (refused for learners without one);
-    ``options`` overrides any constructor keyword. ``fit_intercept``: the learner of
-    dimension ``dim + 1`` in :class:`~dpol.learners.intercept.WithIntercept` (linear
-    learners). ``postprocess``: how ``predict_one`` builds the model from the releases
-    (:mod:`dpol.learners.postprocess`; "shrink" needs a learner that states its
-    release noise: ``igd``, ``giga``, ``pol``). ``random_features``: D, the linear
-    learner runs on D random Fourier features of the rows (``x_bound = 1`` for them),
-    with the Gaussian kernel's ``bandwidth`` in units of ``x_bound`` and the public
-    ``feature_seed`` (:class:`~dpol.learners.random_features.WithRandomFeatures`), beside
-    x weighted ``linear_weight``; both default to the learner's ``features`` (else none,
-    0).
+    ``mechanism``, ``**privacy``: the learner's (:class:`~dpol.accounting.Mechanism`), a
+    ``counter`` replacing the entry's (which learners take one: their ``accepts``); ``options``
+    overrides any constructor keyword. ``fit_intercept``: the learner of dimension ``dim +
+    1`` in :class:`~dpol.learners.intercept.WithIntercept` (linear learners).
+    ``postprocess``: how ``predict_one`` builds the model (:mod:`dpol.learners.postprocess`;
+    "shrink" needs a learner stating its release noise: ``igd``, ``giga``, ``pol``).
+    ``random_features``: D, the linear learner runs on D random Fourier features of the
+    rows (:class:`~dpol.learners.random_features.WithRandomFeatures`: ``x_bound = 1`` for
+    them, ``bandwidth`` in units of ``x_bound``, the public ``feature_seed``), beside x
+    weighted ``linear_weight``; both default to the entry's ``features`` (else none, 0).
 
     Examples
     --------
@@ -304,43 +296,18 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     ('WithRandomFeatures', 3, 64, 65)
     """
     spec = _spec(name)
-    calibration = check_choice("calibration", calibration, ("tight", "paper"))
     postprocess = check_choice("postprocess", postprocess, POSTPROCESSINGS)
     if options is not None and not isinstance(options, dict):
         raise fail("options", "be a dict of constructor keywords", options)
-    if random_features is None and spec.features is not None:
-        random_features = spec.features[0]
-    if linear_weight is None:
-        linear_weight = spec.features[1] if spec.features is not None else 0.0
-    linear_weight = check_real("linear_weight", linear_weight, low=0.0, high=1.0,
-                               high_open=True)
-    if linear_weight and random_features is None:
-        raise fail("linear_weight", "be 0 without random_features (it weighs x beside "
-                   "them)", linear_weight)
-    random_features = check_features(name, fit_intercept, random_features)
-    features_dim, features_bound = dim, x_bound
-    if random_features is not None:  # x itself first, with a linear weight
-        features_dim = random_features + (dim if linear_weight > 0.0 else 0)
-        features_bound = 1.0  # the rows' norm
-    inner_dim = features_dim + 1 if fit_intercept else features_dim
-    kwargs = spec.defaults(inner_dim, features_bound, y_bound)
-    kwargs.update(horizon=horizon, epsilon=epsilon, delta=delta, calibration=calibration,
-                  seed=seed)
-    if counter is not None:
-        if spec.counter is None:
-            raise fail("counter", f"be left unset: {name} adds its noise without a counter",
-                       counter)
-        kwargs["counter"] = counter
-    elif spec.counter_for(calibration) != spec.counter:
-        kwargs["counter"] = spec.counter_for(calibration)  # the published formulas' own
+    features, linear_weight = _feature_plan(spec, fit_intercept, random_features,
+                                            linear_weight)
+    inner_dim = dim if features is None else features + (dim if linear_weight > 0.0 else 0)
+    inner_dim += 1 if fit_intercept else 0
+    kwargs = spec.defaults(inner_dim, x_bound if features is None else 1.0, y_bound)
+    kwargs.update(horizon=horizon)
+    kwargs.update(_privacy(spec, mechanism, privacy))
     kwargs.update(options or {})
-    try:
-        learner = spec.cls(inner_dim, **kwargs)
-    except TypeError as exc:  # an option the constructor does not take
-        if "keyword argument" not in str(exc):
-            raise
-        raise fail("options", f"hold keywords that {spec.cls.__name__} accepts ({exc})",
-                   sorted(options or {})) from None
+    learner = _construct(spec, inner_dim, kwargs, options)
     if postprocess == "shrink" and np.isnan(learner._release_noise_variance(
             np.array([learner.horizon]))[0]):
         raise fail("postprocess", f"not be 'shrink' for {name}: it states no public noise "
@@ -348,18 +315,51 @@ def make_learner(name: str, dim: int, *, horizon: int, epsilon: float, delta: fl
     learner.postprocess = postprocess
     if fit_intercept:
         learner = WithIntercept(learner, intercept_scaling=intercept_scaling)
-    if random_features is not None:
+    if features is not None:
         learner = WithRandomFeatures(learner, dim, bandwidth=bandwidth, x_bound=x_bound,
                                      feature_seed=feature_seed, linear_weight=linear_weight)
     return learner
+
+
+def _feature_plan(spec: LearnerSpec, fit_intercept: object, random_features: object,
+                  linear_weight: object) -> tuple[int | None, float]:
+    """(D random features or None, the weight of x beside them), checked."""
+    features, weight = spec.features or (None, 0.0)
+    random_features = features if random_features is None else random_features
+    linear_weight = check_real("linear_weight", weight if linear_weight is None else
+                               linear_weight, low=0.0, high=1.0, high_open=True)
+    if linear_weight and random_features is None:
+        raise fail("linear_weight", "be 0 without random_features (it weighs x beside "
+                   "them)", linear_weight)
+    return check_features(spec.name, fit_intercept, random_features), linear_weight
+
+
+def _privacy(spec: LearnerSpec, mechanism: Mechanism | None, privacy: dict) -> dict:
+    """``mechanism``'s fields and the short keywords, with the entry's counter for the
+    calibration (its published one under "paper") unless given (None: it takes none)."""
+    out = {"calibration": "tight", **{k: v for k, v in privacy.items() if v is not None}}
+    if mechanism is not None:
+        out = merge_mechanism(mechanism, out, None, "make_learner")
+    out.setdefault("counter", spec.counter_for(out["calibration"]))
+    return out
+
+
+def _construct(spec: LearnerSpec, dim: int, kwargs: dict, options: dict | None
+               ) -> OnlineLearner:
+    """``spec.cls(dim, **kwargs)``, an unknown option named as one."""
+    try:
+        return spec.cls(dim, **kwargs)
+    except TypeError as exc:  # an option the constructor does not take
+        if "keyword argument" not in str(exc):
+            raise
+        raise fail("options", f"hold keywords that {spec.cls.__name__} accepts ({exc})",
+                   sorted(options or {})) from None
 
 
 def zero_point(learner: OnlineLearner) -> np.ndarray:
     """"Predict 0" in the coordinates of :func:`comparator` (a kernel learner's comparator
     is linear in x, not in its random features).
 
-    Examples
-    --------
     >>> zero_point(make_learner("kernel", 3, horizon=10, epsilon=1.0, seed=0)).shape
     (3,)
     """

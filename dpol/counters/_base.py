@@ -19,6 +19,7 @@ import numpy as np
 
 from dpol._clip_warning import note_clipping
 from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
+from dpol.accounting.calibration import CALIBRATIONS
 from dpol.accounting.events import compose_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
 from dpol.clipping import clip_norms, clip_rows_l2, exceeds_l2
@@ -35,9 +36,6 @@ if TYPE_CHECKING:
     from dpol.counters.strategies import Strategy
 
 __all__ = ["Counter"]
-
-CALIBRATIONS = ("tight", "paper")
-
 
 class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     """Base class: private prefix sums of a stream of l2-bounded vectors.

@@ -15,16 +15,12 @@ import warnings
 import numpy as np
 
 from dpol._validation import check_choice, check_int
-from dpol.accounting.calibration import check_epsilon
+from dpol.accounting.calibration import CALIBRATIONS, check_epsilon
 from dpol.adapters.registry import make_learner
 from dpol.counters import COUNTER_NAMES, Counter, make_counter
 from dpol.errors import InvalidInputError, NonPrivateWarning, PaperCalibrationWarning
 
 __all__ = ["CALIBRATIONS", "account_counter", "account_learner", "describe_noise"]
-
-#: the calibrations ``dpol account`` reports side by side
-CALIBRATIONS = ("tight", "paper")
-
 
 def _max_rms(counter: Counter, horizon: int) -> float:
     """Worst-case RMS noise of a release over the first ``horizon`` steps (a counter of

@@ -1,7 +1,9 @@
 """Private online learners (layer L4), one algorithm per file."""
 
+from dpol.learners._api import Accepts
 from dpol.learners._bandit import BanditTrace, LinearOracleDomain
 from dpol.learners._base import OnlineLearner, Trace
+from dpol.learners._kernels import Kernel
 from dpol.learners.bandit_frank_wolfe import BanditFrankWolfe
 from dpol.learners.noisy_projected_gradient import PrivateProjectedSGD, noisy_proj_grad
 from dpol.learners.output_perturbation import OutputPerturbation
@@ -20,8 +22,10 @@ from dpol.learners.private_quadratic_ftl import PrivateQuadraticFTL
 from dpol.learners.projected_incremental_regression import ProjectedIncrementalRegression
 
 __all__ = [
+    "Accepts",
     "BanditFrankWolfe",
     "BanditTrace",
+    "Kernel",
     "LinearOracleDomain",
     "OnlineLearner",
     "OutputPerturbation",

@@ -1,25 +1,32 @@
-"""What every learner shares beyond its algorithm: ``mechanism=``, ``tags``, ``t``.
+"""What every learner shares beyond its algorithm: ``accepts``, ``mechanism``, ``tags``, ``t``.
 
-Every learner constructor takes the fields of :class:`dpol.accounting.Mechanism`
-(epsilon, delta, neighbouring, calibration, noise, counter, counter_options, seed) as
-keywords, the short form. :class:`LearnerAPI` lets it take them as one ``mechanism=``
-object too: the object's fields become those keywords (a field also given as a keyword
-must agree), and ``learner.mechanism`` gives them back. Learned state ends in ``_``
-(scikit-learn's rule: ``t_``, ``n_clipped_``); ``t`` stays as a read-only alias.
-``tags`` names a learner's capabilities (river's estimator tags), read by code and tests
-instead of private flags.
+Every learner constructor ends in ``mechanism: Mechanism | None = None, **privacy``:
+``privacy`` holds the short keywords, the fields of :class:`dpol.accounting.Mechanism`
+(epsilon, delta, neighbouring, calibration, noise, counter, counter_options, seed).
+What a learner takes of them is stated once, in its class's ``accepts``
+(:class:`Accepts`); the first line of its constructor, :meth:`Accepts.resolve`, merges
+``mechanism`` and the keywords (a field given both ways must agree), refuses what the
+learner does not take and fills its defaults. ``learner.mechanism`` gives the fields back,
+``tags`` (read from ``accepts`` for the privacy capabilities) names what it can do, and
+:func:`accepts_table` states every learner's choices for the documentation. Learned state
+ends in ``_`` (scikit-learn's rule: ``t_``, ``n_clipped_``); ``t`` stays as a read-only
+alias.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
-from dataclasses import fields
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
-from dpol.accounting.mechanism import Mechanism, merge_mechanism
+from dpol._validation import fail
+from dpol.accounting.calibration import CALIBRATIONS, check_epsilon, resolve_delta
+from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
+from dpol.accounting.mechanism import MECHANISM_FIELDS, Mechanism, merge_mechanism
 from dpol.noise.kinds import KINDS, NoiseKind
 
-__all__ = ["TAGS", "LearnerAPI"]
+__all__ = ["TAGS", "Accepts", "LearnerAPI", "accepts_table", "set_mechanism"]
 
 #: the capability tags a learner may carry, and what each promises
 TAGS = {
@@ -31,21 +38,156 @@ TAGS = {
     "window": "can give window DP (WDP, Definition 6) through a window counter",
     "least_squares": "predictions are clipped to y_bound (a least-squares model)",
 }
+#: the tags :class:`Accepts` gives (the others are a class's own ``_tags``)
+PRIVACY_TAGS = ("counters", "secure", "pure", "paper", "window")
 
-_FIELDS = tuple(f.name for f in fields(Mechanism))
+
+def _one_of(name: str, value: object, choices: tuple[str, ...], owner: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        rule = (repr(choices[0]) if len(choices) == 1
+                else "one of " + ", ".join(map(repr, choices)))
+        raise fail(name, f"be {rule} for {owner}", value)
+    return value
 
 
-def _accepted(init) -> tuple[set[str] | None, inspect.Signature]:
-    """Mechanism fields ``init`` takes (None: it passes ``**kwargs`` on, so any)."""
-    sig = inspect.signature(init)
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return None, sig
-    return {n for n in _FIELDS if n in sig.parameters}, sig
+@dataclass(frozen=True)
+class Accepts:
+    """What of a :class:`~dpol.accounting.Mechanism` a learner class takes, stated once.
+
+    Its constructor's checks (:meth:`resolve`), its ``tags`` (:attr:`tags`) and the
+    documentation (:func:`accepts_table`) read it.
+
+    Attributes
+    ----------
+    noises : tuple of str
+        The noise kinds (:data:`dpol.noise.KINDS`) it takes, its default first; empty:
+        a learner without a privacy target (the non-private bandit twin), which takes
+        only ``neighbouring`` and ``seed``.
+    calibrations : tuple of str
+        Of :data:`~dpol.accounting.CALIBRATIONS`, its default first.
+    counter : str or None
+        Its default counter (``counter=``, ``counter_options=``); None: it runs none.
+    window : bool
+        Whether a window counter can give it window DP.
+    neighbourings : tuple of str
+        Of :data:`~dpol.accounting.NEIGHBOURING_RELATIONS`, its default first.
+
+    Examples
+    --------
+    >>> accepts = Accepts(noises=("gaussian", "secure"), counter="tree")
+    >>> accepts.fields  # doctest: +NORMALIZE_WHITESPACE
+    ('epsilon', 'delta', 'neighbouring', 'calibration', 'noise', 'counter',
+     'counter_options', 'seed')
+    >>> sorted(accepts.tags)
+    ['counters', 'paper', 'secure']
+    >>> accepts.resolve("M", Mechanism(1.0, seed=3), {"noise": "secure"})["noise"]
+    'secure'
+    >>> accepts.resolve("M", None, {"epsilon": 1.0, "noise": "laplace"})
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: noise must be one of 'gaussian', 'secure' for M; got 'laplace'
+    """
+
+    noises: tuple[str, ...] = ("gaussian", "secure")
+    calibrations: tuple[str, ...] = CALIBRATIONS
+    counter: str | None = None
+    window: bool = False
+    neighbourings: tuple[str, ...] = NEIGHBOURING_RELATIONS
+
+    @property
+    def private(self) -> bool:
+        """Whether it has a privacy target (epsilon, delta, noise, calibration)."""
+        return bool(self.noises)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The Mechanism fields it takes, in the Mechanism's order."""
+        taken = {"neighbouring", "seed"}
+        if self.private:
+            taken |= {"epsilon", "delta", "calibration", "noise"}
+        if self.counter is not None:
+            taken |= {"counter", "counter_options"}
+        return tuple(name for name in MECHANISM_FIELDS if name in taken)
+
+    @property
+    def tags(self) -> frozenset[str]:
+        """Its capability tags of :data:`PRIVACY_TAGS` (see :data:`TAGS`)."""
+        kinds = [KINDS[name] for name in self.noises]
+        found = {"counters": self.counter is not None, "window": self.window,
+                 "secure": any(k.secure for k in kinds),
+                 "pure": any(not k.approximate for k in kinds),
+                 "paper": self.private and "paper" in self.calibrations}
+        return frozenset(tag for tag, held in found.items() if held)
+
+    def defaults(self) -> dict:
+        """The value of every field it takes when neither way sets it (None: the
+        learner's rule: delta's default of its horizon, fresh OS entropy for seed)."""
+        values = {"neighbouring": self.neighbourings[0], "seed": None, "delta": None,
+                  "epsilon": None, "counter_options": {}, "counter": self.counter,
+                  "noise": self.noises[0] if self.private else None,
+                  "calibration": self.calibrations[0]}
+        return {name: values[name] for name in self.fields}
+
+    def resolve(self, owner: str, mechanism: Mechanism | None, privacy: dict) -> dict:
+        """Every field it takes, from ``mechanism`` and the short keywords ``privacy``.
+
+        A field set both ways must agree; a field it does not take, or a choice outside
+        its own, is refused (``InvalidInputError`` naming it); a keyword that is no
+        Mechanism field is a ``TypeError``, as Python's for a constructor. The result
+        is what the learner's constructor passes on (idempotent).
+        """
+        unknown = [name for name in privacy if name not in MECHANISM_FIELDS]
+        if unknown:
+            raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}")
+        given = dict(privacy)
+        if mechanism is not None:
+            given = merge_mechanism(mechanism, given, set(self.fields), owner)
+        for name, value in given.items():
+            if name not in self.fields and value is not None:
+                raise fail(name, f"be left unset: {owner} takes no {name}", value)
+        out = self.defaults()
+        out.update({k: v for k, v in given.items() if k in out and v is not None})
+        if self.private and out["epsilon"] is None:
+            raise fail("epsilon", f"be given to {owner} (mechanism= or epsilon=)", None)
+        out["neighbouring"] = _one_of("neighbouring", out["neighbouring"],
+                                      self.neighbourings, owner)
+        if self.private:
+            out["noise"] = _one_of("noise", out["noise"], self.noises, owner)
+            out["calibration"] = _one_of("calibration", out["calibration"],
+                                         self.calibrations, owner)
+        if "counter_options" in out and not isinstance(out["counter_options"], Mapping):
+            raise fail("counter_options", "be a mapping of counter keywords",
+                       out["counter_options"])
+        return out
+
+    def describe(self) -> str:
+        """One row of :func:`accepts_table`: noises | calibrations | counter | window DP |
+        relations."""
+        def names(values: tuple[str, ...]) -> str:
+            return ", ".join(f"`{v}`" for v in values) or "-"
+        calibrations = self.calibrations if self.private else ()
+        counter = "-" if self.counter is None else f"`{self.counter}`"
+        return (f"{names(self.noises)} | {names(calibrations)} | {counter} | "
+                f"{'yes' if self.window else 'no'} | {names(self.neighbourings)}")
+
+
+def set_mechanism(obj: object, privacy: dict, horizon: int) -> None:
+    """Set ``obj.epsilon``, ``obj.delta``, ... from :meth:`Accepts.resolve`'s fields:
+    epsilon checked, delta resolved against ``horizon``, the counter options a fresh dict
+    (the attributes every learner has always had; checkpoints hold them)."""
+    for name, value in privacy.items():
+        if name == "epsilon":
+            value = check_epsilon(value)
+        elif name == "delta":
+            value = resolve_delta(value, horizon)  # None: 1e-5, or 1/T if smaller
+        elif name == "counter_options":
+            value = dict(value)
+        setattr(obj, name, value)
 
 
 class LearnerAPI:
-    """Mixin of every learner: ``mechanism=`` on each subclass's ``__init__``,
-    ``mechanism``, ``tags`` and ``t`` (module docstring).
+    """Mixin of every learner: ``accepts``, ``mechanism``, ``tags``, ``noise_kind`` and
+    ``t`` (module docstring).
 
     Examples
     --------
@@ -55,8 +197,8 @@ class LearnerAPI:
     >>> from dpol.sets import L2Ball
     >>> m = PrivateIGD(2, loss=Regularized(SquaredLoss(), 0.1), domain=L2Ball(2), horizon=8,
     ...                mechanism=Mechanism(1.0, delta=1e-6, seed=3))
-    >>> m.epsilon, m.delta, m.seed, m.mechanism.noise
-    (1.0, 1e-06, 3, 'gaussian')
+    >>> m.epsilon, m.delta, m.seed, m.mechanism.noise, PrivateIGD.accepts.noises
+    (1.0, 1e-06, 3, 'gaussian', ('gaussian', 'secure'))
     >>> PrivateIGD(2, loss=Regularized(SquaredLoss(), 0.1), domain=L2Ball(2), horizon=8,
     ...            mechanism=Mechanism(1.0, counter="tree"))
     ... # doctest: +NORMALIZE_WHITESPACE
@@ -66,39 +208,15 @@ class LearnerAPI:
     counter; got 'tree'
     """
 
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        init = cls.__dict__.get("__init__")
-        if init is None or getattr(init, "_takes_mechanism", False):
-            return
-        accepted, sig = _accepted(init)
-
-        @functools.wraps(init)
-        def __init__(self, *args, mechanism: Mechanism | None = None, **given) -> None:
-            if mechanism is not None:
-                # a learner that passes **kwargs on: which fields its chain takes is
-                # its class's (the outermost constructor's) business
-                take = accepted if accepted is not None else _chain_accepted(type(self))
-                given = merge_mechanism(mechanism, given, take, type(self).__name__)
-            init(self, *args, **given)
-
-        params = list(sig.parameters.values())
-        extra = inspect.Parameter("mechanism", inspect.Parameter.KEYWORD_ONLY, default=None)
-        where = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD),
-                     len(params))
-        if "mechanism" not in sig.parameters:
-            params.insert(where, extra)
-        __init__.__signature__ = sig.replace(parameters=params)
-        __init__._takes_mechanism = True
-        cls.__init__ = __init__
-
-    #: capability tags of the class (see :data:`TAGS`); subclasses extend them
+    #: what of a Mechanism the class takes (:class:`Accepts`); each learner states its own
+    accepts: ClassVar[Accepts] = Accepts()
+    #: capability tags beyond what ``accepts`` gives (``bandit``, ``least_squares``)
     _tags: frozenset[str] = frozenset()
 
     @property
     def tags(self) -> frozenset[str]:
         """What this learner can do, from :data:`TAGS` (read-only)."""
-        return frozenset(self._tags)
+        return frozenset(self._tags) | self.accepts.tags
 
     @property
     def noise_kind(self) -> NoiseKind:
@@ -116,25 +234,31 @@ class LearnerAPI:
     def mechanism(self) -> Mechanism | None:
         """The mechanism arguments this learner was built with (delta resolved); None for
         a learner without a privacy target (the non-private bandit twin)."""
-        take = _chain_accepted(type(self))
-        if "epsilon" not in take:
+        if not self.accepts.private:
             return None
-        values = {}
-        for name in _FIELDS:
-            if take is None or name in take:
-                value = getattr(self, name, None)
-                values[name] = dict(value) if name == "counter_options" else value
+        values = {name: getattr(self, name) for name in self.accepts.fields}
         return Mechanism(**values)
 
 
-@functools.cache
-def _chain_accepted(cls: type) -> set[str] | None:
-    """Mechanism fields any constructor along ``cls``'s MRO takes by name."""
-    names: set[str] = set()
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None or klass is object:
-            continue
-        accepted, _ = _accepted(getattr(init, "__wrapped__", init))
-        names |= accepted if accepted is not None else set()
-    return names
+def accepts_table(classes: list[type] | None = None) -> str:
+    """A Markdown table of what each learner class accepts, read from their ``accepts``
+    (default: every concrete dpol learner that states one, by name).
+
+    Examples
+    --------
+    >>> from dpol.learners import PrivateFTRL
+    >>> print(accepts_table([PrivateFTRL]).splitlines()[-1])
+    | `PrivateFTRL` | `gaussian` | `tight` | `blt` | no | `replace_one`, `add_remove` |
+    """
+    if classes is None:
+        classes = sorted({c for c in _subclasses(LearnerAPI) if c.__module__.startswith("dpol.")
+                          and not inspect.isabstract(c) and c.accepts is not LearnerAPI.accepts},
+                         key=lambda c: c.__name__)
+    rows = ["| learner | noise | calibration | counter | window DP | neighbouring |",
+            "|---|---|---|---|---|---|"]
+    rows += [f"| `{c.__name__}` | {c.accepts.describe()} |" for c in classes]
+    return "\n".join(rows)
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [c for sub in cls.__subclasses__() for c in (sub, *_subclasses(sub))]

@@ -31,10 +31,11 @@ from dpol._clip_warning import note_clipping
 from dpol._seeding import spawn_seeds
 from dpol._validation import as_matrix, as_vector, check_bound, check_choice, check_int, check_real
 from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
-from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
+from dpol.accounting.guarantee import PrivacyGuarantee
+from dpol.accounting.mechanism import Mechanism
 from dpol.counters import Counter, make_counter
 from dpol.errors import HorizonExceededError, NonPrivateWarning, fail
-from dpol.learners._api import LearnerAPI
+from dpol.learners._api import LearnerAPI, set_mechanism
 from dpol.learners._bandit_geometry import (
     LinearOracleDomain,
     frank_wolfe_step,
@@ -92,23 +93,22 @@ class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
     bound_names = ("", "loss_bound")
 
     def __init__(self, domain: object, *, horizon: int, lipschitz: float = 1.0,
-                 diameter: float | None = None, loss_bound: float | None = None,
-                 mode: str = "extended", inner_ball: tuple | None = None,
-                 center: object = None, batch_size: int | None = None,
-                 zeta: float | None = None, eta: float | None = None,
-                 neighbouring: str = "replace_one", seed: object = None) -> None:
+                 loss_bound: float | None = None, mode: str = "extended",
+                 inner_ball: tuple | None = None, center: object = None,
+                 batch_size: int | None = None, zeta: float | None = None,
+                 eta: float | None = None, mechanism: Mechanism | None = None,
+                 **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         if not callable(getattr(domain, "linear_oracle", None)):
             raise fail("domain", "provide linear_oracle(c)", domain)
         self.domain = domain
         self.dim = n = check_int("domain.dim", getattr(domain, "dim", None), low=1)
         self.horizon = T = check_int("horizon", horizon, low=1)
         self.lipschitz = check_real("lipschitz", lipschitz, low=0.0, low_open=True)
-        self.diameter = D = check_real("diameter", getattr(domain, "diameter", None)
-                                       if diameter is None else diameter,
+        self.diameter = D = check_real("domain.diameter", getattr(domain, "diameter", None),
                                        low=0.0, low_open=True)
         self.mode = check_choice("mode", mode, MODES)
-        self.neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
-        self.seed = seed
+        set_mechanism(self, privacy, self.horizon)  # neighbouring, seed (and the target)
         self.batch_size = K = (math.isqrt(T - 1) + 1 if batch_size is None  # ceil(sqrt T), ENV-3
                                else check_int("batch_size", batch_size, low=1))
         self.n_batches = -(-T // K)
@@ -150,7 +150,7 @@ class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
                                   axis=0) / 2.0
         # the counter sees batch sums of K vectors of norm <= (n/zeta) B: never clipped
         self.estimate_bound = n / self.zeta * self.loss_bound
-        self._tree_seed, sphere_seed = spawn_seeds(seed, 2)
+        self._tree_seed, sphere_seed = spawn_seeds(self.seed, 2)
         self._rng = np.random.default_rng(sphere_seed)
         self._counter = self._build_counter()
         self.t_ = 0

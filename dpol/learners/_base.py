@@ -16,13 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpol._clip_warning import note_clipping
-from dpol._validation import as_matrix, as_vector, check_bound, check_choice, check_int, check_real
-from dpol.accounting.calibration import check_epsilon, resolve_delta
+from dpol._validation import as_matrix, as_vector, check_bound, check_int, check_real
 from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
-from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
+from dpol.accounting.guarantee import PrivacyGuarantee
+from dpol.accounting.mechanism import Mechanism
 from dpol.clipping import clip_examples, clip_norms, exceeds_l2
 from dpol.errors import HorizonExceededError, NonPrivateWarning, fail
-from dpol.learners._api import LearnerAPI
+from dpol.learners._api import LearnerAPI, set_mechanism
 from dpol.learners._checkpoint import Checkpointable
 from dpol.learners.postprocess import (
     ReleaseAverage,
@@ -143,28 +143,14 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
     (True, 3)
     """
 
-    def __init__(
-        self,
-        dim: int,
-        *,
-        horizon: int,
-        epsilon: float,
-        delta: float | None = None,
-        neighbouring: str = "replace_one",
-        calibration: str = "tight",
-        x_bound: float = 1.0,
-        y_bound: float = 1.0,
-        seed: object = None,
-    ) -> None:
+    def __init__(self, dim: int, *, horizon: int, x_bound: float = 1.0, y_bound: float = 1.0,
+                 mechanism: Mechanism | None = None, **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         self.dim = check_int("dim", dim, low=1)
         self.horizon = check_int("horizon", horizon, low=1)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = resolve_delta(delta, self.horizon)  # None: 1e-5, or 1/T if smaller
-        self.neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
-        self.calibration = check_choice("calibration", calibration, ("tight", "paper"))
+        set_mechanism(self, privacy, self.horizon)  # epsilon, delta, neighbouring, ...
         self.x_bound = check_bound("x_bound", x_bound)
         self.y_bound = check_bound("y_bound", y_bound)
-        self.seed = seed
         if not self.is_private:
             warnings.warn(f"{type(self).__name__} with epsilon=inf releases without noise",
                           NonPrivateWarning, stacklevel=3)

@@ -21,6 +21,7 @@ Feature maps phi with ``phi(x) . phi(x') ~ K(x, x')`` and ``||phi(x)|| <= kappa`
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -29,8 +30,9 @@ import numpy as np
 
 from dpol._validation import check_bound, check_choice, check_int, check_real, fail
 
-__all__ = ["KERNELS", "FeatureMap", "Kernel"]
+__all__ = ["KERNELS", "FeatureMap", "Kernel", "on_ball"]
 
+#: the kernels' names (``Kernel.name``)
 KERNELS = ("gaussian", "polynomial")
 #: a public, fixed tag mixed into the feature seed, so that the (public) feature stream can
 #: never coincide with a noise stream drawn from the same integer seed
@@ -41,6 +43,18 @@ _MAX_POLY_FEATURES = 100_000
 @dataclass(frozen=True)
 class Kernel:
     """A Mercer kernel on the ball of radius ``x_bound``, with its bound kappa.
+
+    Parameters
+    ----------
+    name : {"gaussian", "polynomial"}
+        One of :data:`KERNELS`: exp(-||x - x'||^2 / (2 bandwidth^2)) or
+        (x . x' + coef0)^degree.
+    bandwidth : float
+        Of the Gaussian kernel.
+    degree, coef0 : int, float
+        Of the polynomial kernel (coef0 >= 0).
+    x_bound : float
+        R, the radius of the ball (a learner sets its own: :func:`on_ball`).
 
     Examples
     --------
@@ -76,6 +90,18 @@ class Kernel:
                   - 2.0 * A @ B.T)
             return np.exp(-np.maximum(sq, 0.0) / (2.0 * self.bandwidth**2))
         return (A @ B.T + self.coef0) ** self.degree
+
+
+def on_ball(kernel: str | Kernel, x_bound: float) -> Kernel:
+    """``kernel`` (a name of :data:`KERNELS`, with its default parameters, or a
+    :class:`Kernel`) on the ball of radius ``x_bound``.
+
+    >>> on_ball(Kernel("polynomial", degree=3), 2.0).kappa  # (R^2 + coef0)^(degree / 2)
+    11.180339887498949
+    """
+    if isinstance(kernel, Kernel):
+        return dataclasses.replace(kernel, x_bound=x_bound)
+    return Kernel(kernel, x_bound=x_bound)
 
 
 class FeatureMap:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dpol.counters import BinaryTreeCounter, Counter
+from dpol.learners._api import Accepts
 from dpol.learners._bandit import BanditFrankWolfeBase
 
 __all__ = ["BanditFrankWolfe"]
@@ -22,9 +23,10 @@ class BanditFrankWolfe(BanditFrankWolfeBase):
         The decision set D: anything with ``linear_oracle(c)`` (argmin over D of <c, x>),
         ``dim`` and ``diameter`` (a :mod:`dpol.sets` set, or a
         :class:`~dpol.learners._bandit.LinearOracleDomain`). ``project`` is never called.
-    horizon, lipschitz, diameter, loss_bound, mode, inner_ball, center, batch_size, zeta, eta,
-    neighbouring, seed
+    horizon, lipschitz, loss_bound, mode, inner_ball, center, batch_size, zeta, eta
         As :class:`~dpol.learners.private_bandit_frank_wolfe.PrivateBanditFrankWolfe`.
+    neighbouring, seed
+        Its only privacy keywords (:attr:`accepts`: no target, no noise), as there.
 
     Privacy
     -------
@@ -44,6 +46,8 @@ class BanditFrankWolfe(BanditFrankWolfeBase):
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
     _tags = frozenset({"bandit"})
+    #: no privacy target: only ``neighbouring`` and ``seed`` (:class:`~dpol.learners.Accepts`)
+    accepts = Accepts(noises=())
 
     def _build_counter(self) -> Counter | None:
         if self.n_releases == 0:

@@ -31,6 +31,7 @@ from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.kinds import KINDS, noise_kind
 
 __all__ = [
+    "SAMPLINGS",
     "PrivateProjectedSGD",
     "noisy_proj_grad",
     "npg_bound",
@@ -38,6 +39,9 @@ __all__ = [
     "npg_step_size",
     "per_call",
 ]
+
+#: the ``sampling=`` choices of :class:`PrivateProjectedSGD`
+SAMPLINGS = ("full", "one")
 
 
 def per_call(sizes: Sequence[int], scale: object) -> list[tuple[int, float]]:
@@ -87,7 +91,8 @@ class PrivateProjectedSGD:
         ``lipschitz(domain)`` L bounds every per-example gradient on C.
     domain : ConvexSet
         C, with ``project``.
-    sampling : {"full", "one"}
+    sampling : str
+        One of :data:`SAMPLINGS`.
         ``"one"``: BST14 Algorithm 1: each step uses ``n grad loss(theta; z)``
         for one index drawn uniformly (with replacement across steps) plus N(0, sigma^2 I),
         step ``||C|| / sqrt(j (n^2 L^2 + p sigma^2))``, last iterate. ``"full"``: noisy
@@ -161,7 +166,7 @@ class PrivateProjectedSGD:
         if domain is None or not hasattr(domain, "project"):
             raise fail("domain", "be a convex set with a projection", domain)
         self.loss, self.domain = loss, domain
-        self.sampling = check_choice("sampling", sampling, ("full", "one"))
+        self.sampling = check_choice("sampling", sampling, SAMPLINGS)
         self.steps = None if steps is None else check_int("steps", steps, low=1)
         self.max_steps = check_int("max_steps", max_steps, low=1)
         self.noise = noise_kind(noise, among=("gaussian", "secure")).name

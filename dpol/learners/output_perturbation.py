@@ -12,11 +12,12 @@ from dpol._seeding import resolve_rng
 from dpol._validation import check_choice, check_real, fail
 from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent, compose_guarantee
+from dpol.accounting.mechanism import Mechanism
 from dpol.accounting.presets import jkt_doubling_beta, jkt_pocp_beta
 from dpol.errors import PaperCalibrationWarning
+from dpol.learners._api import Accepts
 from dpol.learners._base import OnlineLearner
 from dpol.noise._dp_accounting import dp_accounting
-from dpol.noise.kinds import noise_kind
 
 __all__ = ["SCHEDULES", "OutputPerturbation"]
 
@@ -49,9 +50,9 @@ class OutputPerturbation(OnlineLearner):
         Euclidean projection onto C applied to releases (identity when None).
     loss : callable ``loss(w, X, y) -> array``
         The loss suffered, for traces.
-    horizon, epsilon, delta, neighbouring, calibration, seed
-        See :class:`~dpol.learners._base.OnlineLearner`.
-    schedule : {"fixed", "doubling", "anytime"}
+    horizon : int
+    schedule : str
+        One of :data:`SCHEDULES`.
         ``fixed`` (Alg. 1): s_t = beta / t for a known horizon. ``doubling`` (Alg. 7):
         beta_t constant on epochs 2^k <= t < 2^(k+1), at (eps, delta) / log2 T as JKT
         Section 6.2 prescribes for a constant target. ``anytime`` (not in the paper;
@@ -59,10 +60,14 @@ class OutputPerturbation(OnlineLearner):
         private for every stream length.
     w0 : array, optional
         The data-independent first iterate (default: the projection of 0).
-    noise : {"gaussian", "secure"}
-        ``"secure"``: exact discrete Gaussian noise on OS randomness (see Privacy); needs
-        ``calibration="tight"``. ``seed`` then drives nothing: releases are not
-        reproducible, and a restored checkpoint continues with fresh OS randomness.
+    mechanism, **privacy
+        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
+        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
+        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
+        conventions). ``noise="secure"``: exact discrete Gaussian noise on OS
+        randomness (see Privacy); needs ``calibration="tight"``. ``seed`` then drives
+        nothing: releases are not reproducible, and a restored checkpoint continues with
+        fresh OS randomness.
 
     Privacy
     -------
@@ -121,32 +126,16 @@ class OutputPerturbation(OnlineLearner):
     (100, 37.3, '(1, 1e-05)-DP, replace_one, unit: one stream element')
     """
 
-    #: capabilities (:data:`dpol.learners._api.TAGS`)
-    _tags = frozenset({"secure", "paper"})
+    #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`)
+    accepts = Accepts(noises=("gaussian", "secure"))
 
-    def __init__(
-        self,
-        dim: int,
-        *,
-        lam: float,
-        horizon: int,
-        epsilon: float,
-        delta: float | None = None,
-        step: Callable | None = None,
-        project: Callable | None = None,
-        loss: Callable | None = None,
-        schedule: str = "fixed",
-        neighbouring: str = "replace_one",
-        calibration: str = "tight",
-        w0: object = None,
-        noise: str = "gaussian",
-        x_bound: float = 1.0,
-        y_bound: float = 1.0,
-        seed: object = None,
-    ) -> None:
-        super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         neighbouring=neighbouring, calibration=calibration,
-                         x_bound=x_bound, y_bound=y_bound, seed=seed)
+    def __init__(self, dim: int, *, lam: float, horizon: int, step: Callable | None = None,
+                 project: Callable | None = None, loss: Callable | None = None,
+                 schedule: str = "fixed", w0: object = None, x_bound: float = 1.0,
+                 y_bound: float = 1.0, mechanism: Mechanism | None = None,
+                 **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
+        super().__init__(dim, horizon=horizon, x_bound=x_bound, y_bound=y_bound, **privacy)
         self.lam = check_real("lam", lam, low=0.0, low_open=True)
         self.schedule = check_choice("schedule", schedule, SCHEDULES)
         if self.schedule == "anytime" and self.calibration == "paper":
@@ -154,14 +143,13 @@ class OutputPerturbation(OnlineLearner):
                        "formula)", "paper")
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian output perturbation)", self.delta)
-        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
         self.noise_kind.check_calibration(self.calibration)
         self._step_fn = step
         self._project = project if project is not None else _identity
         self._loss_fn = loss
         self._w = self._project(np.zeros(dim) if w0 is None else np.asarray(w0, float)).copy()
         self._released = self._w.copy()
-        self._rng = resolve_rng(seed)
+        self._rng = resolve_rng(self.seed)
         self._grids = np.zeros(self.horizon)  # g_t of secure noise (0: float noise)
         self._stds = self._noise_stds()
         self._events = self._release_events()

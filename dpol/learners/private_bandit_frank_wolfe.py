@@ -7,7 +7,7 @@ import warnings
 
 from dpol._validation import check_choice, fail
 from dpol.accounting.calibrate import calibrate, noise_events
-from dpol.accounting.calibration import check_epsilon, resolve_delta
+from dpol.accounting.mechanism import Mechanism
 from dpol.accounting.presets import (
     env_bandit_gaussian_sigma,
     env_bandit_laplace_scale,
@@ -16,8 +16,9 @@ from dpol.accounting.presets import (
 from dpol.accounting.presets._common import LOG_READINGS
 from dpol.counters import BinaryTreeCounter, Counter, resolve_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
+from dpol.learners._api import Accepts, set_mechanism
 from dpol.learners._bandit import BanditFrankWolfeBase
-from dpol.noise.kinds import noise_kind
+from dpol.noise.kinds import KINDS
 
 __all__ = ["PrivateBanditFrankWolfe"]
 
@@ -46,32 +47,28 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     ----------
     domain : object
         D, given by ``linear_oracle(c) = argmin_{x in D} <c, x>`` plus ``dim`` and
-        ``diameter`` (any :mod:`dpol.sets` set, or a ``LinearOracleDomain``). No projection,
-        no membership test.
+        ``diameter``, an upper bound on its l2 diameter (any :mod:`dpol.sets` set, or a
+        ``LinearOracleDomain``, which states one). No projection, no membership test.
     horizon : int
         T, known in advance.
-    epsilon, delta : float
-        The target guarantee; ``epsilon=inf`` is the non-private twin (``NonPrivateWarning``).
-        ``delta=None`` (default): 1e-5, or 1/T where smaller
-        (:func:`dpol.accounting.default_delta`).
-        ``delta`` is ignored for Laplace and Gamma noise (pure DP).
-    noise : {"gaussian", "laplace", "gamma", "secure", "secure_laplace"}
-        Coordinate-wise Gaussian or Laplace (the paper's two choices), or l2-Gamma node noise;
-        "secure" / "secure_laplace": their exact discrete twins on OS randomness (tight
-        calibration, tree or window counter; see :class:`dpol.counters.Counter`).
-    counter : {"tree", "honaker", ...} or Counter subclass
-        Continual release of the batch sums (ENV: TreeBasedAgg, the binary tree).
-    counter_options : dict, optional
-        Extra counter keywords, e.g. ``{"padded": True}`` (ENV Alg. 4's padding to
+    mechanism, **privacy
+        The privacy arguments: a :class:`~dpol.accounting.Mechanism` or its fields as
+        keywords; what it takes is :attr:`accepts` (the API reference's table).
+        ``epsilon=inf`` is the non-private twin (``NonPrivateWarning``); ``delta=None``
+        (default): 1e-5, or 1/T where smaller (:func:`dpol.accounting.default_delta`),
+        ignored for Laplace and Gamma noise (pure DP). ``noise``: coordinate-wise
+        Gaussian or Laplace (the paper's two choices), or l2-Gamma node noise; "secure" /
+        "secure_laplace": their exact discrete twins on OS randomness (tight calibration,
+        tree or window counter; see :class:`dpol.counters.Counter`). ``counter``: the
+        continual release of the batch sums (ENV: TreeBasedAgg, the binary tree), with
+        ``counter_options`` such as ``{"padded": True}`` (ENV Alg. 4's padding to
         ceil(log2 m) draws per release; the default with ``calibration="paper"``).
-    calibration : {"tight", "paper"}
-        See Privacy.
+        ``calibration``: see Privacy. ``seed``: two independent streams are spawned, the
+        sphere samples and the counter noise.
     log : {"log2", "ln"}
         Reading of the printed "log T" in the paper presets (docs/errata.md, ENV-3).
     lipschitz : float
         L, the l2 Lipschitz constant of every f_t (on D + zeta B in extended mode).
-    diameter : float, optional
-        D (default ``domain.diameter``).
     loss_bound : float, optional
         B: observed values are clipped to [-B, B] and counted in ``n_clipped_``. Default
         L (D + zeta) in extended mode, L D in shrink mode (ENV-3: exact whenever every f_t
@@ -90,9 +87,6 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     batch_size, zeta, eta : optional
         K, zeta, eta; default ceil(sqrt T), D sqrt(n) / T^(1/4) (shrink mode: ENV-3,
         min(that * sqrt(r/(r+D)), r/2)) and D / (T^(3/4) sqrt(n) L) (Alg. 1).
-    neighbouring : {"replace_one", "add_remove"}
-    seed : None, int, SeedSequence or Generator
-        Two independent streams are spawned: the sphere samples and the counter noise.
 
     Privacy
     -------
@@ -178,45 +172,36 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     True
     """
 
-    #: capabilities (:data:`dpol.learners._api.TAGS`)
-    _tags = frozenset({"bandit", "counters", "secure", "pure", "paper"})
+    _tags = frozenset({"bandit"})
+    #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`): every noise kind
+    accepts = Accepts(noises=tuple(KINDS), counter="tree")
 
-    def __init__(self, domain: object, *, horizon: int, epsilon: float, delta: float | None = None,
-                 noise: str = "gaussian", counter: object = "tree",
-                 counter_options: dict | None = None, calibration: str = "tight",
-                 log: str = "log2", lipschitz: float = 1.0, diameter: float | None = None,
-                 loss_bound: float | None = None, mode: str = "extended",
-                 inner_ball: tuple | None = None, center: object = None,
-                 batch_size: int | None = None, zeta: float | None = None,
-                 eta: float | None = None, neighbouring: str = "replace_one",
-                 seed: object = None) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = resolve_delta(delta, horizon)
-        self.noise = noise_kind(noise).name
-        self.calibration = check_choice("calibration", calibration, ("tight", "paper"))
+    def __init__(self, domain: object, *, horizon: int, log: str = "log2",
+                 lipschitz: float = 1.0, loss_bound: float | None = None,
+                 mode: str = "extended", inner_ball: tuple | None = None,
+                 center: object = None, batch_size: int | None = None,
+                 zeta: float | None = None, eta: float | None = None,
+                 mechanism: Mechanism | None = None, **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
+        set_mechanism(self, privacy, horizon)  # its checks below read them
         self.log = check_choice("log", log, LOG_READINGS)
-        self.counter = counter
-        self._counter_cls = resolve_counter(counter)
-        if counter_options is not None and not isinstance(counter_options, dict):
-            raise fail("counter_options", "be a dict of counter keywords", counter_options)
-        self.counter_options = dict(counter_options or {})
+        self._counter_cls = resolve_counter(self.counter)
         if self.is_private and self.noise_kind.approximate and self.delta == 0.0:
             raise fail("delta", "be > 0 for Gaussian noise (use noise='laplace' or 'gamma' "
                        "for pure epsilon-DP)", self.delta)
         if self.is_private and self.calibration == "paper":
             if self._counter_cls is not BinaryTreeCounter:
                 raise fail("counter", "be 'tree' with calibration='paper' (ENV's "
-                           "TreeBasedAgg)", counter)
+                           "TreeBasedAgg)", self.counter)
             if self.noise not in _ENV_PRESETS:
                 raise fail("noise", "be 'gaussian' or 'laplace' with calibration='paper' "
                            "(ENV's presets: continuous noise, no Gamma)", self.noise)
         if not self.is_private:
             warnings.warn(f"{type(self).__name__} with epsilon=inf plays points computed "
                           "from exact (noise-free) loss sums", NonPrivateWarning, stacklevel=2)
-        super().__init__(domain, horizon=horizon, lipschitz=lipschitz, diameter=diameter,
-                         loss_bound=loss_bound, mode=mode, inner_ball=inner_ball,
-                         center=center, batch_size=batch_size, zeta=zeta, eta=eta,
-                         neighbouring=neighbouring, seed=seed)
+        super().__init__(domain, horizon=horizon, lipschitz=lipschitz, loss_bound=loss_bound,
+                         mode=mode, inner_ball=inner_ball, center=center,
+                         batch_size=batch_size, zeta=zeta, eta=eta, **privacy)
 
     @property
     def is_private(self) -> bool:

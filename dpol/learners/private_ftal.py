@@ -11,13 +11,15 @@ from dpol._seeding import spawn_seeds
 from dpol._validation import fail
 from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent
+from dpol.accounting.mechanism import Mechanism
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
+from dpol.learners._api import Accepts
 from dpol.learners._base import OnlineLearner
 from dpol.learners._counter_calibration import gradient_element_sensitivity
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
-from dpol.noise.kinds import noise_kind
+from dpol.noise.kinds import KINDS
 
 __all__ = ["PrivateFTAL"]
 
@@ -37,18 +39,19 @@ class PrivateFTAL(OnlineLearner):
         f_t(w) = phi(<w, x_t>, y_t) + mu/2 ||w||^2, mu-strongly convex.
     domain : ConvexSet
         C, with a projection.
-    horizon, epsilon, delta, neighbouring, calibration, seed
-        See :class:`~dpol.learners._base.OnlineLearner`.
+    horizon : int
     window : int or None
         W of window DP; None (default) protects every element over the whole stream.
-    noise : {"gaussian", "gamma", "secure"}
-        Gaussian for (window) (epsilon, delta)-DP (Option II), the l2 Gamma mechanism for
-        pure (window) epsilon-DP (Option I); "secure" is exact discrete Gaussian noise on
-        OS randomness (every counter; see :class:`dpol.counters.Counter`).
-    counter : {"window", "tree", "honaker", ...} or Counter subclass
-        The continual-release mechanism of the gradient sums. With a window, only the
-        window tree applies.
-    counter_options : dict, optional
+    mechanism, **privacy
+        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
+        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
+        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
+        conventions). ``noise``: Gaussian for (window) (epsilon, delta)-DP
+        (Option II), the l2 Gamma mechanism for pure (window) epsilon-DP (Option I);
+        "secure" is exact discrete Gaussian noise on OS randomness (every counter; see
+        :class:`dpol.counters.Counter`). ``counter``: the continual-release mechanism of
+        the gradient sums (a name or a Counter subclass), with ``counter_options``; with
+        a window, only the window tree applies.
     noise_ridge : bool
         Beyond the papers (default False: WDP's algorithm). Adds lambda_t/2 ||w - w_bar_t||^2
         to the leader's objective, w_bar_t = S_t / t the mean of the released iterates and
@@ -93,20 +96,19 @@ class PrivateFTAL(OnlineLearner):
     """
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
-    _tags = frozenset({"counters", "secure", "pure", "paper", "window"})
+    #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`): every noise kind
+    accepts = Accepts(noises=tuple(KINDS), counter="window", window=True)
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
-                 epsilon: float, delta: float | None = None, window: int | None = None,
-                 noise: str = "gaussian", counter: object = "window",
-                 counter_options: dict | None = None, noise_ridge: bool = False,
-                 **kwargs) -> None:
+                 window: int | None = None, noise_ridge: bool = False,
+                 mechanism: Mechanism | None = None, **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         data, mu = split_loss(loss)
-        super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         x_bound=data.x_bound, y_bound=data.y_bound, **kwargs)
+        super().__init__(dim, horizon=horizon, x_bound=data.x_bound, y_bound=data.y_bound,
+                         **privacy)
         if domain is None or not hasattr(domain, "project"):
             raise fail("domain", "be a convex set with a projection", domain)
         self.loss, self.domain, self.window = loss, domain, window
-        self.noise, self.counter = noise_kind(noise).name, counter
         self._data, self.mu = data, mu
         self.noise_ridge = bool(noise_ridge)
         self._ridge_radius = domain_radius(domain) if self.noise_ridge else math.nan
@@ -114,8 +116,7 @@ class PrivateFTAL(OnlineLearner):
             raise fail("noise_ridge", "be False unless the domain has a finite radius > 0",
                        noise_ridge)
         self.lipschitz = data.lipschitz(domain)
-        self.counter_options = dict(counter_options or {})
-        self._counter = self._build_counter(counter, dict(self.counter_options))
+        self._counter = self._build_counter(self.counter, dict(self.counter_options))
         self._w = self._initial_point()
         self._sum_w = np.zeros(dim)
 

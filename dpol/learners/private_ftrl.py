@@ -18,13 +18,14 @@ from dpol._seeding import spawn_seeds
 from dpol._validation import as_matrix, as_vector, check_int, check_real, fail
 from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent
+from dpol.accounting.mechanism import Mechanism
 from dpol.counters import Participation, WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
+from dpol.learners._api import Accepts
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._counter_calibration import gradient_element_sensitivity
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.losses import domain_radius
-from dpol.noise.kinds import noise_kind
 
 __all__ = ["DEFAULT_ETA_SCALE", "PrivateFTRL"]
 
@@ -59,9 +60,6 @@ class PrivateFTRL(OnlineLearner):
         C with a projection; None: R^d (a data loss Lipschitz on R^d: logistic, hinge).
     horizon : int
         T = E n steps.
-    epsilon, delta, neighbouring, seed
-        See :class:`~dpol.learners._base.OnlineLearner`. ``calibration`` must be
-        "tight": no paper publishes a calibration of this counter-and-passes pairing.
     epochs : int
         E >= 1 passes; E must divide the horizon.
     eta : float, optional
@@ -74,20 +72,22 @@ class PrivateFTRL(OnlineLearner):
         10, E = 1 and 4) of ``benchmarks/multi_pass.py --eta-sweep`` over c in {1/4, 1,
         4, 16, 64, 256}; from c = 16 on the iterate sits on the boundary of C and the
         losses stop changing (docs/benchmarks/multi_pass.md).
-    counter : str or Counter subclass
-        The continual counter of the gradient sums. Default "blt": O(b d) per step at any
-        n, and within 0.0002 of square-root Toeplitz's held-out loss (the best at one
-        pass, with the tree and banded far behind) in every cell of
+    mechanism, **privacy
+        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
+        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
+        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
+        conventions). Float Gaussian noise and ``calibration="tight"`` only:
+        no paper publishes a calibration of this counter-and-passes pairing.
+        ``counter``: the continual counter of the gradient sums. Default "blt": O(b d)
+        per step at any n, and within 0.0002 of square-root Toeplitz's held-out loss
+        (the best at one pass, with the tree and banded far behind) in every cell of
         ``benchmarks/multi_pass.py``. For several passes the banded square root with n
         bands (``counter="banded"``, whose default band is then the separation n), whose
         sensitivity grows only like sqrt(E), did better: at epsilon = 1 and
         E = 8, held-out logistic loss 0.4424 against BLT's 0.4438 (optimum 0.4386) on the
         synthetic set and 0.5193 against 0.5215 (0.5108) on Shuttle, at O(n d) per
-        ``learn_one`` step (docs/benchmarks/multi_pass.md).
-    counter_options : dict, optional
-        Keywords of the counter (``bands``, ``buffers``, ``objective``...).
-    noise : {"gaussian"}
-        Float Gaussian noise.
+        ``learn_one`` step (docs/benchmarks/multi_pass.md). ``counter_options``: its
+        keywords (``bands``, ``buffers``, ``objective``...).
 
     Privacy
     -------
@@ -128,23 +128,20 @@ class PrivateFTRL(OnlineLearner):
     """
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
-    _tags = frozenset({"counters"})
+    #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`): float Gaussian
+    #: noise, tight calibration only (no published calibration of DP-FTRL's counters)
+    accepts = Accepts(noises=("gaussian",), calibrations=("tight",), counter="blt")
 
     def __init__(self, dim: int, *, loss: object, domain: object = None, horizon: int,
-                 epsilon: float, delta: float | None = None, epochs: int = 1,
-                 eta: float | None = None, counter: object = "blt",
-                 counter_options: dict | None = None, noise: str = "gaussian",
-                 **kwargs) -> None:
+                 epochs: int = 1, eta: float | None = None,
+                 mechanism: Mechanism | None = None, **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         data, mu = split_loss(loss, need_alpha=False)
-        super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         x_bound=data.x_bound, y_bound=data.y_bound, **kwargs)
-        if self.calibration != "tight":
-            raise fail("calibration", "be 'tight' for PrivateFTRL (no published "
-                       "calibration of DP-FTRL's counters)", self.calibration)
-        noise = noise_kind(noise, among=("gaussian",), who="PrivateFTRL").name
+        super().__init__(dim, horizon=horizon, x_bound=data.x_bound, y_bound=data.y_bound,
+                         **privacy)
         if domain is not None and not hasattr(domain, "project"):
             raise fail("domain", "be None or a convex set with a projection", domain)
-        self.loss, self.domain, self.noise, self.counter = loss, domain, noise, counter
+        self.loss, self.domain = loss, domain
         self._data, self.mu = data, mu
         self.epochs = check_int("epochs", epochs, low=1)
         if self.horizon % self.epochs:
@@ -157,8 +154,7 @@ class PrivateFTRL(OnlineLearner):
         if not math.isfinite(self.lipschitz):
             raise fail("domain", f"be bounded for {type(data).__name__} (its gradients are "
                        "unbounded on R^d)", domain)
-        self.counter_options = dict(counter_options or {})
-        self._counter = self._build_counter(counter, dict(self.counter_options))
+        self._counter = self._build_counter(self.counter, dict(self.counter_options))
         self.eta = self.default_eta() if eta is None else check_real(
             "eta", eta, low=0.0, low_open=True)
         self._w0 = np.zeros(dim) if domain is None else domain.project(np.zeros(dim))

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from dpol._validation import fail
+from dpol.accounting.mechanism import Mechanism
 from dpol.learners._linear import SENSITIVITY_SLACK, pointwise_loss, split_loss
 from dpol.learners.output_perturbation import OutputPerturbation
 
@@ -26,7 +27,7 @@ class PrivateGIGA(OutputPerturbation):
     loss : Regularized(LinearLoss, alpha)
     domain : ConvexSet
         Bounded C with a ``project`` (JKT needs a finite diameter).
-    horizon, epsilon, delta, schedule, calibration, neighbouring, seed
+    horizon, schedule, mechanism, **privacy
         See :class:`OutputPerturbation`.
 
     Privacy
@@ -57,7 +58,9 @@ class PrivateGIGA(OutputPerturbation):
     """
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
-                 epsilon: float, delta: float | None = None, **kwargs) -> None:
+                 schedule: str = "fixed", mechanism: Mechanism | None = None,
+                 **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         if domain is None or not hasattr(domain, "project"):
             raise fail("domain", "be a bounded convex set with a projection", domain)
         self.loss = loss
@@ -67,11 +70,11 @@ class PrivateGIGA(OutputPerturbation):
         smooth = self._data.smoothness + self._alpha
         #: first step whose update uses the data (t_q of JKT Alg. 3)
         self.warmup = math.ceil(2.0 * smooth**2 / self._alpha**2) + 1
-        factor = 2.0 if kwargs.get("neighbouring", "replace_one") == "replace_one" else 1.0
+        factor = 2.0 if privacy["neighbouring"] == "replace_one" else 1.0
         lam = 2.0 * factor * lipschitz / self._alpha + SENSITIVITY_SLACK
-        super().__init__(dim, lam=lam, horizon=horizon, epsilon=epsilon, delta=delta,
-                         project=domain.project, x_bound=self._data.x_bound,
-                         y_bound=self._data.y_bound, **kwargs)
+        super().__init__(dim, lam=lam, horizon=horizon, project=domain.project,
+                         schedule=schedule, x_bound=self._data.x_bound,
+                         y_bound=self._data.y_bound, **privacy)
 
     def _noised_steps(self) -> np.ndarray:
         return np.arange(min(self.warmup, self.horizon + 1), self.horizon + 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpol.accounting.mechanism import Mechanism
 from dpol.learners._linear import (
     SENSITIVITY_SLACK,
     ball_radius,
@@ -29,7 +30,7 @@ class PrivateIGD(OutputPerturbation):
         f_t(w) = phi(<w, x_t>, y_t) + alpha/2 ||w||^2 with alpha > 0.
     domain : L2Ball or None
         C; None means R^d (then the data loss must be Lipschitz on R^d, e.g. logistic).
-    horizon, epsilon, delta, schedule, calibration, neighbouring, seed
+    horizon, schedule, mechanism, **privacy
         See :class:`OutputPerturbation`.
 
     Privacy
@@ -70,18 +71,19 @@ class PrivateIGD(OutputPerturbation):
     """
 
     def __init__(self, dim: int, *, loss: object, domain: object = None, horizon: int,
-                 epsilon: float, delta: float | None = None, **kwargs) -> None:
+                 schedule: str = "fixed", mechanism: Mechanism | None = None,
+                 **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         self.loss = loss
         self.domain = domain
         self._data, self._alpha = split_loss(loss)
         self._radius = ball_radius(domain)
         lipschitz = self._data.lipschitz(domain)
-        factor = 2.0 if kwargs.get("neighbouring", "replace_one") == "replace_one" else 1.0
+        factor = 2.0 if privacy["neighbouring"] == "replace_one" else 1.0
         lam = factor * lipschitz / self._alpha + SENSITIVITY_SLACK
         project = None if domain is None else domain.project
-        super().__init__(dim, lam=lam, horizon=horizon, epsilon=epsilon, delta=delta,
-                         project=project, x_bound=self._data.x_bound,
-                         y_bound=self._data.y_bound, **kwargs)
+        super().__init__(dim, lam=lam, horizon=horizon, project=project, schedule=schedule,
+                         x_bound=self._data.x_bound, y_bound=self._data.y_bound, **privacy)
 
     def _divisors(self, steps: np.ndarray) -> np.ndarray:
         """Delta_t = lam / (t + 1) (class Privacy: the prox's contraction at step t)."""

@@ -10,16 +10,20 @@ import numpy as np
 from dpol._seeding import resolve_rng, spawn_seeds
 from dpol._validation import check_choice, check_int, fail
 from dpol.accounting.events import MechanismEvent, compose_guarantee
+from dpol.accounting.mechanism import Mechanism
 from dpol.accounting.presets import knj_mechanism1_split
 from dpol.errors import PaperCalibrationWarning
+from dpol.learners._api import Accepts
 from dpol.learners._base import OnlineLearner
 from dpol.learners._linear import pointwise_loss, split_loss
 from dpol.learners.noisy_projected_gradient import PrivateProjectedSGD
 from dpol.learners.private_frank_wolfe import PrivateFrankWolfe
 from dpol.noise._dp_accounting import dp_accounting
-from dpol.noise.kinds import noise_kind
 
-__all__ = ["PrivateIncrementalERM", "default_tau"]
+__all__ = ["SOLVERS", "PrivateIncrementalERM", "default_tau"]
+
+#: the named solvers of :class:`PrivateIncrementalERM` (its ``solver`` argument)
+SOLVERS = ("sgd", "bst", "frank-wolfe")
 
 
 def default_tau(horizon: int, dim: int, epsilon: float) -> int:
@@ -51,14 +55,12 @@ class PrivateIncrementalERM(OnlineLearner):
         The per-example loss j of the ERM (its x_bound / y_bound are enforced by clipping).
     domain : ConvexSet
         C.
-    horizon, epsilon, delta, calibration, seed
-        See :class:`~dpol.learners._base.OnlineLearner`.
-    neighbouring : {"replace_one"}
-        The only relation the solvers are analysed for (``"add_remove"`` is refused).
+    horizon : int
     tau : int, optional
         Period; default :func:`default_tau` (Theorem 3.1(1)). ``tau=1`` is the naive
         re-solve-every-step baseline.
-    solver : {"sgd", "bst", "frank-wolfe"} or solver object
+    solver : str or solver object
+        One of :data:`SOLVERS`, or a solver object.
         ``"sgd"``: :class:`PrivateProjectedSGD` full-batch (noisy GD); ``"bst"``: the same
         with one sampled example per step (BST14 Alg. 1); ``"frank-wolfe"``:
         :class:`PrivateFrankWolfe` (TTZ, polytopes; Theorem 3.1(3)). Any object with
@@ -68,11 +70,15 @@ class PrivateIncrementalERM(OnlineLearner):
     solver_options : dict, optional
         Keywords for the named solver (``steps``, ``iterations``, Frank-Wolfe's ``noise``,
         ...).
-    noise : {"gaussian", "secure"}
-        ``"secure"`` (``solver="sgd"``, tight calibration): every noisy gradient of the
-        solver is released on a grid with exact discrete Gaussian noise on OS randomness
-        (:class:`PrivateProjectedSGD`); not reproducible from ``seed``. A solver object
-        must then have ``noise="secure"`` itself.
+    mechanism, **privacy
+        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
+        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
+        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
+        conventions). Replace-one neighbours only, the relation the solvers are
+        analysed for. ``noise="secure"`` (``solver="sgd"``, tight calibration): every
+        noisy gradient of the solver is released on a grid with exact discrete Gaussian
+        noise on OS randomness (:class:`PrivateProjectedSGD`); not reproducible from
+        ``seed``. A solver object must then have ``noise="secure"`` itself.
 
     Privacy
     -------
@@ -135,25 +141,22 @@ class PrivateIncrementalERM(OnlineLearner):
     """
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
-    _tags = frozenset({"secure", "paper"})
+    #: replace-one only: the solvers' sensitivities are derived for KNJ's replace-one
+    #: neighbours, n public
+    accepts = Accepts(noises=("gaussian", "secure"), neighbourings=("replace_one",))
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
-                 epsilon: float, delta: float | None = None, tau: int | None = None,
-                 solver: object = "sgd", solver_options: dict | None = None,
-                 calibration: str = "tight", noise: str = "gaussian",
-                 neighbouring: str = "replace_one", seed: object = None) -> None:
+                 tau: int | None = None, solver: object = "sgd",
+                 solver_options: dict | None = None, mechanism: Mechanism | None = None,
+                 **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         data, _ = split_loss(loss, need_alpha=False)
-        super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         neighbouring=neighbouring, calibration=calibration,
-                         x_bound=data.x_bound, y_bound=data.y_bound, seed=seed)
-        if self.neighbouring != "replace_one":
-            raise fail("neighbouring", "be 'replace_one' (the solvers' sensitivities are "
-                       "derived for KNJ's replace-one neighbours, n public)", neighbouring)
+        super().__init__(dim, horizon=horizon, x_bound=data.x_bound, y_bound=data.y_bound,
+                         **privacy)
         if domain is None or not hasattr(domain, "project") or domain.dim != dim:
             raise fail("domain", f"be a convex set of dim {dim} with a projection", domain)
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0", self.delta)
-        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
         self.noise_kind.check_calibration(self.calibration)
         self.loss, self.domain = loss, domain
         self.tau = default_tau(self.horizon, dim, self.epsilon) if tau is None else \
@@ -165,7 +168,7 @@ class PrivateIncrementalERM(OnlineLearner):
         self._scales = self._calibrate()
         self._events = self._solver_events()
         self._warn_paper()
-        self._rng = resolve_rng(spawn_seeds(seed, 1)[0])
+        self._rng = resolve_rng(spawn_seeds(self.seed, 1)[0])
         self._X = np.empty((self.horizon, dim))
         self._y = np.empty(self.horizon)
         self._theta = domain.project(np.zeros(dim))
@@ -173,7 +176,7 @@ class PrivateIncrementalERM(OnlineLearner):
 
     def _make_solver(self, solver: object, options: dict) -> object:
         if isinstance(solver, str):
-            name = check_choice("solver", solver, ("sgd", "bst", "frank-wolfe"))
+            name = check_choice("solver", solver, SOLVERS)
             if self.noise_kind.secure and name != "sgd":
                 raise fail("noise", f"be 'gaussian' with solver={name!r} (secure noise: "
                            "solver='sgd'; see Privacy)", self.noise)

@@ -8,8 +8,10 @@ import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
+from dpol.accounting.mechanism import Mechanism
 from dpol.accounting.presets import knj_tree_mech_sigma
 from dpol.counters import BinaryTreeCounter, resolve_counter
+from dpol.learners._api import Accepts
 from dpol.learners._base import OnlineLearner
 from dpol.learners._joint_counters import (
     joint_counters,
@@ -22,7 +24,6 @@ from dpol.learners.noisy_projected_gradient import (
     npg_iterations,
     npg_step_size,
 )
-from dpol.noise.kinds import noise_kind
 from dpol.sets import ConvexSet, L2Ball
 
 __all__ = ["PrivateIncrementalRegression", "l2_ball_quadratic_min"]
@@ -90,11 +91,7 @@ class PrivateIncrementalRegression(OnlineLearner):
     dim : int
     domain : ConvexSet
         C (with a projection): L2Ball (ridge), L1Ball (Lasso), Simplex, ...
-    horizon, epsilon, delta, neighbouring, calibration, seed
-        See :class:`~dpol.learners._base.OnlineLearner`.
-    counter : {"tree", "honaker", "window", ...} or Counter subclass
-        The continual-release mechanism of both sums (KNJ: TreeMech, the binary tree).
-    counter_options : dict, optional
+    horizon : int
     solver : {"npg", "surrogate"}
         ``"npg"`` (default): NoisyProjGrad warm-started at theta_{t-1} with the step of
         Proposition B.1 corrected, ``2 R/(sqrt(r) (alpha'_t + L_t))`` (docs/errata.md,
@@ -106,14 +103,20 @@ class PrivateIncrementalRegression(OnlineLearner):
         (L2 ball: eigendecomposition and secular equation) or by ``max_iter`` accelerated
         projected gradient steps from theta_{t-1}. Both are post-processing.
     max_iter : int
-        Iteration cap per step. beta : float
+        Iteration cap per step.
+    beta : float
         Failure probability in alpha'_t (utility only).
     x_bound, y_bound : float
         ||x|| and |y| bounds (KNJ: 1); larger inputs are clipped and counted
         (docs/errata.md, KNJ-4).
-    noise : {"gaussian", "secure"}
-        ``"secure"``: exact discrete Gaussian noise on OS randomness in both counters
-        (binary or window tree, tight calibration; not reproducible from ``seed``).
+    mechanism, **privacy
+        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
+        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
+        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
+        conventions). ``counter``: the continual-release mechanism of both sums
+        (KNJ: TreeMech, the binary tree), with ``counter_options``. ``noise="secure"``:
+        exact discrete Gaussian noise on OS randomness in both counters (binary or window
+        tree, tight calibration; not reproducible from ``seed``).
 
     Privacy
     -------
@@ -174,7 +177,9 @@ class PrivateIncrementalRegression(OnlineLearner):
     """
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
-    _tags = frozenset({"counters", "secure", "paper", "window", "least_squares"})
+    _tags = frozenset({"least_squares"})
+    #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`)
+    accepts = Accepts(noises=("gaussian", "secure"), counter="tree", window=True)
 
     SOLVERS = ("npg", "surrogate")
 
@@ -188,30 +193,24 @@ class PrivateIncrementalRegression(OnlineLearner):
         x x^T, y x are calibrated for."""
         return self.x_bound, self.y_bound
 
-    def __init__(self, dim: int, *, domain: ConvexSet, horizon: int, epsilon: float,
-                 delta: float | None = None, counter: object = "tree",
-                 counter_options: dict | None = None, solver: str = "npg",
+    def __init__(self, dim: int, *, domain: ConvexSet, horizon: int, solver: str = "npg",
                  max_iter: int = 100, beta: float = 0.05, x_bound: float = 1.0,
-                 y_bound: float = 1.0, neighbouring: str = "replace_one",
-                 calibration: str = "tight", noise: str = "gaussian",
-                 seed: object = None) -> None:
-        super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         neighbouring=neighbouring, calibration=calibration, x_bound=x_bound,
-                         y_bound=y_bound, seed=seed)
+                 y_bound: float = 1.0, mechanism: Mechanism | None = None,
+                 **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
+        super().__init__(dim, horizon=horizon, x_bound=x_bound, y_bound=y_bound, **privacy)
         if not isinstance(domain, ConvexSet) or domain.dim != dim:
             raise fail("domain", f"be a dpol.sets.ConvexSet of dim {dim}", domain)
         self.domain = domain
         self.solver = check_choice("solver", solver, self.SOLVERS)
         self.max_iter = check_int("max_iter", max_iter, low=1)
         self.beta = check_real("beta", beta, low=0.0, high=1.0, low_open=True, high_open=True)
-        self.counter, self.counter_options = counter, dict(counter_options or {})
-        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
         if self.is_private and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian tree noise)", self.delta)
         self._setup_features()
         self.radius = self._feasible_radius()
         # _stacked: the stacked-element bound the tight calibration used (joint_events)
-        self._counters, self._stacked = self._build_counters(resolve_counter(counter))
+        self._counters, self._stacked = self._build_counters(resolve_counter(self.counter))
         self._theta = domain.project(np.zeros(dim))
         self.iterations_, self.bound_ = 0, 0.0
         p = self.feature_dim

@@ -11,7 +11,9 @@ from dpol._seeding import spawn_seeds
 from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
 from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent
+from dpol.accounting.mechanism import Mechanism
 from dpol.errors import HorizonExceededError, PaperCalibrationWarning
+from dpol.learners._api import Accepts
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._kernel_sensitivity import (
     check_t0,
@@ -20,10 +22,9 @@ from dpol.learners._kernel_sensitivity import (
     transcript_mu,
     transcript_rho,
 )
-from dpol.learners._kernels import FeatureMap, Kernel
+from dpol.learners._kernels import FeatureMap, Kernel, on_ball
 from dpol.learners.postprocess import ReleaseAverage
 from dpol.noise._dp_accounting import dp_accounting
-from dpol.noise.kinds import noise_kind
 
 __all__ = ["MODES", "PrivateKernelRegression"]
 
@@ -40,8 +41,7 @@ class PrivateKernelRegression(OnlineLearner):
     Parameters
     ----------
     dim : int
-    horizon, epsilon, delta, calibration, seed
-        See :class:`~dpol.learners._base.OnlineLearner`; ``seed`` drives the noise only.
+    horizon : int
     mode : {"random_features", "query_points", "published_scalar"}
         What is released after step t (``weights``, of length ``n_outputs``):
         ``random_features`` (default): the update runs on w in R^D with features phi, and
@@ -53,8 +53,10 @@ class PrivateKernelRegression(OnlineLearner):
         nearest to x. ``published_scalar`` (NW Theorem 1, **not private**, for
         reproduction only): f_t + b_t with one scalar b_t ~ Laplace(C_t / epsilon);
         ``weights`` is the released function at U and ``predict_one(x)`` = f_t(x) + b_t.
-    kernel, bandwidth, degree, coef0 : {"gaussian", "polynomial"}, float, int, float
-        exp(-||x - x'||^2 / (2 bandwidth^2)) or (x . x' + coef0)^degree.
+    kernel : str or Kernel
+        A :class:`~dpol.learners.Kernel` (``Kernel("gaussian", bandwidth=0.1)``,
+        ``Kernel("polynomial", degree=3, coef0=1.0)``), or its name with the default
+        parameters (bandwidth 1, degree 2, coef0 1); its ball is ``x_bound``'s.
     theta : float in (1/2, 1)
         Default 0.8: the noise std at the end is of order T^(1 - 3 theta / 2) (Privacy:
         sens_T ~ T^((1 - 3 theta) / 2), J ~ sqrt(T)), which vanishes for theta > 2/3.
@@ -72,9 +74,12 @@ class PrivateKernelRegression(OnlineLearner):
     x_bound, y_bound : float
         R and M: ||x|| <= R, |y| <= M (larger values are clipped and counted). kappa
         = sup sqrt(K(x, x)) over the ball: 1 (Gaussian) or (R^2 + coef0)^(degree/2).
-    noise : {"gaussian", "secure"}
-        ``"secure"`` (``random_features`` and ``query_points``): exact discrete Gaussian
-        noise on OS randomness on a grid (see Privacy); not reproducible from ``seed``.
+    mechanism, **privacy
+        The privacy arguments: a :class:`~dpol.accounting.Mechanism` or its fields as
+        keywords (``epsilon=1.0``); what it takes is :attr:`accepts` (the API
+        reference's table), ``seed`` drives the noise only. ``noise="secure"``
+        (``random_features`` and ``query_points``): exact discrete Gaussian noise on OS
+        randomness on a grid (see Privacy); not reproducible from ``seed``.
 
     Privacy
     -------
@@ -121,42 +126,37 @@ class PrivateKernelRegression(OnlineLearner):
     --------
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(0, 1, (400, 1)); y = 0.8 * np.sin(2 * np.pi * X[:, 0])
-    >>> m = PrivateKernelRegression(1, horizon=400, epsilon=1.0, delta=1e-5, bandwidth=0.1,
-    ...                             n_features=64, seed=0)
+    >>> from dpol.learners import Kernel
+    >>> m = PrivateKernelRegression(1, horizon=400, kernel=Kernel("gaussian", bandwidth=0.1),
+    ...                             n_features=64, epsilon=1.0, delta=1e-5, seed=0)
     >>> m.run(X, y).weights.shape, m.privacy.epsilon, m.kappa
     ((400, 64), 1.0, 1.0)
     """
 
-    _tags = frozenset({"secure"})
+    #: replace-one only (a kernel step has no null element); ``calibration="paper"``
+    #: only with ``mode="published_scalar"`` (NW publishes no other)
+    accepts = Accepts(noises=("gaussian", "secure"), neighbourings=("replace_one",))
 
-    def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
-                 mode: str = "random_features", kernel: str = "gaussian",
-                 bandwidth: float = 1.0, degree: int = 2, coef0: float = 1.0,
-                 theta: float = 0.8, t0: float | None = None, n_features: int | None = None,
-                 feature_seed: int = 0, query_points: object = None, x_bound: float = 1.0,
-                 y_bound: float = 1.0, neighbouring: str = "replace_one",
-                 calibration: str = "tight", noise: str = "gaussian",
-                 seed: object = None) -> None:
-        super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         neighbouring=neighbouring, calibration=calibration,
-                         x_bound=x_bound, y_bound=y_bound, seed=seed)
+    def __init__(self, dim: int, *, horizon: int, mode: str = "random_features",
+                 kernel: str | Kernel = "gaussian", theta: float = 0.8, t0: float | None = None,
+                 n_features: int | None = None, feature_seed: int = 0,
+                 query_points: object = None, x_bound: float = 1.0, y_bound: float = 1.0,
+                 mechanism: Mechanism | None = None, **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
+        super().__init__(dim, horizon=horizon, x_bound=x_bound, y_bound=y_bound, **privacy)
         self.mode = check_choice("mode", mode, MODES)
-        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
         if self.noise_kind.secure and self.mode == "published_scalar":
             raise fail("noise", "be 'gaussian' with mode='published_scalar' (one Laplace "
-                       "draw, not private anyway: docs/errata.md, NW-1)", noise)
-        if self.neighbouring != "replace_one":
-            raise fail("neighbouring", "be 'replace_one' (a kernel step has no null element)",
-                       neighbouring)
+                       "draw, not private anyway: docs/errata.md, NW-1)", self.noise)
         self.theta = check_real("theta", theta, low=0.5, high=1.0, low_open=True,
                                 high_open=True)
-        self.kernel = Kernel(kernel, bandwidth, degree, coef0, self.x_bound)
+        self.kernel = on_ball(kernel, self.x_bound)
         self.kappa = self.kernel.kappa
         self.t0 = check_t0(t0, self.kappa, self.theta)
         if self.calibration == "paper" and self.mode != "published_scalar":
             raise fail("calibration", f"be 'tight' with mode={self.mode!r} (NW publishes only "
                        "the scalar mechanism, mode='published_scalar', which is not "
-                       "private: docs/errata.md, NW-1)", calibration)
+                       "private: docs/errata.md, NW-1)", self.calibration)
         if self.mode == "random_features":
             self._phi = FeatureMap(self.kernel, dim, n_features, feature_seed)
             self.n_outputs = self._phi.n_features
@@ -174,7 +174,7 @@ class PrivateKernelRegression(OnlineLearner):
             self._scale, self._n_centres = 1.0, 0
         if self.is_private and self.mode != "published_scalar" and self.delta == 0.0:
             raise fail("delta", "be > 0 (Gaussian noise over the whole transcript)", self.delta)
-        self._rng = np.random.default_rng(spawn_seeds(seed, 1)[0])
+        self._rng = np.random.default_rng(spawn_seeds(self.seed, 1)[0])
         self._sens = self._sensitivities()
         self._grids = np.zeros(self.horizon)  # g_t of secure noise (0: float noise)
         self._scales = self._calibrate()

@@ -11,8 +11,10 @@ from dpol._seeding import resolve_rng
 from dpol._validation import check_real
 from dpol.accounting.calibrate import calibrate, noise_events
 from dpol.accounting.events import MechanismEvent, compose_guarantee
+from dpol.accounting.mechanism import Mechanism
 from dpol.accounting.presets import jkt_pol_beta
 from dpol.errors import PaperCalibrationWarning
+from dpol.learners._api import Accepts
 from dpol.learners._base import OnlineLearner
 from dpol.learners._linear import (
     SENSITIVITY_SLACK,
@@ -21,7 +23,7 @@ from dpol.learners._linear import (
     split_loss,
 )
 from dpol.noise._dp_accounting import dp_accounting
-from dpol.noise.kinds import noise_kind
+from dpol.noise.kinds import KINDS
 
 __all__ = ["PrivateOfflineLearner"]
 
@@ -42,11 +44,13 @@ class PrivateOfflineLearner(OnlineLearner):
         A bound on the norm of the comparator; C is the ball of that radius.
     excess : float
         epsilon_g, the target excess risk; fixes alpha.
-    horizon, epsilon, delta, neighbouring, calibration, seed
-        See :class:`~dpol.learners._base.OnlineLearner`.
-    noise : {"gaussian", "secure"}
-        ``"secure"``: exact discrete Gaussian noise on OS randomness (tight calibration
-        only; not reproducible from ``seed``).
+    horizon : int
+    mechanism, **privacy
+        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
+        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
+        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
+        conventions). ``noise="secure"``: exact discrete Gaussian noise on OS
+        randomness (tight calibration only; not reproducible from ``seed``).
 
     Privacy
     -------
@@ -80,16 +84,15 @@ class PrivateOfflineLearner(OnlineLearner):
     """
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
-    _tags = frozenset({"secure", "paper"})
+    accepts = Accepts(noises=("gaussian", "secure"))
 
     def __init__(self, dim: int, *, loss: object, x_star_norm: float, excess: float,
-                 horizon: int, epsilon: float, delta: float | None = None,
-                 noise: str = "gaussian", **kwargs) -> None:
-        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
-        self.noise_kind.check_calibration(kwargs.get("calibration", "tight"))
+                 horizon: int, mechanism: Mechanism | None = None, **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
+        KINDS[privacy["noise"]].check_calibration(privacy["calibration"])
         data, _ = split_loss(loss, need_alpha=False)
-        super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         x_bound=data.x_bound, y_bound=data.y_bound, **kwargs)
+        super().__init__(dim, horizon=horizon, x_bound=data.x_bound, y_bound=data.y_bound,
+                         **privacy)
         from dpol.sets import L2Ball
 
         self.loss = loss

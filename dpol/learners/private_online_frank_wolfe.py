@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from dpol._validation import check_real, fail
+from dpol.accounting.mechanism import Mechanism
 from dpol.learners.private_ftal import PrivateFTAL
 
 __all__ = ["PrivateOnlineFrankWolfe"]
@@ -27,8 +28,9 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
 
     Parameters
     ----------
-    dim, loss, horizon, epsilon, delta, window, noise, counter, counter_options, seed
-        As :class:`PrivateFTAL`.
+    dim, loss, horizon, window, mechanism, **privacy
+        As :class:`PrivateFTAL` (no ``noise_ridge``: a Frank-Wolfe step moves toward an
+        oracle point, there is no leader to regularise).
     domain : ConvexSet
         A set with ``local_linear_oracle`` and ``linear_oracle`` and its ``rho``
         (Simplex, Box, L1Ball, L2Ball, ConvexHull). ``project`` is never called.
@@ -71,19 +73,17 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
     """
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
-                 epsilon: float, delta: float | None = None, failure_prob: float = 0.05,
-                 **kwargs) -> None:
+                 window: int | None = None, failure_prob: float = 0.05,
+                 mechanism: Mechanism | None = None, **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         for attr in ("local_linear_oracle", "linear_oracle"):
             if not hasattr(domain, attr):
                 raise fail("domain", f"provide {attr} (a polytope-like set)", domain)
-        if kwargs.get("noise_ridge"):
-            raise fail("noise_ridge", "be False: Frank-Wolfe steps toward an oracle point, "
-                       "it has no leader to regularise", kwargs["noise_ridge"])
         self.failure_prob = check_real("failure_prob", failure_prob, low=0.0, high=1.0,
                                        low_open=True, high_open=True)
         self._hull_weights = None
-        super().__init__(dim, loss=loss, domain=domain, horizon=horizon, epsilon=epsilon,
-                         delta=delta, **kwargs)
+        super().__init__(dim, loss=loss, domain=domain, horizon=horizon, window=window,
+                         **privacy)
         self.rho = float(domain.rho)
         self.step_size = 1.0 / (2.0 * self.rho**2)
         self.c0 = 16.0 * self.rho**2

@@ -9,9 +9,11 @@ import numpy as np
 
 from dpol._validation import check_bound, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
+from dpol.accounting.mechanism import Mechanism
 from dpol.accounting.presets import jkt_private_sum_sigma
 from dpol.counters import BinaryTreeCounter, resolve_counter
 from dpol.learners import _solve_schedule as schedule
+from dpol.learners._api import Accepts
 from dpol.learners._base import OnlineLearner
 from dpol.learners._joint_counters import (
     joint_counters,
@@ -29,7 +31,6 @@ from dpol.learners._psd_solve import (
     _svec_layout,
     _svec_outer,
 )
-from dpol.noise.kinds import noise_kind
 
 __all__ = ["PrivateQuadraticFTL"]
 
@@ -64,12 +65,7 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         Y: |y_t| <= Y, when the labels' scale is not the rows' (default R). The labels
         are learnt times R / Y and ``weights`` given back in their units (Privacy), so the
         noise is R's whatever Y: the fit is the same at every label scale.
-    horizon, epsilon, delta, neighbouring, calibration, seed
-        See :class:`~dpol.learners._base.OnlineLearner`.
-    counter : {"tree", "honaker", "window", ...} or Counter subclass
-        The continual-release mechanism of both sums (JKT: the binary tree).
-    counter_options : dict, optional
-        Extra keywords for the counters (e.g. ``{"window": 64}``).
+    horizon : int
     fixes : bool
         Free post-processing (docs/errata.md, JKT-5): release V symmetrically (svec, see Privacy),
         project it on the PSD cone, and clip w to the ball of radius min(Y/sqrt(alpha),
@@ -87,14 +83,20 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         of a private eigenvalue estimate: post-processing, data-independent, no privacy cost.
         It shrinks the iterates toward 0 while the noise swamps the signal; in
         ``benchmarks/excess_regret.py`` it cuts PQFTL's excess regret 3-5x at every epsilon.
+    mechanism, **privacy
+        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
+        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
+        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
+        conventions). ``counter``: the continual-release mechanism of both sums
+        (JKT: the binary tree), with ``counter_options`` (e.g. ``{"window": 64}``).
+        ``noise="secure"``: exact discrete Gaussian noise on OS randomness in both
+        counters (binary or window tree, tight calibration; not reproducible from
+        ``seed``).
     n_jobs : {1, 2}
         2: ``run`` solves part of the steps in a forked helper process on a second core
         (Linux, d >= 8, at least 4096 rows; measured 9.7 s against 18.8 s at d = 90,
         T = 20,000). The releases are bit for bit those of ``n_jobs=1``. Off by default: a
         library should not fork unasked (a parent with locks held or in a server).
-    noise : {"gaussian", "secure"}
-        ``"secure"``: exact discrete Gaussian noise on OS randomness in both counters
-        (binary or window tree, tight calibration; not reproducible from ``seed``).
     solves_per_doubling : int, optional
         B: solve only on a public schedule (None, the default: every step, as JKT). The
         counters run and a w is released at every step, but w is recomputed only at t <
@@ -180,7 +182,9 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     """
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
-    _tags = frozenset({"counters", "secure", "paper", "window", "least_squares"})
+    _tags = frozenset({"least_squares"})
+    #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`)
+    accepts = Accepts(noises=("gaussian", "secure"), counter="tree", window=True)
 
     bound_names = ("bound", "y_bound")  # its parameters (OnlineLearner.bound_names)
     #: a least-squares learner: its post-processed predictions are clipped to y_bound
@@ -189,26 +193,18 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     #: every step: what states saved before ``solves_per_doubling`` existed restore to
     solves_per_doubling = None
 
-    def __init__(self, dim: int, *, horizon: int, epsilon: float, delta: float | None = None,
-                 alpha: float = 1.0, bound: float = 1.0, y_bound: float | None = None,
-                 counter: object = "tree",
-                 counter_options: dict | None = None, fixes: bool = True,
-                 noise_ridge: bool = False, outputs: int = 1,
-                 neighbouring: str = "replace_one", calibration: str = "tight",
-                 noise: str = "gaussian", n_jobs: int = 1,
-                 solves_per_doubling: int | None = None, seed: object = None) -> None:
+    def __init__(self, dim: int, *, horizon: int, alpha: float = 1.0, bound: float = 1.0,
+                 y_bound: float | None = None, fixes: bool = True, noise_ridge: bool = False,
+                 outputs: int = 1, n_jobs: int = 1, solves_per_doubling: int | None = None,
+                 mechanism: Mechanism | None = None, **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         bound = check_bound("bound", bound)
         y_bound = bound if y_bound is None else y_bound  # checked by the base
-        super().__init__(dim, horizon=horizon, epsilon=epsilon, delta=delta,
-                         neighbouring=neighbouring, calibration=calibration, x_bound=bound,
-                         y_bound=y_bound, seed=seed)
+        super().__init__(dim, horizon=horizon, x_bound=bound, y_bound=y_bound, **privacy)
         self.alpha = check_real("alpha", alpha, low=0.0, low_open=True)
         self.bound = bound
         self.fixes = bool(fixes)
         self.noise_ridge = bool(noise_ridge)
-        self.counter = counter
-        self.counter_options = dict(counter_options or {})
-        self.noise = noise_kind(noise, among=("gaussian", "secure")).name
         self.n_jobs = check_int("n_jobs", n_jobs, low=1)
         if self.n_jobs > 2:
             raise fail("n_jobs", "be 1 or 2 (one helper process at most)", n_jobs)
@@ -222,7 +218,7 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         self._label_scale = bound / self.y_bound
         self._radius = self.radius * self._label_scale
         # _stacked: the stacked-element bound the tight calibration used (joint_events)
-        self._counters, self._stacked = self._build_counters(resolve_counter(counter))
+        self._counters, self._stacked = self._build_counters(resolve_counter(self.counter))
         self._w = self._zero_weights()  # (d,), or (d, K) with outputs
 
     def _build_counters(self, cls: type) -> tuple[tuple, float | None]:

@@ -10,11 +10,15 @@ from scipy.optimize import linprog
 
 from dpol._seeding import resolve_rng, spawn_seeds
 from dpol._validation import check_choice, check_int, check_real, fail
+from dpol.accounting.mechanism import Mechanism
 from dpol.errors import NumericalWarning
 from dpol.learners.private_incremental_regression import PrivateIncrementalRegression
 from dpol.sets import ConvexHull, L1Ball, L2Ball, Simplex
 
-__all__ = ["ProjectedIncrementalRegression", "gaussian_width", "projection_dimension"]
+__all__ = ["LIFTS", "ProjectedIncrementalRegression", "gaussian_width", "projection_dimension"]
+
+#: the ``lift=`` choices of :class:`ProjectedIncrementalRegression`
+LIFTS = ("gauge", "preimage")
 
 
 def _support(domain: object, G: np.ndarray) -> np.ndarray:
@@ -73,16 +77,16 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
 
     Parameters
     ----------
-    dim, domain, horizon, epsilon, delta, counter, counter_options, max_iter, beta,
-    x_bound, y_bound, neighbouring, calibration, noise, seed
-        See :class:`PrivateIncrementalRegression`. ``domain``: L1Ball, Simplex, L2Ball or
-        ConvexHull (their sup over Phi C is exact: max column norm, operator norm, vertices).
+    dim, domain, horizon, max_iter, x_bound, y_bound, mechanism, **privacy
+        See :class:`PrivateIncrementalRegression` (its failure probability ``beta`` is
+        its default, 0.05). ``domain``: L1Ball, Simplex, L2Ball or ConvexHull (their sup
+        over Phi C is exact: max column norm, operator norm, vertices).
     projection_dim : int, optional
-        m; default :func:`projection_dimension` of W = ``x_width`` + w(C). A warning
-        recommends PrivIncReg1 when m >= d (then m is capped at d).
-    x_width : float, optional
-        Gaussian width of the declared covariate domain (default sqrt(d), the unit ball;
-        sqrt(2 k ln(d/k)) for k-sparse rows). Never estimated from data.
+        m; default :func:`projection_dimension` of W = sqrt(d) + w(C), sqrt(d) the
+        Gaussian width of the unit ball of covariates (for k-sparse rows, whose width is
+        sqrt(2 k ln(d/k)), pass ``projection_dimension(that + gaussian_width(C), T)``;
+        a width is never estimated from data). A warning recommends PrivIncReg1 when
+        m >= d (then m is capped at d).
     solver : {"npg", "surrogate"}
         ``"npg"``: NoisyProjGrad over Phi C; the projection onto Phi C is the constrained
         least squares ``Phi argmin_{theta in C} ||Phi theta - v||^2`` (an oracle Section 5.1
@@ -93,7 +97,8 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
     max_iter, inner_iter : int
         NoisyProjGrad iterations per step (default 30, each costs ``inner_iter`` = 20
         projection steps) or accelerated steps of the surrogate solver.
-    lift : {"gauge", "preimage"}
+    lift : str
+        One of :data:`LIFTS`.
         ``"gauge"``: Alg. 3's ``argmin ||theta||_C s.t. Phi theta = vartheta_t`` (L2 ball: the
         minimum-norm solution ``Phi^+ vartheta``; L1 ball: basis pursuit, a linear program),
         rescaled by max(1, gauge) against rounding. The simplex and polytopes do not
@@ -129,28 +134,27 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
     ((8, 50), True)
     """
 
-    def __init__(self, dim: int, *, domain: object, horizon: int, epsilon: float,
-                 projection_dim: int | None = None, x_width: float | None = None,
-                 lift: str = "gauge", inner_iter: int = 20, projection_seed: object = None,
-                 max_iter: int = 30, **kwargs) -> None:
+    def __init__(self, dim: int, *, domain: object, horizon: int,
+                 projection_dim: int | None = None, projection_seed: object = None,
+                 lift: str = "gauge", solver: str = "npg", max_iter: int = 30,
+                 inner_iter: int = 20, x_bound: float = 1.0, y_bound: float = 1.0,
+                 mechanism: Mechanism | None = None, **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         if not isinstance(domain, (L1Ball, Simplex, L2Ball, ConvexHull)):
             raise fail("domain", "be an L1Ball, Simplex, L2Ball or ConvexHull", domain)
-        self.lift = check_choice("lift", lift, ("gauge", "preimage"))
+        self.lift = check_choice("lift", lift, LIFTS)
         self.inner_iter = check_int("inner_iter", inner_iter, low=1)
         self.projection_dim = projection_dim
-        self.x_width = x_width
         self.projection_seed = projection_seed
-        super().__init__(dim, domain=domain, horizon=horizon, epsilon=epsilon,
-                         max_iter=max_iter, **kwargs)
+        super().__init__(dim, domain=domain, horizon=horizon, solver=solver,
+                         max_iter=max_iter, x_bound=x_bound, y_bound=y_bound, **privacy)
         self._pre = self._theta.copy()
 
     # ------------------------------------------------------------------ hooks
     def _setup_features(self) -> None:
         d, T = self.dim, self.horizon
-        if self.projection_dim is None:
-            xw = math.sqrt(d) if self.x_width is None else \
-                check_real("x_width", self.x_width, low=0.0, low_open=True)
-            self.width = xw + gaussian_width(self.domain)
+        if self.projection_dim is None:  # the unit ball's width sqrt(d), plus C's
+            self.width = math.sqrt(d) + gaussian_width(self.domain)
             m = projection_dimension(self.width, T, self.beta)
         else:
             m = check_int("projection_dim", self.projection_dim, low=1)

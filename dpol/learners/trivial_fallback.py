@@ -73,14 +73,14 @@ import math
 import numpy as np
 
 from dpol._seeding import resolve_rng
-from dpol._validation import as_matrix, as_vector, check_real, fail
+from dpol._validation import as_matrix, as_vector, check_choice, check_real, fail
 from dpol.accounting.calibration import gaussian_share
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._wrapper import LearnerWrapper, predict_rows
 from dpol.noise.kinds import noise_kind
 
-__all__ = ["GATE_SHARE", "PRIOR_SHARE", "THRESHOLD", "WithTrivialFallback", "block_sums",
+__all__ = ["GATE_SHARE", "LINKS", "PRIOR_SHARE", "THRESHOLD", "WithTrivialFallback", "block_sums",
            "fallback_budget"]
 
 #: share of a Gaussian budget (of mu^2) spent on the prior
@@ -91,6 +91,8 @@ GATE_SHARE = 0.1
 GAUSSIAN = noise_kind("gaussian")
 #: the gate opens where the model's mean error is below the prior's by this many stds
 THRESHOLD = 2.0
+#: the prior's links (``link=``): the mean label, or its logit
+LINKS = ("rate", "logit")
 
 
 def fallback_budget(epsilon: float, delta: float, prior_share: float = PRIOR_SHARE,
@@ -149,7 +151,8 @@ class WithTrivialFallback(LearnerWrapper):
     threshold : float
         The gate opens where the gate's mean error difference is below ``-threshold``
         times its public standard deviation.
-    link : {"rate", "logit"}
+    link : str
+        One of :data:`LINKS`.
         The prior's margin: the mean label (a least-squares learner's scale) or its
         logit (a logistic learner's).
     seed : None, int, SeedSequence or Generator
@@ -200,9 +203,7 @@ class WithTrivialFallback(LearnerWrapper):
         self.prior_multiplier = check_real("prior_multiplier", prior_multiplier, low=0.0)
         self.gate_multiplier = check_real("gate_multiplier", gate_multiplier, low=0.0)
         self.threshold = check_real("threshold", threshold, low=0.0)
-        if link not in ("rate", "logit"):
-            raise fail("link", "be 'rate' or 'logit'", link)
-        self.link = link
+        self.link = check_choice("link", link, LINKS)
         self._share()
         if epsilon is not None:
             self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)

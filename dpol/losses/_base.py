@@ -17,6 +17,7 @@ from numbers import Real
 import numpy as np
 
 from dpol._validation import as_matrix, as_vector, check_bound, check_choice, check_real, fail
+from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
 
 __all__ = ["LinearLoss", "Loss", "domain_radius"]
 
@@ -185,7 +186,7 @@ class LinearLoss(Loss):
         ...     1.0, "add_remove")
         (4.0, 2.0)
         """
-        check_choice("neighbouring", neighbouring, ("replace_one", "add_remove"))
+        check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
         lipschitz = self.lipschitz(domain)
         return 2.0 * lipschitz if neighbouring == "replace_one" else lipschitz
 

@@ -99,7 +99,7 @@ def test_every_learner_builds_runs_and_its_comparator_minimises(name):
 def test_make_learner_refuses_bad_names_counters_and_options():
     with pytest.raises(InvalidInputError, match="learner must be one of pqftl, igd"):
         make_learner("sgd", 3, horizon=10, epsilon=1.0)
-    with pytest.raises(InvalidInputError, match="counter must be left unset: igd"):
+    with pytest.raises(InvalidInputError, match="counter must be left unset: PrivateIGD takes"):
         make_learner("igd", 3, horizon=10, epsilon=1.0, counter="tree")
     with pytest.raises(InvalidInputError, match="options must be a dict"):
         make_learner("pqftl", 3, horizon=10, epsilon=1.0, options=[("alpha", 2.0)])

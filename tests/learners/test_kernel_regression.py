@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from learner_cases import with_kernel
 from scipy import stats
 from scipy.optimize import minimize, minimize_scalar
 
@@ -54,7 +55,7 @@ def _task(T, seed=0):
 
 
 def _make(T, *, epsilon=INF, delta=1e-5, **kw):
-    kw = {"bandwidth": 0.1, "theta": 0.75, "t0": 3, **kw}
+    kw = with_kernel({"bandwidth": 0.1, "theta": 0.75, "t0": 3, **kw})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonPrivateWarning)
         return PrivateKernelRegression(kw.pop("dim", 1), horizon=T, epsilon=epsilon,
@@ -637,9 +638,9 @@ def test_non_private_twin_warns_and_has_no_randomness():
         if mode == "random_features":
             kw.pop("query_points")
         with pytest.warns(NonPrivateWarning):
-            a = PrivateKernelRegression(1, horizon=20, epsilon=INF, seed=0, **kw)
+            a = PrivateKernelRegression(1, horizon=20, epsilon=INF, seed=0, **with_kernel(kw))
         with pytest.warns(NonPrivateWarning):
-            b = PrivateKernelRegression(1, horizon=20, epsilon=INF, seed=9, **kw)
+            b = PrivateKernelRegression(1, horizon=20, epsilon=INF, seed=9, **with_kernel(kw))
         assert not a.privacy.is_private and isinstance(a.dp_event(),
                                                        dp_accounting.NonPrivateDpEvent)
         np.testing.assert_array_equal(a.run(X, y).weights, b.run(X, y).weights)
@@ -680,7 +681,7 @@ def test_query_points_predict_one_is_the_nearest_release():
 def test_bad_arguments_name_the_argument(kw, match):
     with pytest.raises(InvalidInputError, match=match):
         PrivateKernelRegression(1, horizon=10, epsilon=1.0, delta=kw.pop("delta", 1e-5),
-                                **{"t0": 3, "theta": 0.75, **kw})
+                                **with_kernel({"t0": 3, "theta": 0.75, **kw}))
 
 
 @pytest.mark.parametrize("mode", ["random_features", "query_points"])

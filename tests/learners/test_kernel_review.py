@@ -20,7 +20,7 @@ from scipy.optimize import minimize, minimize_scalar
 from scipy.spatial import ConvexHull
 
 from dpol.errors import NonPrivateWarning
-from dpol.learners import PrivateKernelRegression
+from dpol.learners import Kernel, PrivateKernelRegression
 
 EPS, DELTA = 1.0, 0.05
 
@@ -85,10 +85,11 @@ def test_one_step_gap_is_the_diameter_of_the_disc_image(r):
 
 def _config(name, T):
     """(learner, n_params, decode(p, s) -> (clean path a, clean path b), streams(p, s))."""
-    kw = {"rf": {"n_features": 2, "bandwidth": 0.3, "theta": 0.8},
-          "poly": {"kernel": "polynomial", "degree": 2, "coef0": 0.5, "theta": 0.65},
-          "qp": {"kernel": "polynomial", "degree": 2, "coef0": 0.5, "theta": 0.7,
-                 "mode": "query_points", "query_points": [[1.0]]}}[name]
+    poly = Kernel("polynomial", degree=2, coef0=0.5)
+    kw = {"rf": {"n_features": 2, "kernel": Kernel("gaussian", bandwidth=0.3), "theta": 0.8},
+          "poly": {"kernel": poly, "theta": 0.65},
+          "qp": {"kernel": poly, "theta": 0.7, "mode": "query_points",
+                 "query_points": [[1.0]]}}[name]
     L = PrivateKernelRegression(1, horizon=T, epsilon=EPS, delta=DELTA, seed=0, **kw)
 
     def streams(p, s):
@@ -184,7 +185,7 @@ def test_adaptive_adversary_internal_iterate_and_pathwise_shift():
     # view, the release shifts are those of two fixed neighbouring streams and their
     # squared sum over s_t^2 is <= mu^2 on every path: the condition of the GDP filter.
     T = 6
-    kw = {"n_features": 2, "bandwidth": 0.3, "theta": 0.8}
+    kw = {"n_features": 2, "kernel": Kernel("gaussian", bandwidth=0.3), "theta": 0.8}
     mu = 1.0 / PrivateKernelRegression(1, horizon=T, epsilon=EPS, delta=DELTA,
                                        **kw).dp_event().noise_multiplier
     for seed in range(20):

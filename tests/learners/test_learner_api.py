@@ -14,6 +14,7 @@ from dpol.learners import (
     BanditFrankWolfe,
     PrivateBanditFrankWolfe,
     PrivateIGD,
+    PrivateKernelRegression,
     PrivateQuadraticFTL,
 )
 from dpol.learners._api import TAGS
@@ -25,8 +26,7 @@ from dpol.sets import L2Ball
 ALL = sorted(LEARNERS)
 
 
-def _builds(name: str, **kw) -> bool:
-    factory, _ = LEARNERS[name]
+def _builds(factory, **kw) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -34,6 +34,12 @@ def _builds(name: str, **kw) -> bool:
     except (InvalidInputError, TypeError):
         return False
     return True
+
+
+#: configurations beyond the contract cases: the kernel's published (not private) scalar
+#: mechanism, the one mode with calibration="paper"
+EXTRA = [lambda T, **kw: PrivateKernelRegression(
+    3, horizon=T, mode="published_scalar", query_points=np.eye(3) * 0.5, **kw)]
 
 
 @pytest.mark.parametrize("tag, keywords", [
@@ -49,9 +55,18 @@ def test_tags_say_what_the_constructors_accept(tag, keywords):
         if isinstance(m, LearnerWrapper):  # its tags are its learner's (class checked here)
             assert m.tags == m.base.tags
             continue
-        by_class.setdefault(type(m), []).append(_builds(name, **keywords))
+        by_class.setdefault(type(m), []).append(_builds(LEARNERS[name][0], **keywords))
+    for factory in EXTRA:
+        by_class[type(make_extra(factory))].append(_builds(factory, **keywords))
     for cls, accepted in by_class.items():
-        assert (tag in cls._tags) == any(accepted), (cls.__name__, tag, accepted)
+        tags = cls.accepts.tags | cls._tags  # what an instance's tags are
+        assert (tag in tags) == any(accepted), (cls.__name__, tag, accepted)
+
+
+def make_extra(factory):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return factory(16, epsilon=1.0, delta=1e-5, seed=0)
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -148,3 +163,29 @@ def test_no_counter_is_built_only_to_read_its_sensitivity(name, monkeypatch):
     held = getattr(m, "_counters", None) or (getattr(m, "_counter", None),)
     held = [c for c in held if c is not None]
     assert len(built) == len(held) and all(any(b is c for c in held) for b in built)
+
+
+def test_a_keyword_the_learner_does_not_take_is_refused_by_name():
+    igd = {"loss": Regularized(SquaredLoss(), 0.1), "domain": L2Ball(2), "horizon": 8,
+           "epsilon": 1.0}
+    with pytest.raises(InvalidInputError, match="counter must be left unset: PrivateIGD "
+                       "takes no counter; got 'tree'"):
+        PrivateIGD(2, counter="tree", **igd)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'epsilom'"):
+        PrivateIGD(2, epsilom=1.0, **igd)
+    with pytest.raises(InvalidInputError, match="noise must be one of 'gaussian', 'secure' "
+                       "for PrivateIGD; got 'laplace'"):
+        PrivateIGD(2, noise="laplace", **igd)
+    with pytest.raises(InvalidInputError, match="epsilon must be given to PrivateIGD"):
+        PrivateIGD(2, **{k: v for k, v in igd.items() if k != "epsilon"})
+    assert PrivateIGD(2, counter=None, **igd).mechanism.epsilon == 1.0  # None: unset
+
+
+def test_accepts_is_what_the_docs_table_and_the_tags_read():
+    from dpol.learners._api import accepts_table
+
+    table = accepts_table()
+    for cls in (PrivateIGD, PrivateQuadraticFTL, PrivateBanditFrankWolfe, BanditFrankWolfe):
+        assert f"| `{cls.__name__}` | {cls.accepts.describe()} |" in table
+    assert PrivateQuadraticFTL.accepts.tags == {"counters", "secure", "paper", "window"}
+    assert BanditFrankWolfe.accepts.fields == ("neighbouring", "seed")

@@ -30,6 +30,7 @@ from test_noisy_projected_gradient import _SpyBall
 
 from dpol.accounting import mu_star
 from dpol.errors import NonPrivateWarning
+from dpol.learners import Kernel
 from dpol.learners.private_incremental_erm import PrivateIncrementalERM
 from dpol.learners.private_kernel_regression import PrivateKernelRegression
 from dpol.learners.projected_incremental_regression import ProjectedIncrementalRegression
@@ -147,9 +148,9 @@ def _kernel(epsilon, **kw):
 # (ratio derived below, 0.988); "gaussian": a realistic kernel, where the evaluation's
 # operator norm sqrt(lambda_max K(U, U)) is loose for these few points, soundness only.
 NW_CASES = {
-    "linear": ({"kernel": "polynomial", "degree": 1, "coef0": 1e-3, "x_bound": 0.2,
+    "linear": ({"kernel": Kernel("polynomial", degree=1, coef0=1e-3), "x_bound": 0.2,
                 "theta": 0.9, "query_points": [[-0.2], [0.2]]}, [-0.2, -0.07, 0.05, 0.2], 1.0),
-    "gaussian": ({"bandwidth": 0.3, "theta": 0.75, "y_bound": 2.0,
+    "gaussian": ({"kernel": Kernel("gaussian", bandwidth=0.3), "theta": 0.75, "y_bound": 2.0,
                   "query_points": [[0.0], [0.5], [1.0]]}, [-1.0, -0.3, 0.2, 1.0], 2.0),
 }
 

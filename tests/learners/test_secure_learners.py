@@ -38,6 +38,7 @@ from variance_checks import check_same_variance
 from dpol.accounting.calibration import gaussian_noise_multiplier, zcdp_gaussian_noise_multiplier
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners import (
+    Kernel,
     PrivateIncrementalERM,
     PrivateIncrementalRegression,
     PrivateKernelRegression,
@@ -232,7 +233,8 @@ def kernel_releases(noise: str, mode: str, horizon: int, n: int) -> tuple:
     kw = {"n_features": n} if mode == "random_features" else {
         "query_points": np.linspace(-1, 1, n)[:, None]}
     m = PrivateKernelRegression(1, horizon=horizon, epsilon=EPS, delta=DELTA, mode=mode,
-                                bandwidth=0.3, noise=noise, seed=2, **kw)
+                                kernel=Kernel("gaussian", bandwidth=0.3), noise=noise,
+                                seed=2, **kw)
     X = np.random.default_rng(3).uniform(-1, 1, (horizon, 1))
     trace = m.run(X, np.zeros(horizon))
     out = np.vstack([trace.weights[1:], trace.final_weights])

@@ -9,6 +9,7 @@ import math
 
 from dpol._validation import check_choice, check_int, check_real
 from dpol.accounting.calibration import gaussian_epsilon
+from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
 from dpol.accounting.presets._common import (
     _delta,
     _eps,
@@ -184,7 +185,7 @@ def jkt_private_sum_exact_epsilon(
     >>> round(jkt_private_sum_exact_epsilon(sigma, 1.0, 32, 1e-5), 4)  # 6 levels, log2 T = 5
     1.0099
     """
-    check_choice("neighbouring", neighbouring, ("replace_one", "add_remove"))
+    check_choice("neighbouring", neighbouring, NEIGHBOURING_RELATIONS)
     bound = _pos("bound", bound)
     horizon = check_int("horizon", horizon, low=1)
     n = horizon if n_items is None else n_items

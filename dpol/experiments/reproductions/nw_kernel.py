@@ -24,6 +24,7 @@ from dpol.errors import PaperCalibrationWarning
 from dpol.experiments.plots import plot_curves, plot_versus_epsilon
 from dpol.experiments.report import ExperimentResult, markdown_table, write_csv, write_markdown
 from dpol.experiments.sweeps.runner import run_sweep
+from dpol.learners._kernels import Kernel
 from dpol.learners.private_kernel_regression import PrivateKernelRegression
 
 __all__ = ["leak_witness", "nw_kernel", "sine_task"]
@@ -66,7 +67,8 @@ def leak_witness(seeds: int = 3) -> dict:
         for s in range(seeds):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PaperCalibrationWarning)
-                m = PrivateKernelRegression(1, horizon=300, epsilon=1.0, bandwidth=0.1,
+                m = PrivateKernelRegression(1, horizon=300, epsilon=1.0,
+                                            kernel=Kernel("gaussian", bandwidth=0.1),
                                             theta=0.75, t0=3, mode="published_scalar",
                                             query_points=[[0.25], [0.6]], seed=s)
             m.run(X, labels)
@@ -88,8 +90,8 @@ def _task(mode, theta, epsilon, seed, horizon, holdout, delta, bandwidth, n_feat
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the non-private twin announces itself
         m = PrivateKernelRegression(1, horizon=horizon, epsilon=epsilon, delta=delta,
-                                    mode=mode, bandwidth=bandwidth, theta=theta, seed=seed,
-                                    **kw)
+                                    mode=mode, kernel=Kernel("gaussian", bandwidth=bandwidth),
+                                    theta=theta, seed=seed, **kw)
     trace = m.run(X, y)
     W = np.vstack([trace.weights, trace.final_weights[None, :]])  # releases after 0..T
     tail = np.cumsum(W, axis=0)  # mean of the releases after steps ceil(t/2)..t: free
