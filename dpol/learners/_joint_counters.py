@@ -8,6 +8,7 @@ counters they run, and ``privacy`` is derived from those events
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -283,28 +284,42 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     joint = math.sqrt(sum(n * n for n in nodes))  # J of the docstring, per unit column
     if element_sensitivity is not None:
         joint = min(joint, element_sensitivity)
-    stacked = None
+    build = functools.partial(_build, cls, horizon, specs, common, seed=seed, noise=kind.name)
     if not math.isfinite(epsilon):
-        zs = [0.0] * len(specs)
-    elif calibration == "tight":  # the stacked release: one mechanism of the kind at z
-        z = calibrate(noise_events(kind, neighbouring), epsilon, delta)
-        zs, stacked = [z * joint / n for n in nodes], element_sensitivity
-        if kind.secure:  # the counters' grids inflate the joint sensitivity (Privacy)
-            return _secure_counters(cls, horizon, specs, common, zs, z, seed,
-                                    element_sensitivity), stacked
-    else:
-        if cls is not BinaryTreeCounter or paper is None:
-            raise fail("calibration", "be 'tight' unless counter='tree' (the published "
-                       "formulas are for the binary tree)", "paper")
-        sigmas, formula = paper
-        column = math.sqrt(float(tree_levels(horizon)))  # the tree's encoder column norm
-        zs = [sig / (n * column) for sig, n in zip(sigmas, nodes, strict=True)]
-        # the counters' own events compose into this (mu^2 adds): what privacy reports
-        eps = gaussian_epsilon(1.0 / math.sqrt(sum((1.0 / z) ** 2 for z in zs)), delta)
-        if eps > epsilon * (1 + 1e-9):
-            warnings.warn(f"{formula} gives only ({eps:.4g}, {delta:g})-DP at horizon={horizon},"
-                          f" not epsilon={epsilon:g}", PaperCalibrationWarning, stacklevel=4)
-    return _build(cls, horizon, specs, common, zs, seed, kind.name), stacked
+        return build([0.0] * len(specs)), None
+    if calibration != "tight":
+        return build(_paper_multipliers(cls, horizon, nodes, paper, epsilon, delta)), None
+    # the stacked release: one mechanism of the kind at z
+    z = calibrate(noise_events(kind, neighbouring), epsilon, delta)
+    zs = [z * joint / n for n in nodes]
+    if kind.secure:  # the counters' grids inflate the joint sensitivity (Privacy)
+        return _secure_counters(cls, horizon, specs, common, zs, z, seed,
+                                element_sensitivity), element_sensitivity
+    return build(zs), element_sensitivity
+
+
+def _paper_multipliers(cls: type, horizon: int, nodes: list[float],
+                       paper: tuple[list[float], str] | None, epsilon: float,
+                       delta: float) -> list[float]:
+    """Each counter's multiplier for its published sigma (binary tree only), with a
+    ``PaperCalibrationWarning`` when their composition exceeds ``epsilon``.
+
+    >>> _paper_multipliers(BinaryTreeCounter, 64, [2.0, 2.0], ([140.0, 140.0], "Eq. 1"),
+    ...                    1.0, 1e-5)  # sigma / (node sensitivity * sqrt(7 levels))
+    [26.457513110645905, 26.457513110645905]
+    """
+    if cls is not BinaryTreeCounter or paper is None:
+        raise fail("calibration", "be 'tight' unless counter='tree' (the published "
+                   "formulas are for the binary tree)", "paper")
+    sigmas, formula = paper
+    column = math.sqrt(float(tree_levels(horizon)))  # the tree's encoder column norm
+    zs = [sig / (n * column) for sig, n in zip(sigmas, nodes, strict=True)]
+    # the counters' own events compose into this (mu^2 adds): what privacy reports
+    eps = gaussian_epsilon(1.0 / math.sqrt(sum((1.0 / z) ** 2 for z in zs)), delta)
+    if eps > epsilon * (1 + 1e-9):
+        warnings.warn(f"{formula} gives only ({eps:.4g}, {delta:g})-DP at horizon={horizon},"
+                      f" not epsilon={epsilon:g}", PaperCalibrationWarning, stacklevel=5)
+    return zs
 
 
 def _node_sensitivity(keywords: dict, neighbouring: str) -> float:
