@@ -132,9 +132,9 @@ class PrivateProjectedSGD:
     (CKS Theorem 14), and zCDP composes additively over the k steps of all calls
     (adaptively: each step's input theta is post-processing of earlier releases), so
     rho = k (2L + g sqrt(p))^2 / (2 sigma^2), converted by dp-accounting's RDP
-    accountant; :meth:`calibrate` solves sigma = z sqrt(k) (2L + g(sigma) sqrt(p)) for z
-    the smallest multiplier it certifies at (epsilon, delta) (4-11% above the analytic
-    Gaussian's sigma). ``sampling="one"`` refuses secure noise: dp-accounting's
+    accountant; :meth:`calibrate` gives the smallest sigma whose events certify (epsilon,
+    delta) (:func:`dpol.accounting.calibrate` on them, the grid moving with sigma; 4-11%
+    above the analytic Gaussian's sigma). ``sampling="one"`` refuses secure noise: dp-accounting's
     amplification by subsampling is computed from the continuous Gaussian's law, and no
     bound from the discrete Gaussian's Renyi curve alone is implemented here.
 
@@ -303,18 +303,10 @@ class PrivateProjectedSGD:
         return _bisect_sigma(self, tuple(sizes), epsilon, delta)
 
     def _secure_calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
-        """sigma = z sqrt(k) (2L + g(sigma) sqrt(p)): the grid grows with sigma up to its
-        cap, so the fixed point is reached in a few rounds; checked by :meth:`epsilon`."""
-        root_k = math.sqrt(sum(self.n_steps(n) for n in sizes))
-        # one step's 1/(2 z^2)-zCDP; k steps: sqrt(k) z
-        z = calibrate(noise_events(self.noise_kind), epsilon, delta)
-        sigma = z * root_k * self._ratio(1)
-        for _ in range(64):
-            need = z * root_k * (self._ratio(1) + self.grid(sigma) * math.sqrt(self.domain.dim))
-            if sigma >= need and self.epsilon(sizes, sigma, delta) <= epsilon:
-                return sigma
-            sigma = max(need, sigma * (1.0 + 1e-12))
-        raise RuntimeError("secure calibration did not settle")  # pragma: no cover
+        """The smallest sigma whose steps' zCDP events (:meth:`privacy_events`, each step
+        of sensitivity 2L + g(sigma) sqrt(p)) certify (epsilon, delta): the grid moves
+        with sigma, so the one calibrator sizes the events themselves."""
+        return calibrate(lambda sigma: self.privacy_events(sizes, sigma), epsilon, delta)
 
     def paper_sigma(self, n: int, epsilon: float, delta: float) -> float:
         """BST14 Algorithm 1 noise, ``sigma^2 = 32 L^2 n^2 ln(n/delta) ln(1/delta)/epsilon^2``."""
