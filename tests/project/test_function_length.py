@@ -22,7 +22,7 @@ LONG_FUNCTIONS: set[str] = {"dpol/adapters/registry.py::make_learner"}
 def function_lengths(source: str) -> dict[str, int]:
     """{qualified name: lines} of every function in ``source`` (the module's rule above).
 
-    >>> function_lengths("def f():\n    pass\nclass A:\n    def g(self):\n        x = 1\n")
+    >>> function_lengths("def f():\\n    pass\\nclass A:\\n    def g(self):\\n        x = 1\\n")
     {'f': 2, 'A.g': 2}
     """
     lengths: dict[str, int] = {}
