@@ -82,7 +82,7 @@ class BltCounter(SecureReleaseMixin, Counter):
     published calibration). Secure noise: the encoder is rounded to a grid before
     discrete Gaussian noise, its rounding added to the sensitivity (within 1 + 2^-10),
     calibrated through zCDP (CKS 2020, Theorem 14; Feldman & Zrnic 2021, adaptive).
-    Derivation: docs/derivations/blt_counter.md.
+    Derivation: docs/derivations/matrix_counters.md.
 
     Examples
     --------
