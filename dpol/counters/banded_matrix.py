@@ -45,42 +45,15 @@ class BandedMatrixCounter(SecureReleaseMixin, Counter):
 
     Privacy
     -------
-    Neighbouring relation: replace-one (Delta = 2 bound; add/remove: bound). Changing
-    element i by delta (||delta|| <= Delta) changes C x by column i of C times delta, of
-    norm ||C e_i|| ||delta|| <= Delta (unit columns; the strategy reads the norms off
-    the band). A participant entering k steps at least b' >= b apart changes k columns
-    with disjoint supports: sensitivity Delta sqrt(k) (exactly: the largest sum of k
-    column norms^2 b' apart); for b' < b the generic bound on |C^T C| (tested by brute
-    force on tiny streams). C x + z is one Gaussian mechanism; the releases A C^-1 (C x
-    + z) are post-processing, and for adaptively chosen elements a lower-triangular
-    factorization keeps the guarantee (Denisov, McMahan, Rush, Smith, Thakurta 2022,
-    Theorem 2.1). Tight calibration (the base class); no paper of ours publishes this
-    counter, so ``calibration="paper"`` is refused. Laplace noise (float or discrete) is
-    refused: the l1 column norms grow with the bands.
-
-    Secure noise (``noise="secure"``): C x is real, so C x + z on a grid would give
-    neighbours disjoint supports. The noisy encoder is w_t = round_g(E_t) + z_t instead,
-    E_t = sum_{j < b} C[t, t-j] x_{t-j} computed in float64 from the grid-rounded
-    elements (row t of the band times the last b kept: O(b d) memory), z_t discrete
-    Gaussian on g Z^d: an exact grid value. The release is A C^-1 w, streamed by the
-    strategy's inverse recursion from the noisy encoder alone (post-processing; A C^-1 w
-    = A x + A C^-1 z up to rounding). Sensitivity of round_g(E): Delta'' = (Delta + half
-    g sqrt(d)) ||C||_k + sqrt(T d) (g + 2 e), half = 1 under replace-one and 1/2 under
-    add/remove. First term: each of the k elements of a participant moves by at most
-    Delta + half g sqrt(d) once rounded (rounding moves one by at most g sqrt(d)/2; zero
-    is on the grid), and ||C||_k^2 is the bound above (max_i ||C e_i||^2 for k = 1),
-    with the column norms read off the float64 band that E is computed from (unit to
-    about 1e-12 for the optimised band; not assumed 1). Second term: each of the T d
-    coordinates adds at most g + 2 e (two roundings of g/2, two float errors e of E_t,
-    bounded from the band's largest absolute row sum; derivation in
-    :func:`~dpol.counters._secure_release.setup_encoder_grid`). The (much finer) grid
-    keeps Delta'' within (1 + 2^-10) of the float sensitivity. Calibration: the discrete
-    Gaussian of std s on g Z^(T d) is (Delta''^2 / (2 s^2))-zCDP (Canonne, Kamath,
-    Steinke 2020, Theorem 14), through the base class's RDP route with CKS Theorem 15's
-    slack; under adaptive inputs the per-step shifts, conditioned on the past releases,
-    have squared norms summing to at most that sensitivity squared, so Renyi composition
-    (Feldman and Zrnic 2021, Theorem 3.1) gives the same zCDP. ``run`` is the ``add``
-    loop in secure mode.
+    Replace-one (Delta = 2 bound; add/remove: bound), one stream element. Sensitivity:
+    Delta (unit columns); a participant entering k steps at least b apart: Delta sqrt(k),
+    closer: the generic bound on |C^T C|. C x + z is one Gaussian mechanism and A C^-1
+    (C x + z) post-processing, adaptive inputs included (Denisov, McMahan, Rush, Smith,
+    Thakurta 2022, Theorem 2.1). Tight calibration (the base class); ``calibration=
+    "paper"`` and Laplace noise are refused. Secure noise: the encoder is rounded to a
+    grid before discrete Gaussian noise, its rounding added to the sensitivity (within 1
+    + 2^-10), calibrated through zCDP (CKS 2020, Theorem 14; Feldman & Zrnic 2021,
+    adaptive). Derivation: docs/derivations/matrix_counters.md.
 
     Examples
     --------

@@ -58,38 +58,16 @@ class BandedToeplitzCounter(SecureReleaseMixin, Counter):
 
     Privacy
     -------
-    Neighbouring relation: replace-one (Delta = 2 bound; add/remove: bound). Changing
-    element i by delta (||delta|| <= Delta) changes the encoder C x by the outer product
-    of column i of C and delta; column i holds c_0..c_{min(b, T - i + 1) - 1}, largest for
-    i <= T - b + 1: sensitivity Delta sqrt(sum_k c_k^2) (the strategy's
-    ``column_norm_sq``; tested by brute force on tiny streams). A participant entering k
-    steps at least b' >= b apart changes columns with disjoint supports: sensitivity
-    Delta sqrt(sum over its first k columns of their squared norms) <= sqrt(k) times the
-    above (the Toeplitz bound when b' < b). C x + z is one Gaussian
-    mechanism; the release A C^-1 (C x + z) is post-processing, and for adaptively chosen
-    elements a lower-triangular factorization keeps the guarantee (Denisov, McMahan,
-    Rush, Smith, Thakurta 2022, Theorem 2.1). Tight: std z Delta sqrt(sum_k c_k^2) with
-    z = 1/mu*(epsilon, delta) from dp-accounting (the base class). No paper of ours
-    publishes this counter, so ``calibration="paper"`` is refused. Laplace noise (float
-    or discrete) is not offered: the counters' pure-DP calibration sums weight-one nodes,
-    and a band's l1 column norm sqrt(d) sum_k |c_k| would need its own.
-
-    Secure noise (``noise="secure"``): C x is real, so C x + z on a grid would give
-    neighbours disjoint supports. The noisy encoder is w_t = round_g(E_t) + z_t instead,
-    E_t = sum_{k < b} c_k x_{t-k} computed in float64 from the grid-rounded elements (the
-    last b kept: O(b d) memory), z_t discrete Gaussian on g Z^d: an exact grid value. The
-    release is A C^-1 w, streamed by the inverse recursion from the noisy encoder alone
-    (post-processing; A C^-1 w = A x + A C^-1 z up to rounding). Sensitivity of
-    round_g(E): (Delta + half g sqrt(d)) sqrt(sum_k c_k^2) + sqrt(T d) (g + 2 e) (every
-    coordinate may round differently, e the float error bound of one coordinate, from
-    sum_k |c_k|; derivation in :func:`~dpol.counters._secure_release.setup_encoder_grid`),
-    within (1 + 2^-10) of the float sensitivity by the choice of the (much finer) grid.
-    Calibration: the discrete Gaussian of std s on g Z^(T d) is (Delta''^2 / (2 s^2))-zCDP
-    (Canonne, Kamath, Steinke 2020, Theorem 14), through the base class's RDP route with
-    CKS Theorem 15's slack; under adaptive inputs the per-step shifts, conditioned on the
-    past releases, have squared norms summing to at most that sensitivity squared, so
-    Renyi composition (Feldman and Zrnic 2021, Theorem 3.1) gives the same zCDP. ``run``
-    is the ``add`` loop in secure mode.
+    Replace-one (Delta = 2 bound; add/remove: bound), one stream element. Sensitivity:
+    Delta sqrt(sum_k c_k^2), the norm of a full column of the band (the strategy's
+    ``column_norm_sq``); a participant entering k steps at least b apart: sqrt(k) times
+    that. C x + z is one Gaussian mechanism and A C^-1 (C x + z) post-processing,
+    adaptive inputs included (Denisov, McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1).
+    Tight: std z Delta sqrt(sum_k c_k^2), z = 1/mu*(epsilon, delta); ``calibration=
+    "paper"`` and Laplace noise are refused. Secure noise: the encoder is rounded to a
+    grid before discrete Gaussian noise, its rounding added to the sensitivity (within 1
+    + 2^-10), calibrated through zCDP (CKS 2020, Theorem 14; Feldman & Zrnic 2021,
+    adaptive). Derivation: docs/derivations/matrix_counters.md.
 
     Examples
     --------

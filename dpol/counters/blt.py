@@ -72,47 +72,17 @@ class BltCounter(SecureReleaseMixin, Counter):
 
     Privacy
     -------
-    Neighbouring relation: replace-one (Delta = 2 bound; add/remove: bound). Changing
-    element i by delta (||delta|| <= Delta) changes the encoder C x by the outer product
-    of column i of C and delta; that column holds c_0..c_{T-i}, so its norm is
-    sqrt(sum_{k <= T - i} c_k^2), a prefix of the same sum and largest for i = 1:
-    sensitivity Delta sqrt(sum_{k < T} c_k^2) (the strategy's ``column_norm_sq``; tested by
-    brute force and against the column norms of the dense inverse). C x + z is one Gaussian
-    mechanism; the release B (C x + z) is post-processing, and for adaptively chosen
-    elements a lower-triangular factorization keeps the guarantee (Denisov, McMahan,
-    Rush, Smith, Thakurta 2022, Theorem 2.1). Tight: std z Delta ||C e_1|| with
-    z = 1/mu*(epsilon, delta) from dp-accounting (the base class). No paper of ours
-    publishes this counter, so ``calibration="paper"`` is refused.
-
-    ``horizon=None`` (an endless stream; every finite prefix of releases has the
-    guarantee): the column of element i holds c_0, c_1, ... up to the current step, so
-    every column norm is at most sqrt(sum_{k >= 0} c_k^2), and that series converges:
-    c_k = -omega^T M^(k-1) 1 with M = diag(theta) - 1 omega^T, whose spectral radius is
-    below 1 for a stable C = G^{-1} (checked), so sum_{k >= 1} c_k^2 = omega^T X omega
-    with X = sum_j M^j 1 1^T (M^j)^T, the solution of the Stein equation X = M X M^T +
-    1 1^T (``infinite_column_norm_sq``): sensitivity Delta sqrt(1 + omega^T X omega),
-    fixed by the parameters, no horizon. The same Gaussian mechanism, calibration and
-    adaptive argument then hold for every prefix. The price is the error: variance(t)
-    = sigma^2 sum_{k < t} h_k^2 grows like sigma^2 (1 - sum_i s_i)^2 t once t passes the
-    horizon the parameters were optimized for (at T0 = 2^10: a squared column norm
-    3.52 against 3.27 bounded; variance(t) / (z Delta)^2 = 3.52 x 18.7 = 66 at t = 2^16
-    and 3.52 x 254 = 894 at t = 2^20, where :class:`~dpol.counters.UnboundedTreeCounter`
-    has 231 at 2^20 and at most 1.5 log2(t)^2 = 630 before 2^21).
-
-    Secure noise (``noise="secure"``): C x is real, so C x + z on a grid would give
-    neighbours disjoint supports. The noisy encoder is w_t = round_g(E_t) + z_t instead,
-    E_t = sum_k c_k x_{t-k} computed in float64 from the grid-rounded elements (a direct
-    dot product over the kept history: O(t d) time and O(T d) memory in this mode), z_t
-    discrete Gaussian on g Z^d: an exact grid value. The release is cumsum(G w), streamed
-    by the buffers from the noisy encoder alone (post-processing). Sensitivity of
-    round_g(E): (Delta + half g sqrt(d)) ||C e_1|| + sqrt(T d) (g + 2 e) (every coordinate
-    may round differently, e the float error bound of one coordinate; derivation in
-    :func:`~dpol.counters._secure_release.setup_encoder_grid`), within (1 + 2^-10) of the
-    float sensitivity by the choice of the (much finer) grid. Calibration: zCDP of the
-    discrete Gaussian (CKS 2020 Theorem 14) through the base class's RDP route; under
-    adaptive inputs the per-step shifts, conditioned on the past releases, have squared
-    norms summing to at most that sensitivity squared, so Renyi composition (Feldman and
-    Zrnic 2021, Theorem 3.1) gives the same zCDP. ``run`` is the ``add`` loop here.
+    Replace-one (Delta = 2 bound; add/remove: bound), one stream element. Sensitivity:
+    Delta ||C e_1|| = Delta sqrt(sum_{k < T} c_k^2) (element 1's column is the longest;
+    the strategy's ``column_norm_sq``); ``horizon=None``: Delta sqrt(1 + omega^T X
+    omega), X from a Stein equation (``infinite_column_norm_sq``), for every prefix.
+    C x + z is one Gaussian mechanism and B (C x + z) post-processing, adaptive inputs
+    included (Denisov, McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1). Tight: std z
+    Delta ||C e_1||, z = 1/mu*(epsilon, delta); ``calibration="paper"`` is refused (no
+    published calibration). Secure noise: the encoder is rounded to a grid before
+    discrete Gaussian noise, its rounding added to the sensitivity (within 1 + 2^-10),
+    calibrated through zCDP (CKS 2020, Theorem 14; Feldman & Zrnic 2021, adaptive).
+    Derivation: docs/derivations/matrix_counters.md.
 
     Examples
     --------

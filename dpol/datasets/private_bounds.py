@@ -227,13 +227,38 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
     epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
     quantile = check_real("quantile", quantile, low=0.0, high=1.0, low_open=True,
                           high_open=True)
+    grid = _checked_candidates(candidates)
+    columns = _bounded_columns(X, y)
+    share = epsilon / len(columns)
+    released = [release_quantile(above_grid(v, grid), share, quantile, grid) for v in columns]
+    bounds = [r[0] for r in released]
+    return PrivateBounds(bounds[0] if X is not None else None,
+                         bounds[-1] if y is not None else None,
+                         tuple(r[1] for r in released), quantile, len(columns[0]), len(grid))
+
+
+def _checked_candidates(candidates: object) -> list[float]:
+    """The public candidates, sorted and without repeats: at least 2, finite, > 0.
+
+    >>> _checked_candidates([2, 1, 2.0])
+    [1.0, 2.0]
+    """
     try:
         grid = np.asarray(candidates, dtype=float)
     except (TypeError, ValueError):
         raise fail("candidates", "be a sequence of numbers", candidates) from None
     if grid.ndim != 1 or grid.size < 2 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
         raise fail("candidates", "be at least 2 finite numbers > 0", candidates)
-    grid = sorted(set(grid.tolist()))
+    return sorted(set(grid.tolist()))
+
+
+def _bounded_columns(X: object, y: object) -> list[np.ndarray]:
+    """The values whose quantiles bound the data: the row l2 norms of ``X`` (a huge
+    finite row's is inf, as the learner's clip computes it), then ``|y|``; checked.
+
+    >>> _bounded_columns(np.array([[3.0, 4.0]]), np.array([-2.0]))
+    [array([5.]), array([2.])]
+    """
     columns = []
     if X is not None:
         X = np.asarray(X, dtype=float)
@@ -241,7 +266,7 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
             raise fail("X", "be a non-empty 2-d array", X)
         if not np.all(np.isfinite(X)):
             raise fail("X", "be finite", X)
-        columns.append(clip_norms(X))  # a huge finite row: inf, as the learner's clip
+        columns.append(clip_norms(X))
     if y is not None:
         y = np.asarray(y, dtype=float)
         if y.ndim != 1 or y.size == 0:
@@ -253,10 +278,4 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
         raise fail("X", "be given, or y (nothing to estimate)", None)
     if y is not None and not np.all(np.isfinite(y)):
         raise fail("y", "be finite", y)
-    share = epsilon / len(columns)
-    released = [release_quantile(above_grid(v, grid), share, quantile, grid) for v in columns]
-    bounds = [r[0] for r in released]
-    return PrivateBounds(bounds[0] if X is not None else None,
-                         bounds[-1] if y is not None else None,
-                         tuple(r[1] for r in released), quantile, len(columns[0]), len(grid))
-
+    return columns

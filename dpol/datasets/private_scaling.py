@@ -126,9 +126,8 @@ def private_scaling(X: object, y: object = None, *, epsilon: float,
     y : array of shape (n,), optional
         Regression labels to scale and bound (None: classification, labels untouched).
     epsilon : float
-        Total epsilon, split over the ``2 d + 1`` (``2 d + 4`` with ``y``) releases in
-        proportion to ``1 / min(a, 1 - a)`` (a the level: 10 for q10 and q90, 20 for the
-        0.95 bound), so that every release needs about the same number of rows.
+        Total epsilon, split over the ``2 d + 1`` (``2 d + 4`` with ``y``) releases so
+        that each needs about as many rows (weights ``1 / min(a, 1 - a)``, a the level).
     quantile : float in (0.5, 1)
         Level of the bounds released after scaling (about ``1 - quantile`` of the rows
         are clipped to them).
@@ -139,13 +138,11 @@ def private_scaling(X: object, y: object = None, *, epsilon: float,
 
     Notes
     -----
-    OpenDP draws from the operating system's randomness (no seed). Small data sets
-    spread thin over many releases give noisy quantiles: :meth:`PrivateScaling.note`
-    says when. Measured (``OnlineClassifier(x_bound="auto", scaling="private")`` at
-    epsilon = 1, 3 runs, held-out accuracy on the raw features): river's Shuttle (39,278
-    rows, d = 9) 0.977-0.979 against 0.933 for the majority class; Phishing (1,000 rows)
-    and breast cancer (455 rows) are far too small (the majority class or worse, with
-    the warning): declare bounds from public knowledge there.
+    OpenDP draws from the operating system's randomness (no seed). Few rows spread over
+    many releases give noisy quantiles (:meth:`PrivateScaling.note` warns). Measured with
+    ``OnlineClassifier(x_bound="auto", scaling="private")`` at epsilon = 1, 3 runs:
+    river's Shuttle (39,278 rows, d = 9) 0.977-0.979 held-out accuracy against 0.933 for
+    the majority class; Phishing (1,000 rows) and breast cancer (455) are too small.
 
     Privacy
     -------
@@ -155,10 +152,8 @@ def private_scaling(X: object, y: object = None, *, epsilon: float,
     candidates, score sensitivity 1 under one replacement on the sized domain (derivation
     in :func:`dpol.datasets.private_bounds.private_bounds`), pure ``epsilon_i`` from
     OpenDP's privacy map. A replaced element changes one value of every column, so every
-    release sees it: the releases compose by basic composition (Dwork, Roth, Theorem
-    3.16; the later releases read earlier ones adaptively, which basic composition
-    allows) to ``sum epsilon_i = epsilon``, pure DP. The learner then reads the scaled
-    rows: its own guarantee composes with these events.
+    release sees it: basic composition (Dwork, Roth, Theorem 3.16, adaptive) gives
+    ``sum epsilon_i = epsilon``, pure DP. The learner's guarantee composes with these events.
 
     Examples
     --------
@@ -175,19 +170,11 @@ def private_scaling(X: object, y: object = None, *, epsilon: float,
     epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
     quantile = check_real("quantile", quantile, low=0.5, high=1.0, low_open=True,
                           high_open=True)
-    X = np.asarray(X, dtype=np.float64) if X is not None else X
-    if X is None or X.ndim != 2 or X.shape[0] == 0:
-        raise fail("X", "be a non-empty 2-d array", X)
-    X = as_matrix("X", X, X.shape[1])
-    if y is not None:
-        y = np.asarray(y, dtype=np.float64)
-        if y.shape != (len(X),) or not np.all(np.isfinite(y)):
-            raise fail("y", f"be {len(X)} finite labels (one per row of X)", y)
+    X, y = _checked_data(X, y)
     d = X.shape[1]
     levels = [LOW, 1.0 - LOW] * d + [quantile]
     levels += [LOW, 1.0 - LOW, quantile] if y is not None else []
-    weights = np.array([1.0 / min(a, 1.0 - a) for a in levels])
-    shares = epsilon * weights / weights.sum()
+    shares = _shares(epsilon, levels)
     grid, spent = list(SIGNED_GRID), []
 
     def release(values: np.ndarray, i: int, candidates: list[float]) -> float:
@@ -208,3 +195,28 @@ def private_scaling(X: object, y: object = None, *, epsilon: float,
                           2 * d + 3, list(GRID))
     return PrivateScaling(center, scale, x_bound, y_center, y_scale, y_bound,
                           tuple(spent), tuple(levels), len(X), len(grid))
+
+
+def _checked_data(X: object, y: object) -> tuple[np.ndarray, np.ndarray | None]:
+    """``X`` as a finite non-empty (n, d) array and ``y`` as n finite labels (or None)."""
+    X = np.asarray(X, dtype=np.float64) if X is not None else X
+    if X is None or X.ndim != 2 or X.shape[0] == 0:
+        raise fail("X", "be a non-empty 2-d array", X)
+    X = as_matrix("X", X, X.shape[1])
+    if y is not None:
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (len(X),) or not np.all(np.isfinite(y)):
+            raise fail("y", f"be {len(X)} finite labels (one per row of X)", y)
+    return X, y
+
+
+def _shares(epsilon: float, levels: list[float]) -> np.ndarray:
+    """Each release's epsilon, in proportion to ``1 / min(a, 1 - a)`` for its level a: a
+    release needs rows in proportion to ``1 / (epsilon_i min(a, 1 - a))``
+    (:meth:`PrivateScaling.min_rows`), so every release then needs about as many.
+
+    >>> _shares(1.0, [0.1, 0.9, 0.95]).round(4).tolist()  # weights 10, 10, 20
+    [0.25, 0.25, 0.5]
+    """
+    weights = np.array([1.0 / min(a, 1.0 - a) for a in levels])
+    return epsilon * weights / weights.sum()

@@ -13,11 +13,15 @@ import math
 import numpy as np
 from scipy.optimize import brentq, minimize
 
+from dpol._validation import fail
 from dpol.losses import LinearLoss, Loss, Regularized, SquaredLoss
-from dpol.sets import ConvexSet
+from dpol.sets import ConvexSet, L2Ball
 
-__all__ = ["MeanObjective", "certify", "fista", "is_quadratic", "lbfgs", "ridge_svd",
-           "split_regularized"]
+__all__ = ["CLOSED_FORMS", "MeanObjective", "certify", "choose_method", "closed_form", "fista",
+           "is_quadratic", "iterate", "lbfgs", "ridge_svd", "split_regularized"]
+
+#: the closed forms' names (exact up to rounding: converged by construction)
+CLOSED_FORMS = ("lstsq", "ridge", "ridge-l2ball")
 
 
 # ----------------------------------------------------------------------------- objective
@@ -127,6 +131,63 @@ def ridge_svd(X: np.ndarray, y: np.ndarray, lam0: float, radius: float | None):
     return w, lam, s
 
 
+def choose_method(method: str, loss: Loss, domain: ConvexSet | None) -> tuple[str, bool]:
+    """(the solver ``method`` names, whether L-BFGS on R^d goes first): ``"auto"`` picks
+    the closed form where it applies, else L-BFGS on R^d and FISTA on a set (warm-started
+    by L-BFGS when its minimiser lies in the set); a forced solver must apply.
+
+    >>> from dpol.losses import LogisticLoss, SquaredLoss
+    >>> choose_method("auto", SquaredLoss(), L2Ball(2)), choose_method(
+    ...     "auto", LogisticLoss(), L2Ball(2))
+    (('closed_form', False), ('fista', True))
+    """
+    closed_ok = is_quadratic(loss) and (domain is None or type(domain) is L2Ball)
+    if method == "closed_form" and not closed_ok:
+        raise fail("method", "be 'closed_form' only for SquaredLoss or "
+                   "Regularized(SquaredLoss, alpha) on R^d or an L2Ball", method)
+    if method == "lbfgs" and domain is not None:
+        raise fail("method", "be 'lbfgs' only without a domain (on R^d)", method)
+    if method != "auto":
+        return method, False
+    if closed_ok:
+        return "closed_form", False
+    return ("lbfgs", False) if domain is None else ("fista", True)
+
+
+def closed_form(obj: MeanObjective, domain: ConvexSet | None
+                 ) -> tuple[np.ndarray, str, float, float]:
+    """(w, method name, smoothness L, strong convexity mu) of the quadratic's closed form,
+    via the thin SVD of ``X`` (:func:`ridge_svd`): bare squared loss on R^d, ``lstsq``
+    (minimum-norm least squares); ridge on R^d, ``(XᵀX + nα I) w = Xᵀy``; on an
+    ``L2Ball`` of radius ``R``, ``(XᵀX + (nα + ν)I)⁻¹Xᵀy`` with ``ν >= 0`` from the
+    secular equation ``‖w‖ = R`` when the unconstrained solution lies outside. L and mu
+    of the mean objective come from the singular values, for the certificate.
+
+    >>> from dpol.losses import SquaredLoss
+    >>> w, name, L, mu = closed_form(MeanObjective(SquaredLoss(), 2 * np.eye(2),
+    ...                                             np.ones(2)), None)
+    >>> w, name, L, mu  # F(w)/n = (1/n) sum (2 w_i - 1)^2 / 2: curvature 4/2
+    (array([0.5, 0.5]), 'lstsq', 2.0, 2.0)
+    """
+    X, y, n, alpha = obj.X, obj.y, obj.n, obj.alpha
+    mu = obj.strong_convexity()
+    radius = None if domain is None else domain.radius
+    if domain is None and alpha == 0.0:
+        w, _, rank, s = np.linalg.lstsq(X, y, rcond=None)
+        name, s = "lstsq", s[:rank]
+    else:
+        w, _, s = ridge_svd(X, y, n * alpha, radius)
+        name = "ridge" if domain is None else "ridge-l2ball"
+        s = s[s > np.finfo(float).eps * max(X.shape) * (s[0] if s.size else 0.0)]
+    s_min2 = float(s[-1]) ** 2 if s.size else 0.0
+    L = max((float(s[0]) ** 2 if s.size else 0.0) / n + alpha, 1e-300)
+    # the mean objective is (s_min²/n + α)-strongly convex when rank X = d; for
+    # minimum-norm least squares w and ∇F lie in the row space of X, where it is too
+    if s.size == X.shape[1] or name == "lstsq":
+        mu = max(mu, s_min2 / n + alpha)
+    return w, name, L, mu
+
+
 # --------------------------------------------------------------------------- iterative
 def fista(obj: MeanObjective, project, w0: np.ndarray, L: float, tol: float,
            max_iter: int) -> tuple[np.ndarray, int, float]:
@@ -183,6 +244,39 @@ def lbfgs(obj: MeanObjective, w0: np.ndarray, tol: float, max_iter: int):
                    options={"maxiter": max_iter, "maxfun": 4 * max_iter + 100, "maxcor": 20,
                             "gtol": tol / math.sqrt(w0.shape[0]), "ftol": 0.0})
     return np.asarray(res.x, dtype=float), int(res.nit)
+
+
+def iterate(obj: MeanObjective, method: str, domain: ConvexSet | None, warm: bool,
+             tol: float, max_iter: int) -> tuple[np.ndarray, str, float, int]:
+    """(w, method name, the smoothness L backtracking reached, iterations) of the
+    iterative solvers: L-BFGS on R^d, polished by FISTA when it stalls above ``tol``;
+    FISTA on a set, from L-BFGS's minimiser when ``warm`` and it lies in the set.
+    FISTA backtracks from the smoothness estimate ``sup φ''·‖X‖₂²/n + α``, so data
+    outside the loss's declared bounds are handled too.
+
+    >>> from dpol.losses import LogisticLoss
+    >>> obj = MeanObjective(LogisticLoss(), np.eye(2), np.array([1.0, -1.0]))
+    >>> w, name, L, n_iter = iterate(obj, "fista", L2Ball(2), True, 1e-10, 1000)
+    >>> name, round(float(np.linalg.norm(w)), 12)  # the infimum lies outside the ball
+    ('fista', 1.0)
+    """
+    L = obj.smoothness()
+    w0 = np.zeros(obj.X.shape[1])
+    if method == "lbfgs":
+        w, n_iter = lbfgs(obj, w0, tol, max_iter)
+        if float(np.linalg.norm(obj.fg(w)[1])) > tol and n_iter < max_iter:  # stalled
+            w, extra, L = fista(obj, lambda v: v, w, L, tol, max_iter - n_iter)
+            return w, "lbfgs+fista", L, n_iter + extra
+        return w, "lbfgs", L, n_iter
+    project = (lambda v: v) if domain is None else domain.project
+    name, budget, n_iter = "fista", max_iter, 0
+    if warm:  # an interior unconstrained minimiser is the constrained one, and
+        # L-BFGS reaches it where FISTA's rate (sqrt of L / mu) is too slow
+        free, n_iter = lbfgs(obj, w0, tol, max_iter)
+        if domain.contains(free, tol=0.0):  # else FISTA from 0, its whole budget
+            w0, name, budget = free, "lbfgs+fista", max(max_iter - n_iter, 1)
+    w, extra, L = fista(obj, project, w0, L, tol, budget)
+    return w, name, L, n_iter + extra
 
 
 # ------------------------------------------------------------------------- certificate

@@ -223,15 +223,11 @@ def excess_empirical_risk(
 
     Notes
     -----
-    Accuracy: ``risk`` is exact up to rounding, and the difference ``risk - optimum`` is
-    evaluated as ``(w - m)^T Q (w + m) - 2 q.(w - m)`` so that no sum of t squares cancels.
-    The optimum is an upper bound of ``min_C L`` within ``gap`` (certified, see
-    :class:`ExcessRisk`); for ``domain=None`` and an ``L2Ball`` it is exact
-    (eigendecomposition; singular directions dropped below ``d * eps * lambda_max`` on R^d,
-    the secular equation on the ball), and other sets use FISTA to the tolerance. Cost per
-    evaluated step: one rank-update of the running sums, plus O(d^2) per solver iteration,
-    warm-started from the previous step, and one O(d^3) eigendecomposition per block.
-    The squared loss is KNJ's ``(y - <x, theta>)^2`` (no 1/2; halve for the 1/2 convention).
+    ``risk`` is exact up to rounding and ``excess`` is formed without cancellation.
+    ``optimum`` is exact for ``domain=None`` (pseudo-inverse, directions below
+    ``d * eps * lambda_max`` dropped) and an ``L2Ball`` (secular equation), FISTA to the
+    tolerance on other sets, warm-started from the previous step. The squared loss is
+    KNJ's ``(y - <x, theta>)^2`` (no 1/2; halve for the 1/2 convention).
 
     Examples
     --------
@@ -242,6 +238,36 @@ def excess_empirical_risk(
     >>> bool(np.all(r.excess >= 0)), bool(np.all(r.gap <= 1e-7 + 1e-10 * np.cumsum(y**2)))
     (True, True)
     """
+    W, X, y, ts = _checked_stream(weights, X, y, domain, steps)
+    tol = check_real("tol", tol, low=0.0)
+    rtol = check_real("rtol", rtol, low=0.0)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    d = X.shape[1]
+    out = {k: np.empty(ts.size) for k in ("excess", "risk", "optimum", "gap")}
+    mins = np.empty((ts.size, d))
+    sums = _RunningSums(X, y)
+    start = np.zeros(d) if domain is None else domain.project(np.zeros(d))
+    unconverged = 0
+    for i, j in _blocks(ts, max(1, _BLOCK_FLOATS // (d * d))):
+        A, b, cc = sums.upto(ts[i:j])
+        m, gap, ok = _block_minimizers(A, b, domain, start, tol + rtol * cc, max_iter)
+        unconverged += 0 if ok else 1
+        start = m[-1]  # warm start of the next block
+        excess, opt = _excess_and_optimum(W[ts[i:j] - 1], A, b, cc, m)
+        out["excess"][i:j], out["optimum"][i:j], out["gap"][i:j] = excess, opt, gap
+        out["risk"][i:j] = opt + excess
+        mins[i:j] = m
+    if unconverged:
+        warnings.warn(f"excess_empirical_risk: {unconverged} block(s) stopped at max_iter="
+                      f"{max_iter} above the tolerance; `gap` states the certified accuracy",
+                      NumericalWarning, stacklevel=2)
+    return ExcessRisk(steps=ts, minimizers=mins, **out)
+
+
+def _checked_stream(weights: object, X: object, y: object, domain: object, steps: object
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(W (T, d), X (T, d), y (T,), the steps to evaluate), checked; a Trace's released
+    models for ``weights``, all of 1..T for ``steps=None``."""
     if isinstance(weights, Trace):
         weights = released_models(weights)
     if np.ndim(X) != 2:
@@ -255,53 +281,93 @@ def excess_empirical_risk(
     if domain is not None and (not isinstance(domain, ConvexSet) or domain.dim != d):
         raise fail("domain", f"be None or a dpol.sets.ConvexSet of dim {d}", domain)
     if steps is None:
-        ts = np.arange(1, n + 1)
-    else:
-        ts = np.asarray(steps)
-        if ts.ndim != 1 or ts.size == 0 or ts.dtype.kind not in "iu" or ts[0] < 1 \
-                or ts[-1] > n or np.any(np.diff(ts) <= 0):
-            raise fail("steps", f"be increasing integers in 1..{n}", steps)
-    tol = check_real("tol", tol, low=0.0)
-    rtol = check_real("rtol", rtol, low=0.0)
-    max_iter = check_int("max_iter", max_iter, low=1)
+        return W, X, y, np.arange(1, n + 1)
+    ts = np.asarray(steps)
+    if ts.ndim != 1 or ts.size == 0 or ts.dtype.kind not in "iu" or ts[0] < 1 \
+            or ts[-1] > n or np.any(np.diff(ts) <= 0):
+        raise fail("steps", f"be increasing integers in 1..{n}", steps)
+    return W, X, y, ts
 
-    out = {k: np.empty(ts.size) for k in ("excess", "risk", "optimum", "gap")}
-    mins = np.empty((ts.size, d))
-    Q, q, c, done = np.zeros((d, d)), np.zeros(d), 0.0, 0
-    start = np.zeros(d) if domain is None else domain.project(np.zeros(d))
-    width = max(1, _BLOCK_FLOATS // (d * d))
+
+def _blocks(ts: np.ndarray, width: int):
+    """(i, j): the steps ``ts[i:j]`` solved together, at most ``width`` of them (memory)
+    with the last at most twice the first plus 64 (Q_t grows about linearly in t, so the
+    block's step size, from its last matrix, stays within about 2x of every step's own).
+
+    >>> list(_blocks(np.arange(1, 11), 4)), list(_blocks(np.array([1, 50, 300]), 8))
+    ([(0, 4), (4, 8), (8, 10)], [(0, 2), (2, 3)])
+    """
     i = 0
-    unconverged = 0
     while i < ts.size:
-        j = i + 1  # a block: at most `width` steps, last step <= 2 x first step + 64
+        j = i + 1
         while j < ts.size and j - i < width and ts[j] <= 2 * ts[i] + 64:
             j += 1
-        block = ts[i:j]
-        A, b, cc = np.empty((j - i, d, d)), np.empty((j - i, d)), np.empty(j - i)
-        for k, t in enumerate(block):
-            Xs, ys = X[done:t], y[done:t]
-            Q, q, c, done = Q + Xs.T @ Xs, q + Xs.T @ ys, c + float(ys @ ys), int(t)
-            A[k], b[k], cc[k] = Q, q, c
-        if domain is None:
-            m, gap = _exact_unconstrained(A, b), np.zeros(j - i)
-        elif type(domain) is L2Ball:
-            m = l2_ball_quadratic_min(A, b, domain.radius)
-            g = 2.0 * (np.einsum("nij,nj->ni", A, m) - b)
-            gap = np.maximum(np.einsum("ni,ni->n", g, m - _oracle_rows(domain, g)), 0.0)
-        else:
-            m, gap, ok = _solve_block(A, b, domain, start, tol + rtol * cc, max_iter)
-            unconverged += 0 if ok else 1
-            start = m[-1]
-        w = W[block - 1]
-        diff = w - m
-        excess = np.einsum("ni,nij,nj->n", diff, A, w + m) - 2.0 * np.einsum("ni,ni->n", b, diff)
-        opt = cc - 2.0 * np.einsum("ni,ni->n", b, m) + np.einsum("ni,nij,nj->n", m, A, m)
-        out["excess"][i:j], out["optimum"][i:j], out["gap"][i:j] = excess, opt, gap
-        out["risk"][i:j] = opt + excess
-        mins[i:j] = m
+        yield i, j
         i = j
-    if unconverged:
-        warnings.warn(f"excess_empirical_risk: {unconverged} block(s) stopped at max_iter="
-                      f"{max_iter} above the tolerance; `gap` states the certified accuracy",
-                      NumericalWarning, stacklevel=2)
-    return ExcessRisk(steps=ts, minimizers=mins, **out)
+
+
+class _RunningSums:
+    """Q_t = sum x x^T, q_t = sum y x and c_t = sum y^2 over the first t rows, read at
+    increasing steps (each row is added once)."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
+        d = X.shape[1]
+        self.X, self.y = X, y
+        self.Q, self.q, self.c, self.done = np.zeros((d, d)), np.zeros(d), 0.0, 0
+
+    def upto(self, block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(Q_t, q_t, c_t) stacked for the increasing steps t of ``block``.
+
+        >>> sums = _RunningSums(np.eye(3, 2), np.array([1.0, 2.0, 3.0]))
+        >>> A, b, c = sums.upto(np.array([1, 3]))
+        >>> A[1].tolist(), b.tolist(), c.tolist()
+        ([[1.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [1.0, 2.0]], [1.0, 14.0])
+        """
+        d = self.X.shape[1]
+        A, b, c = np.empty((len(block), d, d)), np.empty((len(block), d)), np.empty(len(block))
+        for k, t in enumerate(block):
+            Xs, ys = self.X[self.done:t], self.y[self.done:t]
+            self.Q, self.q = self.Q + Xs.T @ Xs, self.q + Xs.T @ ys
+            self.c, self.done = self.c + float(ys @ ys), int(t)
+            A[k], b[k], c[k] = self.Q, self.q, self.c
+        return A, b, c
+
+
+def _block_minimizers(A: np.ndarray, b: np.ndarray, domain: ConvexSet | None,
+                      start: np.ndarray, tol: np.ndarray, max_iter: int
+                      ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(minimisers over C, certified gaps, converged) of a block's quadratics: exact on
+    R^d and on an l2 ball, FISTA from ``start`` to the per-step ``tol`` on other sets.
+
+    >>> A, b = np.stack([np.eye(2)] * 2), np.array([[1.0, 0.0], [3.0, 0.0]])
+    >>> m, gap, ok = _block_minimizers(A, b, L2Ball(2, 2.0), np.zeros(2), np.zeros(2), 10)
+    >>> m.tolist(), ok  # minimiser b, pulled back onto the ball when outside
+    ([[1.0, 0.0], [2.0, 0.0]], True)
+    """
+    if domain is None:
+        return _exact_unconstrained(A, b), np.zeros(len(b)), True
+    if type(domain) is L2Ball:
+        m = l2_ball_quadratic_min(A, b, domain.radius)
+        return m, _fw_gaps(domain, A, b, m), True
+    return _solve_block(A, b, domain, start, tol, max_iter)
+
+
+def _fw_gaps(domain: ConvexSet, A: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Frank-Wolfe gaps <grad L(m), m - v> of every row's point (the certificate)."""
+    g = 2.0 * (np.einsum("nij,nj->ni", A, m) - b)
+    return np.maximum(np.einsum("ni,ni->n", g, m - _oracle_rows(domain, g)), 0.0)
+
+
+def _excess_and_optimum(w: np.ndarray, A: np.ndarray, b: np.ndarray, c: np.ndarray,
+                        m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(L(w) - L(m), L(m)) per row, L(theta) = c - 2 b.theta + theta^T A theta; the
+    difference as (w - m)^T A (w + m) - 2 b.(w - m), so that no sum of t squares cancels.
+
+    >>> A, b, c = np.eye(1)[None], np.ones((1, 1)), np.ones(1)
+    >>> _excess_and_optimum(np.zeros((1, 1)), A, b, c, np.ones((1, 1)))  # (1 - 0)^2
+    (array([1.]), array([0.]))
+    """
+    diff = w - m
+    excess = np.einsum("ni,nij,nj->n", diff, A, w + m) - 2.0 * np.einsum("ni,ni->n", b, diff)
+    opt = c - 2.0 * np.einsum("ni,ni->n", b, m) + np.einsum("ni,nij,nj->n", m, A, m)
+    return excess, opt

@@ -20,17 +20,17 @@ import numpy as np
 from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
 from dpol.errors import NumericalWarning
 from dpol.evaluation._fixed_point_solvers import (
+    CLOSED_FORMS,
     MeanObjective,
     certify,
-    fista,
-    is_quadratic,
-    lbfgs,
-    ridge_svd,
+    choose_method,
+    closed_form,
+    iterate,
     split_regularized,
 )
 from dpol.learners import Trace
 from dpol.losses import LinearLoss, Loss
-from dpol.sets import ConvexSet, L2Ball
+from dpol.sets import ConvexSet
 
 __all__ = ["FixedPointResult", "average_regret", "best_fixed_point", "cumulative_regret"]
 
@@ -129,18 +129,12 @@ def best_fixed_point(
         distance to the minimiser is then at most ``tol/μ``.
     max_iter : int, default 10000
         Iteration budget of the iterative solvers (a :class:`~dpol.errors.NumericalWarning`
-        says when it ran out before ``tol``: neither the gradient-mapping norm nor the
-        certified suboptimality of the mean objective is below it).
+        when it runs out before ``tol``, by the gradient mapping or the certificate).
     method : {"auto", "closed_form", "lbfgs", "fista"}
-        ``"auto"``: the closed form for ``SquaredLoss`` or ``Regularized(SquaredLoss, α)``
-        on R^d or an ``L2Ball``; otherwise L-BFGS (polished by FISTA when it stalls above
-        ``tol``) on R^d; on a set, L-BFGS on R^d first and, when its minimiser lies in
-        the set (then it is the set's too), FISTA polishes it, else FISTA from 0. The
-        others force a solver (``"lbfgs"`` only on R^d, ``"closed_form"`` only where it
-        applies).
+        ``"auto"``: the closed form for the (ridge) squared loss on R^d or an ``L2Ball``,
+        else L-BFGS on R^d and FISTA on a set; the others force a solver where it applies.
     return_info : bool, default False
-        Return a :class:`FixedPointResult` (minimiser, objective, method, achieved
-        accuracy) instead of the bare minimiser.
+        Return a :class:`FixedPointResult` (with its certified accuracy), not the minimiser.
 
     Returns
     -------
@@ -148,16 +142,9 @@ def best_fixed_point(
 
     Notes
     -----
-    * Closed forms, via the thin SVD of ``X``: bare squared loss on R^d, ``lstsq``
-      (minimum-norm least squares); ridge on R^d, the solution of
-      ``(XᵀX + nα I) w = Xᵀy``; on an ``L2Ball`` of radius ``R``, ``(XᵀX + (nα + ν)I)⁻¹Xᵀy``
-      with ``ν >= 0`` from the secular equation ``‖w‖ = R`` when the unconstrained
-      solution lies outside (then ``w`` lies on the sphere).
-    * FISTA backtracks from the smoothness estimate ``sup φ''·‖X‖₂²/n + α``, so data
-      outside the loss's declared bounds are handled too.
-    * Without a minimiser (logistic loss, separable data, R^d) the infimum is approached
-      at infinity: the solver stops at a far point once its gradient is below ``tol``,
-      with ``suboptimality_bound = inf``. Use a bounded domain or ``Regularized``.
+    Without a minimiser (logistic loss, separable data, R^d) the infimum lies at
+    infinity: the solver stops at a far point once its gradient is below ``tol``, with
+    ``suboptimality_bound = inf``. Use a bounded domain or ``Regularized``.
 
     Examples
     --------
@@ -177,6 +164,45 @@ def best_fixed_point(
     >>> info.method, info.converged, info.grad_mapping_norm <= 1e-10
     ('fista', True, True)
     """
+    loss, X, y = _checked_problem(loss, X, y, domain)
+    tol = check_real("tol", tol, low=0.0, low_open=True)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    method = check_choice("method", method, METHODS)
+    if not isinstance(return_info, bool):
+        raise fail("return_info", "be a bool", return_info)
+    method, warm = choose_method(method, loss, domain)
+    obj = MeanObjective(loss, X, y)
+    if method == "closed_form":
+        w, name, L, mu = closed_form(obj, domain)
+        n_iter = 0
+    else:
+        w, name, L, n_iter = iterate(obj, method, domain, warm, tol, max_iter)
+        mu = obj.strong_convexity()
+    result = _certified(obj, domain, w, name, L, mu, n_iter, tol)
+    return result if return_info else w
+
+
+def _certified(obj: MeanObjective, domain: ConvexSet | None, w: np.ndarray, name: str,
+               L: float, mu: float, n_iter: int, tol: float) -> FixedPointResult:
+    """``w`` with its certificate (:func:`~dpol.evaluation._fixed_point_solvers.certify`)
+    and whether the solver converged; a :class:`~dpol.errors.NumericalWarning` when not.
+    """
+    objective, gm, bound = certify(obj, w, domain, L, mu)
+    # L-BFGS stalls near ||grad|| ~ sqrt(eps) on ill-conditioned data, where the
+    # certificate can still prove the mean objective within tol of its minimum
+    converged = name in CLOSED_FORMS or gm <= tol or bound <= obj.n * tol
+    if not converged:
+        warnings.warn(f"best_fixed_point: {name} stopped after {n_iter} iterations with "
+                      f"gradient-mapping norm {gm:.3g} > tol={tol:.3g} (certified "
+                      f"suboptimality <= {bound:.3g}); raise max_iter",
+                      NumericalWarning, stacklevel=3)
+    return FixedPointResult(w=w, objective=objective, method=name, grad_mapping_norm=gm,
+                            suboptimality_bound=bound, n_iter=n_iter, converged=converged)
+
+
+def _checked_problem(loss: object, X: object, y: object, domain: object
+                     ) -> tuple[Loss, np.ndarray, np.ndarray]:
+    """The loss, ``X`` (n, d) and ``y`` (n,) as arrays, and ``domain`` checked against d."""
     loss = _check_loss(loss)
     if _ndim("X", X) != 2:
         raise fail("X", "be a 2-d array of shape (n, d)", X)
@@ -188,74 +214,7 @@ def best_fixed_point(
             raise fail("domain", "be None (R^d) or a dpol.sets.ConvexSet", domain)
         if domain.dim != d:
             raise fail("domain", f"have dim {d}, the number of columns of X", domain)
-    tol = check_real("tol", tol, low=0.0, low_open=True)
-    max_iter = check_int("max_iter", max_iter, low=1)
-    method = check_choice("method", method, METHODS)
-    if not isinstance(return_info, bool):
-        raise fail("return_info", "be a bool", return_info)
-
-    obj = MeanObjective(loss, X, y)
-    closed_ok = is_quadratic(loss) and (domain is None or type(domain) is L2Ball)
-    if method == "closed_form" and not closed_ok:
-        raise fail("method", "be 'closed_form' only for SquaredLoss or "
-                   "Regularized(SquaredLoss, alpha) on R^d or an L2Ball", method)
-    if method == "lbfgs" and domain is not None:
-        raise fail("method", "be 'lbfgs' only without a domain (on R^d)", method)
-    warm = method == "auto" and domain is not None  # L-BFGS first, if it lands inside
-    if method == "auto":
-        method = "closed_form" if closed_ok else ("lbfgs" if domain is None else "fista")
-
-    mu = obj.strong_convexity()
-    n_iter, converged = 0, True
-    if method == "closed_form":
-        alpha = obj.alpha
-        radius = None if domain is None else domain.radius
-        if domain is None and alpha == 0.0:
-            w, _, rank, s = np.linalg.lstsq(X, y, rcond=None)
-            name, s = "lstsq", s[:rank]
-        else:
-            w, _, s = ridge_svd(X, y, n * alpha, radius)
-            name = "ridge" if domain is None else "ridge-l2ball"
-            s = s[s > np.finfo(float).eps * max(X.shape) * (s[0] if s.size else 0.0)]
-        s_min2 = float(s[-1]) ** 2 if s.size else 0.0
-        L = max((float(s[0]) ** 2 if s.size else 0.0) / n + alpha, 1e-300)
-        # the mean objective is (s_min²/n + α)-strongly convex when rank X = d; for
-        # minimum-norm least squares w and ∇F lie in the row space of X, where it is too
-        if s.size == d or name == "lstsq":
-            mu = max(mu, s_min2 / n + alpha)
-    else:
-        L = obj.smoothness()
-        w0 = np.zeros(d)
-        if method == "lbfgs":
-            w, n_iter = lbfgs(obj, w0, tol, max_iter)
-            name = "lbfgs"
-            if float(np.linalg.norm(obj.fg(w)[1])) > tol and n_iter < max_iter:
-                w, extra, L = fista(obj, lambda v: v, w, L, tol, max_iter - n_iter)
-                n_iter += extra
-                name = "lbfgs+fista"
-        else:
-            project = (lambda v: v) if domain is None else domain.project
-            name, budget = "fista", max_iter
-            if warm:  # an interior unconstrained minimiser is the constrained one, and
-                # L-BFGS reaches it where FISTA's rate (sqrt of L / mu) is too slow
-                free, n_iter = lbfgs(obj, w0, tol, max_iter)
-                if domain.contains(free, tol=0.0):  # else FISTA from 0, its whole budget
-                    w0, name, budget = free, "lbfgs+fista", max(max_iter - n_iter, 1)
-            w, extra, L = fista(obj, project, w0, L, tol, budget)
-            n_iter += extra
-    objective, gm, bound = certify(obj, w, domain, L, mu)
-    if name not in ("lstsq", "ridge", "ridge-l2ball"):
-        # L-BFGS stalls near ||grad|| ~ sqrt(eps) on ill-conditioned data, where the
-        # certificate can still prove the mean objective within tol of its minimum
-        converged = gm <= tol or bound <= n * tol
-        if not converged:
-            warnings.warn(f"best_fixed_point: {name} stopped after {n_iter} iterations with "
-                          f"gradient-mapping norm {gm:.3g} > tol={tol:.3g} (certified "
-                          f"suboptimality <= {bound:.3g}); raise max_iter",
-                          NumericalWarning, stacklevel=2)
-    result = FixedPointResult(w=w, objective=objective, method=name, grad_mapping_norm=gm,
-                              suboptimality_bound=bound, n_iter=n_iter, converged=converged)
-    return result if return_info else w
+    return loss, X, y
 
 
 def _pointwise_losses(loss: Loss, W: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:

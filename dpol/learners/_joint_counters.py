@@ -8,8 +8,10 @@ counters they run, and ``privacy`` is derived from those events
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from collections.abc import Callable
 
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
@@ -20,7 +22,7 @@ from dpol.accounting.presets import tree_levels
 from dpol.counters import BinaryTreeCounter, make_counter
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
 from dpol.noise._dp_accounting import dp_accounting
-from dpol.noise.kinds import noise_kind
+from dpol.noise.kinds import NoiseKind, noise_kind
 
 __all__ = ["joint_counters", "joint_events", "joint_zcdp", "outer_product_sensitivity",
            "secure_joint_sensitivity"]
@@ -37,18 +39,9 @@ _RESERVED = ("neighbouring", "bound", "element_sensitivity", "noise_multiplier",
 def outer_product_sensitivity(x_bound: float, y_bound: float, neighbouring: str) -> float:
     """Largest l2 change of the stacked element (vec(x x^T), y x) when one element changes.
 
-    The same for (svec(x x^T), y x) (PQFTL with ``fixes``): svec, the upper triangle with
-    off-diagonals times sqrt(2), is an isometry from symmetric matrices with the Frobenius
-    norm, so ||svec(x x^T) - svec(x' x'^T)|| = ||x x^T - x' x'^T||_F.
-
-    Replace-one, ||x||, ||x'|| <= X, |y|, |y'| <= Y, a = ||x||^2, b = ||x'||^2, c = <x, x'>:
-    ||x x^T - x' x'^T||_F^2 + ||y x - y' x'||^2 <= (a^2 + b^2 - 2 c^2) + Y^2 (a + b + 2|c|),
-    increasing in a and b (which also relaxes |c| <= sqrt(ab)), so a = b = X^2; in c the
-    maximum is at |c| = Y^2/2 when Y^2 <= 2 X^2, giving 2 X^4 + 2 X^2 Y^2 + Y^4/2, else at
-    |c| = X^2, giving 4 X^2 Y^2. Attained (unit x, x' at <x, x'> = Y^2/2, y = Y = -y'), so
-    it is exact: 3/sqrt(2) = 2.12 at X = Y = 1, where adding the two parts' own bounds in
-    quadrature (sqrt(2) X^2 and 2 X Y) gives sqrt(6) = 2.45. Add/remove: the element
-    itself, ||x||^4 + y^2 ||x||^2 <= X^4 + X^2 Y^2.
+    The same for (svec(x x^T), y x) (svec is an isometry). Replace-one, ||x|| <= X, |y| <=
+    Y: sqrt(2 X^4 + 2 X^2 Y^2 + Y^4 / 2) when Y^2 <= 2 X^2, else 2 X Y, attained, so
+    exact; add/remove: sqrt(X^4 + X^2 Y^2). Derivation: docs/derivations/joint_counters.md.
 
     Examples
     --------
@@ -66,17 +59,11 @@ def outer_product_sensitivity(x_bound: float, y_bound: float, neighbouring: str)
 def joint_zcdp(counters: tuple, element_sensitivity: float | None) -> tuple[float, float]:
     """(rho, xi): the zCDP of secure counters released together (``joint_counters``).
 
-    Each counter k rounds its part of the element to its grid g_k Z^{d_k}, moving it by at
-    most g_k sqrt(d_k)/2 in l2; stacked, the rounded element moves by at most
-    sqrt(sum_k g_k^2 d_k)/2, so two neighbouring rounded elements differ by at most
-    s + h sqrt(sum_k g_k^2 d_k), s the proven bound on the unrounded stacked element and
-    h = 1 under replace-one (both rounded), 1/2 under add/remove (zero lies on every
-    grid). Counter k adds i.i.d. discrete Gaussian noise of std parameter sigma_k to
-    node values on g_k Z, so its node vector is (||D_k||^2 / (2 sigma_k^2))-zCDP for a
-    change D_k on the lattice (CKS Theorem 14), and independent releases add up: rho =
-    sum_k ||D_k||^2 / (2 sigma_k^2) <= ||D||^2 / (2 min_k sigma_k^2), where the stacked
-    change ||D|| is at most :func:`secure_joint_sensitivity`. xi is the sum of the
-    counters' CKS Theorem 15 slacks (0.0 at the grid's 2^10 steps per noise scale).
+    Counter k's discrete Gaussian noise of std sigma_k on its grid makes its node vector
+    (||D_k||^2 / (2 sigma_k^2))-zCDP (CKS Theorem 14); independent releases add up, so
+    rho <= S^2 / (2 min_k sigma_k^2), S the stacked change rounding included
+    (:func:`secure_joint_sensitivity`); xi is the sum of the counters' CKS Theorem 15
+    slacks. Derivation: docs/derivations/joint_counters.md.
 
     Examples
     --------
@@ -84,9 +71,9 @@ def joint_zcdp(counters: tuple, element_sensitivity: float | None) -> tuple[floa
     >>> counters, stacked = joint_counters(
     ...     BinaryTreeCounter, 64, [(4, {}), (2, {})], epsilon=1.0, delta=1e-5,
     ...     neighbouring="replace_one", calibration="tight", options={}, seed=None,
-    ...     noise="secure")
+    ...     noise="secure", element_sensitivity=outer_product_sensitivity(1, 1, "replace_one"))
     >>> rho, xi = joint_zcdp(counters, stacked)
-    >>> round(rho, 6), xi  # rho <= 1/(2 z^2) = 0.030553
+    >>> round(rho, 6), xi  # 1/(2 z^2) for the z that certifies (1, 1e-5) through zCDP
     (0.030553, 0.0)
     """
     low = min(c.noise_scale for c in counters)
@@ -98,8 +85,9 @@ def secure_joint_sensitivity(counters: tuple, element_sensitivity: float | None)
     """l2 change of the stacked node vectors of secure counters, rounding included.
 
     The smaller of the quadrature sum of the counters' own (rounding-inflated)
-    sensitivities and (s + h sqrt(sum_k g_k^2 d_k)) times the encoder's column norm (the
-    same structure in every counter), s = ``element_sensitivity`` (see :func:`joint_zcdp`).
+    sensitivities and (s + h sqrt(sum_k g_k^2 d_k)) times the encoder's column norm, s =
+    ``element_sensitivity``, g_k and d_k counter k's grid and dimension, h = 1 under
+    replace-one and 1/2 under add/remove (docs/derivations/joint_counters.md).
 
     Examples
     --------
@@ -143,19 +131,14 @@ def joint_events(counters: tuple, element_sensitivity: float | None
 
     Privacy
     -------
-    The counters' own events always hold: each counter is a mechanism of its own
-    sensitivity s_k, and independent Gaussian mechanisms compose into mu^2 = sum_k
-    (s_k / sigma_k)^2 (zCDP: rho = sum_k rho_k), adaptively chosen elements included.
-    With a proven bound s on the change of the stacked element (all counters' parts
-    together, e.g. :func:`outer_product_sensitivity`), the stacked node vectors are one
-    mechanism: the same encoder in every counter moves them by at most s times its column
-    norm (S, :func:`secure_joint_sensitivity` with the rounding for secure noise), and
-    every node coordinate has std >= min_k sigma_k, so its privacy loss is mu = S / min_k
-    sigma_k (secure: rho = S^2 / (2 min_k sigma_k^2), :func:`joint_zcdp`, xi the sum of
-    the counters' slacks). That one event replaces the counters' when it is smaller: this
-    is what the tight calibration certified (all sigma_k equal to S / mu*(epsilon,
-    delta)). A window counter protects an element in the W releases after its arrival in
-    every counter, so the stacked release has the same window.
+    The counters' own events always hold: independent mechanisms compose (mu^2 = sum_k
+    (s_k / sigma_k)^2, zCDP: rho = sum_k rho_k), adaptively chosen elements included.
+    With a proven bound s on the stacked element's change, the stacked node vectors are
+    one mechanism of sensitivity S = s times the encoder's column norm (rounding included
+    for secure noise, :func:`secure_joint_sensitivity`), every coordinate with std >=
+    min_k sigma_k: mu = S / min_k sigma_k (secure: :func:`joint_zcdp`). That event
+    replaces the counters' when smaller, under their common relation, window and horizon
+    (docs/derivations/joint_counters.md).
 
     Examples
     --------
@@ -205,26 +188,13 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
                    noise: str = "gaussian") -> tuple[tuple, float | None]:
     """Build one counter per ``(dim, keywords)`` spec, all fed by the same element.
 
-    Tight: the node vectors form one Gaussian mechanism of sensitivity
-    sqrt(sum s_k^2) (each s_k from the counter's own structure and element sensitivity),
-    so every counter gets the same std sigma = sqrt(sum s_k^2) / mu*(epsilon, delta) — exact
-    by Gaussian DP (docs/errata.md, JKT-4). ``element_sensitivity``, when given, is a proven bound
-    on the l2 change of the stacked element (all counters' inputs together, e.g.
-    :func:`outer_product_sensitivity`); as every counter has the same structure, one
-    element then moves the stacked node vectors by it times the encoder's column norm,
-    which replaces the quadrature sum when smaller. The column norm c is common to all
-    counters (one class, horizon and options), so s_k = Delta_k c with Delta_k the node
-    sensitivity (``element_sensitivity`` of the spec, else 2 bound under replace-one and
-    bound under add/remove) and c cancels from each counter's multiplier z_k = sigma /
-    s_k = z J / Delta_k, J = min(sqrt(sum Delta_k^2), element_sensitivity), z the one
-    multiplier :func:`dpol.accounting.calibrate` gives the stacked release: no counter is
-    built before its noise is known. Paper: ``paper`` holds the published per-counter
-    sigmas and the name of the formula (binary tree only, whose column norm is
-    sqrt(floor(log2 T) + 1), :func:`dpol.accounting.presets.tree_levels`), and a
-    ``PaperCalibrationWarning`` says when the real epsilon of their Gaussian-DP
-    composition exceeds ``epsilon``. ``epsilon=inf`` builds noiseless counters. The
-    counters are built under ``neighbouring`` (the learner's relation: ``options`` may not
-    override it, nor anything else the calibration sets).
+    Tight: the stacked node vectors are one mechanism, and every counter gets the noise
+    that mechanism needs; ``element_sensitivity``, when given, is a proven bound on the
+    l2 change of the stacked element (e.g. :func:`outer_product_sensitivity`). Paper:
+    ``paper`` holds the published per-counter sigmas and the formula's name (binary tree
+    only). ``epsilon=inf`` builds noiseless counters. The counters are built under
+    ``neighbouring``, which ``options`` may not override (nor anything else the
+    calibration sets). Derivation: docs/derivations/joint_counters.md.
 
     Returns
     -------
@@ -236,26 +206,25 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
 
     Privacy
     -------
-    No guarantee is made here: the learner's is derived from :func:`joint_events` (tight:
-    epsilon; paper: the real epsilon the warning names). ``noise="secure"`` (tight only;
-    every counter, see :class:`dpol.counters.Counter`
-    and, for real weights, the counters' Privacy sections): every counter rounds its
-    part of the element to its grid and adds exact discrete Gaussian noise. The joint
-    sensitivity then includes the rounding, s + h sqrt(sum_k g_k^2 d_k) for the stacked
-    element, times the column norm, plus sqrt(sum_k r_k^2) for matrix counters whose
-    encoder rounding adds r_k (:func:`secure_joint_sensitivity`), and the calibration
-    goes through zCDP: with z the smallest multiplier whose 1/(2 z^2)-zCDP
-    dp-accounting's RDP accountant certifies (epsilon, delta), every counter's std is
-    raised until min_k sigma_k >= z times the joint (inflated) sensitivity, i.e. rho <=
-    1/(2 z^2); the grids depend on the stds (a few fixed-point rounds settle them). The
-    events then carry (xi, rho)-zCDP, which the RDP accountant certifies at most
-    ``epsilon``: 4-11% more std than the analytic Gaussian of the float path.
+    No guarantee is made here: the learner's is derived from :func:`joint_events`, under
+    the learner's relation. Sensitivity: the stacked node vectors move by J c, J =
+    min(sqrt(sum_k Delta_k^2), element_sensitivity), c the encoder's column norm (common
+    to all counters), Delta_k counter k's node sensitivity. Tight (Gaussian): every
+    counter gets std z J c, z the single Gaussian's multiplier from
+    :func:`dpol.accounting.calibrate`, exact by Gaussian DP (docs/errata.md, JKT-4).
+    Secure (tight only): every counter rounds its part to its grid and adds exact
+    discrete Gaussian noise (CKS 2020); the rounding inflates the sensitivity
+    (:func:`secure_joint_sensitivity`) and the grids move with the stds, so
+    :func:`~dpol.accounting.calibrate` sizes z on the zCDP events the counters will report
+    (:func:`joint_zcdp`, :func:`joint_events`), certified at most ``epsilon`` by
+    dp-accounting's RDP accountant. Paper: the published sigmas; a
+    ``PaperCalibrationWarning`` names the real epsilon of their composition when it
+    exceeds ``epsilon``.
 
     Examples
     --------
-    Two trees fed the parts vec(x x^T) (4 entries) and y x (2) of one element: each gets
-    sqrt(2) times the std it would get alone at the same epsilon, or less with a proven
-    stacked bound (3/sqrt(2), against 2 sqrt(2) for the parts' own bounds in quadrature).
+    Two trees fed vec(x x^T) (4 entries) and y x (2): each gets sqrt(2) times its std
+    alone, less with the stacked bound (3/sqrt(2) against the quadrature sum 2 sqrt(2)).
 
     >>> from dpol.counters import BinaryTreeCounter
     >>> kw = dict(epsilon=1.0, delta=1e-5, neighbouring="replace_one", calibration="tight",
@@ -280,31 +249,60 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
                    f"{', '.join(_RESERVED)})", clash)
     common = {"neighbouring": neighbouring, **options}
     nodes = [_node_sensitivity(kw, neighbouring) for _, kw in specs]
-    joint = math.sqrt(sum(n * n for n in nodes))  # J of the docstring, per unit column
+    joint = math.sqrt(sum(n * n for n in nodes))  # J of the Privacy section, per unit column
     if element_sensitivity is not None:
         joint = min(joint, element_sensitivity)
-    stacked = None
+    build = functools.partial(_build, cls, horizon, specs, common, seed=seed, noise=kind.name)
     if not math.isfinite(epsilon):
-        zs = [0.0] * len(specs)
-    elif calibration == "tight":  # the stacked release: one mechanism of the kind at z
-        z = calibrate(noise_events(kind, neighbouring), epsilon, delta)
-        zs, stacked = [z * joint / n for n in nodes], element_sensitivity
-        if kind.secure:  # the counters' grids inflate the joint sensitivity (Privacy)
-            return _secure_counters(cls, horizon, specs, common, zs, z, seed,
-                                    element_sensitivity), stacked
+        return build([0.0] * len(specs)), None
+    if calibration != "tight":
+        return build(_paper_multipliers(cls, horizon, nodes, paper, epsilon, delta)), None
+    return _tight_counters(build, nodes, joint, element_sensitivity, kind, neighbouring,
+                           epsilon, delta), element_sensitivity
+
+
+def _tight_counters(build: Callable[[list[float]], tuple], nodes: list[float], joint: float,
+                    element_sensitivity: float | None, kind: NoiseKind, neighbouring: str,
+                    epsilon: float, delta: float) -> tuple:
+    """The counters of the smallest multiplier z of J whose stacked release is (epsilon,
+    delta)-DP: counter k at z J / Delta_k (``nodes``), the column norm cancelling.
+
+    Float Gaussian noise: one Gaussian of sensitivity J at z. Secure noise: the grids
+    move with the stds, so z is calibrated on the events the counters will report.
+    """
+    def counters_at(z: float) -> tuple:
+        return build([z * joint / n for n in nodes])
+
+    if kind.secure:
+        def events_of(z: float) -> tuple[MechanismEvent, ...]:
+            return joint_events(counters_at(z), element_sensitivity)
     else:
-        if cls is not BinaryTreeCounter or paper is None:
-            raise fail("calibration", "be 'tight' unless counter='tree' (the published "
-                       "formulas are for the binary tree)", "paper")
-        sigmas, formula = paper
-        column = math.sqrt(float(tree_levels(horizon)))  # the tree's encoder column norm
-        zs = [sig / (n * column) for sig, n in zip(sigmas, nodes, strict=True)]
-        # the counters' own events compose into this (mu^2 adds): what privacy reports
-        eps = gaussian_epsilon(1.0 / math.sqrt(sum((1.0 / z) ** 2 for z in zs)), delta)
-        if eps > epsilon * (1 + 1e-9):
-            warnings.warn(f"{formula} gives only ({eps:.4g}, {delta:g})-DP at horizon={horizon},"
-                          f" not epsilon={epsilon:g}", PaperCalibrationWarning, stacklevel=4)
-    return _build(cls, horizon, specs, common, zs, seed, kind.name), stacked
+        events_of = noise_events(kind, neighbouring)
+    return counters_at(calibrate(events_of, epsilon, delta))
+
+
+def _paper_multipliers(cls: type, horizon: int, nodes: list[float],
+                       paper: tuple[list[float], str] | None, epsilon: float,
+                       delta: float) -> list[float]:
+    """Each counter's multiplier for its published sigma (binary tree only), with a
+    ``PaperCalibrationWarning`` when their composition exceeds ``epsilon``.
+
+    >>> _paper_multipliers(BinaryTreeCounter, 64, [2.0, 2.0], ([140.0, 140.0], "Eq. 1"),
+    ...                    1.0, 1e-5)  # sigma / (node sensitivity * sqrt(7 levels))
+    [26.457513110645905, 26.457513110645905]
+    """
+    if cls is not BinaryTreeCounter or paper is None:
+        raise fail("calibration", "be 'tight' unless counter='tree' (the published "
+                   "formulas are for the binary tree)", "paper")
+    sigmas, formula = paper
+    column = math.sqrt(float(tree_levels(horizon)))  # the tree's encoder column norm
+    zs = [sig / (n * column) for sig, n in zip(sigmas, nodes, strict=True)]
+    # the counters' own events compose into this (mu^2 adds): what privacy reports
+    eps = gaussian_epsilon(1.0 / math.sqrt(sum((1.0 / z) ** 2 for z in zs)), delta)
+    if eps > epsilon * (1 + 1e-9):
+        warnings.warn(f"{formula} gives only ({eps:.4g}, {delta:g})-DP at horizon={horizon},"
+                      f" not epsilon={epsilon:g}", PaperCalibrationWarning, stacklevel=5)
+    return zs
 
 
 def _node_sensitivity(keywords: dict, neighbouring: str) -> float:
@@ -322,17 +320,3 @@ def _build(cls: type, horizon: int, specs: list, common: dict, zs: list[float],
                                   **kw, **common)
                      for (dim, kw), z, s in zip(specs, zs, spawn_seeds(seed, len(specs)),
                                                 strict=True))
-
-
-def _secure_counters(cls: type, horizon: int, specs: list, common: dict, zs: list[float],
-                     z: float, seed: object, element_sensitivity: float | None) -> tuple:
-    """Secure counters with min_k sigma_k >= z * (joint inflated sensitivity) (Privacy)."""
-    for _ in range(64):  # grids only grow with sigma, up to their caps: a few rounds
-        counters = _build(cls, horizon, specs, common, zs, seed, "secure")
-        low = min(c.noise_scale for c in counters)
-        need = z * secure_joint_sensitivity(counters, element_sensitivity)
-        if low >= need:
-            return counters
-        zs = [v * need / low * (1.0 + 1e-12) for v in zs]
-    # the grids are capped, so this cannot happen
-    raise RuntimeError("secure joint calibration did not settle")  # pragma: no cover

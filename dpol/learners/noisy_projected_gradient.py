@@ -110,38 +110,19 @@ class PrivateProjectedSGD:
 
     Privacy
     -------
-    Replace-one neighbours with n public (KNJ Definition 4). One step releases a noisy
-    gradient: ``"full"``: the gradient of the sum moves by at most 2L (one term of norm
-    <= L replaced), a Gaussian mechanism of ratio 2L/sigma, and k steps of any number of
-    calls compose exactly (Gaussian DP, adaptive) to mu = 2L sqrt(k_total)/sigma; tight
-    calibration sets sigma = 2L sqrt(k_total)/mu*(epsilon, delta). ``"one"``: the step
-    touches one uniformly sampled example and moves by at most 2nL when it is the changed
-    one: a subsampled Gaussian without replacement of sample size 1 (identical in law
-    to one draw with replacement), accounted by dp-accounting's RDP accountant
-    (Wang-Balle-Kasiviswanathan 2019, replace-one); tight calibration bisects on sigma.
-    ``calibration="paper"`` (``"one"`` only): BST14's
-    ``sigma^2 = 32 L^2 n^2 ln(n/delta) ln(1/delta) / epsilon^2`` for (epsilon, delta) with
-    at most n^2 steps (BST14, Algorithm 1, natural logs); :meth:`epsilon` states the
-    guarantee the accountant certifies for it. :meth:`privacy_events` lists these
-    mechanisms, one self-composed event per call (a Gaussian, a ``ZCDpEvent`` for
-    secure noise, a ``SampledWithoutReplacementDpEvent`` for ``"one"``): the guarantee
-    of a learner calling the solver is derived from them.
-
-    Secure noise (``sampling="full"``): each step computes round_g(G) + g Y, G the
-    gradient of the sum, round_g the nearest point of g Z^p, Y ~ N_Z(0, (sigma/g)^2 I)
-    exact on OS randomness (CKS 2020, Alg. 3), and g = :meth:`grid` (sigma), the largest
-    power of two <= min(sigma, 2L / sqrt(p)) / 2^10: a function of sigma, so the
-    accounting and the solver use the same grid. Rounding both neighbours' gradients
-    moves them by g sqrt(p) at most: one step is a discrete Gaussian mechanism of
-    sensitivity 2L + g sqrt(p) on the lattice, ((2L + g sqrt(p))^2 / (2 sigma^2))-zCDP
-    (CKS Theorem 14), and zCDP composes additively over the k steps of all calls
-    (adaptively: each step's input theta is post-processing of earlier releases), so
-    rho = k (2L + g sqrt(p))^2 / (2 sigma^2), converted by dp-accounting's RDP
-    accountant; :meth:`calibrate` solves sigma = z sqrt(k) (2L + g(sigma) sqrt(p)) for z
-    the smallest multiplier it certifies at (epsilon, delta) (4-11% above the analytic
-    Gaussian's sigma). ``sampling="one"`` refuses secure noise: dp-accounting's
-    amplification by subsampling is computed from the continuous Gaussian's law, and no
-    bound from the discrete Gaussian's Renyi curve alone is implemented here.
+    Replace-one neighbours with n public (KNJ Definition 4). Sensitivity of one step's
+    noisy gradient: ``"full"``: 2L (one term of the sum replaced); ``"one"``: 2nL when the
+    sampled example is the changed one. ``"full"``: k Gaussian steps of all calls compose
+    exactly (Gaussian DP, adaptive) to mu = 2L sqrt(k_total) / sigma, and tight
+    calibration sets sigma = 2L sqrt(k_total) / mu*(epsilon, delta). ``"one"``: a
+    subsampled Gaussian of sample size 1, accounted by dp-accounting's RDP accountant
+    (Wang-Balle-Kasiviswanathan 2019), tight calibration bisecting on sigma; paper: BST14's
+    sigma^2 = 32 L^2 n^2 ln(n/delta) ln(1/delta) / epsilon^2 (Algorithm 1), whose real
+    guarantee :meth:`epsilon` states. Secure noise (``"full"`` only): gradients rounded to
+    the grid :meth:`grid` (sigma) before discrete Gaussian noise, sensitivity 2L + g
+    sqrt(p), rho = k (2L + g sqrt(p))^2 / (2 sigma^2) (CKS 2020, Theorem 14), sigma the
+    smallest whose events dp-accounting certifies. :meth:`privacy_events` lists the
+    mechanisms. Derivation: docs/derivations/noisy_sgd.md.
 
     Examples
     --------
@@ -308,18 +289,10 @@ class PrivateProjectedSGD:
         return _bisect_sigma(self, tuple(sizes), epsilon, delta)
 
     def _secure_calibrate(self, sizes: list[int], epsilon: float, delta: float) -> float:
-        """sigma = z sqrt(k) (2L + g(sigma) sqrt(p)): the grid grows with sigma up to its
-        cap, so the fixed point is reached in a few rounds; checked by :meth:`epsilon`."""
-        root_k = math.sqrt(sum(self.n_steps(n) for n in sizes))
-        # one step's 1/(2 z^2)-zCDP; k steps: sqrt(k) z
-        z = calibrate(noise_events(self.noise_kind), epsilon, delta)
-        sigma = z * root_k * self._ratio(1)
-        for _ in range(64):
-            need = z * root_k * (self._ratio(1) + self.grid(sigma) * math.sqrt(self.domain.dim))
-            if sigma >= need and self.epsilon(sizes, sigma, delta) <= epsilon:
-                return sigma
-            sigma = max(need, sigma * (1.0 + 1e-12))
-        raise RuntimeError("secure calibration did not settle")  # pragma: no cover
+        """The smallest sigma whose steps' zCDP events (:meth:`privacy_events`, each step
+        of sensitivity 2L + g(sigma) sqrt(p)) certify (epsilon, delta): the grid moves
+        with sigma, so the one calibrator sizes the events themselves."""
+        return calibrate(lambda sigma: self.privacy_events(sizes, sigma), epsilon, delta)
 
     def paper_sigma(self, n: int, epsilon: float, delta: float) -> float:
         """BST14 Algorithm 1 noise, ``sigma^2 = 32 L^2 n^2 ln(n/delta) ln(1/delta)/epsilon^2``."""

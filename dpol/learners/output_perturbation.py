@@ -71,40 +71,19 @@ class OutputPerturbation(OnlineLearner):
 
     Privacy
     -------
-    Neighbouring relation: replace-one (``add_remove`` halves lam where the subclass
-    says so). The clean iterates do not depend on the noise, so release t is a Gaussian
-    mechanism of sensitivity Delta_t (lam/t, or the subclass's :meth:`sensitivity`) and
-    noise std s_t, noise multiplier z_t = s_t / Delta_t, and the releases compose
-    (adaptively too). ``privacy`` is derived from these events (:meth:`privacy_events`,
-    composed by :func:`dpol.accounting.compose_guarantee`): one ``GaussianDpEvent(z_t)``
-    per noised release (self-composed for a constant schedule; for doubling and anytime
-    the one Gaussian of 1/z^2 = sum_t 1/z_t^2, their exact composition), so mu^2 =
-    sum_t (Delta_t / s_t)^2; ``epsilon=inf``: a ``NonPrivateDpEvent``; no noised release
-    (a warm-up covering the horizon): no event, (0, 0). Tight (default): s_t = z Delta_t
-    with z = sqrt(n) / mu*(epsilon, delta) over the n noised releases: exactly (epsilon,
-    delta). Anytime: s_t = Delta_t / (mu* sqrt(w_t)) and sum_t w_t <= 1 over every
-    length, so every prefix is (epsilon, delta)-DP and the derived epsilon over the
-    horizon is below epsilon. Paper: beta of
-    JKT Alg. 1 (Lemma 1 / Theorem 1, claimed (3 eps, 2 delta)) or beta_t of Alg. 7
-    (Theorem 13); the derived epsilon is what they really give at delta (0.17-0.23 at 2
-    delta for a claimed 3 at epsilon = 1: sound but over-noised), and a
-    ``PaperCalibrationWarning`` is raised if it exceeds epsilon. Delta_t bounds the
-    exact iterates; float rounding of the computed ones lies outside the guarantee
-    (measured and bounded in docs/errata.md, JKT-7).
-
-    Secure noise (``noise="secure"``): release t is Proj_C(round_t(w_{t+1}) + g_t Y),
-    Y ~ N_Z(0, (s_t/g_t)^2 I) exact on OS randomness (CKS 2020, Alg. 3), round_t the
-    nearest point of g_t Z^d and g_t the largest power of two <= min(s_t, lam / (t
-    sqrt(d))) / 2^10 (Delta_t in place of lam / t where a subclass states its own).
-    Rounding both neighbours' iterates moves them by g_t sqrt(d) at most, so release t
-    has l2 sensitivity Delta_t + g_t sqrt(d) on the lattice g_t Z^d (within a factor
-    1 + 2^-10 of Delta_t), and round_t(w) + g_t Y is an exact float (the
-    projection is post-processing of it). Each release is (Delta_t^2 / (2 s_t^2))-zCDP
-    (CKS Theorem 14), its event a ``ZCDpEvent`` of that rho, and zCDP adds up
-    (adaptively too), so s_t = z Delta_t with z = sqrt(n) z_1, z_1 the smallest noise
-    multiplier whose 1/(2 z_1^2)-zCDP the RDP accountant of dp-accounting certifies
-    (epsilon, delta); ``anytime``: s_t = z_1 Delta_t / sqrt(w_t). The RDP route costs
-    4-11% more std than the analytic Gaussian.
+    Replace-one (``add_remove`` halves lam where the subclass says so), one stream
+    element. Sensitivity: the clean iterates never see the noise, so release t is a
+    Gaussian mechanism of sensitivity Delta_t (lam/t, or the subclass's
+    :meth:`sensitivity`). Tight (default): std s_t = z Delta_t, z = sqrt(n) / mu*(epsilon,
+    delta) over the n noised releases, exact by Gaussian DP composition (adaptive too);
+    anytime: s_t = Delta_t / (mu* sqrt(w_t)) with sum_t w_t <= 1, every prefix DP.
+    Paper: JKT Alg. 1's beta (Lemma 1 / Theorem 1) or Alg. 7's beta_t (Theorem 13);
+    ``privacy`` reports what they really give, with a ``PaperCalibrationWarning`` when
+    above epsilon. Secure noise: rounding to the grid adds g_t sqrt(d) to Delta_t, and
+    the zCDP releases (CKS 2020, Theorem 14) are sized by dp-accounting (4-11% more
+    std). ``privacy`` is derived from :meth:`privacy_events`; float rounding of the
+    iterates lies outside the guarantee (docs/errata.md, JKT-7). Derivation:
+    docs/derivations/output_perturbation.md.
 
     Examples
     --------

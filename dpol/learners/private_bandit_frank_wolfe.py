@@ -90,71 +90,19 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
 
     Privacy
     -------
-    Neighbouring relation: replace-one (ENV Def. 2.1): the loss sequence with one f_t
-    replaced. The protected output is the whole sequence of played points.
-
-    Sensitivity (per-summand argument, docs/errata.md, ENV-2; the paper's own argument
-    has gaps). The
-    points are a function of the learner's own data-independent randomness (the u_t) and
-    of the counter's releases. Fix the u_t and the released history: neighbours differing
-    at round t0 of batch R0 feed identical batch sums for every R != R0, and at R0 sums
-    that differ by exactly (n/zeta)(F - F') u_t0, with values clipped to [-B, B]: l2 norm
-    Delta_2 = 2 (n/zeta) B (``element_sensitivity``; (n/zeta) B under add/remove) and l1
-    norm Delta_1 = sqrt(n) Delta_2. That is the adaptive continual-release setting the
-    counters are calibrated for; mixing over the u_t keeps the guarantee. Under either
-    relation the two batch sums are nonzero (a removed loss leaves the other summands), so
-    the counter is told replace-one with that element sensitivity: secure noise then
-    charges the rounding of both sums, Delta_2 + g sqrt(n), not the add/remove half.
-
-    The guarantee is derived from the counter's events (``privacy_events``), relabelled
-    with the learner's relation and unit (one loss function). A counter that gives only
-    window DP over the batch sums (``counter="window"`` with a window shorter than the
-    m - 1 sums) is refused: a loss would be protected in W batch sums only, while every
-    later played point depends on it, and ENV's analysis needs full DP of the counter.
-    A window of at least m - 1 is full DP and accepted.
-
-    ``calibration="tight"`` (default): the counter over the m - 1 used batch sums (the last
-    one is never used, ENV-3) is calibrated for the learner's whole (epsilon, delta) with that
-    sensitivity, one node per level and h = floor(log2(m - 1)) + 1 levels: Gaussian node std
-    Delta_2 sqrt(h) / mu*(epsilon, delta) (exact analytic Gaussian via dp-accounting,
-    Gaussian-DP composition, adaptively valid); Laplace scale h Delta_1 / epsilon and Gamma
-    theta h Delta_2 / epsilon (pure DP, basic composition).
-
-    ``calibration="paper"``: the published per-coordinate scales, verbatim (TreeBasedAgg
-    with padding): Laplace lambda = T^(1/2) n L log T / epsilon (Lemma 5.1) or the Gaussian
-    sigma of Lemma 5.4 (:mod:`dpol.accounting.presets.env`). The paper justifies them by
-    norm bounds on the whole batch vector, and both proofs have gaps (ENV-2): Lemma 5.1's
-    l1 bound K sqrt(n) M equals T^(3/4) n L, not T^(1/2) n L; Lemma 5.4 feeds max_t |F_t|
-    to Lemma 5.3 where ||(F_t)_t||_2, up to sqrt(K) times larger, is needed. So the
-    paper's guarantee is never taken on trust: ``privacy`` reports the exact guarantee of
-    the printed noise under the per-summand sensitivity above, and a
-    ``PaperCalibrationWarning`` states it whenever it is weaker than the requested epsilon.
-    It is for the Laplace preset at small T or T < n^2 (0.54 and 0.73 of the per-summand
-    requirement at T = 16, n = 2 and T = 100, n = 10); the Gaussian preset is always far
-    noisier than needed (epsilon reported far below the target). Only ``counter="tree"``
-    and Gaussian or Laplace noise have a published calibration; other choices are refused.
-    With T <= 2 there is a single batch, nothing data-dependent is ever played, and the
-    guarantee is (0, 0).
-
-    Decisions where the paper is wrong or silent (docs/errata.md): ENV-1, Algorithm 1
-    line 14: the Frank-Wolfe objective is 1/2 ||x - c||^2 + eta <s~, x> (printed with a
-    minus sign, which moves towards high loss). ENV-2, Lemmas 5.1 and 5.4, Theorem 2.3:
-    per-summand sensitivities instead of the paper's norm promises. ENV-3: Lemma C.4,
-    exactly one FW iteration per round with exact line search, warm-started; Algorithm 1,
-    x~_0 = c, s~_0 = 0 and the regulariser centred at c in D; Algorithm 1 line 1,
-    K = ceil(sqrt T), m = ceil(T/K), a shorter last batch whose FW solve and tree update
-    are skipped; Algorithms 3-5, a binary tree (base 2) over the m - 1 used sums; Lemma
-    C.2, an explicit loss bound B with clipping; zeta > D warns, zeta >= r is refused in
-    shrink mode; Definition 2.1, the guarantees (and the regret bound) are for an
-    oblivious adversary, and the u_t of a batch never enter its own FW solve;
-    extended-mode points leave D by up to zeta, the centres never do (shrink mode keeps
-    every point in D); the affine-hull sampling that non-full-dimensional sets such as the
-    simplex (Section 1) would need is not implemented: the sphere is full-dimensional,
-    which extended mode tolerates. The
-    doubling trick for an unknown T (Section 2) is not offered: the horizon sizes every
-    calibration, and epochs with full restarts would be separate learners on disjoint
-    losses (parallel composition: epsilon overall), which a caller builds by running one
-    learner per epoch.
+    Replace-one (ENV Def. 2.1; or add/remove), one loss function; the whole sequence of
+    played points is protected. Sensitivity: neighbours change one batch sum, by (n/zeta)
+    (F - F') u_t0, so Delta_2 = 2 (n/zeta) B (add/remove: half) and Delta_1 = sqrt(n)
+    Delta_2 (per-summand argument, docs/errata.md, ENV-2; secure noise adds its rounding,
+    g sqrt(n), to Delta_2). Tight (default): the counter
+    over the m - 1 used batch sums, h = floor(log2(m - 1)) + 1 levels, gets Gaussian std
+    Delta_2 sqrt(h) / mu*(epsilon, delta) (Gaussian DP, adaptive), Laplace scale h Delta_1
+    / epsilon or Gamma theta h Delta_2 / epsilon (pure DP). Paper: ENV's printed scales
+    (Lemmas 5.1, 5.4); ``privacy`` reports their exact guarantee, with a
+    ``PaperCalibrationWarning`` when weaker than ``epsilon``. ``privacy`` is derived from
+    the counter's events; a window counter shorter than the m - 1 sums is refused.
+    Derivation, and the decisions where the paper is wrong or silent (ENV-1 to ENV-3):
+    docs/derivations/bandit_frank_wolfe.md.
 
     Examples
     --------

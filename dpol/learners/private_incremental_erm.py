@@ -82,50 +82,20 @@ class PrivateIncrementalERM(OnlineLearner):
 
     Privacy
     -------
-    Replace-one (KNJ Definition 4; n = t is public at every call). Each element enters
-    at most l = floor(T/tau) calls (the whole prefix is passed); the releases between
-    calls are copies (post-processing). ``privacy`` is derived from the mechanisms that
-    run (:meth:`privacy_events`): the solver's noisy steps in every call, one event per
-    call from the solver's ``privacy_events`` at that call's noise scale, composed by
-    :func:`dpol.accounting.compose_guarantee` (adaptively: each call's start and inputs
-    are post-processing of earlier releases). ``"sgd"``: k Gaussians of noise multiplier
-    sigma / (2L) per call, composed exactly (mu^2 adds up); ``"bst"``: k subsampled
-    Gaussians (``SampledWithoutReplacementDpEvent``, accounted by dp-accounting's RDP
-    accountant under replace-one, Wang-Balle-Kasiviswanathan 2019); Frank-Wolfe: k
-    report-noisy-min selections, each pure eps0-DP and rho-zCDP, composed through zCDP
-    or, when smaller, by basic composition (pure epsilon); secure noise: k ``ZCDpEvent``
-    per call with the grid-inflated sensitivity; ``epsilon=inf``: a
-    ``NonPrivateDpEvent``.
-
-    ``calibration="tight"`` (default): one noise scale for all calls, calibrated so that
-    the composition of every step of every call is (eps, delta) as certified by the
-    solver's accountant (exact Gaussian DP for ``"sgd"``, RDP of the subsampled Gaussian
-    for ``"bst"``, zCDP for Frank-Wolfe); much less noise than the split. The derived
-    guarantee is then epsilon, or below it where the solver's calibration is looser than
-    the composition of its events (``"bst"``: its RDP orders are fractional, where the
-    subsampled RDP bound is weaker than at the accountant's integer orders).
-    ``calibration="paper"``: KNJ's split ``eps' = eps/(2 sqrt((2T/tau) ln(2/delta)))``,
-    ``delta' = delta tau/(2T)`` (:func:`~dpol.accounting.presets.knj_mechanism1_split`;
-    refused where Theorem A.4 does not apply, eps' > 1 or eps > 2 ln(2/delta)); with
-    delta* = delta/2 advanced composition totals ``eps' sqrt(2 l ln(2/delta)) + 2 l
-    eps'^2 <= eps`` and ``l delta' + delta/2 <= delta``. Each call is then calibrated
-    to (eps', delta'): by the solver's published formula when it has one (BST14 sigma
-    for ``"bst"``, TTZ's scale for Frank-Wolfe with Laplace noise), else exactly. The
-    split only sizes the noise: the derived guarantee composes the calls' events
-    themselves, far below epsilon (advanced composition of per-call (eps', delta') is
-    loose: 0.07-0.1 at a requested 1 for ``"sgd"`` at T <= 1000), and stays sound
-    where a published formula certifies less than eps' per call (TTZ's recalled scale
-    does, under replace-one); a ``PaperCalibrationWarning`` is raised if it exceeds
-    epsilon.
-
-    Secure noise: every step of every call is a discrete Gaussian mechanism whose
-    sensitivity includes the rounding of the gradient to the grid, and their zCDP
-    parameters add up (RDP composes additively), certified by dp-accounting's RDP
-    accountant at (eps, delta) (:class:`PrivateProjectedSGD`, Privacy). ``"bst"`` and
-    ``"frank-wolfe"`` refuse it: the sampled Gaussian's amplification that dp-accounting
-    computes holds for the continuous law only, and report-noisy-min releases an argmin
-    (no real value whose low-order bits could leak) under Gumbel or Laplace noise, not
-    Gaussian noise.
+    Replace-one (KNJ Definition 4; n = t public at every call), one stream element. Each
+    element enters at most l = floor(T/tau) calls (the whole prefix is passed); releases
+    between calls are copies (post-processing). Sensitivity: the solver's per step
+    (``"sgd"``: 2L, plus the rounding g sqrt(p) for secure noise; ``"bst"``: 2nL on the
+    sampled example; Frank-Wolfe: its scores'). ``calibration="tight"`` (default): one
+    noise scale for all calls, the smallest whose every step of every call the solver's
+    accountant certifies at (epsilon, delta) (Gaussian DP; RDP of the subsampled
+    Gaussian, Wang-Balle-Kasiviswanathan 2019; zCDP). Paper: KNJ's split eps' = eps / (2
+    sqrt((2T/tau) ln(2/delta))), delta' = delta tau / (2T) per call, totalled by advanced
+    composition (Theorem A.4, :func:`~dpol.accounting.presets.knj_mechanism1_split`), by
+    the solver's published formula where it has one; a ``PaperCalibrationWarning`` when
+    the calls' composition exceeds epsilon. ``privacy`` is derived from the calls' events
+    (:meth:`privacy_events`, composed adaptively). Secure noise: ``"sgd"`` only.
+    Derivation: docs/derivations/incremental_erm.md.
 
     Examples
     --------

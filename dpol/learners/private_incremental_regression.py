@@ -120,50 +120,19 @@ class PrivateIncrementalRegression(OnlineLearner):
 
     Privacy
     -------
-    Replace-one (KNJ's event-level neighbours; ``add_remove`` halves both sensitivities).
-    Element sensitivities: ``||x y - x' y'|| <= 2 X Y`` (tight) and
-    ``||x x^T - x' x'^T||_F <= sqrt(2) X^2``, since
-    ``||v v^T - w w^T||_F^2 = ||v||^4 + ||w||^4 - 2 <v, w>^2`` (docs/errata.md, KNJ-2:
-    tight, where the paper uses 2), each in at most K = floor(log2 T) + 1 tree nodes
-    (KNJ-1). Tight (default): both node vectors form one Gaussian mechanism with the same
-    std ``sigma = s sqrt(K) / mu*(eps, delta)`` on both, s the joint change of the stacked
-    element (x x^T, x y): ``sqrt(2 X^4 + 2 X^2 Y^2 + Y^4 / 2)`` under replace-one (2 X Y
-    if Y^2 > 2 X^2; exact, ``outer_product_sensitivity``; below the quadrature sum
-    ``sqrt(2 X^4 + 4 X^2 Y^2)`` of the two bounds above), ``sqrt(X^4 + X^2 Y^2)`` under
-    add/remove; exact by Gaussian DP and valid for adaptively chosen inputs; this replaces
-    KNJ's basic composition of two (eps/2, delta/2) trees. Full d x d noise, as Algorithm 2
-    prints it: Q_t is neither symmetric nor PSD, which NoisyProjGrad tolerates (its
-    analysis uses only the true convex loss; KNJ-4); the surrogate solver symmetrises and
-    clips after release. ``calibration="paper"`` (tree only): each tree gets KNJ's TreeMech
-    sigma (Alg. 4, verbatim: ``2 log2^2 T Delta^2 ln(2/delta')/eps'^2``, Delta = 2 as
-    printed, eps' = eps/2, delta' = delta/2); erratum KNJ-1: log T < sqrt(K) for
-    small T, so T = 1 (no noise at all) is refused, and ``privacy`` reports the exact
-    epsilon the printed noise gives against the true sensitivities, with a
-    ``PaperCalibrationWarning`` when it exceeds epsilon. One TreeMech at (eps, delta)
-    fails at T = 2 (1.07 for a claimed 1); inside PrivIncReg1 the halved budgets and the
-    printed Delta = 2 for x x^T (true sqrt(2)) leave a margin, so the joint exact epsilon
-    stays below epsilon for T >= 2 (0.61 at T = 2, eps = 1) except for very large epsilon
-    (T = 2, eps >~ 21); this also covers the range of the classical Gaussian mechanism
-    behind TreeMech's sigma (Theorem A.2 needs eps <= 1; KNJ-4). The solvers only read
-    the released Q_t, q_t and public constants: post-processing, free. Separate seed
-    streams for the two trees (KNJ-4). Secure noise: both counters round their parts
-    (x x^T, x y) to their grids g_Q, g_q, which adds sqrt(g_Q^2 p^2 + g_q^2 p) to s under
-    replace-one (half under add/remove), and sigma is calibrated through zCDP on that
-    sensitivity with dp-accounting's RDP accountant
-    (``dpol.learners._joint_counters.joint_zcdp``; 4-11% more std than the float path).
-    ``gradient_error`` then also counts the rounding of the sums (utility only).
-
-    ``privacy`` is derived from ``privacy_events``, the events of the two counters that
-    run (``dpol.learners._joint_counters.joint_events``). Tight: one event of their
-    stacked release, Gaussian of multiplier sigma / (s sqrt(K)) (secure: the zCDP (xi,
-    rho) above), or the counters' own events where they prove as much (add/remove, where
-    s is their quadrature sum); either composes to epsilon (secure noise under
-    add/remove: a little below it, each counter's std being inflated by its own grid).
-    Paper: the two trees' own events, whose mu^2 add up to the exact epsilon above. No
-    other statistic is released: alpha'_t, L_t and r_t are public. The relation is the
-    learner's (the counters are built under it), and a window counter's window reaches
-    the guarantee through its events: ``counter="window"`` with W < horizon gives window
-    DP with window W, which a ``PrivacyBudget`` refuses to charge; W >= horizon is DP.
+    Replace-one (KNJ's event-level neighbours; add/remove halves the sensitivities), one
+    stream element. Sensitivity of the stacked element (x x^T, x y): sqrt(2 X^4 + 2 X^2
+    Y^2 + Y^4 / 2) under replace-one (2 X Y if Y^2 > 2 X^2; ``outer_product_sensitivity``,
+    docs/errata.md, KNJ-2), sqrt(X^4 + X^2 Y^2) under add/remove, in K = floor(log2 T) + 1
+    tree nodes (KNJ-1). Tight (default): one Gaussian mechanism of std s sqrt(K) /
+    mu*(epsilon, delta) on both counters, exact by Gaussian DP, adaptive inputs included
+    (replacing KNJ's two (eps/2, delta/2) trees); secure noise adds the grids' rounding to
+    s and sizes the stds on the counters' zCDP events (4-11% more std). Paper (tree only):
+    KNJ's TreeMech sigma (Alg. 4) per tree, T = 1 refused; ``privacy`` reports the exact
+    epsilon, with a ``PaperCalibrationWarning`` when it exceeds epsilon. The solvers read
+    only the releases and public constants: post-processing. ``privacy`` is derived from
+    ``privacy_events`` (the counters' joint events); a window counter with W < horizon
+    gives window DP. Derivation: docs/derivations/incremental_regression.md.
 
     Examples
     --------

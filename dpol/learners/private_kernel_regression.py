@@ -84,43 +84,18 @@ class PrivateKernelRegression(OnlineLearner):
     Privacy
     -------
     Replace-one, one stream element (x_t, y_t); ``add_remove`` is refused (no input is a
-    null element). Sensitivity (derived in :mod:`dpol.learners._kernel_sensitivity` from
-    NW (15)-(16) and Lemma 2; docs/errata.md, NW-2): with m_s = s + t0, R_s the recursive
-    bound on ||w_s|| and g(r) = max_{0 <= c <= 1} 2 (1 + r c) sqrt(1 - c^2) the diameter
-    of one step from an iterate of norm r (kappa = M = 1), a change at 0-based position s
-    moves release t > s by at most Delta_t(s) = h_s / m_{t-1}, h_s = m_s^(1 - theta) kappa
-    M g(kappa R_s / M) (later steps contract by 1 - 1/m_j, as t0^theta >= kappa^2 + 1),
-    in R^D and in the RKHS; f_t(U) moves sqrt(lambda_max(K(U, U))) times as much. Release
-    t alone: ``sensitivity(t)`` = max_{s < t} Delta_t(s), attained; NW's 2 kappa M
-    [kappa^2 m^(1 - 2 theta) + m^-theta] is 2-10 times larger (T = 10^3, kappa = 1).
-
-    Calibration (``tight``, the only sound one; docs/errata.md, NW-3): the clean iterates
-    never see the noise, so the releases over their stds s_t are one Gaussian mechanism,
-    mu = max_s sqrt(sum_{t > s} (Delta_t(s) / s_t)^2); s_t = sens_t J / mu*(epsilon,
-    delta), J = max_s sqrt(sum_{t > s} (Delta_t(s) / sens_t)^2) (1.2-1.7 times below
-    sqrt(T) at T = 10^3), makes mu = mu*: (epsilon, delta)-DP for the **whole
-    transcript**. Adaptive inputs: given the past, release t is Gaussian with a shift the
-    past fixes, the squared shifts over s_t^2 summing to at most mu^2 on every path: mu-GDP
-    by the GDP filter (Smith & Thakurta 2022, fully adaptive composition for Gaussian DP).
-
-    Secure noise (``noise="secure"``): release t is round_t(v_t) + g_t Y, v_t the clean
-    w_t or f_t(U) (n outputs) rounded to the grid g_t Z^n, g_t the largest power of two
-    <= min(z sens_t, sens_t / sqrt(n)) / 2^10, Y ~ N_Z(0, (s_t/g_t)^2 I) exact on OS
-    randomness (CKS 2020, Alg. 3). Rounding moves neighbours by <= g_t sqrt(n), so given
-    the past release t is (alpha, alpha (Delta_t(s) + g_t sqrt(n))^2 / (2 s_t^2))-RDP
-    (CKS 2020, Theorem 14), costs summing on every path to <= alpha rho, rho = max_s
-    sum_{t > s} (Delta_t(s) + g_t sqrt(n))^2 / (2 s_t^2) (v_t's float error, ~1e-16 T
-    R_T, not counted): rho-zCDP, adaptive inputs included, by a Renyi filter (Feldman &
-    Zrnic 2021, Theorem 3.1). s_t = z (sens_t + g_t sqrt(n)), z giving rho = 1/(2
-    z_1^2), z_1 the smallest multiplier whose zCDP dp-accounting certifies.
-
-    ``privacy`` is derived from :meth:`privacy_events` (a zero std: epsilon = inf). NW
-    errata (docs/errata.md): ``published_scalar`` is not DP (NW-1: f(u1) - f(u2) is
-    released noise-free): it warns, epsilon = inf; its C_t is NW's proven 2 kappa^2 M
-    [kappa^2 m^(1 - 2 theta) + m^-theta], m = t - 1 + t0, kappa = sup sqrt(K(x, x)) (NW-2;
-    printed: 2 (kappa^2 + 1) kappa M m^(1 - 2 theta), ``calibration="paper"``); f_0 = 0 is
-    released without noise; no utility bound (NW-4: the tests check that the held-out
-    error falls with t and with epsilon). ``predict_one``'s model is post-processing.
+    null element). Sensitivity: a change at step s moves release t > s by at most
+    Delta_t(s) (NW (15)-(16) and Lemma 2, recomputed exactly in
+    :mod:`dpol.learners._kernel_sensitivity`; docs/errata.md, NW-2); ``sensitivity(t)``
+    = max_{s < t} Delta_t(s), times sqrt(lambda_max(K(U, U))) for ``query_points``.
+    Tight, the only sound calibration (docs/errata.md, NW-3): the releases are one
+    Gaussian mechanism over the whole transcript; s_t = sens_t J / mu*(epsilon, delta)
+    makes it (epsilon, delta)-DP, adaptive inputs included (GDP filter, Smith & Thakurta
+    2022). Secure noise: rounding to a grid adds g_t sqrt(n) to each Delta_t(s) and the
+    transcript is rho-zCDP (CKS 2020, Theorem 14; Renyi filter, Feldman & Zrnic 2021),
+    rho sized by dp-accounting at (epsilon, delta). ``published_scalar`` is not DP (NW-1):
+    it warns, epsilon = inf. ``privacy`` is derived from :meth:`privacy_events`.
+    Derivation: docs/derivations/kernel_regression.md.
 
     Examples
     --------

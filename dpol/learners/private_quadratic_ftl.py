@@ -109,66 +109,18 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
 
     Privacy
     -------
-    Replace-one. The labels enter times the public constant R / Y (clipped to |y| <= Y
-    first, so |(R / Y) y| <= R): JKT's setting, one R bounding ||x|| and the labels, and
-    the counters' elements are bounded by R whatever Y (``element_bounds``). The solve is
-    equivariant in the labels' scale (the ridge, the noise ridge and the ball scale with
-    it), so w times Y / R, in the labels' units, is the same fit: post-processing. On the
-    raw labels the stacked bound below would be 2 R Y once Y^2 > 2 R^2, which charged V's
-    entries with noise of the labels' scale: rows standardised to ||x|| <= 5 and centred
-    diabetes labels up to 200 gave held-out R^2 -0.01 (5 folds, 3 seeds), 0.12 now.
-    The V counter's element is svec(x x^T) with ``fixes``: the d(d+1)/2
-    entries x_i x_j, i <= j, off-diagonals times sqrt(2) (vec(x x^T), d^2 entries, without
-    them). svec is an isometry from symmetric matrices with the Frobenius norm, so both
-    encodings have the same norms and distances: ||svec(x x^T)|| = ||x||^2 <= R^2 (the
-    counter's bound), and the elements svec(x x^T) and y x (y the rescaled label; norm
-    <= R Y with Y = R here) change by at most sqrt(2) R^2 (||v v^T - w w^T||_F^2 =
-    ||v||^4 + ||w||^4 - 2 <v, w>^2 <= 2 R^4) and 2 R Y,
-    each in at most m tree nodes (docs/errata.md, JKT-4: 2R-type sensitivities, R^2 for the
-    u tree when Y = R, m = floor(log2 T) + 1 levels); add/remove: R^2 and R Y. Tight
-    (default, JKT-4's decision): the two node vectors form one Gaussian mechanism with the
-    same std sigma = s sqrt(m) / mu*(eps, delta) on both, exact by Gaussian DP, where s
-    bounds the change of the stacked element (svec(x x^T), y x): under replace-one
-    s^2 = 2 R^4 + 2 R^2 Y^2 + Y^4/2 when Y^2 <= 2 R^2 (s = 3 R^2 / sqrt(2) at Y = R,
-    attained at <x, x'> = Y^2/2, y = -y' = Y), else s = 2 R Y (``outer_product_sensitivity``;
-    adding the two parts' bounds in quadrature would give sqrt(6) R^2 at Y = R, 15% more
-    noise). The released
-    svec(V_t) + N(0, sigma_t^2 I) (sigma_t^2 = ``variance(t)`` of the V counter, e.g.
-    popcount(t) sigma^2 for the tree), off-diagonals divided by sqrt(2) and mirrored, is a
-    symmetric V_t plus noise of variance sigma_t^2 on the diagonal and sigma_t^2 / 2 off
-    it: the law of JKT's full-matrix noise symmetrised, (A + A^T)/2, from half the draws
-    (docs/errata.md, JKT-5), not the upper triangle mirrored (sigma_t^2 off
-    the diagonal at the same sensitivity). Paper: each tree gets JKT's PrivateSum sigma
-    at (eps/2, delta/2) with bound R^2 and R as printed (the V tree's element norm is R^2
-    in either encoding); their exact composition is reported, and a
-    ``PaperCalibrationWarning`` says when it exceeds epsilon. Secure noise: both counters
-    round their parts to their grids g_V, g_u, which moves the stacked element by at most
-    sqrt(g_V^2 d_V + g_u^2 d)/2, d_V the V counter's dimension (d(d+1)/2 with ``fixes``:
-    less than the d^2 of vec), so s grows to s + sqrt(g_V^2 d_V + g_u^2 d) (replace-one;
-    half of the rounding term under add/remove), and sigma is calibrated through zCDP on
-    that sensitivity with dp-accounting's RDP accountant
-    (``dpol.learners._joint_counters.joint_zcdp``; 4-11% more std). Releases of the V
-    counter are exact grid values; dividing them by sqrt(2) is post-processing.
-    ``noise_ridge`` and the clipping radius are public constants: post-processing. So is
-    ``solves_per_doubling``: which steps are solved is a function of t, B and the horizon
-    alone, and a skipped step releases the w solved from earlier releases of the
-    counters, which still run (and are charged) at every step: the guarantee is the
-    every-step learner's.
-    ``outputs`` = K: u's element is (R / Y) vec(x y^T); ||x y^T - x' y'^T||_F^2 = ||x||^2
-    ||y||^2 + ||x'||^2 ||y'||^2 - 2 <x, x'> <y, y'> is the scalar one with y y' -> <y, y'>,
-    in the same range [-Y^2, Y^2]: s and the noise are the scalar labels' (_multi_output).
-
-    ``privacy`` is derived from ``privacy_events``, the events of the two counters that
-    run (``dpol.learners._joint_counters.joint_events``). Tight: one event of their
-    stacked release, Gaussian of multiplier sigma / (s sqrt(m)) (secure: the zCDP (xi,
-    rho) above), or the counters' own events where they prove as much (add/remove, where
-    s is their quadrature sum); either composes to epsilon (secure noise under
-    add/remove: a little below it, each counter's std being inflated by its own grid).
-    Paper: the two trees' own events, whose mu^2 add up to the real epsilon the warning
-    names. The relation is the learner's (the counters are built under it), and a window
-    counter's window reaches the guarantee through its events: ``counter="window"`` with
-    W < horizon gives window DP with window W, which a ``PrivacyBudget`` refuses to
-    charge; W >= horizon is DP.
+    Replace-one (or add/remove: ``neighbouring``), one stream element. Labels enter times
+    the public R / Y, so both counters' elements, svec(x x^T) (vec without ``fixes``) and
+    (R / Y) y x, are bounded by R; the solve, clipping, ``noise_ridge`` and the solve
+    schedule are post-processing. Sensitivity of the stacked element: s = 3 R^2 / sqrt(2)
+    under replace-one, sqrt(2) R^2 under add/remove (``outer_product_sensitivity``), in m
+    = floor(log2 T) + 1 tree nodes. Tight (default): one Gaussian mechanism of std sigma =
+    s sqrt(m) / mu*(epsilon, delta) on both counters, exact by Gaussian DP (JKT Theorem 3;
+    docs/errata.md, JKT-4); secure noise adds the grids' rounding to s and sizes the stds
+    on the counters' zCDP events (4-11% more std). Paper: JKT's PrivateSum sigma at
+    (epsilon/2, delta/2) per tree; a ``PaperCalibrationWarning`` names the real epsilon.
+    ``privacy`` is derived from ``privacy_events`` (the counters' joint events); a window
+    counter with W < horizon gives window DP. Derivation: docs/derivations/pqftl.md.
 
     Examples
     --------

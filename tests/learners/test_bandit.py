@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import pickle
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -544,13 +545,16 @@ def test_paper_calibration_refusals():
 
 def test_privacy_docstring_states_the_guarantee_and_the_erratum_decisions():
     doc = PrivateBanditFrankWolfe.__doc__
-    privacy = doc[doc.index("Privacy\n    -------"):doc.index("Examples\n")]
-    for phrase in ("replace-one", "2 (n/zeta) B", "mu*(epsilon, delta)", "h Delta_1 / epsilon",
-                   "Lemma 5.1", "Lemma 5.4", "PaperCalibrationWarning", "oblivious"):
+    privacy = " ".join(doc[doc.index("Privacy\n    -------"):doc.index("Examples\n")].split())
+    for phrase in ("Replace-one", "2 (n/zeta) B", "mu*(epsilon, delta)", "h Delta_1 / epsilon",
+                   "Lemmas 5.1, 5.4", "PaperCalibrationWarning",
+                   "docs/derivations/bandit_frank_wolfe.md"):
         assert phrase in privacy, phrase
-    # every decision of docs/errata.md's ENV entries, by its ID and the paper's location
-    flat = " ".join(privacy.split())
-    for decision in ("docs/errata.md", "ENV-1, Algorithm 1 line 14",
+    # the derivation it links holds every decision of docs/errata.md's ENV entries, by
+    # its ID and the paper's location
+    page = Path(__file__).resolve().parents[2] / "docs/derivations/bandit_frank_wolfe.md"
+    flat = " ".join(page.read_text().split())
+    for decision in ("errata.md", "oblivious", "ENV-1, Algorithm 1 line 14",
                      "1/2 ||x - c||^2 + eta <s~, x>", "ENV-2, Lemmas 5.1 and 5.4",
                      "per-summand sensitivities", "ENV-3",
                      "Lemma C.4, exactly one FW iteration per round", "x~_0 = c, s~_0 = 0",
