@@ -16,7 +16,7 @@ LIMIT = 80
 
 #: functions still over the limit, each being split by the change that owns it; an entry
 #: that has come under the limit fails too, so the list only shrinks
-LONG_FUNCTIONS: set[str] = {"dpol/adapters/registry.py::make_learner"}
+LONG_FUNCTIONS: set[str] = set()
 
 
 def function_lengths(source: str) -> dict[str, int]:

@@ -139,36 +139,11 @@ runs nothing); got []
 value runs its cells twice and stores them once; repeated: 1.0); got [1, 1.0]
     """
     from dpol.adapters.registry import LEARNERS
-    from dpol.counters import COUNTER_NAMES
     from dpol.datasets import DATASETS
 
     _unknown("", raw, TOP_KEYS)
-    grid = _unknown("grid", raw.get("grid", {}), GRID_KEYS)
-    for key in ("learners", "epsilons", "seeds", "datasets"):
-        if key not in grid:
-            raise fail(f"grid.{key}", "be given", None)
-    learners = _list("grid.learners", grid["learners"], LEARNERS.__contains__,
-                     f"name learners of {', '.join(LEARNERS)}")
-    datasets = _list("grid.datasets", grid["datasets"], DATASETS.__contains__,
-                     f"name data sets of {', '.join(DATASETS)}")
-    counters = _list("grid.counters", grid.get("counters", [None]),
-                     lambda v: v is None or v in COUNTER_NAMES,
-                     f"name counters of {', '.join(COUNTER_NAMES)}")
-    epsilons = [float(v) for v in _list("grid.epsilons", grid["epsilons"],
-                                        lambda v: _is_real(v) and v > 0,
-                                        "hold numbers > 0 (inf: no noise)")]
-    deltas = _list("grid.deltas", grid.get("deltas", [None]),
-                   lambda v: v is None or (_is_real(v) and 0 < v < 1), "hold numbers in (0, 1)")
-    deltas = [None if v is None else float(v) for v in deltas]
-    seeds = grid["seeds"]
-    if _is_int(seeds):  # a count: 0 is an empty grid
-        seeds = list(range(seeds)) if seeds >= 1 else []
-    seeds = _list("grid.seeds", seeds, lambda v: _is_int(v) and v >= 0,
-                  "be a count >= 1 or a list of integers >= 0")
-    for key, values in (("learners", learners), ("datasets", datasets),
-                        ("counters", counters), ("epsilons", epsilons), ("deltas", deltas),
-                        ("seeds", seeds)):
-        _distinct(f"grid.{key}", values, grid.get(key))
+    learners, datasets, counters, epsilons, deltas, seeds = _grid(
+        _unknown("grid", raw.get("grid", {}), GRID_KEYS))
     horizon = raw.get("horizon")
     if horizon is not None and not (_is_int(horizon) and horizon >= 1):
         raise fail("horizon", "be an integer >= 1", horizon)
@@ -197,6 +172,41 @@ value runs its cells twice and stores them once; repeated: 1.0); got [1, 1.0]
                           "calibration": calibration, "options": options.get(learner, {})})
     _preflight(cells)
     return SweepConfig(cells, base / (store or "sweep.sqlite"), run)
+
+
+def _grid(grid: dict) -> tuple[list, ...]:
+    """The grid's learners, data sets, counters, epsilons, deltas and seeds, each checked
+    (names known, numbers in range, no value twice)."""
+    from dpol.adapters.registry import LEARNERS
+    from dpol.counters import COUNTER_NAMES
+    from dpol.datasets import DATASETS
+
+    for key in ("learners", "epsilons", "seeds", "datasets"):
+        if key not in grid:
+            raise fail(f"grid.{key}", "be given", None)
+    learners = _list("grid.learners", grid["learners"], LEARNERS.__contains__,
+                     f"name learners of {', '.join(LEARNERS)}")
+    datasets = _list("grid.datasets", grid["datasets"], DATASETS.__contains__,
+                     f"name data sets of {', '.join(DATASETS)}")
+    counters = _list("grid.counters", grid.get("counters", [None]),
+                     lambda v: v is None or v in COUNTER_NAMES,
+                     f"name counters of {', '.join(COUNTER_NAMES)}")
+    epsilons = [float(v) for v in _list("grid.epsilons", grid["epsilons"],
+                                        lambda v: _is_real(v) and v > 0,
+                                        "hold numbers > 0 (inf: no noise)")]
+    deltas = _list("grid.deltas", grid.get("deltas", [None]),
+                   lambda v: v is None or (_is_real(v) and 0 < v < 1), "hold numbers in (0, 1)")
+    deltas = [None if v is None else float(v) for v in deltas]
+    seeds = grid["seeds"]
+    if _is_int(seeds):  # a count: 0 is an empty grid
+        seeds = list(range(seeds)) if seeds >= 1 else []
+    seeds = _list("grid.seeds", seeds, lambda v: _is_int(v) and v >= 0,
+                  "be a count >= 1 or a list of integers >= 0")
+    for key, values in (("learners", learners), ("datasets", datasets),
+                        ("counters", counters), ("epsilons", epsilons), ("deltas", deltas),
+                        ("seeds", seeds)):
+        _distinct(f"grid.{key}", values, grid.get(key))
+    return learners, datasets, counters, epsilons, deltas, seeds
 
 
 def _preflight(cells: list[dict]) -> None:
