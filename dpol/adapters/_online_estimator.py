@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpol._clip_warning import label_offset_advice, suggested_bound
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
-from dpol.accounting.calibration import resolve_delta
+from dpol.accounting.closed_forms import resolve_delta
 from dpol.adapters._private_prep import prepare
 from dpol.adapters._surface import speak_as
 from dpol.adapters.registry import LEARNERS, check_regression_learner, make_learner

@@ -8,9 +8,9 @@ from dpol._validation import _as_float_array, check_choice, check_int, fail
 from dpol.counters._base import Counter
 from dpol.counters._secure_release import SecureReleaseMixin, setup_encoder_grid
 from dpol.counters.strategies import BandedToeplitzStrategy
-from dpol.counters.strategies.banded_optimizer import optimal_band
+from dpol.counters.strategies.banded_toeplitz_optimizer import optimal_band
 from dpol.counters.strategies.blt_optimizer import OBJECTIVES
-from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+from dpol.counters.strategies.toeplitz_strategy import sqrt_toeplitz_coefficients
 
 __all__ = ["BandedToeplitzCounter"]
 

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from dpol._validation import check_choice, check_int
-from dpol.accounting.calibration import check_epsilon
+from dpol.accounting.closed_forms import check_epsilon
 from dpol.adapters.registry import make_learner
 from dpol.counters import COUNTER_NAMES, Counter, make_counter
 from dpol.errors import InvalidInputError, NonPrivateWarning, PaperCalibrationWarning

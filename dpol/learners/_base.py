@@ -17,7 +17,7 @@ import numpy as np
 
 from dpol._clip_warning import note_clipping
 from dpol._validation import as_matrix, as_vector, check_bound, check_choice, check_int, check_real
-from dpol.accounting.calibration import check_epsilon, resolve_delta
+from dpol.accounting.closed_forms import check_epsilon, resolve_delta
 from dpol.accounting.events import MechanismEvent, compose_dp_event, derived_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.clipping import clip_examples, clip_norms, exceeds_l2

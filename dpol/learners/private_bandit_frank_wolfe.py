@@ -7,7 +7,7 @@ import warnings
 
 from dpol._validation import check_choice, fail
 from dpol.accounting.calibrate import calibrate, noise_events
-from dpol.accounting.calibration import check_epsilon, resolve_delta
+from dpol.accounting.closed_forms import check_epsilon, resolve_delta
 from dpol.accounting.presets import (
     env_bandit_gaussian_sigma,
     env_bandit_laplace_scale,

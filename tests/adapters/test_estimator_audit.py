@@ -34,7 +34,7 @@ pytest.importorskip("sklearn")
 
 import dp_accounting
 
-from dpol.accounting.calibration import gaussian_epsilon, mu_star
+from dpol.accounting.closed_forms import gaussian_epsilon, mu_star
 from dpol.adapters import OnlineRegressor
 from dpol.adapters import _online_estimator as online_estimator
 from dpol.adapters import _private_prep as private_prep

@@ -20,9 +20,9 @@ from dpol.counters import (
     ToeplitzCounter,
     make_counter,
 )
-from dpol.counters.strategies.banded_optimizer import banded_loss, optimal_band
-from dpol.counters.strategies.dense_mean import diag_inverse_sqrt, mean_optimal_factors
-from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+from dpol.counters.strategies.banded_toeplitz_optimizer import banded_loss, optimal_band
+from dpol.counters.strategies.dense_mean_strategy import diag_inverse_sqrt, mean_optimal_factors
+from dpol.counters.strategies.toeplitz_strategy import sqrt_toeplitz_coefficients
 from dpol.errors import InvalidInputError
 
 from counter_cases import brute_force_sensitivity, make

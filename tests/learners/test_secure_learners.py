@@ -35,7 +35,7 @@ import pytest
 from learner_cases import svec_rows
 from variance_checks import check_same_variance
 
-from dpol.accounting.calibration import gaussian_noise_multiplier, zcdp_gaussian_noise_multiplier
+from dpol.accounting.closed_forms import gaussian_noise_multiplier, zcdp_gaussian_noise_multiplier
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners import (
     PrivateIncrementalERM,
@@ -46,7 +46,7 @@ from dpol.learners import (
     ProjectedIncrementalRegression,
 )
 from dpol.learners._joint_counters import outer_product_sensitivity
-from dpol.learners.noisy_projected_gradient import PrivateProjectedSGD
+from dpol.learners.private_projected_sgd import PrivateProjectedSGD
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.noise.discrete import grid_spacing
 from dpol.sets import L1Ball, L2Ball, Simplex

@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 from variance_checks import check_same_variance
 
-from dpol.accounting.calibration import (
+from dpol.accounting.closed_forms import (
     certified_epsilon,
     gaussian_epsilon,
     gaussian_noise_multiplier,

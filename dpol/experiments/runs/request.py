@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.calibration import check_epsilon
+from dpol.accounting.closed_forms import check_epsilon
 from dpol.adapters.registry import LEARNERS, LearnerSpec, check_features
 from dpol.datasets.files import NORMALIZATIONS
 from dpol.datasets.private_bounds import parse_bound
