@@ -32,7 +32,7 @@ def audit_configuration(*, counter: str | None = None, learner: str | None = Non
 
     Examples
     --------
-    >>> r = audit_configuration(counter="tree", runs=4000, seed=0)
+    >>> r = audit_configuration(counter="binary_tree", runs=4000, seed=0)
     >>> r.passed, r.claimed_epsilon
     (True, 1.0)
     """
