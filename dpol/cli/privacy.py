@@ -176,8 +176,8 @@ def _counter_table(ui, horizon: int, epsilon: float, delta: float, seed: int,
     for r in (r for r in rows if "skipped" in r):
         ui.console.print(f"{r['counter']}: skipped: {r['skipped']}")
     classes = ", ".join(f"{r['counter']} = {r['class']}" for r in rows if "class" in r)
-    ui.console.print(f"{classes} (tree: the binary tree counter). loss() = max_t "
-                     "variance(t)/z^2 at bound 1, add/remove; window-64 protects "
+    ui.console.print(f"{classes}. loss() = max_t "
+                     "variance(t)/z^2 at bound 1, add/remove; window_tree-64 protects "
                      "each element only in the 64 releases from its arrival (window DP).")
 
 
