@@ -93,8 +93,13 @@ def _conflicts(params: dict, given: list[str]) -> None:
         value = params[name]
         if name == "option":
             value = parse_options(value)
+        stored = saved.get(key)
+        if name in ("learner", "counter"):  # an old name is the same learner or counter
+            aliases = LEARNER_ALIASES if name == "learner" else COUNTER_ALIASES
+            value, stored = (aliases.get(v, v) if isinstance(v, str) else v
+                             for v in (value, stored))
         same = (os.path.realpath(value) == os.path.realpath(saved[key])  # however spelt
-                if name in ("out", "data") else value == saved.get(key))
+                if name in ("out", "data") else value == stored)
         if not same:
             held = ("no seed: fresh OS entropy" if name == "seed" and saved.get(key) is None
                     else "another seed" if name == "seed"

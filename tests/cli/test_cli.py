@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,6 +66,21 @@ def test_help_of_the_command_and_every_subcommand(app):
         result = invoke(app, [command, "--help"])
         assert result.exit_code == 0 and "Usage" in result.output, command
     assert "incremental_regression" in invoke(app, ["run", "--help"]).output
+
+
+def test_resume_reads_an_old_name_as_the_name_the_checkpoint_holds(monkeypatch):
+    import typer
+
+    from dpol.cli.run import _conflicts
+    from dpol.experiments.runs import checkpoint, output
+
+    monkeypatch.setattr(output, "find_checkpoint", lambda path: (path / "ckpt", path))
+    monkeypatch.setattr(checkpoint, "load_checkpoint", lambda folder: {"args": {
+        "learner": "online_frank_wolfe", "counter": "window_tree"}})
+    given = ["resume", "learner", "counter"]
+    _conflicts({"resume": Path("out"), "learner": "frank-wolfe", "counter": "window"}, given)
+    with pytest.raises(typer.Exit):  # another learner still conflicts
+        _conflicts({"resume": Path("out"), "learner": "ftal", "counter": "window"}, given)
 
 
 def test_run_csv_file_writes_iterates_losses_regret_plots_report(app, tmp_path):

@@ -92,7 +92,7 @@ def test_run_refuses_three_classes_for_a_binary_learner(app, tmp_path, flags):
     assert result.exit_code == 1, result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("dpol ")]
     assert len(errors) == 1 and "Traceback" not in result.output, result.stderr
-    assert "ridge-classifier, ridge-classifier-rff" in errors[0] and "igd" in errors[0]
+    assert "ridge_classifier, ridge_classifier_rff" in errors[0] and "igd" in errors[0]
     assert not out.exists()
 
 

@@ -17,7 +17,7 @@ B^T[I_k] from the last block (its columns start at block k: B is lower-triangula
 Lambda^T[I_k] from the first, only from column k m on (what the gradient reads). About
 5 m T^2 flops; every column is a solve of its own, so from T = 1024 on two column ranges
 run on two threads. L-BFGS starts from the banded Toeplitz band optimised for the mean
-(:mod:`.banded_optimizer`, milliseconds): 10% fewer steps than from the square-root band.
+(:mod:`.banded_toeplitz_optimizer`, milliseconds): 10% fewer steps than from the square-root band.
 """
 
 from __future__ import annotations

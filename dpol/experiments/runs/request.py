@@ -16,6 +16,7 @@ from pathlib import Path
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.closed_forms import check_epsilon
 from dpol.adapters.registry import LEARNERS, LearnerSpec, check_features, learner_name
+from dpol.counters import counter_name
 from dpol.datasets.files import NORMALIZATIONS
 from dpol.datasets.private_bounds import parse_bound
 from dpol.experiments.runs.checkpoint import CHECKPOINT
@@ -95,7 +96,8 @@ def check_request(args: dict, resumed: dict | None = None) -> RunRequest:
     dpol.errors.InvalidInputError: calibration must be one of 'tight', 'paper'; got 'exact'
     """
     learner, data = learner_name(args["learner"]), args["data"]  # an old name: its new one
-    args = {**args, "learner": learner}
+    args = {**args, "learner": learner, "counter": args["counter"] if args["counter"] is None
+            else counter_name(args["counter"])}
     saved = args
     if isinstance(data, (str, Path)) and str(data) != "-" and Path(data).is_file():
         saved = {**args, "data": str(Path(data).absolute())}  # a resume may start elsewhere
