@@ -18,7 +18,7 @@ Examples
 --------
 >>> sorted({c.learner for c in CASES.values()})[:3]
 ['OutputPerturbation', 'PrivateBanditFrankWolfe', 'PrivateFTAL']
->>> CASES["PrivateFTAL/window"].build(0).privacy.window
+>>> CASES["PrivateFTAL/window_tree"].build(0).privacy.window
 4
 """
 
