@@ -8,23 +8,22 @@ overridden through ``options``; ``fit_intercept`` wraps a linear learner in
 :class:`~dpol.learners.intercept.WithIntercept` (the adapters do, by default). The bandit
 learners (ask/tell, one scalar loss per round) take no (x, y) stream and are not listed.
 
-Names use underscores (docs/architecture.md, Names); the hyphenated names of earlier
-releases stay accepted as :data:`LEARNER_ALIASES`. The adapters' default learners,
-:data:`DEFAULT_LEARNERS`, are ``ridge_classifier`` and ``ridge``: PQFTL (JKT Alg. 4) with
-ridge alpha = 0.01 and its noise ridge, its sums released by the BLT counter, with an
-intercept and the averaged releases (:mod:`dpol.learners.postprocess`). Measured at
-epsilon = 1 / 10, held-out mean [worst of 5 seeds] (``benchmarks/utility.py``'s split and
-preprocessing), against the majority class or the training mean: river's Shuttle 0.997
-[0.997] / 0.997 (majority 0.933), breast cancer 0.932 [0.877] / 0.940 (0.649), Phishing
-0.858 [0.836] / 0.873 (0.572), diabetes R^2 0.125 [0.093] / 0.325 (-0.011); prequential
-accuracy 0.992 / 0.826 / 0.843 on Shuttle / breast cancer / Phishing. With the binary
-tree's sums instead (the paper's counter, still used under ``calibration="paper"``):
-0.997, 0.911, 0.838, R^2 0.049 [0.010] held out, 0.991 / 0.800 / 0.792 prequential. The
-former defaults (``igd`` and ``pqftl``, last release, no intercept) scored 0.716, 0.374,
-0.515 and R^2 0.042 [-0.090]. IGD with an intercept and averaging matches the default on
-Shuttle (0.997) but not on the small sets (breast cancer 0.596 [0.289] at epsilon = 1),
-where its output noise (std proportional to 1/(alpha sqrt T)) drowns it; POL with an
-intercept 0.789 / 0.754 / 0.981 (breast cancer / Phishing / Shuttle).
+The adapters' default learners, :data:`DEFAULT_LEARNERS`, are ``ridge_classifier`` and
+``ridge``: PQFTL (JKT Alg. 4) with ridge alpha = 0.01 and its noise ridge, its sums
+released by the BLT counter, with an intercept and the averaged releases
+(:mod:`dpol.learners.postprocess`). Measured at epsilon = 1 / 10, held-out mean [worst of
+5 seeds] (``benchmarks/utility.py``'s split and preprocessing), against the majority class
+or the training mean: river's Shuttle 0.997 [0.997] / 0.997 (majority 0.933), breast
+cancer 0.932 [0.877] / 0.940 (0.649), Phishing 0.858 [0.836] / 0.873 (0.572), diabetes
+R^2 0.125 [0.093] / 0.325 (-0.011); prequential accuracy 0.992 / 0.826 / 0.843 on
+Shuttle / breast cancer / Phishing. With the binary tree's sums instead (the paper's
+counter, still used under ``calibration="paper"``): 0.997, 0.911, 0.838, R^2 0.049
+[0.010] held out, 0.991 / 0.800 / 0.792 prequential. The former defaults (``igd`` and
+``pqftl``, last release, no intercept) scored 0.716, 0.374, 0.515 and R^2 0.042
+[-0.090]. IGD with an intercept and averaging matches the default on Shuttle (0.997) but
+not on the small sets (breast cancer 0.596 [0.289] at epsilon = 1), where its output
+noise (std proportional to 1/(alpha sqrt T)) drowns it; POL with an intercept 0.789 /
+0.754 / 0.981 (breast cancer / Phishing / Shuttle).
 """
 
 from __future__ import annotations
@@ -219,8 +218,7 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                 "classification", "blt", _tuned_ridge, paper_counter="binary_tree",
                 features=(N_RANDOM_FEATURES, 0.8)),
 )}
-#: old learner names, still accepted: each is read as the name it maps to (outputs,
-#: reports and sweep stores carry that canonical name)
+#: old learner names, still accepted as the names they map to (docs/architecture.md, Names)
 LEARNER_ALIASES = {"frank-wolfe": "online_frank_wolfe", **{
     old: old.replace("-", "_") for old in ("incremental-regression", "incremental-erm",
                                            "ridge-classifier", "ridge-classifier-rff")}}
