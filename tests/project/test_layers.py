@@ -8,6 +8,7 @@ same layer or a lower one, and no group of modules may import each other in a cy
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,6 +73,7 @@ def _edges(source: str, mod: str, is_package: bool, mods: dict[str, Path]) -> di
     return edges
 
 
+@functools.cache  # read once per session: every test here asks for it
 def _graph() -> dict[str, dict[str, int]]:
     """module -> {imported dpol module: line}, for every module of dpol."""
     mods = _modules()
