@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.datasets import load_digits, load_iris
 from sklearn.model_selection import train_test_split
 
-from dpol.accounting.calibration import gaussian_epsilon, mu_star
+from dpol.accounting.closed_forms import gaussian_epsilon, mu_star
 from dpol.learners import PrivateQuadraticFTL
 from dpol.learners.intercept import WithIntercept
 

@@ -40,7 +40,7 @@ from dpol.counters.strategies import (
     HonakerStrategy,
     ToeplitzStrategy,
     TreeStrategy,
-    banded_optimizer,
+    banded_toeplitz_optimizer,
     blt_optimizer,
 )
 from dpol.counters.strategies.banded_matrix_optimizer import optimal_banded_matrix
@@ -62,11 +62,11 @@ def strategies(horizon: int, separation: int) -> dict[str, object]:
         "blt (max)": BltStrategy(horizon, *blt_optimizer.optimal_blt_parameters(horizon)),
         "blt (mean)": BltStrategy(horizon, *blt_optimizer.optimal_blt_parameters(
             horizon, objective="mean")),
-        "banded-64 (mean)": BandedToeplitzStrategy(horizon, small, banded_optimizer.optimal_band(
-            horizon, small, "mean")),
+        "banded-64 (mean)": BandedToeplitzStrategy(
+            horizon, small, banded_toeplitz_optimizer.optimal_band(horizon, small, "mean")),
         "banded-sep (sqrt band)": BandedToeplitzStrategy(horizon, wide),
-        "banded-sep (mean)": BandedToeplitzStrategy(horizon, wide, banded_optimizer.optimal_band(
-            horizon, wide, "mean")),
+        "banded-sep (mean)": BandedToeplitzStrategy(
+            horizon, wide, banded_toeplitz_optimizer.optimal_band(horizon, wide, "mean")),
     }
     if horizon <= DENSE_MAX:
         out["dense mean-optimal"] = DenseMeanStrategy(horizon)

@@ -45,9 +45,9 @@ from dpol.counters.strategies import (
     ToeplitzStrategy,
     TreeStrategy,
     banded_matrix_optimizer,
-    banded_optimizer,
+    banded_toeplitz_optimizer,
     blt_optimizer,
-    dense_mean,
+    dense_mean_strategy,
 )
 
 DENSE_MAX = 1024  # jax_privacy's dense optimum takes O(T^3) a step: 40 s at T = 1024
@@ -64,8 +64,8 @@ def _blt(objective):
 
 def _banded(objective):
     def build(horizon):
-        banded_optimizer._optimized.cache_clear()
-        band = None if objective is None else banded_optimizer.optimal_band(
+        banded_toeplitz_optimizer._optimized.cache_clear()
+        band = None if objective is None else banded_toeplitz_optimizer.optimal_band(
             horizon, BANDS, objective)
         return BandedToeplitzStrategy(horizon, BANDS, band)
     return build
@@ -78,7 +78,7 @@ def _banded_matrix(horizon):
 
 
 def _dense(horizon):
-    dense_mean._factors.cache_clear()
+    dense_mean_strategy._factors.cache_clear()
     return DenseMeanStrategy(horizon)
 
 

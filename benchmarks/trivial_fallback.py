@@ -33,7 +33,7 @@ from _utility_data import GROUPS, group_of, prepare
 from _utility_dpol import _make, default_learners, delta_for
 
 from dpol._seeding import spawn_seeds
-from dpol.accounting.calibration import mu_star
+from dpol.accounting.closed_forms import mu_star
 from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
 
 BINARY = ("phishing", "bananas", "shuttle", "breast-cancer", "synthetic-logistic",

@@ -57,6 +57,18 @@ _DOCUMENT = "state.json"
 _KINDS = frozenset({"list", "dict", "tuple", "set", "frozenset", "array", "objects", "path",
                     "seedseq", "generator", "type", "function", "method", "enum", "object"})
 _FORMAT = "dpol-state-1"
+_STRATEGIES = "dpol.counters.strategies"
+#: modules renamed since state files were first written, old path -> new: a file names
+#: the module a class was defined in when it was written (CHANGELOG, "Names")
+MOVED_MODULES = {
+    **{f"{_STRATEGIES}.{m}": f"{_STRATEGIES}.{m}_strategy" for m in (
+        "banded_matrix", "banded_toeplitz", "blt", "dense_mean", "honaker", "padded_tree",
+        "toeplitz", "tree", "unbounded_tree", "window_tree")},
+    f"{_STRATEGIES}.banded_optimizer": f"{_STRATEGIES}.banded_toeplitz_optimizer",
+    "dpol.counters._bits": f"{_STRATEGIES}._bits",
+    "dpol.accounting.calibration": "dpol.accounting.closed_forms",
+    "dpol.learners.noisy_projected_gradient": "dpol.learners.private_projected_sgd",
+}
 
 
 class StateFileError(DpolError, ValueError):
@@ -294,10 +306,16 @@ class _Decoder:
 
 def _class(path: object, kind: type = type) -> type:
     """The class (or function, ``kind``) named ``module:qualname``, only from dpol or
-    dp-accounting and only where it is defined (a name a module imports is refused)."""
+    dp-accounting and only where it is defined (a name a module imports is refused); a
+    module of :data:`MOVED_MODULES` is read at its new path.
+
+    >>> _class("dpol.counters.strategies.blt:BltStrategy").__module__
+    'dpol.counters.strategies.blt_strategy'
+    """
     if not isinstance(path, str) or path.count(":") != 1:
         raise StateFileError(f"bad class name {path!r:.80}")
     module, qualname = path.split(":")
+    module = MOVED_MODULES.get(module, module)
     if not _allowed(module) or not all(p.isidentifier() for p in (*module.split("."),
                                                                     *qualname.split("."))):
         raise StateFileError(f"refused class {path!r:.80} (only classes of "

@@ -17,7 +17,7 @@ import numpy as np
 from dpol.errors import fail
 
 __all__ = ["BOUND_RANGE", "as_matrix", "as_vector", "check_bound", "check_choice",
-           "check_int", "check_real", "fail"]
+           "check_int", "check_name", "check_real", "fail"]
 
 
 def check_real(
@@ -128,6 +128,29 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise fail(name, f"be one of {', '.join(map(repr, choices))}", value)
     return value
+
+
+def check_name(name: str, value: object, names: tuple[str, ...],
+               aliases: dict[str, str]) -> str:
+    """The canonical name for ``value``: one of ``names``, or an old name in ``aliases``
+    (old name -> canonical name), which is read as its canonical name. The registries
+    of counters and learners resolve their names here (docs/architecture.md, Names).
+
+    Examples
+    --------
+    >>> check_name("counter", "window", ("window_tree", "blt"), {"window": "window_tree"})
+    'window_tree'
+    >>> check_name("counter", "windows", ("window_tree", "blt"), {"window": "window_tree"})
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: counter must be one of 'window_tree', 'blt' (or an old \
+name: 'window' for 'window_tree'); got 'windows'
+    """
+    if isinstance(value, str) and aliases.get(value, value) in names:
+        return aliases.get(value, value)
+    old = ", ".join(f"{a!r} for {c!r}" for a, c in aliases.items())
+    raise fail(name, f"be one of {', '.join(map(repr, names))}"
+               + (f" (or an old name: {old})" if aliases else ""), value)
 
 
 def _as_float_array(name: str, value: object) -> np.ndarray:

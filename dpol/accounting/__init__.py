@@ -5,7 +5,7 @@ and the PrivacyBudget odometer (L1)."""
 from dpol.accounting import presets
 from dpol.accounting.budget import PrivacyBudget
 from dpol.accounting.calibrate import calibrate, composed_epsilon, noise_events
-from dpol.accounting.calibration import (
+from dpol.accounting.closed_forms import (
     CALIBRATIONS,
     DEFAULT_DELTA,
     certified_epsilon,

@@ -17,13 +17,13 @@ checked at z = 1 and z = 2):
 * Gaussian events of multipliers c_i z compose into one Gaussian of mu = mu_1 / z with
   mu_1 = sqrt(sum 1/c_i^2) (Dong, Roth, Su 2019, Corollary 3.3), so z = mu_1 /
   mu*(epsilon, delta), mu* = 1/z* with z* the exact analytic-Gaussian multiplier (Balle,
-  Wang 2018; :func:`~dpol.accounting.calibration.gaussian_noise_multiplier`), and z = z*
+  Wang 2018; :func:`~dpol.accounting.closed_forms.gaussian_noise_multiplier`), and z = z*
   for one Gaussian;
 * pure events (Laplace, or a stated ``pure_epsilon``) of epsilon e_1 / z add up, so
   z = e_1 / epsilon;
 * zCDP events of rho_1 / z^2 (xi fixed) add up (Bun, Steinke 2016, Lemma 2.3), so
   z = sqrt(2 rho_1) z_zCDP(epsilon, delta, xi)
-  (:func:`~dpol.accounting.calibration.zcdp_gaussian_noise_multiplier`).
+  (:func:`~dpol.accounting.closed_forms.zcdp_gaussian_noise_multiplier`).
 
 Anything else (a mix of kinds, events that do not scale with z, sampled or windowed
 compositions the accountants handle) goes through dp-accounting's generic
@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dpol._validation import check_real, fail
-from dpol.accounting.calibration import (
+from dpol.accounting.closed_forms import (
     check_epsilon,
     gaussian_noise_multiplier,
     mu_star,
@@ -201,7 +201,7 @@ def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
         z -> the mechanism's ``MechanismEvent`` s at noise multiplier z (more noise for
         larger z: the composed epsilon must not increase with z).
     epsilon : float
-        The target, in :data:`~dpol.accounting.calibration.EPSILON_RANGE` (the rule every
+        The target, in :data:`~dpol.accounting.closed_forms.EPSILON_RANGE` (the rule every
         learner and counter checks its ``epsilon`` by); ``inf`` asks for no noise (0.0
         is returned).
     delta : float
@@ -224,7 +224,7 @@ def calibrate(events_of: EventsOf, epsilon: float, delta: float) -> float:
 
     Examples
     --------
-    >>> from dpol.accounting.calibration import gaussian_noise_multiplier
+    >>> from dpol.accounting.closed_forms import gaussian_noise_multiplier
     >>> gauss = lambda z: [MechanismEvent(dp_accounting.GaussianDpEvent(z))]
     >>> calibrate(gauss, 1.0, 1e-5) == gaussian_noise_multiplier(1.0, 1e-5)
     True

@@ -49,7 +49,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.calibration import gaussian_epsilon, zcdp_epsilon
+from dpol.accounting.closed_forms import gaussian_epsilon, zcdp_epsilon
 from dpol.accounting.guarantee import ELEMENT, NEIGHBOURING_RELATIONS, PrivacyGuarantee
 from dpol.noise._dp_accounting import dp_accounting
 

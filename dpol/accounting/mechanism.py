@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 
 from dpol._validation import check_choice, check_real, fail
-from dpol.accounting.calibration import CALIBRATIONS
+from dpol.accounting.closed_forms import CALIBRATIONS
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
 
 __all__ = ["MECHANISM_FIELDS", "Mechanism", "merge_mechanism"]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dpol._validation import fail
-from dpol.accounting.calibration import resolve_delta
+from dpol.accounting.closed_forms import resolve_delta
 from dpol.learners._base import OnlineLearner
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.postprocess import label_bound

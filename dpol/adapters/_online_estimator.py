@@ -20,7 +20,12 @@ from dpol._validation import fail
 from dpol.adapters._fallback import check_fallback, with_fallback
 from dpol.adapters._private_prep import prepare
 from dpol.adapters._surface import speak_as
-from dpol.adapters.registry import LEARNERS, check_regression_learner, make_learner
+from dpol.adapters.registry import (
+    LEARNER_ALIASES,
+    LEARNERS,
+    check_regression_learner,
+    make_learner,
+)
 from dpol.errors import HorizonExceededError, LabelOffsetWarning
 from dpol.learners import PrivateKernelRegression
 from dpol.learners._wrapper import predict_rows
@@ -47,7 +52,9 @@ class OnlineEstimator(BaseEstimator):
 
     @property
     def _learner_name(self) -> str:
-        return self.learner
+        """``learner`` by its canonical name (an old name of LEARNER_ALIASES read as it)."""
+        return (LEARNER_ALIASES.get(self.learner, self.learner)
+                if isinstance(self.learner, str) else self.learner)
 
     def _seeds(self) -> tuple[object, object, object]:
         """(learner's, centre's, fallback's): None (fresh OS entropy) for

@@ -5,7 +5,7 @@
 releases per-feature 10% / 90% quantiles and the bounds after scaling
 (:func:`dpol.datasets.private_scaling.private_scaling`). Either spends
 ``bounds_budget * epsilon``. Then, for a least-squares learner, ``centre_budget`` of the
-rest (a share of its Gaussian budget, :func:`dpol.accounting.calibration.gaussian_share`)
+rest (a share of its Gaussian budget, :func:`dpol.accounting.closed_forms.gaussian_share`)
 releases the labels' mean b (:func:`dpol.datasets.private_label_mean.private_label_mean`:
 the trivial model; kept only where it exceeds 3 times its public noise std, else 0,
 so that a centre drowned by noise costs nothing), and the learner fits y - b within
@@ -33,7 +33,7 @@ import numpy as np
 
 from dpol._clip_warning import FRACTION, MIN_ROWS, suggested_bound
 from dpol._validation import check_choice, check_real, fail
-from dpol.accounting.calibration import check_epsilon, gaussian_share, resolve_delta
+from dpol.accounting.closed_forms import check_epsilon, gaussian_share, resolve_delta
 from dpol.accounting.events import MechanismEvent, compose_guarantee
 from dpol.datasets.private_bounds import PrivateBounds, parse_bound, private_bounds
 from dpol.datasets.private_label_mean import PrivateLabelMean, private_label_mean

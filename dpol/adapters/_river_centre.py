@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpol._validation import check_int, check_real, fail
-from dpol.accounting.calibration import resolve_delta
+from dpol.accounting.closed_forms import resolve_delta
 from dpol.accounting.events import compose_guarantee
 from dpol.adapters._fallback import tagged_seed
 from dpol.adapters._private_prep import release_centre

@@ -8,21 +8,22 @@ overridden through ``options``; ``fit_intercept`` wraps a linear learner in
 :class:`~dpol.learners.intercept.WithIntercept` (the adapters do, by default). The bandit
 learners (ask/tell, one scalar loss per round) take no (x, y) stream and are not listed.
 
-The adapters' default learners, :data:`DEFAULT_LEARNERS`, are ``ridge-classifier`` and
-``ridge``: PQFTL (JKT Alg. 4) with ridge alpha = 0.01 and its noise ridge, its sums released by
-the BLT counter, with an intercept and the averaged releases
-(:mod:`dpol.learners.postprocess`). Measured at epsilon = 1 / 10, held-out mean [worst of 5
-seeds] (``benchmarks/utility.py``'s split and preprocessing), against the majority class or the
-training mean: river's Shuttle 0.997 [0.997] / 0.997 (majority 0.933), breast cancer 0.932
-[0.877] / 0.940 (0.649), Phishing 0.858 [0.836] / 0.873 (0.572), diabetes R^2 0.125 [0.093] /
-0.325 (-0.011); prequential accuracy 0.992 / 0.826 / 0.843 on Shuttle / breast cancer /
-Phishing. With the binary tree's sums instead (the paper's counter, still used under
-``calibration="paper"``): 0.997, 0.911, 0.838, R^2 0.049 [0.010] held out, 0.991 / 0.800 /
-0.792 prequential. The former defaults (``igd`` and ``pqftl``, last release, no intercept)
-scored 0.716, 0.374, 0.515 and R^2 0.042 [-0.090]. IGD with an intercept and averaging matches
-the default on Shuttle (0.997) but not on the small sets (breast cancer 0.596 [0.289] at
-epsilon = 1), where its output noise (std proportional to 1/(alpha sqrt T)) drowns it; POL with
-an intercept 0.789 / 0.754 / 0.981 (breast cancer / Phishing / Shuttle).
+The adapters' default learners, :data:`DEFAULT_LEARNERS`, are ``ridge_classifier`` and
+``ridge``: PQFTL (JKT Alg. 4) with ridge alpha = 0.01 and its noise ridge, its sums
+released by the BLT counter, with an intercept and the averaged releases
+(:mod:`dpol.learners.postprocess`). Measured at epsilon = 1 / 10, held-out mean [worst of
+5 seeds] (``benchmarks/utility.py``'s split and preprocessing), against the majority class
+or the training mean: river's Shuttle 0.997 [0.997] / 0.997 (majority 0.933), breast
+cancer 0.932 [0.877] / 0.940 (0.649), Phishing 0.858 [0.836] / 0.873 (0.572), diabetes
+R^2 0.125 [0.093] / 0.325 (-0.011); prequential accuracy 0.992 / 0.826 / 0.843 on
+Shuttle / breast cancer / Phishing. With the binary tree's sums instead (the paper's
+counter, still used under ``calibration="paper"``): 0.997, 0.911, 0.838, R^2 0.049
+[0.010] held out, 0.991 / 0.800 / 0.792 prequential. The former defaults (``igd`` and
+``pqftl``, last release, no intercept) scored 0.716, 0.374, 0.515 and R^2 0.042
+[-0.090]. IGD with an intercept and averaging matches the default on Shuttle (0.997) but
+not on the small sets (breast cancer 0.596 [0.289] at epsilon = 1), where its output
+noise (std proportional to 1/(alpha sqrt T)) drowns it; POL with an intercept 0.789 /
+0.754 / 0.981 (breast cancer / Phishing / Shuttle).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpol._validation import check_choice, check_int, check_real, fail
+from dpol._validation import check_choice, check_int, check_name, check_real, fail
 from dpol.accounting.mechanism import Mechanism, merge_mechanism
 from dpol.evaluation import best_fixed_point
 from dpol.learners import (
@@ -55,9 +56,9 @@ from dpol.learners.random_features import BANDWIDTH, N_RANDOM_FEATURES, WithRand
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
-__all__ = ["DEFAULT_LEARNERS", "GIGA_LOGISTIC_ALPHA", "LEARNERS", "LearnerSpec",
-           "check_features", "check_regression_learner", "comparator", "logistic_options",
-           "make_learner", "zero_point"]
+__all__ = ["DEFAULT_LEARNERS", "GIGA_LOGISTIC_ALPHA", "LEARNERS", "LEARNER_ALIASES",
+           "LearnerSpec", "check_features", "check_regression_learner", "comparator",
+           "learner_name", "logistic_options", "make_learner", "zero_point"]
 
 #: regularisation of the logistic learners and the ball that holds their optimum
 LOGISTIC_ALPHA = 0.01
@@ -108,12 +109,12 @@ class LearnerSpec:
     --------
     >>> spec = LEARNERS["ftal"]
     >>> spec.cls.__name__, spec.task, spec.counter
-    ('PrivateFTAL', 'regression', 'window')
+    ('PrivateFTAL', 'regression', 'window_tree')
     >>> kw = spec.defaults(3, 1.0, 1.0)  # d = 3, ||x|| <= 1, |y| <= 1
     >>> kw["loss"], kw["domain"]
     (Regularized(SquaredLoss(x_bound=1.0, y_bound=1.0), alpha=0.5), L2Ball(dim=3, radius=1.0))
     >>> sorted(name for name, s in LEARNERS.items() if s.counter is None)  # no counter
-    ['giga', 'igd', 'incremental-erm', 'kernel', 'pol']
+    ['giga', 'igd', 'incremental_erm', 'kernel', 'pol']
     """
 
     name: str
@@ -131,7 +132,7 @@ class LearnerSpec:
         """The counter this learner sums with by default under ``calibration``.
 
         >>> LEARNERS["ridge"].counter_for("tight"), LEARNERS["ridge"].counter_for("paper")
-        ('blt', 'tree')
+        ('blt', 'binary_tree')
         """
         if calibration == "paper" and self.paper_counter is not None:
             return self.paper_counter
@@ -166,7 +167,7 @@ def _tuned_ridge(dim: int, xb: float, yb: float) -> dict:
 #: every learner by its name on the command line and in the adapters, with its defaults
 LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
     LearnerSpec("pqftl", "JKT Alg. 4: private follow-the-leader, ridge alpha=1 (tree sums)",
-                PrivateQuadraticFTL, "regression", "tree",
+                PrivateQuadraticFTL, "regression", "binary_tree",
                 lambda d, xb, yb: {"alpha": 1.0, "bound": xb, "y_bound": yb}),
     LearnerSpec("igd", "JKT Alg. 2: private implicit gradient descent, logistic, alpha=0.01",
                 PrivateIGD, "classification", None,
@@ -174,19 +175,19 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
     LearnerSpec("giga", "JKT Alg. 3: private GIGA, ridge alpha=1 on the unit ball",
                 PrivateGIGA, "regression", None, _ridge(1.0)),
     LearnerSpec("ftal", "WDP-COCOP: private FTAL, ridge alpha=0.5, window W = T",
-                PrivateFTAL, "regression", "window", _ridge(0.5)),
+                PrivateFTAL, "regression", "window_tree", _ridge(0.5)),
     LearnerSpec("ftrl", "DP-FTRL (Kairouz et al. 2021): private FTRL with lazy projection, "
                 "least squares on the unit ball (BLT sums; epochs= for several passes)",
                 PrivateFTRL, "regression", "blt",
                 lambda d, xb, yb: {"loss": SquaredLoss(x_bound=xb, y_bound=yb),
                                    "domain": L2Ball(d, 1.0)}),
-    LearnerSpec("frank-wolfe", "WDP-COCOL: private online Frank-Wolfe, ridge alpha=1, W = T",
-                PrivateOnlineFrankWolfe, "regression", "window", _ridge(1.0)),
-    LearnerSpec("incremental-regression", "KNJ PrivIncReg1: tree sums + noisy projected "
+    LearnerSpec("online_frank_wolfe", "WDP-COCOL: private online Frank-Wolfe, ridge alpha=1, "
+                "W = T", PrivateOnlineFrankWolfe, "regression", "window_tree", _ridge(1.0)),
+    LearnerSpec("incremental_regression", "KNJ PrivIncReg1: tree sums + noisy projected "
                 "gradient, least squares on the unit ball", PrivateIncrementalRegression,
-                "regression", "tree", lambda d, xb, yb: {"domain": L2Ball(d, 1.0),
+                "regression", "binary_tree", lambda d, xb, yb: {"domain": L2Ball(d, 1.0),
                                                           "x_bound": xb, "y_bound": yb}),
-    LearnerSpec("incremental-erm", "KNJ Mechanism 1: private batch ERM every tau steps, "
+    LearnerSpec("incremental_erm", "KNJ Mechanism 1: private batch ERM every tau steps, "
                 "least squares on the unit ball", PrivateIncrementalERM, "regression", None,
                 lambda d, xb, yb: {"loss": SquaredLoss(x_bound=xb, y_bound=yb),
                                    "domain": L2Ball(d, 1.0)}),
@@ -201,26 +202,37 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
     LearnerSpec("ridge", "JKT Alg. 4 (PQFTL) as private ridge regression: alpha=0.01, noise "
                 "ridge (BLT sums; tree under paper calibration); the adapters' default "
                 "regressor", PrivateQuadraticFTL, "regression", "blt", _tuned_ridge,
-                paper_counter="tree"),
-    LearnerSpec("ridge-classifier", "JKT Alg. 4 (PQFTL), least squares on labels +-1 "
+                paper_counter="binary_tree"),
+    LearnerSpec("ridge_classifier", "JKT Alg. 4 (PQFTL), least squares on labels +-1 "
                 "(alpha=0.01, noise ridge, BLT sums; tree under paper calibration)",
                 PrivateQuadraticFTL, "classification", "blt", _tuned_ridge,
-                paper_counter="tree"),
-    LearnerSpec("ridge-classifier-rff", "ridge-classifier on [0.8 x, 0.6 phi(x)], phi 32 "
+                paper_counter="binary_tree"),
+    LearnerSpec("ridge_classifier_rff", "ridge_classifier on [0.8 x, 0.6 phi(x)], phi 32 "
                 "random Fourier features (bandwidth 0.2 x_bound): a linear model beside a "
                 "kernel one; the adapters' default classifier", PrivateQuadraticFTL,
-                "classification", "blt", _tuned_ridge, paper_counter="tree",
+                "classification", "blt", _tuned_ridge, paper_counter="binary_tree",
                 features=(N_RANDOM_FEATURES, 0.8)),
 )}
+#: old learner names, still accepted as the names they map to (docs/architecture.md, Names)
+LEARNER_ALIASES = {"frank-wolfe": "online_frank_wolfe", **{
+    old: old.replace("-", "_") for old in ("incremental-regression", "incremental-erm",
+                                           "ridge-classifier", "ridge-classifier-rff")}}
 
 #: the adapters' default learner per task (module docstring: the figures behind it)
-DEFAULT_LEARNERS = {"classification": "ridge-classifier-rff", "regression": "ridge"}
+DEFAULT_LEARNERS = {"classification": "ridge_classifier_rff", "regression": "ridge"}
+
+
+def learner_name(name: object) -> str:
+    """The canonical name of a name of :data:`LEARNERS` or :data:`LEARNER_ALIASES`.
+
+    >>> learner_name("frank-wolfe"), learner_name("ridge")
+    ('online_frank_wolfe', 'ridge')
+    """
+    return check_name("learner", name, tuple(LEARNERS), LEARNER_ALIASES)
 
 
 def _spec(name: object) -> LearnerSpec:
-    if not isinstance(name, str) or name not in LEARNERS:
-        raise fail("learner", f"be one of {', '.join(LEARNERS)}", name)
-    return LEARNERS[name]
+    return LEARNERS[learner_name(name)]
 
 
 def check_features(name: str, fit_intercept: object, random_features: object) -> int | None:
@@ -253,9 +265,10 @@ def check_regression_learner(name: object, who: str) -> None:
     Traceback (most recent call last):
     ...
     dpol.errors.InvalidInputError: learner must be a regression learner for
-    OnlineRegressor (one of frank-wolfe, ftal, ftrl, giga, incremental-erm,
-    incremental-regression, kernel, pqftl, ridge); got 'igd'
+    OnlineRegressor (one of ftal, ftrl, giga, incremental_erm, incremental_regression,
+    kernel, online_frank_wolfe, pqftl, ridge); got 'igd'
     """
+    name = LEARNER_ALIASES.get(name, name) if isinstance(name, str) else name
     if isinstance(name, str) and name in LEARNERS and LEARNERS[name].task != "regression":
         regression = sorted(k for k, v in LEARNERS.items() if v.task == "regression")
         raise fail("learner", f"be a regression learner for {who} (one of "

@@ -17,7 +17,7 @@ By default the learner fits an intercept (``fit_intercept=True``, a constant fea
 :class:`~dpol.learners.intercept.WithIntercept`) and predicts with its post-processed
 model, the s^2-weighted mean of its releases, a least-squares prediction clipped to
 ``y_bound`` (:mod:`dpol.learners.postprocess`); the default learners are ``ridge`` and
-``ridge-classifier`` (:data:`dpol.adapters.registry.DEFAULT_LEARNERS`, measured there).
+``ridge_classifier`` (:data:`dpol.adapters.registry.DEFAULT_LEARNERS`, measured there).
 On river's Phishing (prequential accuracy over its 1,000-row stream, 5 seeds, epsilon =
 1) the default classifier scores 0.79 (the former default, ``igd``'s last release:
 0.51; the majority class 0.56).
@@ -54,6 +54,7 @@ from dpol.adapters._river_centre import CENTRE_ROWS, FirstBlockCentre, check_cen
 from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import (
     DEFAULT_LEARNERS,
+    LEARNER_ALIASES,
     LEARNERS,
     check_regression_learner,
     make_learner,
@@ -281,7 +282,7 @@ class RiverClassifier(_DictFeatures, _Classifier):
     """A private online classifier on dict features (river API).
 
     Parameters are those of :class:`RiverRegressor`, with ``learner`` defaulting to
-    ``"ridge-classifier"`` (least squares on the labels -1 / +1), and ``classes``: None
+    ``"ridge_classifier"`` (least squares on the labels -1 / +1), and ``classes``: None
     (default) for bool labels, a truthy one +1; else the K >= 2 labels, declared before
     the stream as the learner's outputs are (a stream's classes cannot be learnt as they
     come: K fixes the noise). K > 2 classes stream one-hot rows through one Gram matrix
@@ -337,7 +338,8 @@ class RiverClassifier(_DictFeatures, _Classifier):
             classes = tuple(classes)
             if len(classes) < 2 or len(set(classes)) != len(classes):
                 raise fail("classes", "be at least 2 distinct labels", classes)
-            if len(classes) > 2 and learner not in MULTI_CLASS_LEARNERS:
+            name = LEARNER_ALIASES.get(learner, learner) if isinstance(learner, str) else None
+            if len(classes) > 2 and name not in MULTI_CLASS_LEARNERS:
                 raise fail("learner", f"fit {len(classes)} classes: a ridge classifier "
                            "(PQFTL's outputs)", learner)
         self.classes = classes

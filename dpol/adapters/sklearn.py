@@ -20,7 +20,7 @@ those runs. Parameters are stored as passed and checked in ``fit`` (scikit-learn
 convention); learned state ends in ``_``.
 
 The default learners (:data:`dpol.adapters.registry.DEFAULT_LEARNERS`: ``ridge`` and
-``ridge-classifier``, PQFTL with alpha = 0.01 and its noise ridge) were chosen on
+``ridge_classifier``, PQFTL with alpha = 0.01 and its noise ridge) were chosen on
 held-out scores at epsilon = 1 and 10 (figures in :mod:`dpol.adapters.registry`).
 
 Before streaming, a regressor releases the labels' mean b privately on a share
@@ -111,7 +111,7 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
         :class:`~dpol.learners.random_features.WithRandomFeatures`), for data on which
         no linear model beats the trivial baseline; ``coef_`` are then the features'
         weights. Each feature adds to the noise. None: the learner's own (32 beside x
-        for ``ridge-classifier-rff``, none for the others).
+        for ``ridge_classifier_rff``, none for the others).
     bandwidth : float
         The kernel's bandwidth with ``random_features``, in units of ``x_bound``.
     postprocess : {"average", "shrink", "last"}
@@ -210,12 +210,12 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     and the guarantee of two classes, its Privacy section).
 
     Parameters are those of :class:`OnlineRegressor`, with ``learner`` defaulting to
-    ``"ridge-classifier-rff"``: least squares on the labels -1 / +1 (as scikit-learn's
+    ``"ridge_classifier_rff"``: least squares on the labels -1 / +1 (as scikit-learn's
     ``RidgeClassifier``) on x beside 32 random Fourier features of it, [0.8 x / x_bound,
     0.6 phi(x)], a linear model plus a kernel one with the linear model's guarantee
     (:class:`~dpol.learners.random_features.WithRandomFeatures`; measured there: above
     the majority class on river's Bananas, where no linear model is, at 0.6 points of
-    held-out accuracy on the data sets where one is good). ``"ridge-classifier"`` is the
+    held-out accuracy on the data sets where one is good). ``"ridge_classifier"`` is the
     linear model alone. ``predict_proba`` is the logistic link of the model's margin,
     for the logistic learners (``igd``, ``pol``), which fit two classes only. Measured
     (``benchmarks/multi_output.py``: held-out, 5 seeds, epsilon 1, mean [worst]): K
@@ -352,7 +352,7 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.poor_score = True  # noise for privacy, by design
-        tags.classifier_tags.multi_class = _multi_class(self.learner)
+        tags.classifier_tags.multi_class = _multi_class(self._learner_name)
         return tags
 
 

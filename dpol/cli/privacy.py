@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dpol.counters import COUNTER_NAMES
+from dpol.counters import COUNTER_ALIASES, COUNTER_NAMES
 
 __all__ = ["register_account", "register_audit", "register_counters"]
 
@@ -21,7 +21,9 @@ def register_account(app: typer.Typer, ui) -> None:
     @app.command()
     def account(
         counter: str = typer.Option(None, help=f"Counter: {', '.join(COUNTER_NAMES)} "
-                                    "(default tree), or the counter of --learner."),
+                                    "(default binary_tree; old names: "
+                                    f"{', '.join(COUNTER_ALIASES)}), or the counter of "
+                                    "--learner."),
         learner: str = typer.Option(None, help="A learner name instead of a counter."),
         noise: str = typer.Option("gaussian", "--noise", "--mechanism",
                                   help="Noise of the counter: gaussian, laplace or gamma."),
@@ -64,7 +66,7 @@ def _account_rows(*, counter, learner, noise, epsilon, delta, horizon, dim, boun
                                dim=dim, x_bound=bound, y_bound=y_bound, counter=counter)
         return (rows, ["calibration", "real_epsilon", "delta"],
                 f"{learner}: T={horizon}, d={dim}, requested ({epsilon:g}, {delta:g})")
-    counter = counter or "tree"
+    counter = counter or "binary_tree"
     rows = account_counter(counter, epsilon=epsilon, delta=delta, horizon=horizon, dim=dim,
                            bound=bound, noise=noise, neighbouring=neighbouring,
                            window=window)
@@ -93,7 +95,8 @@ def register_audit(app: typer.Typer, ui) -> None:
 
     @app.command()
     def audit(
-        counter: str = typer.Option(None, help=f"Counter: {', '.join(COUNTER_NAMES)}."),
+        counter: str = typer.Option(None, help=f"Counter: {', '.join(COUNTER_NAMES)} (old "
+                                    f"names: {', '.join(COUNTER_ALIASES)})."),
         learner: str = typer.Option(None, help="A learner name instead of a counter."),
         epsilon: float = typer.Option(1.0, help="Claimed epsilon."),
         delta: float = typer.Option(None, help="Claimed delta (default: 1e-5, or 1/T where "
@@ -173,8 +176,8 @@ def _counter_table(ui, horizon: int, epsilon: float, delta: float, seed: int,
     for r in (r for r in rows if "skipped" in r):
         ui.console.print(f"{r['counter']}: skipped: {r['skipped']}")
     classes = ", ".join(f"{r['counter']} = {r['class']}" for r in rows if "class" in r)
-    ui.console.print(f"{classes} (tree: the binary tree counter). loss() = max_t "
-                     "variance(t)/z^2 at bound 1, add/remove; window-64 protects "
+    ui.console.print(f"{classes}. loss() = max_t "
+                     "variance(t)/z^2 at bound 1, add/remove; window_tree-64 protects "
                      "each element only in the 64 releases from its arrival (window DP).")
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import typer
 from typer import Context
 
-from dpol.adapters.registry import LEARNERS
+from dpol.adapters.registry import LEARNER_ALIASES, LEARNERS
 from dpol.cli.text import parse_options
-from dpol.counters import COUNTER_NAMES
+from dpol.counters import COUNTER_ALIASES, COUNTER_NAMES
 from dpol.datasets import DATASETS
 from dpol.learners.random_features import BANDWIDTH
 
@@ -95,8 +95,13 @@ def _conflicts(params: dict, given: list[str]) -> None:
         value = params[name]
         if name == "option":
             value = parse_options(value)
+        stored = saved.get(key)
+        if name in ("learner", "counter"):  # an old name is the same learner or counter
+            aliases = LEARNER_ALIASES if name == "learner" else COUNTER_ALIASES
+            value, stored = (aliases.get(v, v) if isinstance(v, str) else v
+                             for v in (value, stored))
         same = (os.path.realpath(value) == os.path.realpath(saved[key])  # however spelt
-                if name in ("out", "data") else value == saved.get(key))
+                if name in ("out", "data") else value == stored)
         if not same:
             held = ("no seed: fresh OS entropy" if name == "seed" and saved.get(key) is None
                     else "another seed" if name == "seed"
@@ -121,12 +126,15 @@ def _flag(name: str, value: object) -> str:
 
 def register_run(app: typer.Typer, ui) -> None:
     """Add ``dpol run`` to ``app`` (``ui``: the console helpers, :class:`~dpol.cli.ui.Ui`)."""
-    learners_help = "\n\n".join(f"{k}: {v.summary} [{v.task}]" for k, v in LEARNERS.items())
+    learners_help = "\n\n".join(f"{k}: {v.summary} [{v.task}; {v.cls.__name__}]"
+                                for k, v in LEARNERS.items())
+    old_names = ", ".join(f"{a} = {c}" for a, c in LEARNER_ALIASES.items())
 
-    @app.command(epilog=f"Learners:\n\n{learners_help}")
+    @app.command(epilog=f"Learners:\n\n{learners_help}\n\nOld names: {old_names}.")
     def run(
         ctx: Context,
-        learner: str = typer.Argument(None, help=f"One of: {', '.join(LEARNERS)}."),
+        learner: str = typer.Argument(None, help=f"One of: {', '.join(LEARNERS)} (or an "
+                                      "old name, below)."),
         data: str = typer.Argument(None, help="A .csv/.txt/.data(.gz), .npy or .parquet file, "
                                    "'-' for CSV on standard input, or a named data set: "
                                    f"{', '.join(DATASETS)}."),
@@ -137,7 +145,8 @@ def register_run(app: typer.Typer, ui) -> None:
                                     help="Stream length the noise is calibrated for "
                                     "(default: the number of rows)."),
         counter: str = typer.Option(None, help="Counter of the learners that use one: "
-                                    f"{', '.join(COUNTER_NAMES)}."),
+                                    f"{', '.join(COUNTER_NAMES)} (old names: "
+                                    f"{', '.join(COUNTER_ALIASES)})."),
         seed: int = typer.Option(None, min=0, help="Seed the noise (reproducible, private "
                                  "only while the seed is secret; default: OS entropy)."),
         out: Path = typer.Option(Path("dpol-output/run"), help="Output folder (new or "
@@ -189,7 +198,7 @@ def register_run(app: typer.Typer, ui) -> None:
     ) -> None:
         """Run a learner on a data file or stdin: iterates, losses, regret, plots, report.
 
-        Classifiers (K > 2 classes: the ridge-classifiers) are scored by online accuracy.
+        Classifiers (K > 2 classes: the ridge classifiers) are scored by online accuracy.
         More than 5% of the rows clipped, or -T other than the number of rows, is said.
         Outputs appear in --out together or not at all; --resume DIR continues a run.
         """

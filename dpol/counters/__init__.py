@@ -12,13 +12,20 @@ from dpol.counters.binary_tree import BinaryTreeCounter
 from dpol.counters.blt import BltCounter
 from dpol.counters.dense_mean import DenseMeanCounter
 from dpol.counters.honaker_tree import HonakerTreeCounter
-from dpol.counters.registry import COUNTER_NAMES, make_counter, resolve_counter
+from dpol.counters.registry import (
+    COUNTER_ALIASES,
+    COUNTER_NAMES,
+    counter_name,
+    make_counter,
+    resolve_counter,
+)
 from dpol.counters.strategies._participation import Participation, parse_participation
 from dpol.counters.toeplitz import ToeplitzCounter
 from dpol.counters.unbounded_tree import UnboundedTreeCounter
 from dpol.counters.window_tree import WindowTreeCounter
 
 __all__ = [
+    "COUNTER_ALIASES",
     "COUNTER_NAMES",
     "BandedMatrixCounter",
     "BandedToeplitzCounter",
@@ -31,6 +38,7 @@ __all__ = [
     "ToeplitzCounter",
     "UnboundedTreeCounter",
     "WindowTreeCounter",
+    "counter_name",
     "make_counter",
     "parse_participation",
     "resolve_counter",

@@ -19,7 +19,7 @@ import numpy as np
 
 from dpol._clip_warning import note_clipping
 from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
-from dpol.accounting.calibration import CALIBRATIONS
+from dpol.accounting.closed_forms import CALIBRATIONS
 from dpol.accounting.events import compose_guarantee
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
 from dpol.clipping import clip_norms, clip_rows_l2, exceeds_l2

@@ -14,7 +14,7 @@ import warnings
 
 from dpol._validation import check_real, fail
 from dpol.accounting.calibrate import calibrate, noise_events
-from dpol.accounting.calibration import check_epsilon, gaussian_epsilon
+from dpol.accounting.closed_forms import check_epsilon, gaussian_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.guarantee import PrivacyGuarantee
 from dpol.errors import NonPrivateWarning, PaperCalibrationWarning

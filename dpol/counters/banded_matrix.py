@@ -11,8 +11,8 @@ from dpol.counters._secure_release import (
     largest_abs_row_sum,
     setup_encoder_grid,
 )
-from dpol.counters.strategies.banded_matrix import BandedMatrixStrategy
 from dpol.counters.strategies.banded_matrix_optimizer import MAX_HORIZON, optimal_banded_matrix
+from dpol.counters.strategies.banded_matrix_strategy import BandedMatrixStrategy
 
 __all__ = ["BandedMatrixCounter"]
 

@@ -8,9 +8,9 @@ from dpol._validation import _as_float_array, check_choice, check_int, fail
 from dpol.counters._base import Counter
 from dpol.counters._secure_release import SecureReleaseMixin, setup_encoder_grid
 from dpol.counters.strategies import BandedToeplitzStrategy
-from dpol.counters.strategies.banded_optimizer import optimal_band
+from dpol.counters.strategies.banded_toeplitz_optimizer import optimal_band
 from dpol.counters.strategies.blt_optimizer import OBJECTIVES
-from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+from dpol.counters.strategies.toeplitz_strategy import sqrt_toeplitz_coefficients
 
 __all__ = ["BandedToeplitzCounter"]
 
@@ -21,20 +21,20 @@ DEFAULT_BANDS = 64
 class BandedToeplitzCounter(SecureReleaseMixin, Counter):
     """Private prefix sums by a banded Toeplitz encoder C (b bands) and B = A C^-1.
 
-    One element enters b encoder values; the release noise A C^-1 z streams from the
-    last b - 1 values of C^-1 z (O(b d) state; :class:`~dpol.counters.strategies.
-    BandedToeplitzStrategy`). The band is the first b square-root coefficients (the
-    banded square root of Kalinin and Lampert 2024) or, with ``objective``, those
-    re-optimised for the max or mean loss (:mod:`dpol.counters.strategies.
-    banded_optimizer`). With one participation per element few bands cost accuracy:
-    at T = 1024, b = 64 the mean loss is 19.15 (square-root band) or 16.53 (optimised)
-    against the full square root's 9.67; b = T is the square root itself. Its use is
-    memory O(b d) with b chosen by the caller, and multiple participations: with b no
-    more than their separation, the columns of one participant do not overlap, so k
-    participations cost only sqrt(k) in noise. With several participations the default
-    band is their separation: at T = 16384 and 64 epochs of 256 steps the mean loss is
-    4948 (square-root band) or 3312 (``objective="mean"``) against the square root's
-    10590 (``benchmarks/participation.py``).
+    One element enters b encoder values; the release noise A C^-1 z streams from the last
+    b - 1 values of C^-1 z (O(b d) state; :class:`~dpol.counters.strategies.
+    BandedToeplitzStrategy`). The band is the first b square-root coefficients (the banded
+    square root of Kalinin and Lampert 2024) or, with ``objective``, those re-optimised
+    for the max or mean loss (:mod:`dpol.counters.strategies.banded_toeplitz_optimizer`).
+    With one participation per element few bands cost accuracy: at T = 1024, b = 64 the
+    mean loss is 19.15 (square-root band) or 16.53 (optimised) against the full square
+    root's 9.67; b = T is the square root itself. Its use is memory O(b d) with b chosen
+    by the caller, and multiple participations: with b no more than their separation, the
+    columns of one participant do not overlap, so k participations cost only sqrt(k) in
+    noise. With several participations the default band is their separation: at T = 16384
+    and 64 epochs of 256 steps the mean loss is 4948 (square-root band) or 3312
+    (``objective="mean"``) against the square root's 10590
+    (``benchmarks/participation.py``).
 
     Parameters
     ----------

@@ -9,7 +9,7 @@ import numpy as np  # noqa: F401 (doctests)
 from dpol._validation import fail
 from dpol.counters._base import Counter
 from dpol.counters.strategies import PaddedTreeStrategy, TreeStrategy
-from dpol.counters.strategies.tree import prefix_noise
+from dpol.counters.strategies.tree_strategy import prefix_noise
 
 __all__ = ["BinaryTreeCounter", "prefix_noise"]
 

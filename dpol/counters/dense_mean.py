@@ -12,7 +12,7 @@ from dpol.counters._secure_release import (
     setup_encoder_grid,
 )
 from dpol.counters.strategies import DenseMeanStrategy
-from dpol.counters.strategies.dense_mean import MAX_DENSE_HORIZON
+from dpol.counters.strategies.dense_mean_strategy import MAX_DENSE_HORIZON
 
 __all__ = ["DenseMeanCounter"]
 
@@ -22,7 +22,7 @@ class DenseMeanCounter(SecureReleaseMixin, Counter):
 
     C minimises the mean release variance ||B||_F^2 / T over all factorizations whose
     encoder columns have norm at most 1 (Denisov et al. 2022's fixed-point iteration;
-    :mod:`dpol.counters.strategies.dense_mean`), made lower-triangular so that it
+    :mod:`dpol.counters.strategies.dense_mean_strategy`), made lower-triangular so that it
     streams. Mean loss 4.41, 6.37, 8.73 at T = 64, 256, 1024 against the square root's
     4.97, 7.12, 9.67; being dense, it beats the Toeplitz square root on the worst step
     too (max loss 5.30, 7.55, 10.20 against 5.71, 8.01, 10.71). Dense T x T matrices: horizon

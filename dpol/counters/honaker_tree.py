@@ -7,7 +7,7 @@ import numpy as np
 from dpol.counters._base import Counter
 from dpol.counters._secure_release import SecureReleaseMixin
 from dpol.counters.strategies import HonakerStrategy
-from dpol.counters.strategies.honaker import honaker_level_variances
+from dpol.counters.strategies.honaker_strategy import honaker_level_variances
 
 __all__ = ["HonakerTreeCounter", "honaker_level_variances"]
 

@@ -1,10 +1,15 @@
-"""Counters by name, for the learners' ``counter=`` argument."""
+"""Counters by name, for the learners' ``counter=`` argument and ``--counter``.
+
+A counter's name is its module's: :class:`BinaryTreeCounter` is ``"binary_tree"``, in
+``dpol.counters.binary_tree``. The names before that rule stay accepted as
+:data:`COUNTER_ALIASES` (docs/architecture.md, Names).
+"""
 
 from __future__ import annotations
 
 import inspect
 
-from dpol._validation import fail
+from dpol._validation import check_name, fail
 from dpol.counters._base import Counter
 from dpol.counters.banded_matrix import BandedMatrixCounter
 from dpol.counters.banded_toeplitz import BandedToeplitzCounter
@@ -16,40 +21,59 @@ from dpol.counters.toeplitz import ToeplitzCounter
 from dpol.counters.unbounded_tree import UnboundedTreeCounter
 from dpol.counters.window_tree import WindowTreeCounter
 
-__all__ = ["COUNTER_NAMES", "ENDLESS", "counter_keywords", "make_counter", "resolve_counter"]
+__all__ = ["COUNTER_ALIASES", "COUNTER_NAMES", "ENDLESS", "counter_keywords", "counter_name",
+           "make_counter", "resolve_counter"]
 
 _BY_NAME: dict[str, type[Counter]] = {
-    "tree": BinaryTreeCounter,
-    "honaker": HonakerTreeCounter,
-    "window": WindowTreeCounter,
+    "binary_tree": BinaryTreeCounter,
+    "honaker_tree": HonakerTreeCounter,
+    "window_tree": WindowTreeCounter,
     "toeplitz": ToeplitzCounter,
     "blt": BltCounter,
-    "banded": BandedToeplitzCounter,
+    "banded_toeplitz": BandedToeplitzCounter,
     "dense_mean": DenseMeanCounter,
     "banded_matrix": BandedMatrixCounter,
     "unbounded_tree": UnboundedTreeCounter,
 }
-#: the counter names :func:`make_counter` and the ``counter=`` argument of learners accept
+#: the counter names :func:`make_counter` and the ``counter=`` argument of learners accept,
+#: each its counter's module name
 COUNTER_NAMES = tuple(_BY_NAME)
+#: old counter names, still accepted: each is read as the name it maps to (outputs,
+#: reports and sweep stores carry that canonical name)
+COUNTER_ALIASES = {"tree": "binary_tree", "honaker": "honaker_tree", "window": "window_tree",
+                   "banded": "banded_toeplitz"}
 #: counters that take no horizon (``horizon=None`` only): :func:`make_counter` builds them
 #: without the caller's horizon, which then only bounds how many elements the caller adds
 ENDLESS: tuple[type[Counter], ...] = (UnboundedTreeCounter,)
 
 
-def resolve_counter(counter: str | type[Counter]) -> type[Counter]:
-    """The counter class for a name in COUNTER_NAMES or a Counter subclass.
+def counter_name(name: object) -> str:
+    """The canonical name of a counter name of :data:`COUNTER_NAMES` or
+    :data:`COUNTER_ALIASES`; anything else is refused with both lists.
 
     Examples
     --------
-    >>> resolve_counter("tree").__name__, resolve_counter(BltCounter) is BltCounter
+    >>> counter_name("window"), counter_name("window_tree")
+    ('window_tree', 'window_tree')
+    """
+    return check_name("counter", name, COUNTER_NAMES, COUNTER_ALIASES)
+
+
+def resolve_counter(counter: str | type[Counter]) -> type[Counter]:
+    """The counter class for a name (:func:`counter_name`) or a Counter subclass.
+
+    Examples
+    --------
+    >>> resolve_counter("binary_tree").__name__, resolve_counter(BltCounter) is BltCounter
     ('BinaryTreeCounter', True)
+    >>> resolve_counter("tree") is BinaryTreeCounter  # an old name
+    True
     """
     if isinstance(counter, type) and issubclass(counter, Counter):
         return counter
-    if isinstance(counter, str) and counter in _BY_NAME:
-        return _BY_NAME[counter]
-    raise fail("counter", f"be one of {', '.join(map(repr, COUNTER_NAMES))} or a Counter "
-               "subclass", counter)
+    if not isinstance(counter, str):
+        raise fail("counter", "be a counter name or a Counter subclass", counter)
+    return _BY_NAME[counter_name(counter)]
 
 
 def make_counter(counter: str | type[Counter], horizon: int, dim: int, **kwargs) -> Counter:
@@ -64,11 +88,11 @@ def make_counter(counter: str | type[Counter], horizon: int, dim: int, **kwargs)
 
     Examples
     --------
-    >>> make_counter("honaker", 8, 2, noise_multiplier=1.0).dim
+    >>> make_counter("honaker_tree", 8, 2, noise_multiplier=1.0).dim
     2
     >>> make_counter("unbounded_tree", 8, 2, noise_multiplier=1.0).horizon is None
     True
-    >>> make_counter("tree", 8, 2, window=4)  # doctest: +NORMALIZE_WHITESPACE
+    >>> make_counter("binary_tree", 8, 2, window=4)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
     dpol.errors.InvalidInputError: counter_options must hold only keywords

@@ -7,7 +7,7 @@ import numpy as np
 from dpol.counters._base import Counter
 from dpol.counters._secure_release import SecureReleaseMixin, setup_encoder_grid
 from dpol.counters.strategies import ToeplitzStrategy
-from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+from dpol.counters.strategies.toeplitz_strategy import sqrt_toeplitz_coefficients
 
 __all__ = ["ToeplitzCounter", "sqrt_toeplitz_coefficients"]
 

@@ -6,7 +6,7 @@ import numpy as np  # noqa: F401 (doctests)
 
 from dpol._validation import fail
 from dpol.counters._base import Counter
-from dpol.counters.strategies.unbounded_tree import UnboundedTreeStrategy
+from dpol.counters.strategies.unbounded_tree_strategy import UnboundedTreeStrategy
 
 __all__ = ["UnboundedTreeCounter"]
 

@@ -18,7 +18,7 @@ Examples
 --------
 >>> sorted({c.learner for c in CASES.values()})[:3]
 ['OutputPerturbation', 'PrivateBanditFrankWolfe', 'PrivateFTAL']
->>> CASES["PrivateFTAL/window"].build(0).privacy.window
+>>> CASES["PrivateFTAL/window_tree"].build(0).privacy.window
 4
 """
 
@@ -120,7 +120,7 @@ def _hinge(alpha: float) -> Regularized:
 
 
 def _window_options(counter: str, key: str) -> dict:
-    if counter != "window":
+    if counter != "window_tree":
         return {"counter": counter}
     if key == "window":  # FTAL and online Frank-Wolfe take the window themselves
         return {"counter": counter, "window": SUITE_WINDOW}
@@ -169,7 +169,7 @@ def _projected(counter: str) -> Callable[[int], object]:
 def _bandit(counter: str) -> Callable[[int], object]:
     # T = 25: 5 batches, 4 counter releases; the window counter must cover all of them
     # (the learner refuses window DP), so its case runs with window 4 = full DP
-    options = {"counter_options": {"window": 4}} if counter == "window" else {}
+    options = {"counter_options": {"window": 4}} if counter == "window_tree" else {}
     return lambda seed: PrivateBanditFrankWolfe(Box(0.0, 1.0, dim=_DIM), horizon=25,
                                                 counter=counter, seed=seed, **_PRIVACY,
                                                 **options)

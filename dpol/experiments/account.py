@@ -14,10 +14,10 @@ import warnings
 
 import numpy as np
 
-from dpol._validation import check_choice, check_int
-from dpol.accounting.calibration import CALIBRATIONS, check_epsilon
+from dpol._validation import check_int
+from dpol.accounting.closed_forms import CALIBRATIONS, check_epsilon
 from dpol.adapters.registry import make_learner
-from dpol.counters import COUNTER_NAMES, Counter, make_counter
+from dpol.counters import Counter, counter_name, make_counter
 from dpol.errors import InvalidInputError, NonPrivateWarning, PaperCalibrationWarning
 
 __all__ = ["CALIBRATIONS", "account_counter", "account_learner", "describe_noise"]
@@ -98,16 +98,16 @@ def account_counter(counter: str, *, epsilon: float, delta: float, horizon: int,
 
     Examples
     --------
-    >>> rows = account_counter("tree", epsilon=1.0, delta=1e-5, horizon=1024)
+    >>> rows = account_counter("binary_tree", epsilon=1.0, delta=1e-5, horizon=1024)
     >>> [(r["calibration"], round(r["noise_scale"], 3), round(r["real_epsilon"], 3))
     ...  for r in rows]
     [('tight', 24.746, 1.0), ('paper', 37.169, 0.641)]
     """
-    counter = check_choice("counter", counter, COUNTER_NAMES)
+    counter = counter_name(counter)
     horizon = check_int("horizon", horizon, low=1)
     epsilon = check_epsilon(epsilon, allow_inf=False)
     options = {}
-    if counter == "window":
+    if counter == "window_tree":
         options["window"] = check_int("window", window if window is not None else horizon,
                                       low=1)
 

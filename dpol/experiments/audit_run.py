@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 
 from dpol._validation import check_int, check_real, fail
-from dpol.accounting.calibration import check_epsilon
+from dpol.accounting.closed_forms import check_epsilon
 from dpol.adapters.registry import make_learner
 from dpol.counters import WindowTreeCounter, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
@@ -32,7 +32,7 @@ def audit_configuration(*, counter: str | None = None, learner: str | None = Non
 
     Examples
     --------
-    >>> r = audit_configuration(counter="tree", runs=4000, seed=0)
+    >>> r = audit_configuration(counter="binary_tree", runs=4000, seed=0)
     >>> r.passed, r.claimed_epsilon
     (True, 1.0)
     """

@@ -24,12 +24,12 @@ WINDOW = 64
 def _variants() -> dict[str, tuple[str, dict]]:
     out: dict[str, tuple[str, dict]] = {}
     for name in COUNTER_NAMES:
-        if name == "window":
-            out[f"window-{WINDOW}"] = ("window", {"window": WINDOW})
+        if name == "window_tree":
+            out[f"window_tree-{WINDOW}"] = ("window_tree", {"window": WINDOW})
         else:
             out[name] = (name, {})
-        if name == "tree":
-            out["tree-padded"] = ("tree", {"padded": True})
+        if name == "binary_tree":
+            out["binary_tree-padded"] = ("binary_tree", {"padded": True})
     return out
 
 
@@ -42,7 +42,7 @@ def build_counter(label: str, horizon: int, **kwargs) -> Counter:
 
     Examples
     --------
-    >>> c = build_counter("window-64", 16, epsilon=1.0, delta=1e-5)
+    >>> c = build_counter("window_tree-64", 16, epsilon=1.0, delta=1e-5)
     >>> c.window, c.privacy.window  # W capped at T = 16 covers every release: full DP
     (16, None)
     """
@@ -75,11 +75,11 @@ def counter_table(horizon: int, epsilon: float, delta: float, seed: int = 0, *,
     --------
     >>> rows = counter_table(64, 1.0, 1e-5)
     >>> [(r["counter"], r["loss"]) for r in rows[:2]]
-    [('tree', 42.0), ('tree-padded', 42.0)]
+    [('binary_tree', 42.0), ('binary_tree-padded', 42.0)]
     >>> [(r["counter"], round(r.get("loss", 0.0), 1)) for r in counter_table(
-    ...     64, 1.0, 1e-5, participation=(4, 16)) if r["counter"] in ("tree", "toeplitz",
-    ...     "window-64")]  # 4 epochs over 16 records: the window tree protects elements only
-    [('tree', 228.0), ('window-64', 0.0), ('toeplitz', 37.5)]
+    ...     64, 1.0, 1e-5, participation=(4, 16)) if r["counter"] in ("binary_tree",
+    ...     "toeplitz", "window_tree-64")]  # 4 epochs over 16 records: elements only
+    [('binary_tree', 228.0), ('window_tree-64', 0.0), ('toeplitz', 37.5)]
     """
     rng = np.random.default_rng(seed)
     values = rng.uniform(-1.0, 1.0, size=(horizon, 1))  # a bounded synthetic stream
@@ -118,7 +118,7 @@ def counter_error_curves(path: str | Path, *, horizons=tuple(2**k for k in range
     >>> png, rows = counter_error_curves(os.path.join(tempfile.mkdtemp(), "e.png"),
     ...                                  horizons=(16, 64))
     >>> png.stat().st_size > 1000, rows[0]["counter"], round(rows[0]["max_rms"], 3)
-    (True, 'tree', 33.368)
+    (True, 'binary_tree', 33.368)
     """
     rows, curves = [], {}
     for label in COUNTER_VARIANTS:

@@ -5,7 +5,7 @@ from dpol.learners._bandit import BanditTrace, LinearOracleDomain
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._kernels import Kernel
 from dpol.learners.bandit_frank_wolfe import BanditFrankWolfe
-from dpol.learners.noisy_projected_gradient import PrivateProjectedSGD, noisy_proj_grad
+from dpol.learners.noisy_proj_grad import noisy_proj_grad
 from dpol.learners.output_perturbation import OutputPerturbation
 from dpol.learners.private_bandit_frank_wolfe import PrivateBanditFrankWolfe
 from dpol.learners.private_frank_wolfe import PrivateFrankWolfe
@@ -18,6 +18,7 @@ from dpol.learners.private_incremental_regression import PrivateIncrementalRegre
 from dpol.learners.private_kernel_regression import PrivateKernelRegression
 from dpol.learners.private_offline_learner import PrivateOfflineLearner
 from dpol.learners.private_online_frank_wolfe import PrivateOnlineFrankWolfe
+from dpol.learners.private_projected_sgd import PrivateProjectedSGD
 from dpol.learners.private_quadratic_ftl import PrivateQuadraticFTL
 from dpol.learners.projected_incremental_regression import ProjectedIncrementalRegression
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dpol._validation import fail
-from dpol.accounting.calibration import CALIBRATIONS, check_epsilon, resolve_delta
+from dpol.accounting.closed_forms import CALIBRATIONS, check_epsilon, resolve_delta
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
 from dpol.accounting.mechanism import MECHANISM_FIELDS, Mechanism, merge_mechanism
 from dpol.noise.kinds import KINDS, NoiseKind

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
 from dpol.accounting.calibrate import calibrate, noise_events
-from dpol.accounting.calibration import gaussian_epsilon
+from dpol.accounting.closed_forms import gaussian_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.accounting.presets import tree_levels
 from dpol.counters import BinaryTreeCounter, make_counter

@@ -9,10 +9,10 @@ import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.calibrate import bisect_multiplier
-from dpol.accounting.calibration import check_epsilon, zcdp_epsilon
+from dpol.accounting.closed_forms import check_epsilon, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
-from dpol.learners.noisy_projected_gradient import per_call
+from dpol.learners.private_projected_sgd import per_call
 from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["SELECTIONS", "PrivateFrankWolfe", "polytope_vertices"]

@@ -16,8 +16,8 @@ from dpol.errors import PaperCalibrationWarning
 from dpol.learners._api import Accepts
 from dpol.learners._base import OnlineLearner
 from dpol.learners._linear import pointwise_loss, split_loss
-from dpol.learners.noisy_projected_gradient import PrivateProjectedSGD
 from dpol.learners.private_frank_wolfe import PrivateFrankWolfe
+from dpol.learners.private_projected_sgd import PrivateProjectedSGD
 from dpol.noise._dp_accounting import dp_accounting
 
 __all__ = ["SOLVERS", "PrivateIncrementalERM", "default_tau"]

@@ -18,7 +18,7 @@ from dpol.learners._joint_counters import (
     joint_events,
     outer_product_sensitivity,
 )
-from dpol.learners.noisy_projected_gradient import (
+from dpol.learners.noisy_proj_grad import (
     noisy_proj_grad,
     npg_bound,
     npg_iterations,

@@ -81,7 +81,7 @@ class WithRandomFeatures(LearnerWrapper):
     Notes
     -----
     Choice of b and D, measured on river's Bananas (``benchmarks/utility.py``'s split and
-    preprocessing, ``ridge-classifier`` with an intercept, epsilon = 1, 5 seeds; held-out
+    preprocessing, ``ridge_classifier`` with an intercept, epsilon = 1, 5 seeds; held-out
     accuracy, mean [worst]): D = 64, b = 0.1 / 0.15 / 0.2 / 0.4: 80.3 [76.8] / 84.8 [84.4]
     / 88.7 [87.9] / 81.8 [80.1] (non-private 87.9 / 89.7 / 89.9 / 87.6); b = 0.2, D = 16 /
     32 / 64 / 128: 72.2 / 78.6 / 88.7 / 85.8. Majority class 56.8; the linear model 53.3

@@ -74,7 +74,7 @@ import numpy as np
 
 from dpol._seeding import resolve_rng
 from dpol._validation import as_matrix, as_vector, check_choice, check_real, fail
-from dpol.accounting.calibration import gaussian_share
+from dpol.accounting.closed_forms import gaussian_share
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._wrapper import LearnerWrapper, predict_rows

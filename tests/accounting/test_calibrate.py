@@ -8,7 +8,7 @@ import pytest
 
 from dpol.accounting import MechanismEvent, calibrate, compose_guarantee, composed_epsilon
 from dpol.accounting.calibrate import _generic
-from dpol.accounting.calibration import (
+from dpol.accounting.closed_forms import (
     gaussian_noise_multiplier,
     zcdp_gaussian_noise_multiplier,
 )

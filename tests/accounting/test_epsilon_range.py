@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpol.accounting.calibration import EPSILON_RANGE
+from dpol.accounting.closed_forms import EPSILON_RANGE
 from dpol.adapters.registry import make_learner
 from dpol.counters import BinaryTreeCounter
 from dpol.errors import InvalidInputError

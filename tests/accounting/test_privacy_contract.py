@@ -51,8 +51,8 @@ T, DIM, EPS, DELTA, SHORT = 16, 2, 1.0, 1e-5, 4
 RELATIONS = ("replace_one", "add_remove")
 ALL_NOISES = NOISE_KINDS + SECURE_NOISE_KINDS
 #: (counter name, counter_options): every registered counter, the window tree twice
-COUNTERS = [(name, {}) for name in COUNTER_NAMES if name != "window"] + [
-    ("window", {"window": SHORT}), ("window", {"window": T})]
+COUNTERS = [(name, {}) for name in COUNTER_NAMES if name != "window_tree"] + [
+    ("window_tree", {"window": SHORT}), ("window_tree", {"window": T})]
 
 _SQ = Regularized(SquaredLoss(), 0.5)
 #: learners that take a counter: name -> factory(**kw)
@@ -173,7 +173,7 @@ def test_learners_on_counters_report_the_composition_of_their_events(name):
         kw = {"counter": counter, "counter_options": dict(options), "neighbouring": relation,
               "noise": noise, "delta": 0.0 if noise in ("laplace", "gamma",
                                                         "secure_laplace") else DELTA}
-        if name == "bandit" and noise != "gaussian" and counter != "tree":
+        if name == "bandit" and noise != "gaussian" and counter != "binary_tree":
             continue  # the noise kinds are the counter's own: checked on the tree
         learner = _build(WITH_COUNTER[name], **kw)
         w = options.get("window")
@@ -183,13 +183,13 @@ def test_learners_on_counters_report_the_composition_of_their_events(name):
             # the bandit refuses exactly the window shorter than its batch sums
             assert str(learner).split()[0] in {"noise", "counter", "counter_options",
                                                "delta", "calibration"}, str(learner)
-            assert (counter, noise) != ("tree", "gaussian")
-            if name == "bandit" and counter == "window":
+            assert (counter, noise) != ("binary_tree", "gaussian")
+            if name == "bandit" and counter == "window_tree":
                 assert "counter_options" in str(learner)
             continue
         accepted += 1
         if name == "bandit":
-            assert counter != "window" or w >= learner.n_releases
+            assert counter != "window_tree" or w >= learner.n_releases
             window = None
         _check_contract(learner, window=window,
                         unit=LOSS_UNIT if name == "bandit" else "one stream element")
@@ -204,7 +204,7 @@ def test_passes_report_the_record_as_unit_or_are_refused(counter, options, relat
     # only (the window tree, the endless tree) refuse, naming the participation
     learner = _build(WITH_COUNTER["ftrl"], counter=counter, counter_options=dict(options),
                      neighbouring=relation, delta=DELTA, epochs=2)
-    if counter in ("window", "unbounded_tree"):
+    if counter in ("window_tree", "unbounded_tree"):
         assert isinstance(learner, InvalidInputError)
         assert str(learner).startswith("participation must be 'single'"), str(learner)
         return
@@ -231,10 +231,10 @@ def test_learners_with_own_noise_report_the_composition_of_their_events(name, re
 def test_ftal_window_from_counter_options_reaches_the_guarantee():
     # counter_options={"window": W} used to be overwritten by W = T: the window now
     # reaches the counter and, through its events, the claim
-    m = _build(WITH_COUNTER["ftal"], counter="window", counter_options={"window": SHORT},
+    m = _build(WITH_COUNTER["ftal"], counter="window_tree", counter_options={"window": SHORT},
                delta=DELTA)
     assert m._counter.window == SHORT and m.privacy.window == SHORT
-    refused = _build(WITH_COUNTER["ftal"], window=SHORT, counter="window",
+    refused = _build(WITH_COUNTER["ftal"], window=SHORT, counter="window_tree",
                      counter_options={"window": 2 * SHORT}, delta=DELTA)
     assert isinstance(refused, InvalidInputError) and "counter_options" in str(refused)
 

@@ -97,8 +97,14 @@ def test_every_learner_builds_runs_and_its_comparator_minimises(name):
 
 
 def test_make_learner_refuses_bad_names_counters_and_options():
-    with pytest.raises(InvalidInputError, match="learner must be one of pqftl, igd"):
+    with pytest.raises(InvalidInputError, match=r"^learner must be one of 'pqftl', 'igd', .*"
+                       r"\(or an old name: 'frank-wolfe' for 'online_frank_wolfe', .*\); "
+                       r"got 'sgd'$"):
         make_learner("sgd", 3, horizon=10, epsilon=1.0)
+    old = make_learner("frank-wolfe", 3, horizon=10, epsilon=1.0, seed=0, counter="window")
+    new = make_learner("online_frank_wolfe", 3, horizon=10, epsilon=1.0, seed=0,
+                       counter="window_tree")
+    assert type(old) is type(new) and old.privacy == new.privacy  # old names: the same
     with pytest.raises(InvalidInputError, match="counter must be left unset: PrivateIGD takes"):
         make_learner("igd", 3, horizon=10, epsilon=1.0, counter="tree")
     with pytest.raises(InvalidInputError, match="options must be a dict"):
@@ -283,7 +289,7 @@ def test_classifier_labels_probabilities_and_refusals():
     assert clf.score(X, y) > 0.8  # large epsilon: it learns the separator
     with pytest.raises(ValueError, match=r"Only binary classification is supported by "
                        r"learner 'igd'\. The target has 3 classes: learner must be one of "
-                       r"ridge-classifier, ridge-classifier-rff"):
+                       r"ridge_classifier, ridge_classifier_rff"):
         OnlineClassifier("igd").fit(X, np.arange(len(X)) % 3)  # test_multi_class.py: K
     with pytest.raises(ValueError, match="only one class"):
         OnlineClassifier().fit(X, np.ones(len(X)))

@@ -35,7 +35,7 @@ pytest.importorskip("sklearn")
 
 import dp_accounting
 
-from dpol.accounting.calibration import gaussian_epsilon, mu_star
+from dpol.accounting.closed_forms import gaussian_epsilon, mu_star
 from dpol.adapters import OnlineClassifier, OnlineRegressor
 from dpol.adapters import _fallback as fallback_module
 from dpol.adapters import _online_estimator as online_estimator

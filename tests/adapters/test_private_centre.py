@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from dpol.accounting.calibration import gaussian_share, mu_star
+from dpol.accounting.closed_forms import gaussian_share, mu_star
 from dpol.accounting.events import compose_guarantee
 from dpol.adapters import OnlineClassifier, OnlineRegressor
 from dpol.adapters._private_prep import CENTRE_BUDGET

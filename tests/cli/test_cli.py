@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -64,7 +65,22 @@ def test_help_of_the_command_and_every_subcommand(app):
         assert command in top.output
         result = invoke(app, [command, "--help"])
         assert result.exit_code == 0 and "Usage" in result.output, command
-    assert "incremental-regression" in invoke(app, ["run", "--help"]).output
+    assert "incremental_regression" in invoke(app, ["run", "--help"]).output
+
+
+def test_resume_reads_an_old_name_as_the_name_the_checkpoint_holds(monkeypatch):
+    import typer
+
+    from dpol.cli.run import _conflicts
+    from dpol.experiments.runs import checkpoint, output
+
+    monkeypatch.setattr(output, "find_checkpoint", lambda path: (path / "ckpt", path))
+    monkeypatch.setattr(checkpoint, "load_checkpoint", lambda folder: {"args": {
+        "learner": "online_frank_wolfe", "counter": "window_tree"}})
+    given = ["resume", "learner", "counter"]
+    _conflicts({"resume": Path("out"), "learner": "frank-wolfe", "counter": "window"}, given)
+    with pytest.raises(typer.Exit):  # another learner still conflicts
+        _conflicts({"resume": Path("out"), "learner": "ftal", "counter": "window"}, given)
 
 
 def test_run_csv_file_writes_iterates_losses_regret_plots_report(app, tmp_path):
@@ -152,7 +168,7 @@ def test_run_parquet(app, tmp_path):
     X, y = small_table(tmp_path)
     pq.write_table(pa.table({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y}),
                    tmp_path / "d.parquet")
-    result = invoke(app, ["run", "incremental-regression", tmp_path / "d.parquet", "--out",
+    result = invoke(app, ["run", "incremental_regression", tmp_path / "d.parquet", "--out",
                           tmp_path / "pq"])
     assert result.exit_code == 0, result.output
     assert np.load(tmp_path / "pq" / "iterates.npy").shape == (len(y) + 1, 4)  # intercept
@@ -250,7 +266,7 @@ def test_counters_beyond_the_dense_horizon_and_over_epochs(app):
     epochs = invoke(app, ["counters", "-T", "256", "--epochs", "4"])
     text = " ".join(epochs.output.split())
     assert epochs.exit_code == 0, epochs.output
-    assert "a record in 4 epochs of 64" in text and "window-64: skipped" in text
+    assert "a record in 4 epochs of 64" in text and "window_tree-64: skipped" in text
     assert_refused(invoke(app, ["counters", "-T", "8", "--epochs", "9"]),
                    "--epochs must be at most --horizon (8); got 9")
 
@@ -492,7 +508,7 @@ def test_run_fits_an_intercept_by_default_and_takes_random_features(app, tmp_pat
                        (["--random-features", "8", "--bandwidth", "0.5"], 9),
                        (["--random-features", "8", "--no-intercept"], 8)):
         out = tmp_path / f"out{len(shapes)}"
-        result = invoke(app, ["run", "ridge-classifier", data, "--out", out, *flags])
+        result = invoke(app, ["run", "ridge_classifier", data, "--out", out, *flags])
         assert result.exit_code == 0, result.output
         shapes[" ".join(flags)] = np.load(out / "iterates.npy").shape
         assert shapes[" ".join(flags)] == (len(y) + 1, dim)

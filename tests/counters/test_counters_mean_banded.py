@@ -20,9 +20,9 @@ from dpol.counters import (
     ToeplitzCounter,
     make_counter,
 )
-from dpol.counters.strategies.banded_optimizer import banded_loss, optimal_band
-from dpol.counters.strategies.dense_mean import diag_inverse_sqrt, mean_optimal_factors
-from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+from dpol.counters.strategies.banded_toeplitz_optimizer import banded_loss, optimal_band
+from dpol.counters.strategies.dense_mean_strategy import diag_inverse_sqrt, mean_optimal_factors
+from dpol.counters.strategies.toeplitz_strategy import sqrt_toeplitz_coefficients
 from dpol.errors import InvalidInputError
 
 from counter_cases import brute_force_sensitivity, make
@@ -100,7 +100,7 @@ def test_dense_mean_figures_and_horizon_cap():
         4.4094, abs=1e-4)
     with pytest.raises(InvalidInputError, match="horizon must be at most 2048"):
         DenseMeanCounter(4096, noise_multiplier=1.0)
-    # secure noise is taken (test_secure_matrix_counters); Laplace kinds are not
+    # secure noise is taken (test_secure_release); Laplace kinds are not
     with pytest.raises(InvalidInputError, match="noise must be 'gaussian' or 'secure'"):
         DenseMeanCounter(8, epsilon=1.0, noise="secure_laplace")
 

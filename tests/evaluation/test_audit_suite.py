@@ -62,7 +62,7 @@ def test_every_learner_and_counter_kind_passes_its_audit(name):
     assert (claimed.epsilon, claimed.delta) == (SUITE_EPSILON, SUITE_DELTA)
     # the window counter's claim is window DP, audited inside its window (the bandit
     # refuses window DP: its window case covers all its releases)
-    window = SUITE_WINDOW if case.counter == "window" and not case.bandit else None
+    window = SUITE_WINDOW if case.counter == "window_tree" and not case.bandit else None
     assert claimed.window == window
 
 
@@ -169,7 +169,7 @@ def ftal_window(window):
     # the exact sum of the expired elements plus the leaf noise of element t
     return lambda seed: PrivateFTAL(2, loss=_hinge(1.0), domain=L2Ball(2, 1e3), horizon=16,
                                     epsilon=SUITE_EPSILON, delta=SUITE_DELTA, window=window,
-                                    counter="window", seed=seed)
+                                    counter="window_tree", seed=seed)
 
 
 def test_the_audit_reads_only_the_releases_inside_the_window():
@@ -214,7 +214,8 @@ def test_under_noised_halves_every_noise_and_refuses_used_learners():
         held = getattr(learner, "_counter", None) or learner._counters
         return held if isinstance(held, tuple) else (held,)
 
-    for name in ("PrivateFTAL/tree", "PrivateQuadraticFTL/blt", "PrivateBanditFrankWolfe/window"):
+    for name in ("PrivateFTAL/binary_tree", "PrivateQuadraticFTL/blt",
+                 "PrivateBanditFrankWolfe/window_tree"):
         real, twin = CASES[name].build(0), CASES[name].factory(0.5)(0)
         for r, t in zip(counters(real), counters(twin), strict=True):
             assert t.noise_scale == pytest.approx(0.5 * r.noise_scale, rel=1e-12)
@@ -261,7 +262,7 @@ def test_half_noise_igd_twin_is_flagged_and_igd_passes():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["OutputPerturbation", "PrivateOfflineLearner",
-                                  "PrivateFTAL/window"])
+                                  "PrivateFTAL/window_tree"])
 def test_half_noise_twins_of_tight_cases_are_flagged(name):
     # The pair attains the declared sensitivity and the audited releases reveal every
     # noised value: the running mean's releases are independent Gaussians of ratio

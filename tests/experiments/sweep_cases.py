@@ -11,8 +11,9 @@ from dpol.experiments.sweeps.store import ResultStore
 RUN_FACTS = {"seconds", "fit_seconds", "worker", "backend", "finished_at"}
 
 TINY = {"horizon": 300, "grid": {
-    "learners": ["pqftl", "igd"], "counters": ["tree", "honaker"], "epsilons": [0.5, 2.0],
-    "seeds": [0, 1], "datasets": ["synthetic-regression", "synthetic-classification"]}}
+    "learners": ["pqftl", "igd"], "counters": ["binary_tree", "honaker_tree"],
+    "epsilons": [0.5, 2.0], "seeds": [0, 1],
+    "datasets": ["synthetic-regression", "synthetic-classification"]}}
 
 #: cells long enough (~0.5 s each) that a worker killed after the first result is mid-task
 SLOW = {"horizon": 5000, "grid": {

@@ -22,8 +22,8 @@ def _data(path, n=900, seed=0):
 
 def test_chunked_three_class_run_is_the_one_shot_run(tmp_path):
     data = _data(tmp_path / "d.npy")
-    whole = run_learner("ridge-classifier", data, tmp_path / "whole", seed=2)
-    part = run_learner("ridge-classifier", data, tmp_path / "part", seed=2, chunk_rows=250,
+    whole = run_learner("ridge_classifier", data, tmp_path / "whole", seed=2)
+    part = run_learner("ridge_classifier", data, tmp_path / "part", seed=2, chunk_rows=250,
                        options={"outputs": 3})
     iterates = np.load(tmp_path / "whole" / "iterates.npy")
     assert iterates.shape == (901, 4, 3)  # d + 1 (the intercept), K
@@ -41,10 +41,10 @@ def test_chunked_three_class_run_is_the_one_shot_run(tmp_path):
 
 def test_a_chunked_run_needs_its_classes_before_the_first_chunk(tmp_path):
     data = _data(tmp_path / "d.npy", n=300)
-    with pytest.raises(InvalidInputError, match=r"--option outputs=K, for ridge-classifier"):
-        run_learner("ridge-classifier", data, tmp_path / "a", chunk_rows=100)
-    with pytest.raises(InvalidInputError, match=r"learner must be one of ridge-classifier, "
-                       r"ridge-classifier-rff .* for labels of 3 classes; got 'igd'"):
+    with pytest.raises(InvalidInputError, match=r"--option outputs=K, for ridge_classifier"):
+        run_learner("ridge_classifier", data, tmp_path / "a", chunk_rows=100)
+    with pytest.raises(InvalidInputError, match=r"learner must be one of ridge_classifier, "
+                       r"ridge_classifier_rff .* for labels of 3 classes; got 'igd'"):
         run_learner("igd", data, tmp_path / "b", chunk_rows=100, options={"outputs": 3})
     assert list(tmp_path.iterdir()) == [tmp_path / "d.npy"]  # nothing written
 
@@ -55,15 +55,15 @@ class Stop(KeyboardInterrupt):
 
 def test_a_three_class_run_resumes_to_the_same_releases(tmp_path):
     data = _data(tmp_path / "d.npy", n=2500)  # slices of 1,024 rows: three of them
-    run_learner("ridge-classifier", data, tmp_path / "whole", seed=5)
+    run_learner("ridge_classifier", data, tmp_path / "whole", seed=5)
 
     def stop(done, total, which):
-        if which == "ridge-classifier" and done >= 2000:
+        if which == "ridge_classifier" and done >= 2000:
             raise Stop
 
     out = tmp_path / "out"
     with pytest.raises(Stop):
-        run_learner("ridge-classifier", data, out, seed=5, checkpoint_every=500,
+        run_learner("ridge_classifier", data, out, seed=5, checkpoint_every=500,
                     progress=stop)
     assert checkpoint_folder(out).is_dir() and not out.exists()
     result = resume_run(out)

@@ -19,7 +19,7 @@ from scipy import stats
 
 import dpol.noise.discrete as discrete
 from dpol.accounting import mu_star
-from dpol.accounting.calibration import zcdp_gaussian_noise_multiplier
+from dpol.accounting.closed_forms import zcdp_gaussian_noise_multiplier
 from dpol.learners import PrivateBanditFrankWolfe
 from dpol.noise.discrete import grid_spacing
 from dpol.sets import Box, ConvexHull, L1Ball, L2Ball, Simplex

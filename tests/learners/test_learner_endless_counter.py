@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dpol.accounting import calibrate, noise_events
-from dpol.accounting.calibration import gaussian_noise_multiplier
+from dpol.accounting.closed_forms import gaussian_noise_multiplier
 from dpol.counters import COUNTER_NAMES, UnboundedTreeCounter
 from dpol.errors import HorizonExceededError
 from dpol.evaluation.audit_suite import CASES, SUITE_DELTA, SUITE_EPSILON

@@ -24,15 +24,15 @@ from dpol.learners.postprocess import (
 )
 
 #: registry learners that keep a linear model x . w (kernel regression predicts otherwise)
-LINEAR = ["ridge", "pqftl", "igd", "giga", "ftal", "frank-wolfe", "incremental-regression",
-          "incremental-erm", "pol"]
+LINEAR = ["ridge", "pqftl", "igd", "giga", "ftal", "online_frank_wolfe",
+          "incremental_regression", "incremental_erm", "pol"]
 CLASSIFIERS = {"igd", "pol"}
 
 
 def _stream(name: str, n: int = 120, d: int = 3, seed: int = 0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) * 0.3
-    if name == "frank-wolfe":
+    if name == "online_frank_wolfe":
         X = np.abs(X)  # its domain's oracle is the registry's; any rows do
     target = X @ np.linspace(0.6, -0.4, d) + 0.1
     y = np.sign(target) if name in CLASSIFIERS else np.clip(target, -1.0, 1.0)
@@ -92,7 +92,7 @@ def test_zero_noise_gives_the_exact_non_private_average(name):
 
 
 @pytest.mark.parametrize("intercept", [False, True])
-@pytest.mark.parametrize("name", ["ridge", "igd", "pol", "incremental-regression"])
+@pytest.mark.parametrize("name", ["ridge", "igd", "pol", "incremental_regression"])
 def test_run_learn_one_slices_and_checkpoints_give_the_same_model(name, intercept):
     X, y = _stream(name, n=90)
     whole = _build(name, 90, fit_intercept=intercept)

@@ -9,7 +9,7 @@
 3. ``PrivateIncrementalERM`` with ``solver="bst"`` / ``"frank-wolfe"``: the scale each call
    receives equals an independent recomputation of the Privacy section's calibration, and
    the noise actually added per call has that scale (chi-square tests that reject 2/3 and
-   3/2 of it). The solver classes themselves are tested in test_noisy_projected_gradient.py
+   3/2 of it). The solver classes themselves are tested in test_private_projected_sgd.py
    and test_private_frank_wolfe.py; here only what M1 passes them over its calls.
 """
 
@@ -26,7 +26,7 @@ from scipy import stats
 from scipy.optimize import brentq
 from scipy.special import expit
 from test_learner_sensitivity import _chi2_accepts
-from test_noisy_projected_gradient import _SpyBall
+from test_private_projected_sgd import _SpyBall
 
 from dpol.accounting import mu_star
 from dpol.errors import NonPrivateWarning

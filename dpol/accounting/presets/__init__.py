@@ -2,7 +2,7 @@
 
 Each ``<paper>_*`` function evaluates one printed formula exactly as published, for
 ``calibration="paper"`` reproduction; they are **not** recommendations (the default is
-``calibration="tight"``, :mod:`dpol.accounting.calibration`). Where docs/errata.md lists an
+``calibration="tight"``, :mod:`dpol.accounting.closed_forms`). Where docs/errata.md lists an
 erratum, a companion ``*_exact_epsilon`` function gives the *realised* guarantee of the printed
 noise against the true sensitivity (replace-one unless stated): exact for Gaussian noise
 (analytic Gaussian, GDP composition), basic composition for Laplace / l2-Gamma noise (tight for

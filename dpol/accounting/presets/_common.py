@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from dpol._validation import check_choice, check_int, check_real
-from dpol.accounting.calibration import gaussian_epsilon
+from dpol.accounting.closed_forms import gaussian_epsilon
 from dpol.errors import InvalidInputError
 
 __all__ = [
@@ -77,7 +77,7 @@ def exact_epsilon_of_tree_sigma(
 
     Examples
     --------
-    >>> from dpol.accounting.calibration import mu_star
+    >>> from dpol.accounting.closed_forms import mu_star
     >>> sigma = 2.0 * math.sqrt(5) / mu_star(1.0, 1e-5)  # tight: Delta sqrt(m) / mu*
     >>> round(exact_epsilon_of_tree_sigma(sigma, 2.0, 5, 1e-5), 6)
     1.0

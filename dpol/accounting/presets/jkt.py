@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from dpol._validation import check_choice, check_int, check_real
-from dpol.accounting.calibration import gaussian_epsilon
+from dpol.accounting.closed_forms import gaussian_epsilon
 from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
 from dpol.accounting.presets._common import (
     _delta,

@@ -9,16 +9,16 @@ a noise kind (:mod:`dpol.noise.kinds`), a calibration, clipping and state.
 
 from dpol.counters.strategies._participation import SINGLE, Participation
 from dpol.counters.strategies._strategy import Strategy
-from dpol.counters.strategies.banded_matrix import BandedMatrixStrategy
-from dpol.counters.strategies.banded_toeplitz import BandedToeplitzStrategy
-from dpol.counters.strategies.blt import BltStrategy
-from dpol.counters.strategies.dense_mean import DenseMeanStrategy
-from dpol.counters.strategies.honaker import HonakerStrategy
-from dpol.counters.strategies.padded_tree import PaddedTreeStrategy
-from dpol.counters.strategies.toeplitz import ToeplitzStrategy
-from dpol.counters.strategies.tree import TreeStrategy
-from dpol.counters.strategies.unbounded_tree import UnboundedTreeStrategy
-from dpol.counters.strategies.window_tree import WindowTreeStrategy
+from dpol.counters.strategies.banded_matrix_strategy import BandedMatrixStrategy
+from dpol.counters.strategies.banded_toeplitz_strategy import BandedToeplitzStrategy
+from dpol.counters.strategies.blt_strategy import BltStrategy
+from dpol.counters.strategies.dense_mean_strategy import DenseMeanStrategy
+from dpol.counters.strategies.honaker_strategy import HonakerStrategy
+from dpol.counters.strategies.padded_tree_strategy import PaddedTreeStrategy
+from dpol.counters.strategies.toeplitz_strategy import ToeplitzStrategy
+from dpol.counters.strategies.tree_strategy import TreeStrategy
+from dpol.counters.strategies.unbounded_tree_strategy import UnboundedTreeStrategy
+from dpol.counters.strategies.window_tree_strategy import WindowTreeStrategy
 
 __all__ = [
     "SINGLE",

@@ -17,7 +17,7 @@ B^T[I_k] from the last block (its columns start at block k: B is lower-triangula
 Lambda^T[I_k] from the first, only from column k m on (what the gradient reads). About
 5 m T^2 flops; every column is a solve of its own, so from T = 1024 on two column ranges
 run on two threads. L-BFGS starts from the banded Toeplitz band optimised for the mean
-(:mod:`.banded_optimizer`, milliseconds): 10% fewer steps than from the square-root band.
+(:mod:`.banded_toeplitz_optimizer`, milliseconds): 10% fewer steps than from the square-root band.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from scipy.linalg import lapack
 from threadpoolctl import threadpool_limits
 
 from dpol._lazy import scipy_optimize as optimize
-from dpol.counters.strategies.banded_optimizer import optimal_band
+from dpol.counters.strategies.banded_toeplitz_optimizer import optimal_band
 
 __all__ = [
     "MAX_HORIZON",
@@ -245,7 +245,7 @@ def banded_matrix_loss(band: np.ndarray) -> float:
 
     Examples
     --------
-    >>> from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+    >>> from dpol.counters.strategies.toeplitz_strategy import sqrt_toeplitz_coefficients
     >>> b = np.tile(sqrt_toeplitz_coefficients(16), (16, 1)) * _mask(16, 16)
     >>> round(banded_matrix_loss(b), 3)  # the square root, columns normalised: < its 3.229
     2.921

@@ -7,8 +7,9 @@ over t (an (alpha, beta)-estimator bounds all t at once).
 
 * **Scaling of PrivIncReg1** (Theorem 4.2: O(sqrt(d)/epsilon) up to logs): isotropic unit
   rows, realisable labels y = <x, w*> with ||w*|| = 1/2, C the unit L2 ball. The maximum
-  over t sits where the noise overtakes the curvature t/d (see tests/learners/test_knj.py
-  for the derivation): expected log-log slopes 1/2 in d and that of 1/mu*(eps, delta) in eps.
+  over t sits where the noise overtakes the curvature t/d (see
+  tests/learners/test_private_incremental_regression.py for the derivation): expected
+  log-log slopes 1/2 in d and that of 1/mu*(eps, delta) in eps.
 * **Comparison** on that instance: PrivIncReg1, PrivIncReg2 (m = d/2) and Mechanism 1.
 * **Sparse L1 instance** (where KNJ Section 5 places PrivIncReg2's gain: sparse
   covariates, C = cB1): rows 0.9 s e_1 +
@@ -348,7 +349,8 @@ def _report(out_dir, rows, fits, figures, horizon, delta, seeds, projection_dim)
         "certified to `max_solver_gap` otherwise (dpol.evaluation.excess_risk), on 120 "
         "log-spaced steps; `mean_max_excess` is KNJ's measure (max over t).", "",
         "## Log-log fits", "",
-        "Expected slopes (derivation in tests/learners/test_knj.py): 1/2 in d; in epsilon, "
+        "Expected slopes (derivation in "
+        "tests/learners/test_private_incremental_regression.py): 1/2 in d; in epsilon, "
         "the slope of 1/mu*(eps, delta), since the noise std is s/mu* (about -1 for small "
         "eps).", "",
         markdown_table(fits, ["fit", "slope", "stderr", "expected"]), "",

@@ -28,10 +28,11 @@ CURVE_POINTS = 400
 
 #: the entries of docs/errata.md that each learner of dpol.adapters.LEARNERS decides
 ERRATA_IDS = {"pqftl": "JKT-4, JKT-5", "igd": "JKT-1", "giga": "JKT-1, JKT-3",
-              "ftal": "WDP-1, WDP-2, WDP-4", "frank-wolfe": "WDP-1, WDP-2, WDP-4 to WDP-7",
-              "incremental-regression": "KNJ-1 to KNJ-4", "incremental-erm": "KNJ-4",
+              "ftal": "WDP-1, WDP-2, WDP-4",
+              "online_frank_wolfe": "WDP-1, WDP-2, WDP-4 to WDP-7",
+              "incremental_regression": "KNJ-1 to KNJ-4", "incremental_erm": "KNJ-4",
               "kernel": "NW-1 to NW-4", "pol": "JKT-6", "ridge": "JKT-4, JKT-5",
-              "ridge-classifier": "JKT-4, JKT-5", "ridge-classifier-rff": "JKT-4, JKT-5"}
+              "ridge_classifier": "JKT-4, JKT-5", "ridge_classifier_rff": "JKT-4, JKT-5"}
 
 
 #: what a reader reproducing a run with a private estimate must know

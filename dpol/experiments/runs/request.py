@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpol._validation import check_choice, check_int, check_real, fail
-from dpol.accounting.calibration import check_epsilon
+from dpol.accounting.closed_forms import check_epsilon
 from dpol.adapters._fallback import check_fallback
-from dpol.adapters.registry import LEARNERS, LearnerSpec, check_features
+from dpol.adapters.registry import LEARNERS, LearnerSpec, check_features, learner_name
+from dpol.counters import counter_name
 from dpol.datasets.files import NORMALIZATIONS
 from dpol.datasets.private_bounds import parse_bound
 from dpol.experiments.runs.checkpoint import CHECKPOINT
@@ -96,12 +97,12 @@ def check_request(args: dict, resumed: dict | None = None) -> RunRequest:
     ...
     dpol.errors.InvalidInputError: calibration must be one of 'tight', 'paper'; got 'exact'
     """
-    learner, data = args["learner"], args["data"]
+    learner, data = learner_name(args["learner"]), args["data"]  # an old name: its new one
+    args = {**args, "learner": learner, "counter": args["counter"] if args["counter"] is None
+            else counter_name(args["counter"])}
     saved = args
     if isinstance(data, (str, Path)) and str(data) != "-" and Path(data).is_file():
         saved = {**args, "data": str(Path(data).absolute())}  # a resume may start elsewhere
-    if not isinstance(learner, str) or learner not in LEARNERS:
-        raise fail("learner", f"be one of {', '.join(LEARNERS)}", learner)
     spec = LEARNERS[learner]
     check_epsilon(args["epsilon"])  # cheap arguments first: a refused run reads no data
     out, run_id = Path(args["out_dir"]), (resumed or {}).get("run_id") or secrets.token_hex(8)

@@ -49,13 +49,13 @@ def class_options(learner: str, y: np.ndarray, options: dict | None,
 
     Examples
     --------
-    >>> class_options("ridge-classifier", np.eye(3), None)
+    >>> class_options("ridge_classifier", np.eye(3), None)
     {'outputs': 3}
     >>> class_options("igd", np.eye(3), None)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    dpol.errors.InvalidInputError: learner must be one of ridge-classifier,
-    ridge-classifier-rff (the learners that fit K > 2 classes) for labels of 3 classes;
+    dpol.errors.InvalidInputError: learner must be one of ridge_classifier,
+    ridge_classifier_rff (the learners that fit K > 2 classes) for labels of 3 classes;
     got 'igd'
     """
     if np.ndim(y) == 1:

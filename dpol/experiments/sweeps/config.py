@@ -8,7 +8,8 @@ A config names the grid and, optionally, the engine::
 
     [grid]
     learners = ["pqftl", "ftal"]   # names of dpol.adapters.registry.LEARNERS
-    counters = ["tree", "honaker"] # for the learners that use one (default: their own)
+    counters = ["binary_tree", "honaker_tree"]  # for the learners that use one (default:
+                                   # their own); names of dpol.counters.COUNTER_NAMES
     epsilons = [0.5, 1.0, inf]
     deltas = [1e-5]                # default: dpol's (1e-5, or 1/T where smaller)
     seeds = 3                      # 0, 1, 2 (or a list of seeds)
@@ -24,7 +25,9 @@ A config names the grid and, optionally, the engine::
 
 Each learner runs on the data sets of its task (regression or classification). Every
 cell is a plain dict; its key is a hash of its canonical JSON, so a rerun of the same
-config finds the cells it already finished.
+config finds the cells it already finished. Old learner and counter names (the
+registries' aliases) are read as their canonical names, which the cells carry; a store
+written under the old names is still found (:func:`canonical_cell`).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from pathlib import Path
 from dpol._validation import fail
 from dpol.errors import InvalidInputError
 
-__all__ = ["SweepConfig", "cell_key", "load_config", "parse_config"]
+__all__ = ["SweepConfig", "canonical_cell", "cell_key", "load_config", "parse_config"]
 
 TOP_KEYS = ("horizon", "calibration", "store", "grid", "options", "run")
 GRID_KEYS = ("learners", "counters", "epsilons", "deltas", "seeds", "datasets")
@@ -69,6 +72,26 @@ def cell_key(cell: dict) -> str:
     """
     text = json.dumps(cell, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def canonical_cell(cell: dict) -> dict:
+    """``cell`` with its learner and counter by their canonical names (a cell of a store
+    written before the names changed), or ``cell`` itself when they already are.
+
+    Examples
+    --------
+    >>> canonical_cell({"learner": "frank-wolfe", "counter": "window", "seed": 0})
+    {'learner': 'online_frank_wolfe', 'counter': 'window_tree', 'seed': 0}
+    """
+    from dpol.adapters.registry import LEARNER_ALIASES
+    from dpol.counters import COUNTER_ALIASES
+
+    learner, counter = cell.get("learner"), cell.get("counter")
+    names = {"learner": LEARNER_ALIASES.get(learner, learner) if isinstance(learner, str)
+             else learner,
+             "counter": COUNTER_ALIASES.get(counter, counter) if isinstance(counter, str)
+             else counter}
+    return cell if names == {"learner": learner, "counter": counter} else {**cell, **names}
 
 
 def _list(where: str, value: object, item, rule: str) -> list:
@@ -138,7 +161,7 @@ runs nothing); got []
     dpol.errors.InvalidInputError: grid.epsilons must hold distinct values (a repeated \
 value runs its cells twice and stores them once; repeated: 1.0); got [1, 1.0]
     """
-    from dpol.adapters.registry import LEARNERS
+    from dpol.adapters.registry import LEARNER_ALIASES, LEARNERS
     from dpol.datasets import DATASETS
 
     _unknown("", raw, TOP_KEYS)
@@ -150,7 +173,10 @@ value runs its cells twice and stores them once; repeated: 1.0); got [1, 1.0]
     calibration = raw.get("calibration", "tight")
     if calibration not in ("tight", "paper"):
         raise fail("calibration", "be tight or paper", calibration)
-    options = _unknown("options", raw.get("options", {}), tuple(learners))
+    options = raw.get("options", {})
+    if isinstance(options, dict):  # [options.frank-wolfe]: an old name's table
+        options = {LEARNER_ALIASES.get(k, k): v for k, v in options.items()}
+    options = _unknown("options", options, tuple(learners))
     for name, opts in options.items():  # their keywords: checked by _preflight
         if not isinstance(opts, dict):
             raise fail(f"options.{name}", "be a table of constructor keywords", opts)
@@ -177,20 +203,24 @@ value runs its cells twice and stores them once; repeated: 1.0); got [1, 1.0]
 def _grid(grid: dict) -> tuple[list, ...]:
     """The grid's learners, data sets, counters, epsilons, deltas and seeds, each checked
     (names known, numbers in range, no value twice)."""
-    from dpol.adapters.registry import LEARNERS
-    from dpol.counters import COUNTER_NAMES
+    from dpol.adapters.registry import LEARNER_ALIASES, LEARNERS
+    from dpol.counters import COUNTER_ALIASES, COUNTER_NAMES
     from dpol.datasets import DATASETS
 
     for key in ("learners", "epsilons", "seeds", "datasets"):
         if key not in grid:
             raise fail(f"grid.{key}", "be given", None)
-    learners = _list("grid.learners", grid["learners"], LEARNERS.__contains__,
-                     f"name learners of {', '.join(LEARNERS)}")
+    learners = [LEARNER_ALIASES.get(v, v) for v in _list(
+        "grid.learners", grid["learners"], lambda v: LEARNER_ALIASES.get(v, v) in LEARNERS,
+        f"name learners of {', '.join(LEARNERS)} (or their old names "
+        f"{', '.join(LEARNER_ALIASES)})")]
     datasets = _list("grid.datasets", grid["datasets"], DATASETS.__contains__,
                      f"name data sets of {', '.join(DATASETS)}")
-    counters = _list("grid.counters", grid.get("counters", [None]),
-                     lambda v: v is None or v in COUNTER_NAMES,
-                     f"name counters of {', '.join(COUNTER_NAMES)}")
+    counters = [COUNTER_ALIASES.get(v, v) for v in _list(
+        "grid.counters", grid.get("counters", [None]),
+        lambda v: v is None or COUNTER_ALIASES.get(v, v) in COUNTER_NAMES,
+        f"name counters of {', '.join(COUNTER_NAMES)} (or their old names "
+        f"{', '.join(COUNTER_ALIASES)})")]
     epsilons = [float(v) for v in _list("grid.epsilons", grid["epsilons"],
                                         lambda v: _is_real(v) and v > 0,
                                         "hold numbers > 0 (inf: no noise)")]

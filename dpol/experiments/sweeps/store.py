@@ -18,6 +18,8 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dpol.experiments.sweeps.config import canonical_cell, cell_key
+
 __all__ = ["COLUMNS", "ResultStore", "finished_cells"]
 
 #: the configuration of a cell, then what :func:`~dpol.experiments.sweeps.cell.run_cell`
@@ -67,8 +69,15 @@ class ResultStore:
         self._db.close()
 
     def finished(self) -> set[str]:
-        """The keys of the cells that finished (failed cells run again on a rerun)."""
-        return {k for (k,) in self._db.execute("SELECT key FROM cells WHERE status = 'done'")}
+        """The keys of the cells that finished (failed cells run again on a rerun); a cell
+        stored under an old learner or counter name counts under its canonical key too."""
+        done = set()
+        for key, config in self._db.execute("SELECT key, config FROM cells "
+                                            "WHERE status = 'done'"):
+            cell = json.loads(config)
+            canonical = canonical_cell(cell)
+            done |= {key} if canonical is cell else {key, cell_key(canonical)}
+        return done
 
     def put(self, key: str, cell: dict, result: dict, backend: str) -> None:
         """Write one cell's result, committed at once (replacing an earlier failure)."""
@@ -84,13 +93,15 @@ class ResultStore:
                               *(row[c] for c in COLUMNS)))
 
     def rows(self) -> list[dict]:
-        """Every cell, in the order they finished (``options`` parsed back to a dict)."""
+        """Every cell, in the order they finished (``options`` parsed back to a dict; learners
+        and counters by their canonical names, as a store of old names is read)."""
         cur = self._db.execute(f"SELECT key, {', '.join(COLUMNS)} FROM cells ORDER BY rowid")
         names = [d[0] for d in cur.description]
         out = []
         for values in cur:
             row = dict(zip(names, values, strict=True))
             row["options"] = json.loads(row["options"] or "{}")
+            row.update(canonical_cell({"learner": row["learner"], "counter": row["counter"]}))
             out.append(row)
         return out
 

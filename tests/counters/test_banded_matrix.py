@@ -17,8 +17,8 @@ from dpol.counters.strategies.banded_matrix_optimizer import (
     column_norms,
     optimal_banded_matrix,
 )
-from dpol.counters.strategies.banded_optimizer import optimal_band
-from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+from dpol.counters.strategies.banded_toeplitz_optimizer import optimal_band
+from dpol.counters.strategies.toeplitz_strategy import sqrt_toeplitz_coefficients
 
 
 @pytest.mark.parametrize(("horizon", "bands"), [(10, 3), (70, 5), (80, 40)])

@@ -20,7 +20,7 @@ import numpy as np
 
 from dpol._lazy import scipy_optimize as optimize
 from dpol._lazy import scipy_signal as signal
-from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+from dpol.counters.strategies.toeplitz_strategy import sqrt_toeplitz_coefficients
 
 __all__ = ["banded_loss", "optimal_band"]
 

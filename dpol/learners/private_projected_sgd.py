@@ -3,8 +3,8 @@
 :class:`PrivateProjectedSGD` is the private batch ERM solver that KNJ's Mechanism 1
 calls as a black box: noisy projected SGD in the style of Bassily, Smith, Thakurta
 (FOCS 2014, Algorithm 1), or its full-batch (noisy gradient descent) variant. KNJ's
-NoisyProjGrad (:func:`noisy_proj_grad` and its step size and bound), which lived here,
-is in :mod:`dpol.learners.noisy_proj_grad` and re-exported.
+NoisyProjGrad, a post-processing step that adds no noise, is
+:mod:`dpol.learners.noisy_proj_grad`.
 """
 
 from __future__ import annotations
@@ -18,25 +18,15 @@ import numpy as np
 
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.calibrate import bisect_multiplier, calibrate, noise_events
-from dpol.accounting.calibration import check_epsilon, gaussian_epsilon, mu_star, zcdp_epsilon
+from dpol.accounting.closed_forms import check_epsilon, gaussian_epsilon, mu_star, zcdp_epsilon
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._linear import fit_arguments
-from dpol.learners.noisy_proj_grad import (  # re-exported: they lived here
-    noisy_proj_grad,
-    npg_bound,
-    npg_iterations,
-    npg_step_size,
-)
 from dpol.noise._dp_accounting import dp_accounting
 from dpol.noise.kinds import KINDS, noise_kind
 
 __all__ = [
     "SAMPLINGS",
     "PrivateProjectedSGD",
-    "noisy_proj_grad",
-    "npg_bound",
-    "npg_iterations",
-    "npg_step_size",
     "per_call",
 ]
 

@@ -17,7 +17,7 @@ import numpy as np
 from dpol._lazy import scipy_signal as signal
 from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
-from dpol.counters.strategies.toeplitz import sqrt_toeplitz_coefficients
+from dpol.counters.strategies.toeplitz_strategy import sqrt_toeplitz_coefficients
 
 __all__ = ["BandedToeplitzStrategy"]
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from dpol.accounting import PrivacyBudget, compose_guarantee
-from dpol.accounting.calibration import gaussian_epsilon, mu_star
+from dpol.accounting.closed_forms import gaussian_epsilon, mu_star
 from dpol.accounting.presets import jkt_private_sum_sigma
 from dpol.errors import InvalidInputError
 from dpol.learners import (

@@ -18,13 +18,13 @@ from learner_cases import loop
 from scipy import stats
 
 from dpol.accounting import mu_star
-from dpol.accounting.calibration import gaussian_epsilon
+from dpol.accounting.closed_forms import gaussian_epsilon
 from dpol.accounting.presets import (
     knj_advanced_composition,
     knj_mechanism1_split,
     knj_tree_mech_sigma,
 )
-from dpol.counters._bits import popcount
+from dpol.counters.strategies._bits import popcount
 from dpol.errors import (
     HorizonExceededError,
     InvalidInputError,
@@ -33,15 +33,11 @@ from dpol.errors import (
     PaperCalibrationWarning,
 )
 from dpol.evaluation.excess_risk import excess_empirical_risk, released_models
-from dpol.learners.noisy_projected_gradient import (
-    PrivateProjectedSGD,
-    noisy_proj_grad,
-    npg_bound,
-    npg_step_size,
-)
+from dpol.learners.noisy_proj_grad import noisy_proj_grad, npg_bound, npg_step_size
 from dpol.learners.private_frank_wolfe import PrivateFrankWolfe
 from dpol.learners.private_incremental_erm import PrivateIncrementalERM
 from dpol.learners.private_incremental_regression import PrivateIncrementalRegression
+from dpol.learners.private_projected_sgd import PrivateProjectedSGD
 from dpol.learners.projected_incremental_regression import ProjectedIncrementalRegression
 from dpol.losses import SquaredLoss
 from dpol.sets import Box, L1Ball, L2Ball, Simplex

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpol.counters._bits import lowbit, popcount, trailing_zero_count
+from dpol.counters.strategies._bits import lowbit, popcount, trailing_zero_count
 from dpol.counters.strategies._participation import Participation, tree_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
 

@@ -16,9 +16,9 @@ from scipy.linalg import toeplitz
 
 from dpol.counters import BltCounter, ToeplitzCounter, make_counter
 from dpol.counters.blt import blt_loss, optimal_blt_parameters
-from dpol.counters.strategies.blt import ROW_LOOP_DIM as _ROW_LOOP_DIM
-from dpol.counters.strategies.blt import inverse_coefficients as _inverse_coefficients
 from dpol.counters.strategies.blt_optimizer import _optimized
+from dpol.counters.strategies.blt_strategy import ROW_LOOP_DIM as _ROW_LOOP_DIM
+from dpol.counters.strategies.blt_strategy import inverse_coefficients as _inverse_coefficients
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.noise.source import NoiseSource
 

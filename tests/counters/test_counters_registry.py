@@ -68,7 +68,7 @@ def test_frank_wolfe_and_the_bandit_refuse_it_too():
     assert str(info.value) == REFUSED
 
 
-@pytest.mark.parametrize("name", ["ftal", "ftrl", "pqftl", "ridge", "incremental-regression"])
+@pytest.mark.parametrize("name", ["ftal", "ftrl", "pqftl", "ridge", "incremental_regression"])
 def test_make_learner_names_counter_options_not_a_type_error(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonPrivateWarning)

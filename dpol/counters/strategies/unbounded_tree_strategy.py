@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from dpol.counters._bits import popcount
+from dpol.counters.strategies._bits import popcount
 from dpol.counters.strategies._strategy import Strategy
-from dpol.counters.strategies.tree import keep_level_prefix, prefix_noise
+from dpol.counters.strategies.tree_strategy import keep_level_prefix, prefix_noise
 
 __all__ = ["UnboundedTreeStrategy", "block_of"]
 

@@ -14,7 +14,7 @@ from dpol._lazy import scipy_signal as signal
 from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.blt_optimizer import state_matrix
-from dpol.counters.strategies.toeplitz import MATRIX_REFUSAL
+from dpol.counters.strategies.toeplitz_strategy import MATRIX_REFUSAL
 
 __all__ = ["BltStrategy", "infinite_column_norm_sq", "inverse_coefficients", "row_norm_sq"]
 

@@ -1,4 +1,4 @@
-"""Independent checks of PrivateProjectedSGD's Privacy section (learners/noisy_projected_gradient).
+"""Independent checks of PrivateProjectedSGD's Privacy section (learners/private_projected_sgd).
 
 What the noise protects: one step releases a noisy gradient at the current iterate theta (a
 public point: adaptive composition), ``"full"``: G(theta; D) = sum_i grad f(theta; z_i), which

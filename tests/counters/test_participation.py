@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from test_counters_stats import SCALES_THAT_MUST_FAIL, chi2_accepts
 
-from dpol.accounting.calibration import gaussian_noise_multiplier
+from dpol.accounting.closed_forms import gaussian_noise_multiplier
 from dpol.counters import Participation, parse_participation
 from dpol.counters.strategies._participation import (
     brute_force_sensitivity_sq,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpol._validation import fail
-from dpol.counters._bits import lowbit, popcount, set_bits_high_to_low, trailing_zeros
+from dpol.counters.strategies._bits import lowbit, popcount, set_bits_high_to_low, trailing_zeros
 from dpol.counters.strategies._strategy import Strategy
 
 __all__ = ["WindowTreeStrategy"]

@@ -29,8 +29,8 @@ from dpol.counters import (
     HonakerTreeCounter,
     ToeplitzCounter,
 )
-from dpol.counters._bits import trailing_zeros
 from dpol.counters._secure_release import float_dot_error
+from dpol.counters.strategies._bits import trailing_zeros
 from dpol.errors import InvalidInputError, NonPrivateWarning
 
 ALPHA = 1e-4

@@ -17,7 +17,7 @@ from dpol.counters.strategies import (
     WindowTreeStrategy,
 )
 from dpol.counters.strategies.banded_matrix_optimizer import optimal_banded_matrix
-from dpol.counters.strategies.banded_optimizer import optimal_band
+from dpol.counters.strategies.banded_toeplitz_optimizer import optimal_band
 from dpol.counters.strategies.blt_optimizer import optimal_blt_parameters
 from dpol.errors import InvalidInputError
 from dpol.noise.kinds import STRATEGY_NOISES

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpol.counters._bits import max_popcount, popcount
-from dpol.counters.strategies.tree import TreeStrategy, keep_level_prefix, prefix_noise
+from dpol.counters.strategies._bits import max_popcount, popcount
+from dpol.counters.strategies.tree_strategy import TreeStrategy, keep_level_prefix, prefix_noise
 
 __all__ = ["PaddedTreeStrategy"]
 

@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 from variance_checks import check_same_variance
 
-from dpol.accounting.calibration import (
+from dpol.accounting.closed_forms import (
     certified_epsilon,
     gaussian_epsilon,
     gaussian_noise_multiplier,
@@ -271,7 +271,7 @@ def test_epsilon_inf_is_still_the_exact_cumulative_sum():
 
 
 def test_counters_with_non_integer_noise_weights_take_secure_noise_and_refusals():
-    # real weights: secure releases post-process exact grid values (test_secure_matrix_counters)
+    # real weights: secure releases post-process exact grid values (test_secure_release)
     matrix = (ToeplitzCounter, BltCounter, DenseMeanCounter, BandedToeplitzCounter,
               BandedMatrixCounter)
     for cls in (HonakerTreeCounter, *matrix):
@@ -456,7 +456,7 @@ def test_offline_learner_and_refusals_of_learners():
     with pytest.raises(InvalidInputError, match="noise must be one of"):
         OutputPerturbation(3, lam=1.0, horizon=10, epsilon=1.0, delta=1e-5,
                            step=lambda w, t, x, y: w, noise="secure_laplace")
-    # FTAL through its counter: Honaker now takes secure noise (test_secure_matrix_counters)
+    # FTAL through its counter: Honaker now takes secure noise (test_secure_release)
     ftal = PrivateFTAL(3, loss=Regularized(LogisticLoss(), 0.5), domain=L2Ball(3, 1.0),
                        horizon=16, epsilon=1.0, delta=1e-5, noise="secure", counter="honaker")
     assert ftal._counter.grid is not None

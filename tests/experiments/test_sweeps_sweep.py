@@ -17,7 +17,8 @@ import pytest
 from sweep_cases import SLOW, TINY, config, results
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.sweeps.config import SweepConfig, load_config
+from dpol.experiments.sweeps.config import SweepConfig, cell_key, load_config
+from dpol.experiments.sweeps.store import ResultStore
 from dpol.experiments.sweeps.sweep import SweepInterrupted, sweep
 
 typer_testing = pytest.importorskip("typer.testing")
@@ -48,6 +49,7 @@ GOOD = ('horizon = 100\n[grid]\nlearners = ["pqftl"]\nepsilons = [1.0]\nseeds = 
     (GOOD.replace("[1.0]", '["one"]'), [], "grid.epsilons must hold numbers > 0"),
     (GOOD.replace("[1.0]", "[]"), [], "grid.epsilons must be a non-empty list"),
     (GOOD.replace('"pqftl"', '"nope"'), [], "grid.learners must name learners"),
+    (GOOD + 'counters = ["windows"]\n', [], "(or their old names tree, honaker, window"),
     (GOOD.replace("seeds = 1", "seeds = 1.5"), [], "grid.seeds must be a count"),
     (GOOD.replace('"synthetic-regression"', '"breast-cancer"'), [],
      "grid.datasets must hold a regression data set for pqftl"),
@@ -125,6 +127,28 @@ def test_cells_are_written_once_and_a_rerun_skips_them(tmp_path, reference):
     again = sweep(cfg, workers=2, store=store)
     assert (again.skipped, again.done) == (len(cfg.cells) - 1, 1)
     assert results(store) == reference[0]
+
+
+def test_a_store_written_under_the_old_names_is_found_by_a_grid_of_either_names(tmp_path):
+    old = {"horizon": 50, "grid": {"learners": ["pqftl", "frank-wolfe"], "epsilons": [1.0],
+                                   "counters": ["tree", "window"], "seeds": 1,
+                                   "datasets": ["synthetic-regression"]}}
+    cfg = config(old)  # the old names are read as their canonical names
+    assert {(c["learner"], c["counter"]) for c in cfg.cells} == {
+        (learner, counter) for learner in ("pqftl", "online_frank_wolfe")
+        for counter in ("binary_tree", "window_tree")}
+    renamed = {"binary_tree": "tree", "window_tree": "window", "online_frank_wolfe":
+               "frank-wolfe"}
+    store = tmp_path / "old.sqlite"
+    with ResultStore(store) as s:  # as a sweep before the renames wrote it
+        for c in cfg.cells:
+            was = {**c, **{k: renamed.get(c[k], c[k]) for k in ("learner", "counter")}}
+            s.put(cell_key(was), was, {"status": "done"}, "local")
+    summary = sweep(cfg, workers=1, store=store)
+    assert (summary.skipped, summary.done) == (len(cfg.cells), 0)
+    with ResultStore(store) as s:
+        assert {(r["learner"], r["counter"]) for r in s.rows()} == {
+            (c["learner"], c["counter"]) for c in cfg.cells}
 
 
 def test_a_cell_that_raises_is_recorded_and_the_rest_go_on(tmp_path, reference):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpol.counters._bits import set_bits_high_to_low, trailing_zeros
+from dpol.counters.strategies._bits import set_bits_high_to_low, trailing_zeros
 from dpol.counters.strategies._participation import Participation, tree_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
-from dpol.counters.strategies.tree import prefix_noise
+from dpol.counters.strategies.tree_strategy import prefix_noise
 
 __all__ = ["HonakerStrategy", "honaker_level_variances"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_sweep import terminal_sigint
+from test_sweeps_sweep import terminal_sigint
 
 from dpol.errors import InvalidInputError
 from dpol.experiments.runs.checkpoint import CHECKPOINT, load_checkpoint
