@@ -5,15 +5,13 @@ Parameters and their optimiser: :mod:`dpol.counters.strategies.blt_optimizer`.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
 from dpol._lazy import scipy_signal as signal
 from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
 from dpol.counters.strategies._strategy import Strategy
-from dpol.counters.strategies.blt_optimizer import state_matrix
+from dpol.counters.strategies.blt_optimizer import inverse_coefficients, state_matrix
 from dpol.counters.strategies.toeplitz import MATRIX_REFUSAL
 
 __all__ = ["BltStrategy", "infinite_column_norm_sq", "inverse_coefficients", "row_norm_sq"]
@@ -22,24 +20,6 @@ __all__ = ["BltStrategy", "infinite_column_norm_sq", "inverse_coefficients", "ro
 #: (measured, 5 buffers, us per row: d = 300 lfilter 11 against 23; d = 1000 43-64
 #: against 28; d = 4095, PQFTL's svec at d = 90, 240-307 against 42)
 ROW_LOOP_DIM = 512
-
-
-def inverse_coefficients(thetas: np.ndarray, omegas: np.ndarray, n: int) -> np.ndarray:
-    """c_0..c_{n-1} of C = G^{-1}: c_k = -omega^T M^(k-1) 1, blocked in O(n b + sqrt(n) b^2)."""
-    m = state_matrix(thetas, omegas)
-    width = max(1, math.isqrt(max(n - 1, 1)))
-    cols = np.empty((thetas.size, width))  # M^j 1, j < width
-    vec = np.ones(thetas.size)
-    for j in range(width):
-        cols[:, j] = vec
-        vec = m @ vec
-    step = np.linalg.matrix_power(m, width)
-    rows = np.empty((-(-(n - 1) // width), thetas.size))  # -omega^T M^(q width)
-    row = -omegas
-    for q in range(rows.shape[0]):
-        rows[q] = row
-        row = row @ step
-    return np.concatenate([[1.0], (rows @ cols).ravel()[: n - 1]])
 
 
 def infinite_column_norm_sq(thetas: np.ndarray, omegas: np.ndarray) -> float:

@@ -103,6 +103,24 @@ def state_matrix(thetas: np.ndarray, omegas: np.ndarray) -> np.ndarray:
     return np.diag(thetas) - np.ones((thetas.size, 1)) * omegas[None, :]
 
 
+def inverse_coefficients(thetas: np.ndarray, omegas: np.ndarray, n: int) -> np.ndarray:
+    """c_0..c_{n-1} of C = G^{-1}: c_k = -omega^T M^(k-1) 1, blocked in O(n b + sqrt(n) b^2)."""
+    m = state_matrix(thetas, omegas)
+    width = max(1, math.isqrt(max(n - 1, 1)))
+    cols = np.empty((thetas.size, width))  # M^j 1, j < width
+    vec = np.ones(thetas.size)
+    for j in range(width):
+        cols[:, j] = vec
+        vec = m @ vec
+    step = np.linalg.matrix_power(m, width)
+    rows = np.empty((-(-(n - 1) // width), thetas.size))  # -omega^T M^(q width)
+    row = -omegas
+    for q in range(rows.shape[0]):
+        rows[q] = row
+        row = row @ step
+    return np.concatenate([[1.0], (rows @ cols).ravel()[: n - 1]])
+
+
 def _loss_factors(thetas: np.ndarray, omegas: np.ndarray, n: int, objective: str = "max"
                   ) -> tuple[float, float]:
     """(sum_{k<n} h_k^2, sum_{k<n} c_k^2) in closed form, O(b^3 log n); ``"mean"``: the
