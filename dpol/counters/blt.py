@@ -16,7 +16,6 @@ from dpol.counters.strategies import BltStrategy
 from dpol.counters.strategies.blt_optimizer import (
     DEFAULT_BUFFERS,
     OBJECTIVES,
-    _optimized,
     blt_loss,
     check_blt_parameters,
     optimal_blt_parameters,
@@ -158,7 +157,8 @@ class BltCounter(SecureReleaseMixin, Counter):
         if self._given is None:
             b = DEFAULT_BUFFERS if self.buffers is None else self.buffers
             objective = "max" if self.objective is None else self.objective
-            self._given = check_blt_parameters(*_optimized(self.horizon, b, objective))
+            self._given = check_blt_parameters(*optimal_blt_parameters(
+                self.horizon, b, objective, self.participation))
         self.thetas_, self.omegas_ = (a.copy() for a in self._given)
         self.thetas_.flags.writeable = self.omegas_.flags.writeable = False
         try:

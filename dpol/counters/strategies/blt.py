@@ -9,8 +9,12 @@ import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
 from dpol._lazy import scipy_signal as signal
-from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
-from dpol.counters.strategies._strategy import Strategy
+from dpol.counters.strategies._participation import (
+    Participation,
+    toeplitz_envelope_sensitivity_sq,
+    toeplitz_sensitivity_sq,
+)
+from dpol.counters.strategies._strategy import GRAM_LIMIT, Strategy
 from dpol.counters.strategies.blt_optimizer import inverse_coefficients, state_matrix
 from dpol.counters.strategies.toeplitz import MATRIX_REFUSAL
 
@@ -124,10 +128,17 @@ class BltStrategy(Strategy):
 
     def _participation_norm_sq(self, participation: Participation) -> float:
         # exact when C's coefficients are non-negative and non-increasing (as for the
-        # optimised BLTs: C approximates the square root); else the generic bound
-        exact = None if self.horizon is None else toeplitz_sensitivity_sq(
-            self.coefficients, self.horizon, participation)
-        return super()._participation_norm_sq(participation) if exact is None else exact
+        # optimised BLTs); else the envelope bound, or the generic Gram bound if smaller
+        if self.horizon is None:
+            return super()._participation_norm_sq(participation)  # refused: no horizon
+        exact = toeplitz_sensitivity_sq(self.coefficients, self.horizon, participation)
+        if exact is not None:
+            return exact
+        bound = toeplitz_envelope_sensitivity_sq(self.coefficients, self.horizon,
+                                                 participation)
+        if self.horizon > GRAM_LIMIT:
+            return bound
+        return min(bound, super()._participation_norm_sq(participation))
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         if self.horizon is None:
