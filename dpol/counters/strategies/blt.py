@@ -5,6 +5,8 @@ Parameters and their optimiser: :mod:`dpol.counters.strategies.blt_optimizer`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
@@ -12,10 +14,9 @@ from dpol._lazy import scipy_signal as signal
 from dpol.counters.strategies._participation import (
     Participation,
     toeplitz_envelope_sensitivity_sq,
-    toeplitz_sensitivity_sq,
 )
-from dpol.counters.strategies._strategy import GRAM_LIMIT, Strategy
-from dpol.counters.strategies.blt_optimizer import inverse_coefficients, state_matrix
+from dpol.counters.strategies._strategy import Strategy
+from dpol.counters.strategies.blt_optimizer import state_matrix
 from dpol.counters.strategies.toeplitz import MATRIX_REFUSAL
 
 __all__ = ["BltStrategy", "infinite_column_norm_sq", "inverse_coefficients", "row_norm_sq"]
@@ -24,6 +25,24 @@ __all__ = ["BltStrategy", "infinite_column_norm_sq", "inverse_coefficients", "ro
 #: (measured, 5 buffers, us per row: d = 300 lfilter 11 against 23; d = 1000 43-64
 #: against 28; d = 4095, PQFTL's svec at d = 90, 240-307 against 42)
 ROW_LOOP_DIM = 512
+
+
+def inverse_coefficients(thetas: np.ndarray, omegas: np.ndarray, n: int) -> np.ndarray:
+    """c_0..c_{n-1} of C = G^{-1}: c_k = -omega^T M^(k-1) 1, blocked in O(n b + sqrt(n) b^2)."""
+    m = state_matrix(thetas, omegas)
+    width = max(1, math.isqrt(max(n - 1, 1)))
+    cols = np.empty((thetas.size, width))  # M^j 1, j < width
+    vec = np.ones(thetas.size)
+    for j in range(width):
+        cols[:, j] = vec
+        vec = m @ vec
+    step = np.linalg.matrix_power(m, width)
+    rows = np.empty((-(-(n - 1) // width), thetas.size))  # -omega^T M^(q width)
+    row = -omegas
+    for q in range(rows.shape[0]):
+        rows[q] = row
+        row = row @ step
+    return np.concatenate([[1.0], (rows @ cols).ravel()[: n - 1]])
 
 
 def infinite_column_norm_sq(thetas: np.ndarray, omegas: np.ndarray) -> float:
@@ -127,18 +146,12 @@ class BltStrategy(Strategy):
         return self._norm_sq
 
     def _participation_norm_sq(self, participation: Participation) -> float:
-        # exact when C's coefficients are non-negative and non-increasing (as for the
-        # optimised BLTs); else the envelope bound, or the generic Gram bound if smaller
         if self.horizon is None:
             return super()._participation_norm_sq(participation)  # refused: no horizon
-        exact = toeplitz_sensitivity_sq(self.coefficients, self.horizon, participation)
-        if exact is not None:
-            return exact
-        bound = toeplitz_envelope_sensitivity_sq(self.coefficients, self.horizon,
-                                                 participation)
-        if self.horizon > GRAM_LIMIT:
-            return bound
-        return min(bound, super()._participation_norm_sq(participation))
+        # exact: C's coefficients are non-negative and non-increasing (BltCounter's
+        # Privacy), so the envelope is C itself, up to rounding in a flat tail
+        return toeplitz_envelope_sensitivity_sq(self.coefficients, self.horizon,
+                                                participation)
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         if self.horizon is None:

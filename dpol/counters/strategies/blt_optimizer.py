@@ -23,14 +23,10 @@ import numpy as np
 
 from dpol._lazy import scipy_optimize as optimize
 from dpol._validation import _as_float_array, check_choice, check_int, fail
-from dpol.counters.strategies._participation import (
-    Participation,
-    parse_participation,
-    toeplitz_envelope_sensitivity_sq,
-)
+from dpol.counters.strategies._participation import parse_participation
 
 __all__ = ["DEFAULT_BUFFERS", "OBJECTIVES", "blt_loss", "check_blt_parameters",
-           "inverse_coefficients", "optimal_blt_parameters", "state_matrix"]
+           "optimal_blt_parameters", "state_matrix"]
 
 #: what the optimiser minimises: the largest release variance ("max", the default) or
 #: its mean over the T steps ("mean": the figure that adds up into regret), each times
@@ -106,24 +102,6 @@ def _gram(m: np.ndarray, n: int) -> np.ndarray:
 def state_matrix(thetas: np.ndarray, omegas: np.ndarray) -> np.ndarray:
     """M = diag(theta) - 1 omega^T (entrywise >= 0): the state recursion of C = G^{-1}."""
     return np.diag(thetas) - np.ones((thetas.size, 1)) * omegas[None, :]
-
-
-def inverse_coefficients(thetas: np.ndarray, omegas: np.ndarray, n: int) -> np.ndarray:
-    """c_0..c_{n-1} of C = G^{-1}: c_k = -omega^T M^(k-1) 1, blocked in O(n b + sqrt(n) b^2)."""
-    m = state_matrix(thetas, omegas)
-    width = max(1, math.isqrt(max(n - 1, 1)))
-    cols = np.empty((thetas.size, width))  # M^j 1, j < width
-    vec = np.ones(thetas.size)
-    for j in range(width):
-        cols[:, j] = vec
-        vec = m @ vec
-    step = np.linalg.matrix_power(m, width)
-    rows = np.empty((-(-(n - 1) // width), thetas.size))  # -omega^T M^(q width)
-    row = -omegas
-    for q in range(rows.shape[0]):
-        rows[q] = row
-        row = row @ step
-    return np.concatenate([[1.0], (rows @ cols).ravel()[: n - 1]])
 
 
 def _loss_factors(thetas: np.ndarray, omegas: np.ndarray, n: int, objective: str = "max"
@@ -214,9 +192,9 @@ def _pattern_sensitivity_sq(thetas: np.ndarray, omegas: np.ndarray, horizon: int
     (c_0 = 1, c_m = u^T M^(m-1) 1): X_pq = sum_{m < T - q} c_m c_{m+d} = c_d + u^T
     Gamma(T - q - 1) (M^T)^d u, Gamma(n) = sum_{j<n} M^j 1 1^T (M^j)^T. The k Gammas grow
     from the smallest, Gamma(n + b) = Gamma(n) + M^n Gamma(b) (M^n)^T: O(k b^3 + b^3 log T),
-    whatever T, and positive terms only (M, u >= 0). The sensitivity to a participant
-    when c is non-negative and non-increasing (that pattern is then the worst), else a
-    lower bound (one pattern of many; X >= 0).
+    whatever T, and positive terms only (M, u >= 0). The sensitivity to a participant:
+    c is non-negative and non-increasing, so that pattern is the worst (BltCounter's
+    Privacy).
     """
     u, m = -omegas, state_matrix(thetas, omegas)
     step = np.linalg.matrix_power(m, separation)
@@ -248,22 +226,16 @@ def _pack(thetas: np.ndarray, omegas: np.ndarray) -> np.ndarray:
 def _optimized_for(horizon: int, buffers: int, objective: str, steps: int, separation: int
                    ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Minimise the loss under ``steps`` participations ``separation`` apart, from the
-    single-participation optimum; keeps that one unless the result does better by the
-    envelope bound (the exact figure for non-negative non-increasing coefficients)."""
-    def loss(p: np.ndarray) -> float:
-        thetas, omegas = _unpack(p, buffers)
+    single-participation optimum (kept if the result does no better)."""
+    def loss(thetas: np.ndarray, omegas: np.ndarray) -> float:
         rows, _ = _loss_factors(thetas, omegas, horizon, objective)
         return math.log(rows) + math.log(_pattern_sensitivity_sq(
             thetas, omegas, horizon, steps, separation))
 
-    def bound(thetas: np.ndarray, omegas: np.ndarray) -> float:
-        rows, _ = _loss_factors(thetas, omegas, horizon, objective)
-        return rows * toeplitz_envelope_sensitivity_sq(inverse_coefficients(
-            thetas, omegas, horizon), horizon, Participation(steps, separation))
-
     single = tuple(np.array(v) for v in _optimized(horizon, buffers, objective))
-    found = _unpack(_minimize(loss, _pack(*single), buffers, horizon), buffers)
-    best = found if bound(*found) <= bound(*single) else single
+    found = _unpack(_minimize(lambda p: loss(*_unpack(p, buffers)), _pack(*single), buffers,
+                              horizon), buffers)
+    best = found if loss(*found) <= loss(*single) else single
     return tuple(best[0].tolist()), tuple(best[1].tolist())
 
 
@@ -282,11 +254,10 @@ def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS,
     :class:`~dpol.counters.strategies.Participation`) minimises the loss the strategy
     reports under it instead, ``BltStrategy.loss(objective, participation)``: the
     variance factor times the squared sensitivity to the participant, in closed form
-    (O(k b^3 + b^3 log T) per evaluation, :func:`_pattern_sensitivity_sq`), started from
-    the single-participation optimum. The result is kept only if its loss under the
-    participation, by the envelope bound of C's coefficients (exact for the
-    non-negative non-increasing ones every optimum tried had), is at most that
-    optimum's. A pattern with one step in the horizon is the single-participation case.
+    (O(k b^3 + b^3 log T) per evaluation, :func:`_pattern_sensitivity_sq`; exact, as C's
+    coefficients are non-negative and non-increasing: BltCounter's Privacy), from the
+    single-participation optimum, which is kept if the result does no better. A pattern
+    with one step in the horizon is the single-participation case.
 
     Examples
     --------
