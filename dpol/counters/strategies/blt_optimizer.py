@@ -20,6 +20,7 @@ import functools
 import math
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from dpol._lazy import scipy_optimize as optimize
 from dpol._validation import _as_float_array, check_choice, check_int, fail
@@ -168,7 +169,8 @@ def _minimize(loss, x0: np.ndarray, buffers: int, horizon: int) -> np.ndarray:
     """L-BFGS-B within the bounds from x0 (clipped into them); x0 if it does no better."""
     bounds = _bounds(buffers, horizon)
     x0 = np.clip(x0, [lo for lo, _ in bounds], [hi for _, hi in bounds])
-    res = optimize.minimize(loss, x0, method="L-BFGS-B", bounds=bounds)
+    with threadpool_limits(1, user_api="blas"):  # 10 parameters: threads only contend
+        res = optimize.minimize(loss, x0, method="L-BFGS-B", bounds=bounds)
     return res.x if res.fun <= loss(x0) else x0
 
 
