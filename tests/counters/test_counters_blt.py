@@ -24,7 +24,7 @@ from dpol.counters.strategies.blt_optimizer import _optimized, _pattern_sensitiv
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.noise.source import NoiseSource
 
-from counter_cases import brute_force_sensitivity
+from counter_cases import UNBOUNDED_OMEGAS, UNBOUNDED_THETAS, brute_force_sensitivity
 
 # (thetas, omegas) given by hand: two spread buffers, and three crowding near 1 (where an
 # expanded-polynomial lfilter loses digits); stability sums 0.4 and 0.95
@@ -301,7 +301,7 @@ def test_participation_optimised_blt_is_exact_and_beats_the_single_pass(horizon,
 def test_pattern_sensitivity_closed_form_is_the_materialised_pattern_sum(horizon):
     # O(k b^3 + b^3 log T) against the O(k T) sum over the coefficients: the same
     # positive terms in another order, rounding far below 1e-10 relative
-    for thetas, omegas in [optimal_blt_parameters(64), *GIVEN]:
+    for thetas, omegas in [(UNBOUNDED_THETAS, UNBOUNDED_OMEGAS), *GIVEN]:  # optimised, given
         strategy = BltStrategy(horizon, np.asarray(thetas), np.asarray(omegas))
         for k, b in [(4, horizon // 4), (16, 7), (3, horizon // 2 - 1), (2, 1)]:
             p = Participation(k, b)
