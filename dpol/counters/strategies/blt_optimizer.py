@@ -110,6 +110,12 @@ def _loss_factors(thetas: np.ndarray, omegas: np.ndarray, n: int, objective: str
     """(sum_{k<n} h_k^2, sum_{k<n} c_k^2) in closed form, O(b^3 log n); ``"mean"``: the
     first factor is the mean variance (1/n) sum_{t<=n} sum_{k<t} h_k^2 =
     (1/n) sum_{k<n} (n - k) h_k^2 instead."""
+    cols = 1.0 + float(omegas @ _gram(state_matrix(thetas, omegas), n - 1) @ omegas)
+    return _variance_factor(thetas, omegas, n, objective), cols
+
+
+def _variance_factor(thetas: np.ndarray, omegas: np.ndarray, n: int, objective: str) -> float:
+    """The first factor of :func:`_loss_factors` alone, O(b^2 log n)."""
     s = -omegas / (1.0 - thetas)
     rest = 1.0 - float(np.sum(s))
     logs = np.log(thetas)
@@ -119,8 +125,7 @@ def _loss_factors(thetas: np.ndarray, omegas: np.ndarray, n: int, objective: str
     else:
         rows = (n * rest * rest + 2.0 * rest * float(s @ _geometric(logs, n))
                 + float(s @ _geometric(logs[:, None] + logs[None, :], n) @ s))
-    cols = 1.0 + float(omegas @ _gram(state_matrix(thetas, omegas), n - 1) @ omegas)
-    return rows, cols
+    return rows
 
 
 def blt_loss(thetas: object, omegas: object, horizon: int, reduction: str = "max") -> float:
@@ -230,7 +235,7 @@ def _optimized_for(horizon: int, buffers: int, objective: str, steps: int, separ
     """Minimise the loss under ``steps`` participations ``separation`` apart, from the
     single-participation optimum (kept if the result does no better)."""
     def loss(thetas: np.ndarray, omegas: np.ndarray) -> float:
-        rows, _ = _loss_factors(thetas, omegas, horizon, objective)
+        rows = _variance_factor(thetas, omegas, horizon, objective)
         return math.log(rows) + math.log(_pattern_sensitivity_sq(
             thetas, omegas, horizon, steps, separation))
 
