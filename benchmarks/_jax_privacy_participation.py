@@ -1,12 +1,17 @@
 """jax_privacy's multi-participation sensitivities for benchmarks/participation.py.
 
     /path/to/venv/bin/python benchmarks/_jax_privacy_participation.py encoders.npz K:B ...
+    /path/to/venv/bin/python benchmarks/_jax_privacy_participation.py --blt T:K:B:ERROR ...
 
 Reads the encoders dpol built (``toeplitz/<name>``: a Toeplitz first column;
 ``matrix/<name>``: a lower-triangular encoder C) and prints one JSON list: per encoder and
 (k, b) pattern, jax_privacy's squared sensitivity (``toeplitz.minsep_sensitivity_squared``
 for positive non-increasing columns, else the banded exact value or the Algorithm 4 upper
-bound of ``sensitivity``) and the seconds it took. Not imported by dpol or its tests.
+bound of ``sensitivity``) and the seconds it took. With ``--blt``: per (T, k, b, error),
+jax_privacy's own BLT optimised for that min-separation pattern
+(``buffered_toeplitz.optimize``, its buffer count chosen by it) and its loss (error x
+squared sensitivity, ``LossFn.build_min_sep(...).loss``), with the seconds the
+optimisation took. Not imported by dpol or its tests.
 """
 
 import json
@@ -65,6 +70,26 @@ def rows(path, patterns):
     return out
 
 
+def blt_rows(specs):
+    from jax_privacy.matrix_factorization import buffered_toeplitz
+
+    out = []
+    for spec in specs:
+        n, k, b, error = spec.split(":")
+        n, k, b = int(n), int(k), int(b)
+        start = time.perf_counter()
+        blt = buffered_toeplitz.optimize(n=n, min_sep=b, max_participations=k, error=error)
+        seconds = time.perf_counter() - start
+        loss = buffered_toeplitz.LossFn.build_min_sep(
+            n=n, error=error, min_sep=b, max_participations=k).loss(blt)
+        out.append({"T": n, "k": k, "b": b, "error": error, "loss": float(loss),
+                    "buffers": len(blt.buf_decay), "seconds": seconds})
+    return out
+
+
 if __name__ == "__main__":
-    pats = [tuple(int(v) for v in p.split(":")) for p in sys.argv[2:]]
-    print(json.dumps(rows(sys.argv[1], pats)))
+    if sys.argv[1] == "--blt":
+        print(json.dumps(blt_rows(sys.argv[2:])))
+    else:
+        pats = [tuple(int(v) for v in p.split(":")) for p in sys.argv[2:]]
+        print(json.dumps(rows(sys.argv[1], pats)))

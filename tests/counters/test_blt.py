@@ -16,13 +16,15 @@ from scipy.linalg import toeplitz
 
 from dpol.counters import BltCounter, ToeplitzCounter, make_counter
 from dpol.counters.blt import blt_loss, optimal_blt_parameters
-from dpol.counters.strategies.blt_optimizer import _optimized
+from dpol.counters.strategies import BltStrategy, Participation
+from dpol.counters.strategies._participation import brute_force_sensitivity_sq
+from dpol.counters.strategies.blt_optimizer import _optimized, _pattern_sensitivity_sq
 from dpol.counters.strategies.blt_strategy import ROW_LOOP_DIM as _ROW_LOOP_DIM
 from dpol.counters.strategies.blt_strategy import inverse_coefficients as _inverse_coefficients
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.noise.source import NoiseSource
 
-from counter_cases import brute_force_sensitivity
+from counter_cases import UNBOUNDED_OMEGAS, UNBOUNDED_THETAS, brute_force_sensitivity
 
 # (thetas, omegas) given by hand: two spread buffers, and three crowding near 1 (where an
 # expanded-polynomial lfilter loses digits); stability sums 0.4 and 0.95
@@ -271,3 +273,51 @@ def test_mean_objective_checkpoints_and_is_refused_with_given_parameters():
         BltCounter(8, noise_multiplier=1.0, thetas=[0.5], omegas=[-0.1], objective="mean")
     with pytest.raises(InvalidInputError, match="objective must be one of"):
         BltCounter(8, noise_multiplier=1.0, objective="median")
+
+
+@pytest.mark.parametrize(("horizon", "k", "b", "objective"), [
+    (8, 2, 4, "max"), (9, 3, 3, "mean"), (11, 2, 5, "max")])
+def test_participation_optimised_blt_is_exact_and_beats_the_single_pass(horizon, k, b,
+                                                                         objective):
+    # two buffers keep the optimiser cheap; the figure is the enumeration of every
+    # pattern of the optimised encoder (to rounding of sums of <= 11 positive terms)
+    p = Participation(k, b)
+    tuned = BltCounter(horizon, noise_multiplier=1.0, buffers=2, objective=objective,
+                       participation=p)
+    single = BltCounter(horizon, noise_multiplier=1.0, buffers=2, objective=objective)
+    encoder = tuned.node_values(np.eye(horizon))
+    figure = tuned.strategy.column_norm_sq(p)
+    assert figure == pytest.approx(brute_force_sensitivity_sq(encoder, p), rel=1e-12)
+    assert _pattern_sensitivity_sq(tuned.thetas_, tuned.omegas_, horizon, k, b) \
+        == pytest.approx(figure, rel=1e-12)
+    assert tuned.loss(objective) <= single.strategy.loss(objective, p) * (1 + 1e-12)
+    # the same counter without participation keeps the single-pass buffers
+    assert np.array_equal(single.thetas_, BltCounter(horizon, noise_multiplier=1.0, buffers=2,
+                                                     objective=objective,
+                                                     participation=(1, b)).thetas_)
+
+
+@pytest.mark.parametrize("horizon", [1000, 2**14])
+def test_pattern_sensitivity_closed_form_is_the_materialised_pattern_sum(horizon):
+    # O(k b^3 + b^3 log T) against the O(k T) sum over the coefficients: the same
+    # positive terms in another order, rounding far below 1e-10 relative
+    for thetas, omegas in [(UNBOUNDED_THETAS, UNBOUNDED_OMEGAS), *GIVEN]:  # optimised, given
+        strategy = BltStrategy(horizon, np.asarray(thetas), np.asarray(omegas))
+        for k, b in [(4, horizon // 4), (16, 7), (3, horizon // 2 - 1), (2, 1)]:
+            p = Participation(k, b)
+            assert _pattern_sensitivity_sq(strategy.thetas, strategy.omegas, horizon,
+                                           p.within(horizon), b) \
+                == pytest.approx(strategy.column_norm_sq(p), rel=1e-10), (k, b)
+
+
+def test_blt_coefficients_never_grow():
+    # BltCounter's Privacy: h is a moment sequence (log-convex), so C = 1 / ((1 - x) H)
+    # has non-increasing coefficients for every valid parameter set; random ones, some
+    # crowding near 1 and near the stability boundary, to rounding (1e-13 relative)
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        size = int(rng.integers(1, 6))
+        thetas = 1.0 - 10.0 ** rng.uniform(-8, -0.01, size)
+        s = rng.dirichlet(np.ones(size + 1))[:size]
+        c = _inverse_coefficients(thetas, -(1.0 - thetas) * s, 512)
+        assert np.all(c >= 0) and np.all(np.diff(c) <= 1e-13 * c[1:]), (thetas, s)

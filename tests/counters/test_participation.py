@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.linalg import toeplitz
 from test_counters_stats import SCALES_THAT_MUST_FAIL, chi2_accepts
 
 from dpol.accounting.closed_forms import gaussian_noise_multiplier
@@ -20,6 +21,7 @@ from dpol.counters import Participation, parse_participation
 from dpol.counters.strategies._participation import (
     brute_force_sensitivity_sq,
     gram_sensitivity_sq,
+    toeplitz_envelope_sensitivity_sq,
     toeplitz_sensitivity_sq,
     tree_sensitivity_sq,
 )
@@ -79,6 +81,23 @@ def test_toeplitz_closed_form_refuses_coefficients_that_grow_or_change_sign():
     assert toeplitz_sensitivity_sq(np.array([1.0, -0.5]), 6, Participation(2, 2)) is None
 
 
+def test_toeplitz_envelope_bounds_any_coefficients_and_is_exact_for_monotone_ones():
+    rng = np.random.default_rng(5)
+    for horizon in (5, 8):
+        mixed = rng.normal(size=horizon)  # signs and growth anywhere
+        monotone = np.sort(rng.uniform(0.0, 1.0, horizon))[::-1]
+        for k, b in PATTERNS:
+            p = Participation(k, b)
+            for c in (mixed, monotone):
+                truth = brute_force_sensitivity_sq(toeplitz(c, np.zeros(horizon)), p)
+                bound = toeplitz_envelope_sensitivity_sq(c, horizon, p)
+                assert bound >= truth * (1 - 1e-12), (k, b)
+            # rounding of sums of <= 11 positive terms: far below 1e-12 relative
+            assert toeplitz_envelope_sensitivity_sq(monotone, horizon, p) == pytest.approx(
+                brute_force_sensitivity_sq(toeplitz(monotone, np.zeros(horizon)), p),
+                rel=1e-12)
+
+
 def test_tree_bound_counts_a_level_once_per_node():
     # T = 8, 2 steps 4 apart in the complete tree: leaves 1 + 1, pairs 1 + 1, quarters
     # 1 + 1, the root 2^2: 10 (the pattern 1, 5 attains it)
@@ -110,14 +129,15 @@ def test_pure_noise_multiplies_by_the_steps_that_fit():
     assert many.noise_scale == pytest.approx(4 * one.noise_scale, rel=1e-12)
 
 
-@pytest.mark.parametrize("name", ["honaker", "toeplitz", "banded-4"])
+@pytest.mark.parametrize("name", ["honaker", "toeplitz", "banded-4", "blt"])
 def test_noise_variance_matches_the_participant_sensitivity(name):
     # zero stream, 4000 coordinates: the release at t has variance z^2 Delta^2 S v(t),
-    # S from the enumeration of every pattern (exact for these strategies at T = 8);
-    # the chi-square test of test_counters_stats accepts it and rejects 2/3x and 3/2x
+    # S from the enumeration of every pattern of the counter's own encoder (the BLT's
+    # buffers are optimised for the participation); the chi-square test of
+    # test_counters_stats accepts it and rejects 2/3x and 3/2x
     horizon, reps, p = 8, 4000, Participation(2, 4)
     counter = make(name, horizon, reps, participation=p, seed=7)
-    s = brute_force_sensitivity_sq(encoder_matrix(make(name, horizon)), p)
+    s = brute_force_sensitivity_sq(encoder_matrix(make(name, horizon, participation=p)), p)
     steps = np.arange(1, horizon + 1)
     expected = (counter.noise_multiplier * counter.node_sensitivity) ** 2 * s \
         * counter.strategy.variance(steps)

@@ -20,9 +20,11 @@ import functools
 import math
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from dpol._lazy import scipy_optimize as optimize
 from dpol._validation import _as_float_array, check_choice, check_int, fail
+from dpol.counters.strategies._participation import parse_participation
 
 __all__ = ["DEFAULT_BUFFERS", "OBJECTIVES", "blt_loss", "check_blt_parameters",
            "optimal_blt_parameters", "state_matrix"]
@@ -108,6 +110,12 @@ def _loss_factors(thetas: np.ndarray, omegas: np.ndarray, n: int, objective: str
     """(sum_{k<n} h_k^2, sum_{k<n} c_k^2) in closed form, O(b^3 log n); ``"mean"``: the
     first factor is the mean variance (1/n) sum_{t<=n} sum_{k<t} h_k^2 =
     (1/n) sum_{k<n} (n - k) h_k^2 instead."""
+    cols = 1.0 + float(omegas @ _gram(state_matrix(thetas, omegas), n - 1) @ omegas)
+    return _variance_factor(thetas, omegas, n, objective), cols
+
+
+def _variance_factor(thetas: np.ndarray, omegas: np.ndarray, n: int, objective: str) -> float:
+    """The first factor of :func:`_loss_factors` alone, O(b^2 log n)."""
     s = -omegas / (1.0 - thetas)
     rest = 1.0 - float(np.sum(s))
     logs = np.log(thetas)
@@ -117,8 +125,7 @@ def _loss_factors(thetas: np.ndarray, omegas: np.ndarray, n: int, objective: str
     else:
         rows = (n * rest * rest + 2.0 * rest * float(s @ _geometric(logs, n))
                 + float(s @ _geometric(logs[:, None] + logs[None, :], n) @ s))
-    cols = 1.0 + float(omegas @ _gram(state_matrix(thetas, omegas), n - 1) @ omegas)
-    return rows, cols
+    return rows
 
 
 def blt_loss(thetas: object, omegas: object, horizon: int, reduction: str = "max") -> float:
@@ -159,6 +166,19 @@ def _arcsine_start(b: int, horizon: int) -> np.ndarray:
     return np.concatenate([np.log(r), np.log(mass) - np.log1p(-mass.sum())])
 
 
+def _bounds(buffers: int, horizon: int) -> list[tuple[float, float]]:
+    return [(math.log(1e-3 / horizon), math.log(50.0))] * buffers + [(-30.0, 30.0)] * buffers
+
+
+def _minimize(loss, x0: np.ndarray, buffers: int, horizon: int) -> np.ndarray:
+    """L-BFGS-B within the bounds from x0 (clipped into them); x0 if it does no better."""
+    bounds = _bounds(buffers, horizon)
+    x0 = np.clip(x0, [lo for lo, _ in bounds], [hi for _, hi in bounds])
+    with threadpool_limits(1, user_api="blas"):  # 10 parameters: threads only contend
+        res = optimize.minimize(loss, x0, method="L-BFGS-B", bounds=bounds)
+    return res.x if res.fun <= loss(x0) else x0
+
+
 @functools.lru_cache(maxsize=64)
 def _optimized(horizon: int, buffers: int, objective: str = "max"
                ) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -166,17 +186,69 @@ def _optimized(horizon: int, buffers: int, objective: str = "max"
         rows, cols = _loss_factors(*_unpack(p, buffers), horizon, objective)
         return math.log(rows) + math.log(cols)
 
-    x0 = _arcsine_start(buffers, horizon)
-    bounds = [(math.log(1e-3 / horizon), math.log(50.0))] * buffers + [(-30.0, 30.0)] * buffers
-    x0 = np.clip(x0, [lo for lo, _ in bounds], [hi for _, hi in bounds])
-    res = optimize.minimize(loss, x0, method="L-BFGS-B", bounds=bounds)
-    best = res.x if res.fun <= loss(x0) else x0
-    thetas, omegas = _unpack(best, buffers)
+    thetas, omegas = _unpack(_minimize(loss, _arcsine_start(buffers, horizon), buffers,
+                                       horizon), buffers)
     return tuple(thetas.tolist()), tuple(omegas.tolist())
 
 
+def _pattern_sensitivity_sq(thetas: np.ndarray, omegas: np.ndarray, horizon: int,
+                            steps: int, separation: int) -> float:
+    """||sum_{j < k} C e_{jb}||^2 (the pattern 0, b, .., (k - 1) b) in closed form.
+
+    It is sum_{i, j < k} X_{ib, jb} with X = C^T C. For p <= q, d = q - p and u = -omega
+    (c_0 = 1, c_m = u^T M^(m-1) 1): X_pq = sum_{m < T - q} c_m c_{m+d} = c_d + u^T
+    Gamma(T - q - 1) (M^T)^d u, Gamma(n) = sum_{j<n} M^j 1 1^T (M^j)^T. The k Gammas grow
+    from the smallest, Gamma(n + b) = Gamma(n) + M^n Gamma(b) (M^n)^T: O(k b^3 + b^3 log T),
+    whatever T, and positive terms only (M, u >= 0). The sensitivity to a participant:
+    c is non-negative and non-increasing, so that pattern is the worst (BltCounter's
+    Privacy).
+    """
+    u, m = -omegas, state_matrix(thetas, omegas)
+    step = np.linalg.matrix_power(m, separation)
+    shifts, lagged = np.empty((steps, u.size)), np.empty(steps)  # (M^T)^(e b) u, c_(e b)
+    shifts[0], lagged[0] = u, 1.0
+    column = np.linalg.matrix_power(m, separation - 1) @ np.ones(u.size)  # M^(e b - 1) 1
+    for e in range(1, steps):
+        shifts[e], lagged[e] = shifts[e - 1] @ step, u @ column
+        column = step @ column
+    size = horizon - (steps - 1) * separation - 1  # Gamma's size for the last step
+    gram, power, block = _gram(m, size), np.linalg.matrix_power(m, size), _gram(m, separation)
+    weighted = np.empty((steps, u.size))  # Gamma(T - j b - 1) u
+    for j in range(steps - 1, -1, -1):
+        weighted[j] = gram @ u
+        gram, power = gram + power @ block @ power.T, power @ step
+    pairs = lagged[None, :] + weighted @ shifts.T  # [j, e]: X_(jb - eb, jb)
+    lags = np.arange(steps)
+    twice = np.where(lags > 0, 2.0, 1.0)  # X is symmetric: every lag e > 0 twice
+    return float(np.sum(np.where(lags[None, :] <= lags[:, None], pairs * twice, 0.0)))
+
+
+def _pack(thetas: np.ndarray, omegas: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`_unpack`."""
+    s = -omegas / (1.0 - thetas)
+    return np.concatenate([np.log(-np.log(thetas)), np.log(s) - np.log1p(-np.sum(s))])
+
+
+@functools.lru_cache(maxsize=64)
+def _optimized_for(horizon: int, buffers: int, objective: str, steps: int, separation: int
+                   ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Minimise the loss under ``steps`` participations ``separation`` apart, from the
+    single-participation optimum (kept if the result does no better)."""
+    def loss(thetas: np.ndarray, omegas: np.ndarray) -> float:
+        rows = _variance_factor(thetas, omegas, horizon, objective)
+        return math.log(rows) + math.log(_pattern_sensitivity_sq(
+            thetas, omegas, horizon, steps, separation))
+
+    single = tuple(np.array(v) for v in _optimized(horizon, buffers, objective))
+    found = _unpack(_minimize(lambda p: loss(*_unpack(p, buffers)), _pack(*single), buffers,
+                              horizon), buffers)
+    best = found if loss(*found) <= loss(*single) else single
+    return tuple(best[0].tolist()), tuple(best[1].tolist())
+
+
 def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS,
-                           objective: str = "max") -> tuple[np.ndarray, np.ndarray]:
+                           objective: str = "max", participation: object = "single"
+                           ) -> tuple[np.ndarray, np.ndarray]:
     """(thetas, omegas) minimizing ``blt_loss(..., objective)`` at this horizon (cached
     per (T, b, objective)). ``"mean"`` minimises the mean release variance times the
     largest squared column norm (the mean loss of Dvijotham et al. 2024): the error that
@@ -184,6 +256,15 @@ def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS,
 
     L-BFGS-B on theta = exp(-e^p), s = softmax with a slack (so 0 < theta < 1 and
     sum s < 1 hold by construction), from the arcsine quadrature start; deterministic.
+
+    ``participation=(k, b)`` (k steps of a participant, b apart; see
+    :class:`~dpol.counters.strategies.Participation`) minimises the loss the strategy
+    reports under it instead, ``BltStrategy.loss(objective, participation)``: the
+    variance factor times the squared sensitivity to the participant, in closed form
+    (O(k b^3 + b^3 log T) per evaluation, :func:`_pattern_sensitivity_sq`; exact, as C's
+    coefficients are non-negative and non-increasing: BltCounter's Privacy), from the
+    single-participation optimum, which is kept if the result does no better. A pattern
+    with one step in the horizon is the single-participation case.
 
     Examples
     --------
@@ -193,9 +274,18 @@ def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS,
     >>> thetas, omegas = optimal_blt_parameters(2**10, buffers=3, objective="mean")
     >>> round(blt_loss(thetas, omegas, 2**10, "mean"), 2)
     9.36
+    >>> from dpol.counters.strategies import BltStrategy
+    >>> p = (4, 8)  # 4 epochs over 8 records
+    >>> single = BltStrategy(32, *optimal_blt_parameters(32, buffers=3))
+    >>> tuned = BltStrategy(32, *optimal_blt_parameters(32, buffers=3, participation=p))
+    >>> round(single.loss("max", p), 2), round(tuned.loss("max", p), 2)
+    (32.0, 29.77)
     """
     horizon = check_int("horizon", horizon, low=1)
-    thetas, omegas = _optimized(horizon, check_int("buffers", buffers, low=1),
-                                check_choice("objective", objective, OBJECTIVES))
+    buffers = check_int("buffers", buffers, low=1)
+    objective = check_choice("objective", objective, OBJECTIVES)
+    pattern = parse_participation(participation)
+    steps = pattern.within(horizon)
+    thetas, omegas = _optimized(horizon, buffers, objective) if steps == 1 else \
+        _optimized_for(horizon, buffers, objective, steps, pattern.min_separation)
     return np.array(thetas), np.array(omegas)
-

@@ -11,7 +11,10 @@ import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
 from dpol._lazy import scipy_signal as signal
-from dpol.counters.strategies._participation import Participation, toeplitz_sensitivity_sq
+from dpol.counters.strategies._participation import (
+    Participation,
+    toeplitz_envelope_sensitivity_sq,
+)
 from dpol.counters.strategies._strategy import Strategy
 from dpol.counters.strategies.blt_optimizer import state_matrix
 from dpol.counters.strategies.toeplitz_strategy import MATRIX_REFUSAL
@@ -143,11 +146,12 @@ class BltStrategy(Strategy):
         return self._norm_sq
 
     def _participation_norm_sq(self, participation: Participation) -> float:
-        # exact when C's coefficients are non-negative and non-increasing (as for the
-        # optimised BLTs: C approximates the square root); else the generic bound
-        exact = None if self.horizon is None else toeplitz_sensitivity_sq(
-            self.coefficients, self.horizon, participation)
-        return super()._participation_norm_sq(participation) if exact is None else exact
+        if self.horizon is None:
+            return super()._participation_norm_sq(participation)  # refused: no horizon
+        # exact: C's coefficients are non-negative and non-increasing (BltCounter's
+        # Privacy), so the envelope is C itself, up to rounding in a flat tail
+        return toeplitz_envelope_sensitivity_sq(self.coefficients, self.horizon,
+                                                participation)
 
     def variance(self, t: np.ndarray) -> np.ndarray:
         if self.horizon is None:
