@@ -314,6 +314,8 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         The one path of ``add`` (n = 1) and ``run``; secure counters that release from
         noisy values alone turn the draws into those values first (``_noisy_values``).
         """
+        if self._source.scale == 0.0:  # no noise (a non-private twin): nothing to correlate
+            return np.zeros((n, self.dim))  # the strategy's output for zero draws
         rows = self._noisy_values(self._source.draw(self.strategy.draws(start, n)))
         return self.strategy.correlate(self._state, rows, start, n)
 
@@ -377,13 +379,16 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         n = rows.shape[0]
         _, clipped = clip_rows_l2(rows, self.bound)
         self._to_grid(rows)
-        noise = self._noise(self.t, n)
+        # zero noise is skipped, not added: S_t + 0.0 is S_t bit for bit, since a running
+        # sum from +0.0 is never -0.0
+        noise = None if self._source.scale == 0.0 else self._noise(self.t, n)
         rows[0] += self._sum  # continue the running sum with the same additions as add()
         running_sum_rows(rows)  # in place (rows is our copy): one pass less
         self.n_clipped_ += clipped
         self._sum = rows[-1].copy()
         self.t += n
-        rows += noise  # in place, as above (profiled at T = 2^20, d = 10: 0.06 s of 0.26 s)
+        if noise is not None:  # in place, as above (profiled at T = 2^20, d = 10: 0.06 s of 0.26 s)
+            rows += noise
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(horizon={self.horizon}, dim={self.dim}, "
