@@ -313,6 +313,10 @@ def _report_info(request: RunRequest, learned: _Learned, T: int, total_rows: int
             "guarantee": model.privacy, "epsilon": request.epsilon, "split": None,
             "losses": "per-step loss and prediction", "run_id": request.run_id}
 
+#: rows of losses.csv formatted at once (the format's arguments are Python floats)
+_CSV_BLOCK = 1 << 15
+
+
 class _Writers:
     """``iterates.npy`` and ``losses.csv`` written as the chunks come, into the run's
     staging folder (published whole when the run ends, removed on any error or Ctrl-C)."""
@@ -337,10 +341,16 @@ class _Writers:
             self.csv = open(self.out / "losses.csv", "w")
             self.csv.write(",".join(["t", "loss", *prediction_heads(trace.predictions)]) + "\n")
         self.npy.write(np.ascontiguousarray(trace.weights, dtype=np.float64).tobytes())
-        t = np.arange(start + 1, start + len(trace.losses) + 1)
-        pred = trace.predictions.reshape(len(t), -1)  # K outputs: K a row
-        self.csv.write("".join(",".join([str(i), *(f"{v:.10g}" for v in (loss, *p))]) + "\n"
-                               for i, loss, p in zip(t, trace.losses, pred, strict=True)))
+        n = len(trace.losses)
+        pred = trace.predictions.reshape(n, -1)  # K outputs: K a row
+        # one %-format per block of rows, not a join per row (measured at K = 3: 2.0 against
+        # 4.6 us a row): "%.10g" % v is f"{v:.10g}", and "%d" of a float t < 2^53 is str(t)
+        line = "%d" + ",%.10g" * (1 + pred.shape[1]) + "\n"
+        for lo in range(0, n, _CSV_BLOCK):
+            hi = min(n, lo + _CSV_BLOCK)
+            table = np.column_stack([np.arange(start + lo + 1, start + hi + 1, dtype=float),
+                                     trace.losses[lo:hi], pred[lo:hi]])
+            self.csv.write(line * (hi - lo) % tuple(table.ravel().tolist()))
 
     def finish(self, last: np.ndarray) -> None:
         """The release after the last step."""
