@@ -230,7 +230,14 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     def max_variance(self) -> float:
         """max over t <= horizon of ``variance(t)`` (a public, data-independent figure)."""
         self._check_bounded("max_variance()")
-        return float(np.max(self.variance(np.arange(1, self.horizon + 1, dtype=np.int64))))
+        return self._max_variance_upto(self.horizon)
+
+    def _max_variance_upto(self, last: int) -> float:
+        """max over t <= ``last`` of ``variance(t)``, in blocks of 2^16 steps (the max is
+        exact in any order; one pass held 3 T-long arrays: 230 MB at T = 10^7)."""
+        return max(float(np.max(self.variance(np.arange(lo, min(last, lo + 2**16 - 1) + 1,
+                                                        dtype=np.int64))))
+                   for lo in range(1, last + 1, 2**16))
 
     def loss(self, reduction: str = "max") -> float:
         """max (or mean) over t of variance(t) / z^2 at bound=1 under add/remove, for the
@@ -312,6 +319,8 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         The one path of ``add`` (n = 1) and ``run``; secure counters that release from
         noisy values alone turn the draws into those values first (``_noisy_values``).
         """
+        if self._source.scale == 0.0:  # no noise (a non-private twin): nothing to correlate
+            return np.zeros((n, self.dim))  # the strategy's output for zero draws
         rows = self._noisy_values(self._source.draw(self.strategy.draws(start, n)))
         return self.strategy.correlate(self._state, rows, start, n)
 
@@ -375,13 +384,16 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         n = rows.shape[0]
         _, clipped = clip_rows_l2(rows, self.bound)
         self._to_grid(rows)
-        noise = self._noise(self.t, n)
+        # zero noise is skipped, not added: S_t + 0.0 is S_t bit for bit, since a running
+        # sum from +0.0 is never -0.0
+        noise = None if self._source.scale == 0.0 else self._noise(self.t, n)
         rows[0] += self._sum  # continue the running sum with the same additions as add()
         running_sum_rows(rows)  # in place (rows is our copy): one pass less
         self.n_clipped_ += clipped
         self._sum = rows[-1].copy()
         self.t += n
-        rows += noise  # in place, as above (profiled at T = 2^20, d = 10: 0.06 s of 0.26 s)
+        if noise is not None:  # in place, as above (profiled at T = 2^20, d = 10: 0.06 s of 0.26 s)
+            rows += noise
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(horizon={self.horizon}, dim={self.dim}, "

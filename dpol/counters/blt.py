@@ -7,6 +7,8 @@ strategies; this module adds the noise, calibration, clipping and state.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from dpol._validation import check_choice, check_int, fail
@@ -23,6 +25,11 @@ from dpol.counters.strategies.blt_optimizer import (
 from dpol.noise.kinds import SECURE_NOISE_KINDS
 
 __all__ = ["DEFAULT_BUFFERS", "BltCounter", "blt_loss", "optimal_blt_parameters"]
+
+
+#: the strategies alive, by (horizon, thetas, omegas): immutable, so counters of the same
+#: parameters share one (and its two T-long tables) while any of them lives
+_STRATEGIES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 class BltCounter(SecureReleaseMixin, Counter):
@@ -140,8 +147,10 @@ class BltCounter(SecureReleaseMixin, Counter):
                 self.horizon, b, objective, self.participation))
         self.thetas_, self.omegas_ = (a.copy() for a in self._given)
         self.thetas_.flags.writeable = self.omegas_.flags.writeable = False
-        try:
-            return BltStrategy(self.horizon, self.thetas_, self.omegas_)
+        key = (self.horizon, tuple(self.thetas_.tolist()), tuple(self.omegas_.tolist()))
+        try:  # a learner's counters (PQFTL's V and u) share one: its tables are O(T)
+            return _STRATEGIES.get(key) or _STRATEGIES.setdefault(
+                key, BltStrategy(self.horizon, self.thetas_, self.omegas_))
         except ValueError as err:  # horizon None with an unstable inverse
             raise fail("thetas / omegas", f"give a stable C = G^-1 ({err})",
                        (self.thetas, self.omegas)) from None

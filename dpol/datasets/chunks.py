@@ -24,6 +24,26 @@ from dpol.datasets.files import _cell, _first_unreadable, _refuse, check_npy, ch
 __all__ = ["iter_table"]
 
 
+def _numbered_lines(handle, first: int, count: int) -> tuple[list[str], list[int], int]:
+    """Up to ``count`` non-blank lines of ``handle``, their line numbers and the number of
+    the line after them, ``first`` the number of the next line. Runs of lines are sliced
+    off the file in C: a generator of numbered lines cost 0.5 us a line."""
+    texts, numbers = [], []
+    while len(texts) < count:
+        raw = list(itertools.islice(handle, count - len(texts)))
+        if not raw:
+            break
+        if any(map(str.isspace, raw)):  # what line.strip() empties: skipped
+            kept = [i for i, line in enumerate(raw) if not line.isspace()]
+            texts += [raw[i] for i in kept]
+            numbers += [first + i for i in kept]
+        else:
+            texts += raw
+            numbers += range(first, first + len(raw))
+        first += len(raw)
+    return texts, numbers, first
+
+
 def _csv_chunks(path: Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, list[str]]]:
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     where = str(path)
@@ -35,16 +55,24 @@ def _csv_chunks(path: Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, list[
         ahead = list(itertools.islice(numbered, SAMPLE))  # what the header rule reads
         header, note = csv_header(first[1], (text for _, text in ahead), where)
         names = header or [f"x{i}" for i in range(len(first[1].split(",")))]
-        rows = itertools.chain([] if header else [first], ahead, numbered)
-        done, any_row = 0, False
-        while body := list(itertools.islice(rows, chunk_rows)):
-            any_row = True
+        # the generator read exactly through the last line it gave: the rest is the file's
+        pending = ([] if header else [first]) + ahead
+        next_line = (ahead[-1] if ahead else first)[0] + 1
+        done = 0
+        while True:
+            head, pending = pending[:chunk_rows], pending[chunk_rows:]
+            texts, numbers, next_line = _numbered_lines(handle, next_line,
+                                                        chunk_rows - len(head))
+            texts = [text for _, text in head] + texts
+            if not texts:
+                break
+            numbers = [n for n, _ in head] + numbers
             try:
-                table = np.loadtxt([text for _, text in body], delimiter=",", ndmin=2,
-                                   dtype=np.float64)
+                table = np.loadtxt(texts, delimiter=",", ndmin=2, dtype=np.float64)
                 if table.shape[1] != len(names):
                     raise ValueError
             except ValueError:
+                body = list(zip(numbers, texts, strict=True))
                 raise _refuse(f"hold numbers only, {len(names)} per row",
                               f"{_first_unreadable(body, names, done + 1)} of {where}"
                               ) from None
@@ -52,13 +80,13 @@ def _csv_chunks(path: Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, list[
             if bad.any():
                 row, col = np.argwhere(bad)[0]
                 raise _refuse("contain only finite numbers", f"{table[row, col]} in "
-                              f"{_cell(done + int(row) + 1, names, int(col), body[row][0])}"
+                              f"{_cell(done + int(row) + 1, names, int(col), numbers[row])}"
                               f" of {where}")
-            done += len(body)
+            done += len(texts)
             warn_header(note, stacklevel=3)  # once, with the first chunk read
             note = ""
             yield table, names
-        if not any_row:
+        if not done:
             raise fail("data", "hold at least one row below its header", where)
 
 
@@ -98,7 +126,9 @@ def iter_table(path: str | Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, 
         except ImportError as exc:
             raise ImportError("reading Parquet needs pyarrow: pip install 'dpol[parquet]'") \
                 from exc
-        source = pq.ParquetFile(path)
+        # pre_buffer (pyarrow's default) keeps every column chunk it fetched until the file
+        # closes: the RSS grew by 25 MB a million rows (10^7 rows x 11 columns: 250 MB)
+        source = pq.ParquetFile(path, pre_buffer=False)
         names = list(source.schema_arrow.names)
         for batch in source.iter_batches(batch_size=chunk_rows):
             try:

@@ -25,8 +25,7 @@ __all__ = ["CALIBRATIONS", "account_counter", "account_learner", "describe_noise
 def _max_rms(counter: Counter, horizon: int) -> float:
     """Worst-case RMS noise of a release over the first ``horizon`` steps (a counter of
     an endless stream has no horizon of its own: the caller's)."""
-    return math.sqrt(float(np.max(counter.variance(np.arange(1, horizon + 1,
-                                                             dtype=np.int64)))))
+    return math.sqrt(counter._max_variance_upto(horizon))
 
 
 def _counter_noise(counter: Counter, steps: int) -> str:

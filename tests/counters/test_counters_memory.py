@@ -7,6 +7,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from dpol.counters import BltCounter
+from dpol.errors import NonPrivateWarning
+
 from counter_cases import COUNTERS, cases_with_noise, make
 
 ALL = sorted(COUNTERS)
@@ -90,3 +93,36 @@ def test_toeplitz_run_holds_one_coordinate_of_fft_work():
     counter = make("toeplitz", horizon, dim, seed=0)
     peak = traced_peak(lambda: counter.run(values))
     assert peak < 3 * values.nbytes + 9 * horizon * 8, (peak / 2**20, values.nbytes / 2**20)
+
+
+def test_blt_tables_built_in_blocks_are_the_one_pass_tables_and_shared():
+    # T = 2^16 + 3: a second block of 3 steps. The variance table is a cumsum continued
+    # across blocks, so it must equal the one-pass formula bit for bit (noise_ridge reads it)
+    horizon = 2**16 + 3
+    thetas, omegas = np.array([0.999, 0.9, 0.5]), np.array([-4e-4, -0.03, -0.1])
+    a = BltCounter(horizon, 3, thetas=thetas, omegas=omegas, noise_multiplier=1.0)
+    s = -omegas / (1.0 - thetas)
+    k = np.arange(horizon, dtype=np.float64)
+    h = (1.0 - s.sum()) + s @ np.exp(np.log(thetas)[:, None] * k[None, :])
+    np.testing.assert_array_equal(a.strategy.variance(np.arange(1, horizon + 1)),
+                                  np.cumsum(h**2))
+    b = BltCounter(horizon, 7, thetas=thetas, omegas=omegas, noise_multiplier=2.0)
+    assert b.strategy is a.strategy  # one pair of T-long tables for both
+
+
+def test_zero_noise_releases_the_running_sum_without_correlating():
+    # a non-private twin: the strategy is never asked for noise (correlating zeros cost the
+    # twin of ridge most of its time), the releases are the running sums of the clipped
+    # rows (300 sums of terms <= 1: rounding well below the 1e-12 allowed)
+    values = stream(301, 3)
+    norms = np.linalg.norm(values, axis=1, keepdims=True)
+    exact = np.cumsum(np.where(norms > 1.0, values / norms, values), axis=0)
+    blt = dict(thetas=[0.9, 0.5], omegas=[-0.05, -0.2])  # given: no optimizer to run
+    with pytest.warns(NonPrivateWarning):
+        exact_blt = BltCounter(301, 3, noise_multiplier=0.0, **blt)
+    for counter in (exact_blt,
+                    make("toeplitz", 301, 3, noise_multiplier=0.0),
+                    make("binary", 301, 3, noise_multiplier=0.0)):
+        counter.strategy.correlate = None  # would raise if called
+        np.testing.assert_allclose(counter.run(values[:300]), exact[:300], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(counter.add(values[300]), exact[300], rtol=0, atol=1e-12)

@@ -8,7 +8,9 @@ import gzip
 import numpy as np
 import pytest
 
+from dpol.datasets.chunks import iter_table
 from dpol.errors import InvalidInputError
+from dpol.experiments.runs import chunked
 from dpol.experiments.runs.chunked import count_rows
 from dpol.experiments.runs.pipeline import run_learner
 
@@ -92,6 +94,44 @@ def test_count_rows_reads_no_cell(tmp_path):
     np.save(tmp_path / "d.npy", np.zeros((7, 2)))
     assert [count_rows(tmp_path / f) for f in ("a.csv", "b.csv", "c.csv.gz", "d.npy")] == [
         3, 3, 3, 7]
+
+
+def test_count_rows_counts_lines_as_a_loop_over_them_would(tmp_path, monkeypatch):
+    # blank lines of every kind bytes.strip() empties, CRLF, no final newline; blocks of
+    # 5 bytes put block ends inside lines and blank runs (the count carries the rest over)
+    pieces = [b"1,2\n", b"\n", b" \t\n", b"\r\n", b"3,4\r\n", b"\x0c\n", b"  5,6\n", b"7,8"]
+    rng = np.random.default_rng(0)
+    path = tmp_path / "d.csv"
+    for size in (1 << 24, 5):
+        for _ in range(60):
+            data = b"x,y\n" + b"".join(pieces[i] for i in rng.integers(0, 7, 40)) + (
+                pieces[7] if rng.random() < 0.5 else b"")
+            path.write_bytes(data)
+            want = sum(1 for line in data.split(b"\n") if line.strip()) - 1
+            with open(path, "rb") as fh:
+                fh.readline()
+                assert chunked._count_lines(_Blocks(fh, size)) == want, data
+
+
+class _Blocks:
+    """A binary file read ``size`` bytes at a time, whatever the caller asks."""
+
+    def __init__(self, fh, size):
+        self.fh, self.size = fh, size
+
+    def read(self, n):
+        return self.fh.read(min(n, self.size))
+
+
+def test_a_bad_cell_after_blank_lines_past_the_header_sample_names_its_line(tmp_path):
+    # the reader numbers lines itself past the header rule's 100-line sample: blank lines
+    # there must still count in the line the refusal names
+    rows = [",".join(f"{v:.4f}" for v in r) for r in _table(n=200)]
+    rows[150] = rows[150].replace(rows[150].split(",")[2], "1.0.0", 1)
+    text = "a,b,c,label\n" + "\n".join(rows[:120]) + "\n\n \n" + "\n".join(rows[120:]) + "\n"
+    (tmp_path / "d.csv").write_text(text)
+    with pytest.raises(InvalidInputError, match=r"'1.0.0' in row 151, column 'c' \(line 154\)"):
+        list(iter_table(tmp_path / "d.csv", 64))
 
 
 def test_parquet_is_read_by_record_batches(tmp_path):

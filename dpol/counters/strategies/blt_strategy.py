@@ -25,6 +25,8 @@ __all__ = ["BltStrategy", "infinite_column_norm_sq", "inverse_coefficients", "ro
 #: (measured, 5 buffers, us per row: d = 300 lfilter 11 against 23; d = 1000 43-64
 #: against 28; d = 4095, PQFTL's svec at d = 90, 240-307 against 42)
 ROW_LOOP_DIM = 512
+#: steps per block of the variance table's construction (a 5 x 2^16 float block: 2.5 MB)
+_BLOCK = 1 << 16
 
 
 def inverse_coefficients(thetas: np.ndarray, omegas: np.ndarray, n: int) -> np.ndarray:
@@ -42,7 +44,10 @@ def inverse_coefficients(thetas: np.ndarray, omegas: np.ndarray, n: int) -> np.n
     for q in range(rows.shape[0]):
         rows[q] = row
         row = row @ step
-    return np.concatenate([[1.0], (rows @ cols).ravel()[: n - 1]])
+    out = np.empty(n)  # filled, not concatenated: one T-long copy less at long horizons
+    out[0] = 1.0
+    out[1:] = (rows @ cols).ravel()[: n - 1]
+    return out
 
 
 def infinite_column_norm_sq(thetas: np.ndarray, omegas: np.ndarray) -> float:
@@ -130,10 +135,18 @@ class BltStrategy(Strategy):
         if horizon is None:  # an endless stream: the whole series of column norms
             self._norm_sq = infinite_column_norm_sq(thetas, omegas)
             return
+        # h and its running sum of squares in blocks: the b x T exponentials of one pass
+        # took 5 x 80 MB at T = 10^7; a block of h has the bits of those columns, and a
+        # cumsum continued from the last total those of one cumsum (sequential sums)
         s = -omegas / (1.0 - thetas)
-        k = np.arange(horizon, dtype=np.float64)
-        h = (1.0 - s.sum()) + s @ np.exp(np.log(thetas)[:, None] * k[None, :])
-        self._cum_sq = np.cumsum(h**2)
+        rest, logs = 1.0 - s.sum(), np.log(thetas)[:, None]
+        self._cum_sq = np.empty(horizon)
+        total = 0.0
+        for lo in range(0, horizon, _BLOCK):
+            hi = min(horizon, lo + _BLOCK)
+            square = (rest + s @ np.exp(logs * np.arange(lo, hi, dtype=np.float64))) ** 2
+            square[0] += total
+            total = np.cumsum(square, out=self._cum_sq[lo:hi])[-1]
         #: first column of the encoder C
         self.coefficients = inverse_coefficients(thetas, omegas, horizon)
         self._norm_sq = float(np.sum(self.coefficients**2))

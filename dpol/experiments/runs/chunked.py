@@ -22,6 +22,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import math
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +66,29 @@ def count_rows(path: str | Path) -> int:
             return 0
         ahead = [line.decode() for line in itertools.islice(lines, SAMPLE)]
         header = csv_header(first.decode(), ahead, str(path))[0] is not None  # the readers'
-        return len(ahead) + sum(1 for _ in lines) + (0 if header else 1)
+        return len(ahead) + _count_lines(fh) + (0 if header else 1)
+
+
+#: a blank line (what bytes.strip() empties) at the start of a block or after a newline
+_BLANK = re.compile(rb"^[ \t\r\x0b\x0c]*\n", re.MULTILINE)
+#: the bytes that may start a blank line after a newline (the regex runs only then)
+_BLANK_STARTS = np.frombuffer(b"\n\r \t\x0b\x0c", dtype=np.uint8)
+
+
+def _count_lines(fh) -> int:
+    """The non-blank lines left in the binary file ``fh``, counted in 16 MiB blocks (a
+    Python loop over the lines took 0.5 us a line, this 0.07)."""
+    count, tail = 0, b""
+    while block := fh.read(1 << 24):
+        block = tail + block
+        cut = block.rfind(b"\n") + 1  # whole lines only: the rest goes with the next block
+        body, tail = block[:cut], block[cut:]
+        count += body.count(b"\n")
+        codes = np.frombuffer(body, dtype=np.uint8)
+        after = codes[np.flatnonzero(codes[:-1] == 10) + 1]  # what follows each newline
+        if body[:1].isspace() or np.isin(after, _BLANK_STARTS).any():
+            count -= len(_BLANK.findall(body))
+    return count + bool(tail.strip())
 
 
 def run_chunked(request: RunRequest, progress=None) -> ExperimentResult:
@@ -313,6 +336,10 @@ def _report_info(request: RunRequest, learned: _Learned, T: int, total_rows: int
             "guarantee": model.privacy, "epsilon": request.epsilon, "split": None,
             "losses": "per-step loss and prediction", "run_id": request.run_id}
 
+#: rows of losses.csv formatted at once (the format's arguments are Python floats)
+_CSV_BLOCK = 1 << 15
+
+
 class _Writers:
     """``iterates.npy`` and ``losses.csv`` written as the chunks come, into the run's
     staging folder (published whole when the run ends, removed on any error or Ctrl-C)."""
@@ -337,10 +364,16 @@ class _Writers:
             self.csv = open(self.out / "losses.csv", "w")
             self.csv.write(",".join(["t", "loss", *prediction_heads(trace.predictions)]) + "\n")
         self.npy.write(np.ascontiguousarray(trace.weights, dtype=np.float64).tobytes())
-        t = np.arange(start + 1, start + len(trace.losses) + 1)
-        pred = trace.predictions.reshape(len(t), -1)  # K outputs: K a row
-        self.csv.write("".join(",".join([str(i), *(f"{v:.10g}" for v in (loss, *p))]) + "\n"
-                               for i, loss, p in zip(t, trace.losses, pred, strict=True)))
+        n = len(trace.losses)
+        pred = trace.predictions.reshape(n, -1)  # K outputs: K a row
+        # one %-format per block of rows, not a join per row (measured at K = 3: 2.0 against
+        # 4.6 us a row): "%.10g" % v is f"{v:.10g}", and "%d" of a float t < 2^53 is str(t)
+        line = "%d" + ",%.10g" * (1 + pred.shape[1]) + "\n"
+        for lo in range(0, n, _CSV_BLOCK):
+            hi = min(n, lo + _CSV_BLOCK)
+            table = np.column_stack([np.arange(start + lo + 1, start + hi + 1, dtype=float),
+                                     trace.losses[lo:hi], pred[lo:hi]])
+            self.csv.write(line * (hi - lo) % tuple(table.ravel().tolist()))
 
     def finish(self, last: np.ndarray) -> None:
         """The release after the last step."""
