@@ -51,9 +51,9 @@ def batch_steps(row_ids: object, steps_per_epoch: int, shuffle_seed: int = 0) ->
     """
     ids = np.asarray(row_ids, dtype=np.uint64)
     b = check_int("steps_per_epoch", steps_per_epoch, low=1)
-    z = ids + np.uint64(0x9E3779B97F4A7C15) * np.uint64(check_int(
-        "shuffle_seed", shuffle_seed, low=0) + 1)
+    key = 0x9E3779B97F4A7C15 * (check_int("shuffle_seed", shuffle_seed, low=0) + 1)
     with np.errstate(over="ignore"):  # splitmix64: arithmetic modulo 2^64 by design
+        z = ids + np.uint64(key & 0xFFFFFFFFFFFFFFFF)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9) & _MASK
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB) & _MASK
     return ((z ^ (z >> np.uint64(31))) % np.uint64(b)).astype(np.int64)
