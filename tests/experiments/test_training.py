@@ -4,6 +4,11 @@ refused with one line before any step."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -14,6 +19,7 @@ from dpol.experiments.training import engines as engines_module
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
+ROOT = Path(__file__).resolve().parents[2]
 RUN = dict(label="y", batch_size=40, epochs=2, epsilon=1.0, delta=1e-5, seed=0, counter="banded")
 
 
@@ -80,6 +86,23 @@ def test_a_killed_run_resumes_to_the_same_releases(folder, reference, tmp_path):
         train(folder, checkpoint=ckpt, resume=True, lr=0.5, **RUN)
 
 
+def test_a_driver_killed_by_sigkill_resumes_to_the_same_releases(folder, reference,
+                                                                 tmp_path):
+    """A real kill: the driver's process ends itself with SIGKILL after step 8 (no
+    handler, no cleanup runs); the checkpoint of step 6 it left finishes the run."""
+    ckpt = tmp_path / "ckpt"
+    code = (f"import os, signal\nfrom dpol.experiments.training import train\n"
+            f"def die(t, _):\n    if t == 8: os.kill(os.getpid(), signal.SIGKILL)\n"
+            f"train({str(folder)!r}, checkpoint={str(ckpt)!r}, checkpoint_every=3, "
+            f"on_step=die, **{RUN!r})\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    assert proc.returncode == -9, proc.stderr
+    resumed = train(folder, checkpoint=ckpt, resume=True, **RUN)
+    assert resumed.resumed_from == 6
+    assert np.array_equal(resumed.iterates, reference.iterates)
+
+
 def test_a_failure_before_any_checkpoint_says_so(folder, tmp_path):
     def crash(t, _total):
         raise RuntimeError("worker lost")
@@ -98,10 +121,10 @@ def test_bad_input_is_one_line_before_any_step(folder, tmp_path, monkeypatch):
     text.mkdir()
     pd.DataFrame({"a": [1.0, 2.0], "y": [1.0, -1.0], "s": ["u", "v"]}).to_parquet(
         text / "p.parquet")
-    with pytest.raises(InvalidInputError, match="column 's' of p.parquet is not numeric"):
+    with pytest.raises(InvalidInputError, match=r"column 's' of p\.parquet is not numeric"):
         train(text, **{**RUN, "batch_size": 1})
     pd.DataFrame({"a": [np.nan, 2.0], "y": [1.0, -1.0]}).to_parquet(text / "p.parquet")
-    with pytest.raises(InvalidInputError, match="column 'a' of p.parquet must hold finite"):
+    with pytest.raises(InvalidInputError, match=r"column 'a' of p\.parquet must hold finite"):
         train(text, **{**RUN, "batch_size": 1})
     pytest.importorskip("distributed")
     monkeypatch.setattr(engines_module, "CONNECT_TIMEOUT", 0.5)

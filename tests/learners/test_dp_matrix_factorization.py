@@ -12,7 +12,12 @@ import pytest
 from dpol.accounting.calibration import gaussian_epsilon
 from dpol.counters.strategies._participation import Participation, brute_force_sensitivity_sq
 from dpol.errors import InvalidInputError, NonPrivateWarning
-from dpol.learners.dp_matrix_factorization import PrivateMiniBatchFTRL, StepIndex, batch_steps
+from dpol.learners.dp_matrix_factorization import (
+    PrivateMiniBatchFTRL,
+    StepIndex,
+    batch_steps,
+    gradient_sum,
+)
 
 TINY = dict(n_rows=6, batch_size=2, epochs=2, epsilon=1.0, delta=1e-5, seed=0)
 
@@ -62,7 +67,8 @@ def _reference(X, y, *, lr, clip, steps, b, seed):
 
 def test_zero_noise_is_mini_batch_gradient_descent():
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(60, 3)); y = np.sign(X[:, 0] + 0.3)
+    X = rng.normal(size=(60, 3))
+    y = np.sign(X[:, 0] + 0.3)
     with pytest.warns(NonPrivateWarning):
         m = PrivateMiniBatchFTRL(3, n_rows=60, batch_size=10, epochs=3, epsilon=math.inf,
                                  clip=0.4, lr=0.7, shuffle_seed=2, counter="tree").fit(X, y)
@@ -100,12 +106,12 @@ def test_noise_has_the_stated_scale():
 
 def test_state_round_trip_continues_identically():
     rng = np.random.default_rng(2)
-    X = rng.normal(size=(40, 2)); y = np.sign(X[:, 1])
+    X = rng.normal(size=(40, 2))
+    y = np.sign(X[:, 1])
     full = PrivateMiniBatchFTRL(2, n_rows=40, batch_size=8, epochs=2, epsilon=2.0,
                                 seed=4).fit(X, y)
     half = PrivateMiniBatchFTRL(2, n_rows=40, batch_size=8, epochs=2, epsilon=2.0, seed=4)
     index = StepIndex(np.arange(40), half.steps_per_epoch)
-    from dpol.learners.dp_matrix_factorization import gradient_sum
     for _ in range(4):
         rows = index.rows(half.batch())
         half.step(*gradient_sum(X[rows], y[rows], half.weights, "logistic", 1.0))

@@ -138,22 +138,15 @@ class DaskEngine(LocalEngine):
             self._cluster.close()
 
 
-class _ShardGroup:
+class _ShardGroup(LocalEngine):
     """A Ray actor's shards (the class is made a Ray actor when the engine is built)."""
 
     def load(self, parts: list, source: Source, loss: str, clip: float) -> list[int]:
         import ray
 
-        self.shards = [_shard(p, ray.get(ref) if p.kind == "pandas" else None, source,
-                              loss, clip) for p, ref in parts]
-        return [s.n_rows for s in self.shards]
-
-    def place(self, offsets: list[int], steps: int, seed: int) -> None:
-        for s, off in zip(self.shards, offsets, strict=True):
-            s.place(off, steps, seed)
-
-    def sums(self, batch: int, theta) -> list[tuple]:
-        return shard_sums(self.shards, batch, theta)
+        self._shards = [_shard(p, ray.get(ref) if p.kind == "pandas" else None, source,
+                               loss, clip) for p, ref in parts]
+        return [s.n_rows for s in self._shards]
 
 
 class RayEngine(LocalEngine):
