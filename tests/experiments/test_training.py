@@ -84,6 +84,9 @@ def test_a_killed_run_resumes_to_the_same_releases(folder, reference, tmp_path):
     assert np.array_equal(resumed.iterates, reference.iterates)
     with pytest.raises(InvalidInputError, match="lr differ"):
         train(folder, checkpoint=ckpt, resume=True, lr=0.5, **RUN)
+    with pytest.raises(InvalidInputError, match="checkpoint must be a folder without a "
+                       "checkpoint"):  # a fresh run never overwrites one
+        train(folder, checkpoint=ckpt, **RUN)
 
 
 def test_a_driver_killed_by_sigkill_resumes_to_the_same_releases(folder, reference,

@@ -153,7 +153,9 @@ class RayEngine(LocalEngine):
     """Shards held by ``workers`` Ray actors (partition i on actor i mod workers).
 
     ``address``: a running Ray cluster (host:port, auto); else a local Ray started here
-    (or the one this process already runs).
+    (or the one this process already runs). A Ray Dataset's partitions are its blocks:
+    Ray sizes them when it reads, by the cluster's CPUs unless told
+    (``override_num_blocks``); the same blocks give the same bits on any number of actors.
     """
 
     name = "ray"
@@ -161,7 +163,8 @@ class RayEngine(LocalEngine):
     def __init__(self, address: str | None = None, workers: int | None = None) -> None:
         import ray
 
-        if not ray.is_initialized():
+        self._started = not ray.is_initialized()  # a Ray started here ends with the run
+        if self._started:
             try:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False)
             except (ConnectionError, RuntimeError, TimeoutError, ValueError) as exc:
@@ -201,6 +204,8 @@ class RayEngine(LocalEngine):
         for a in self._actors:
             ray.kill(a)
         self._actors = []
+        if self._started:
+            ray.shutdown()
 
 
 #: the engines by name

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from dpol._validation import check_int, fail
-from dpol.experiments.runs.checkpoint import load_checkpoint, save_checkpoint
+from dpol.experiments.runs.checkpoint import CHECKPOINT, load_checkpoint, save_checkpoint
 from dpol.experiments.training.engines import make_engine
 from dpol.experiments.training.sources import as_source
 from dpol.learners.dp_matrix_factorization import PrivateMiniBatchFTRL
@@ -156,6 +156,14 @@ def train(data: object, *, label: str = "y", features: object = None,
         check_int("checkpoint_every", checkpoint_every, low=1)
     if resume and checkpoint is None:
         raise fail("resume", "come with a checkpoint folder to resume from", resume)
+    if checkpoint is not None:
+        held = (Path(checkpoint) / CHECKPOINT).is_file()
+        if resume and not held:
+            raise fail("resume", f"find a {CHECKPOINT} in the checkpoint folder (written by "
+                       "a run with a checkpoint)", str(checkpoint))
+        if held and not resume:
+            raise fail("checkpoint", "be a folder without a checkpoint (resume the run it "
+                       "holds, or choose another folder)", str(checkpoint))
     eng = make_engine(engine, address, workers)
     try:
         return _run(eng, source, args, learner_args, early, checkpoint, checkpoint_every,
