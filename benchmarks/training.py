@@ -3,7 +3,7 @@ of the driver and of each worker, and accuracy after 1-5 epochs at epsilon 1 and
 against the one-pass online learner and non-private training.
 
     python benchmarks/training.py [--rows 1000000 10000000] [--accuracy-rows 2000 20000]
-                                  [--only throughput|accuracy]
+                                  [--only throughput|accuracy|failover]
 
 Writes benchmarks/results/training.json and prints a table (docs/benchmarks/training.md).
 Each throughput cell runs in a fresh process (its peak memory is its own); the data is a
@@ -108,6 +108,40 @@ def throughput(n: int) -> list[dict]:
     return cells
 
 
+KILL = """
+import os, signal, sys
+from dpol.experiments.training import train
+def die(t, _total):
+    if t == int(sys.argv[3]):
+        os.kill(os.getpid(), signal.SIGKILL)  # no handler, no cleanup: a killed driver
+train(sys.argv[1], checkpoint=sys.argv[2], checkpoint_every=25, on_step=die, **RUN)
+"""
+
+
+def failover(n: int) -> dict:
+    """A driver killed by SIGKILL at step 60 (checkpoints every 25 steps), resumed from its
+    last checkpoint, against the uninterrupted run: are the releases the same bits?"""
+    import tempfile
+
+    from dpol.experiments.training import train
+
+    run = dict(label="y", epsilon=1.0, delta=1e-7, counter="banded", seed=0,
+               batch_size=max(1, n // 100), epochs=2)
+    folder, ckpt = make_folder(n), Path(tempfile.mkdtemp()) / "ckpt"
+    proc = subprocess.run([sys.executable, "-c", f"RUN = {run!r}\n{KILL}", str(folder),
+                           str(ckpt), "60"], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    began = time.perf_counter()
+    resumed = train(folder, checkpoint=ckpt, resume=True, **run)
+    seconds = time.perf_counter() - began
+    whole = train(folder, **run)
+    out = {"rows": n, "steps": whole.steps, "killed_at": 60, "exit_code": proc.returncode,
+           "resumed_from": resumed.resumed_from, "resume_seconds": seconds,
+           "same_bits": bool(np.array_equal(resumed.iterates, whole.iterates))}
+    print(f"  failover: {out}", flush=True)
+    return out
+
+
 def accuracy(n: int) -> list[dict]:
     """Held-out accuracy on n training rows: DP-MF after E epochs at epsilon 1 and 4 (200
     steps an epoch, lr 2, banded counter), the one-pass online classifier (dpol's
@@ -151,7 +185,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--accuracy-rows", type=int, nargs="+", default=[2_000, 20_000,
                                                                          200_000])
-    parser.add_argument("--only", choices=["throughput", "accuracy"],
+    parser.add_argument("--only", choices=["throughput", "accuracy", "failover"],
                         help="measure one part; the other is kept from the last JSON")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -160,15 +194,18 @@ def main() -> None:
         print(json.dumps(child(engine, int(workers), folder, tiny)))
         return
     result = {"machine": f"{os.cpu_count()} cores (shared)", "batch_size": BATCH,
-              "features": D, "throughput": [], "accuracy": []}
+              "features": D, "throughput": [], "accuracy": [], "failover": None}
     if args.only and OUT.exists():
         result = {**result, **json.loads(OUT.read_text())}
-    if args.only != "accuracy":
+    if args.only in (None, "throughput"):
         result["throughput"] = []
         for n in args.rows:
             print(f"throughput, {n:,} rows:", flush=True)
             result["throughput"] += throughput(n)
-    if args.only != "throughput":
+    if args.only in (None, "failover"):
+        print("failover (SIGKILL of the driver, then --resume):", flush=True)
+        result["failover"] = failover(args.rows[0])
+    if args.only in (None, "accuracy"):
         result["accuracy"] = []
         for n in args.accuracy_rows:
             print(f"accuracy, {n:,} training rows:", flush=True)
