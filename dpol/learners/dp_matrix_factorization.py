@@ -149,8 +149,9 @@ class PrivateMiniBatchFTRL:
     :mod:`dpol.counters.strategies._participation`, exact for the Toeplitz family, an
     upper bound for the tree). Adaptivity is free: the counter is a causal linear map
     plus Gaussian noise, released step by step on adaptively chosen inputs (Denisov,
-    McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1; multi-participation:
-    Choquette-Choo et al. 2023, Theorem 2.1). Calibration: z*(epsilon, delta) of the one
+    McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1; the multi-participation setting of
+    Choquette-Choo et al. 2023). The batch sizes and the division by ``batch_size`` are
+    public (functions of the ids and the arguments). Calibration: z*(epsilon, delta) of the one
     calibrator (:func:`dpol.accounting.calibrate`, tight) times that sensitivity. The
     iterates are post-processing. ``privacy`` is derived from the counter's event by
     :func:`dpol.accounting.compose_guarantee`, the unit one record.
