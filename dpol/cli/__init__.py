@@ -1,4 +1,5 @@
-"""The ``dpol`` command (layer L6): demo, run, reproduce, sweep, account, audit, counters.
+"""The ``dpol`` command (layer L6): demo, run, reproduce, sweep, train, account, audit,
+counters.
 
 The logic lives below this layer (:mod:`dpol.experiments`); this package parses options,
 shows progress and tables with rich, and turns refused input (:class:`~dpol.errors.DpolError`),
@@ -6,8 +7,8 @@ a missing optional package or an unreadable file into one clean line on standard
 and exit code 1.
 
 One module per group of commands: :mod:`.reproduce` (``demo``, ``reproduce``),
-:mod:`.run`, :mod:`.sweep` and :mod:`.privacy` (``account``, ``audit``, ``counters``);
-beside them the console helpers they share (:mod:`.ui`, :mod:`.progress`) and their
+:mod:`.run`, :mod:`.sweep`, :mod:`.train` and :mod:`.privacy` (``account``, ``audit``,
+``counters``); beside them the console helpers they share (:mod:`.ui`, :mod:`.progress`) and their
 text (:mod:`.text`: option parsing, table columns, warning origins). This module imports
 nothing heavy: the console script (``dpol = "dpol.cli:main"``) loads it before it can
 catch a Ctrl-C, and :func:`main` loads the commands (about a second) where a Ctrl-C is
@@ -32,15 +33,15 @@ def _app():
         sys.stderr.write(f"dpol: the command line needs the 'cli' extra ({exc.name} is "
                          "missing): pip install 'dpol[cli]'\n")
         raise SystemExit(2) from exc
-    from dpol.cli import privacy, reproduce, run, sweep
+    from dpol.cli import privacy, reproduce, run, sweep, train
 
     # click's plain help: rich's panels cut long option names at 80 columns
     app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                       help="Differentially private online learning.")
     ui = Ui()
     for register in (reproduce.register_demo, run.register_run, reproduce.register_reproduce,
-                     sweep.register_sweep, privacy.register_account, privacy.register_audit,
-                     privacy.register_counters):  # the order `dpol --help` lists them in
+                     sweep.register_sweep, train.register_train, privacy.register_account,
+                     privacy.register_audit, privacy.register_counters):  # `dpol --help`'s order
         register(app, ui)
     return app
 

@@ -1,0 +1,114 @@
+"""dpol train's driver and engines: 1 worker == 2 workers bit for bit on a real Dask
+LocalCluster, a run killed mid-way and resumed == the uninterrupted run, and bad input
+refused with one line before any step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpol.errors import InvalidInputError
+from dpol.experiments.training import TrainingFailed, train
+from dpol.experiments.training import engines as engines_module
+
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+
+RUN = dict(label="y", batch_size=40, epochs=2, epsilon=1.0, delta=1e-5, seed=0, counter="banded")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """3 Parquet files of 100, 120 and 80 rows (uneven, as a data lake's are)."""
+    out = tmp_path_factory.mktemp("parquet")
+    rng = np.random.default_rng(0)
+    for i, n in enumerate((100, 120, 80)):
+        X = rng.normal(size=(n, 3)) / 2
+        frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(y=np.sign(X[:, 0] + 0.1))
+        frame.to_parquet(out / f"part-{i}.parquet")
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(folder):
+    return train(folder, **RUN)
+
+
+@pytest.fixture(scope="module", params=[1, 2])
+def dask_address(request):
+    """Real Dask LocalClusters of 1 and 2 workers (in-process threads: the same
+    scheduler, tasks and data movement, without the processes' start-up)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=request.param, threads_per_worker=1,
+                                  processes=False, dashboard_address=":0") as cluster:
+        yield cluster.scheduler_address
+
+
+def test_workers_release_the_same_bits(folder, reference, dask_address):
+    got = train(folder, engine="dask", address=dask_address, **RUN)
+    assert got.workers in (1, 2)
+    assert np.array_equal(got.iterates, reference.iterates)
+    assert got.privacy == reference.privacy
+
+
+@pytest.mark.parametrize("dask_address", [2], indirect=True)  # one cluster is enough
+def test_a_dask_dataframe_is_its_partitions(folder, reference, dask_address):
+    dd = pytest.importorskip("dask.dataframe")
+    frame = dd.read_parquet(str(folder))
+    got = train(frame, engine="dask", address=dask_address, **RUN)
+    assert np.array_equal(got.iterates, reference.iterates)
+
+
+def test_guarantee_is_derived_for_the_participation(reference):
+    assert (reference.steps, reference.steps_per_epoch, reference.n_rows) == (14, 7, 300)
+    assert reference.privacy.epsilon == 1.0
+    assert reference.privacy.unit.startswith("one record (2 epochs of 7 steps")
+
+
+def test_a_killed_run_resumes_to_the_same_releases(folder, reference, tmp_path):
+    def crash(t, _total):
+        if t == 8:
+            raise RuntimeError("driver killed")
+
+    ckpt = tmp_path / "ckpt"  # a real SIGKILL of the driver: benchmarks/training.py
+    with pytest.raises(TrainingFailed, match=r"stopped at step 9 of 14 .*driver killed.*"
+                       r"last checkpoint, after step 6"):
+        train(folder, checkpoint=ckpt, checkpoint_every=3, on_step=crash, **RUN)
+    resumed = train(folder, checkpoint=ckpt, resume=True, **RUN)
+    assert resumed.resumed_from == 6
+    assert np.array_equal(resumed.iterates, reference.iterates)
+    with pytest.raises(InvalidInputError, match="lr differ"):
+        train(folder, checkpoint=ckpt, resume=True, lr=0.5, **RUN)
+    with pytest.raises(InvalidInputError, match="checkpoint must be a folder without a "
+                       "checkpoint"):  # a fresh run never overwrites one
+        train(folder, checkpoint=ckpt, **RUN)
+
+
+def test_a_failure_before_any_checkpoint_says_so(folder, tmp_path):
+    def crash(t, _total):
+        raise RuntimeError("worker lost")
+
+    with pytest.raises(TrainingFailed, match="no checkpoint was written"):
+        train(folder, checkpoint=tmp_path / "c", checkpoint_every=5, on_step=crash, **RUN)
+
+
+def test_bad_input_is_one_line_before_any_step(folder, tmp_path, monkeypatch):
+    with pytest.raises(InvalidInputError, match=r"features must name columns of "
+                       r"part-0.parquet \(missing: z"):
+        train(folder, features="a,z", **RUN)
+    with pytest.raises(InvalidInputError, match="batch_size must be at most the 300 rows"):
+        train(folder, **{**RUN, "batch_size": 301})
+    text = tmp_path / "text"
+    text.mkdir()
+    pd.DataFrame({"a": [1.0, 2.0], "y": [1.0, -1.0], "s": ["u", "v"]}).to_parquet(
+        text / "p.parquet")
+    with pytest.raises(InvalidInputError, match=r"column 's' of p\.parquet is not numeric"):
+        train(text, **{**RUN, "batch_size": 1})
+    pd.DataFrame({"a": [np.nan, 2.0], "y": [1.0, -1.0]}).to_parquet(text / "p.parquet")
+    with pytest.raises(InvalidInputError, match=r"column 'a' of p\.parquet must hold finite"):
+        train(text, **{**RUN, "batch_size": 1})
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(engines_module, "CONNECT_TIMEOUT", 0.5)
+    with pytest.raises(InvalidInputError, match="address must reach a running Dask "
+                       "scheduler"):
+        train(folder, engine="dask", address="tcp://127.0.0.1:9", **RUN)
