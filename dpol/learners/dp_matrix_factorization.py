@@ -20,11 +20,12 @@ import numpy as np
 
 from dpol._seeding import spawn_seeds
 from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
-from dpol.accounting import calibrate, derived_guarantee, noise_events, resolve_delta
-from dpol.accounting.closed_forms import check_epsilon
+from dpol.accounting import calibrate, derived_guarantee, noise_events
+from dpol.accounting.mechanism import Mechanism
 from dpol.clipping import clip_rows_l2
 from dpol.counters import Participation, make_counter, resolve_counter
 from dpol.errors import NonPrivateWarning
+from dpol.learners._api import Accepts, set_mechanism
 from dpol.losses import LogisticLoss, SquaredLoss
 from dpol.noise.kinds import noise_kind
 
@@ -128,10 +129,13 @@ class PrivateMiniBatchFTRL:
         C, the l2 bound of one per-example gradient.
     lr : float
         The step size.
-    epsilon, delta, neighbouring, calibration, noise, counter, counter_options, seed
-        As for every learner: ``neighbouring`` "replace_one" only (the schedule reads
-        row ids, which adding a row would shift), ``calibration`` "tight", ``noise``
-        "gaussian"; ``counter`` "blt" (default), "banded", "tree" or any counter name.
+    mechanism, **privacy
+        A :class:`~dpol.accounting.Mechanism` or its short keywords (epsilon, delta,
+        neighbouring, calibration, noise, counter, counter_options, seed), as for every
+        learner; what it takes is its ``accepts``: ``neighbouring`` "replace_one" only (the
+        schedule reads row ids, which adding a row would shift), ``calibration`` "tight",
+        ``noise`` "gaussian"; ``counter`` "blt" (default), "banded_toeplitz",
+        "binary_tree" or any counter name.
     shuffle_seed : int
         The public seed of the batch schedule (not the noise's).
 
@@ -168,13 +172,16 @@ class PrivateMiniBatchFTRL:
     '(1, 1e-05)-DP, replace_one, unit: one record (2 epochs of 8 steps over 400 rows)'
     """
 
+    #: what of a Mechanism it takes: the Gaussian, tight, replace-one (an added row would
+    #: shift the row ids, so the whole public schedule), any counter (default BLT)
+    accepts = Accepts(noises=("gaussian",), calibrations=("tight",), counter="blt",
+                      neighbourings=("replace_one",))
+
     def __init__(self, dim: int, *, n_rows: int, batch_size: int, epochs: int = 1,
                  loss: str = "logistic", clip: float = 1.0, lr: float = 1.0,
-                 epsilon: float, delta: float | None = None,
-                 neighbouring: str = "replace_one", calibration: str = "tight",
-                 noise: str = "gaussian", counter: object = "blt",
-                 counter_options: dict | None = None, seed: object = None,
-                 shuffle_seed: int = 0) -> None:
+                 shuffle_seed: int = 0, mechanism: Mechanism | None = None,
+                 **privacy) -> None:
+        privacy = self.accepts.resolve(type(self).__name__, mechanism, privacy)
         self.dim = check_int("dim", dim, low=1)
         self.n_rows = check_int("n_rows", n_rows, low=1)
         self.batch_size = check_int("batch_size", batch_size, low=1)
@@ -185,15 +192,9 @@ class PrivateMiniBatchFTRL:
         self.loss = check_choice("loss", loss, tuple(LOSSES))
         self.clip = check_real("clip", clip, low=0.0, low_open=True)
         self.lr = check_real("lr", lr, low=0.0, low_open=True)
-        self.epsilon = check_epsilon(epsilon)
         self.steps_per_epoch = self.n_rows // self.batch_size
         self.horizon = self.epochs * self.steps_per_epoch
-        self.delta = resolve_delta(delta, self.n_rows)
-        self.neighbouring = check_choice("neighbouring", neighbouring, ("replace_one",))
-        self.calibration = check_choice("calibration", calibration, ("tight",))
-        self.noise = noise_kind(noise, among=("gaussian",), who="PrivateMiniBatchFTRL").name
-        self.counter, self.seed = counter, seed
-        self.counter_options = dict(counter_options or {})
+        set_mechanism(self, privacy, self.n_rows)  # delta's default from the n records
         self.shuffle_seed = check_int("shuffle_seed", shuffle_seed, low=0)
         #: each record enters E steps, exactly b apart
         self.participation = Participation(self.epochs, self.steps_per_epoch)

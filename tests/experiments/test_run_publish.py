@@ -235,8 +235,8 @@ def test_a_published_run_whose_checkpoint_survived_resumes_to_the_same_outputs(
 
 @pytest.mark.parametrize("flags, named", [
     (["--epsilon", "2"], "--epsilon 2.0"), (["--seed", "5"], "--seed conflicts"),
-    (["--counter", "tree"], "--counter tree"), (["--no-baseline"], "--no-baseline"),
-    (["--out", "elsewhere"], "--out elsewhere"), (["ridge-classifier"], "LEARNER ridge-classifier"),
+    (["--counter", "tree"], "--counter binary_tree"), (["--no-baseline"], "--no-baseline"),
+    (["--out", "elsewhere"], "--out elsewhere"), (["ridge-classifier"], "LEARNER ridge_classifier"),
 ])
 def test_resume_refuses_flags_that_contradict_the_checkpoint(tmp_path, flags, named):
     _, out = _interrupted(tmp_path)

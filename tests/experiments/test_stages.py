@@ -95,7 +95,7 @@ def test_scores_put_the_learners_before_the_trivial_baselines(tmp_path):
     bounded = bound_rows(request, rows)
     scored = score_run(request, rows, bounded, fit_learners(request, rows, bounded))
     assert [r["model"] for r in scored.rows] == [
-        "ridge-classifier", "ridge-classifier, non-private twin", "predict 0 (trivial)",
+        "ridge_classifier", "ridge_classifier, non-private twin", "predict 0 (trivial)",
         "majority class (trivial)"]
     assert all(set(r) == set(scored.rows[0]) for r in scored.rows)  # one set of columns
     y = bounded.stream.y  # labels +-1 of the 225 training rows

@@ -41,7 +41,7 @@ def test_privacy_is_exact_and_the_counter_has_no_horizon(name):
     counters = counters_of(learner)
     assert all(isinstance(c, UnboundedTreeCounter) and c.horizon is None for c in counters)
     # the target, certified from the events (not typed in), as on the binary tree
-    tree = CASES[name.replace("unbounded_tree", "tree")].build(0)
+    tree = CASES[name.replace("unbounded_tree", "binary_tree")].build(0)
     assert learner.privacy.epsilon == tree.privacy.epsilon == SUITE_EPSILON
     assert learner.privacy.delta == SUITE_DELTA
     # the noise: the multiplier of the one calibrator times the counter's sensitivity

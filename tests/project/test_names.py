@@ -6,7 +6,7 @@ a leading underscore, with the name of the package that holds it in front when a
 module of dpol has the same name (``test_runs_checkpoint.py``, ``test_learners_base.py``):
 test files are no package, so pytest needs their names unique. A package whose
 ``__init__`` holds more than imports is a module named for the package
-(``test_engines.py``); modules of dpol itself are tested in ``tests/test_<name>.py``.
+(``test_sweeps_engines.py``); modules of dpol itself are tested in ``tests/test_<name>.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ EXEMPT = {
     **dict.fromkeys(("dpol.experiments.sweeps.engines.dask_engine",
                      "dpol.experiments.sweeps.engines.local_engine",
                      "dpol.experiments.sweeps.engines.ray_engine"),
-                    "one contract for every engine: tests/experiments/test_engines.py"),
+                    "one contract for every engine: tests/experiments/test_sweeps_engines.py"),
+    **dict.fromkeys(("dpol.experiments.training.engines", "dpol.experiments.training.shard",
+                     "dpol.experiments.training.sources"),
+                    "the training driver's parts, run together (1 worker == 2 workers == Dask, "
+                    "resume == uninterrupted): tests/experiments/test_training_train.py"),
     **dict.fromkeys(("dpol.noise.gaussian", "dpol.noise.laplace", "dpol.noise.l2_gamma"),
                     "one law contract for every sampler: tests/noise/test_noise.py"),
 }
@@ -79,7 +83,7 @@ UNMAPPED = frozenset({
     "dpol.evaluation._fixed_point_solvers", "dpol.evaluation._kernel_pair",
     "dpol.evaluation.audit_counters", "dpol.evaluation.audit_learners",
     "dpol.evaluation.audit_pairs", "dpol.evaluation.prequential", "dpol.evaluation.regret",
-    "dpol.adapters._online_estimator", "dpol.adapters._surface", "dpol.adapters.river",
+    "dpol.adapters._online_estimator", "dpol.adapters._surface", "dpol.adapters._river_centre",
     "dpol.adapters.sklearn",
     "dpol.experiments.account", "dpol.experiments.audit_run",
     "dpol.experiments.counter_errors", "dpol.experiments.plots", "dpol.experiments.report",

@@ -4,7 +4,7 @@ started inside the test process.
 
 Deselected by default (``-m "not cluster"`` in pyproject: about a minute on 2 CPUs
 at a load of 20, mostly Ray's start); run them with ``pytest -m cluster tests/experiments/
-test_sweep_engines_cluster.py``. Every process a test starts runs in a session of its
+test_sweeps_engines_cluster.py``. Every process a test starts runs in a session of its
 own and is killed with that session at the end, whatever the outcome.
 """
 
