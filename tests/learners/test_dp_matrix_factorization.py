@@ -125,7 +125,8 @@ def test_state_round_trip_continues_identically():
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     (dict(batch_size=7), "batch_size must be at most the 6 rows of the data; got 7"),
-    (dict(neighbouring="add_remove"), "neighbouring must be 'replace_one' for PrivateMiniBatchFTRL"),
+    (dict(neighbouring="add_remove"),
+     "neighbouring must be 'replace_one' for PrivateMiniBatchFTRL"),
     (dict(counter_options={"participation": (1, 1)}), "counter_options must not set "
      "participation"),
     (dict(loss="hinge"), "loss must be one of"),
