@@ -74,11 +74,17 @@ def split_by_key(table: np.ndarray, names: list[str], by: int | str
         single = keys[counts < 2]
         raise fail("by", "name a column whose keys each hold 2 rows or more (one stream per "
                    f"key): {len(single)} of {len(keys)} keys of {names[column]!r} hold one "
-                   f"row, e.g. {single[0]:g}", by)
+                   f"row, e.g. {_key(single[0])}", by)
     order = np.argsort(inverse, kind="stable")  # stable: a key's rows keep their order
     rows = np.split(order, np.cumsum(counts)[:-1])
     rest = np.delete(table, column, axis=1)
     return names[column], keys, rows, rest, [n for i, n in enumerate(names) if i != column]
+
+
+def _key(value: float) -> str:
+    """A key as written: the shortest decimal that reads back as it (1, 0.1, 1.0000001),
+    so two keys never share a name or a folder."""
+    return np.format_float_positional(value, trim="-")
 
 
 def _key_column(by: int | str, names: list[str]) -> int:
@@ -168,7 +174,7 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     seeds = key_seeds(seed, len(keys))
     label = "standard input" if str(data) == "-" else Path(str(data)).name
     args = {k: v for k, v in run_args.items() if k not in ("replace", "command")}
-    folders = [f"{column}={k:g}" for k in keys]
+    folders = [f"{column}={_key(k)}" for k in keys]
     done: dict[int, tuple] = {}
     out = Path(out_dir)
     tables = [Table(rest[r], rest_names, f"{label} [{folders[i]}]") for i, r in enumerate(rows)]
@@ -215,7 +221,7 @@ def _target_without_key(target: int | str, names: list[str], key: int) -> int | 
 def _summary_row(folder: str, key: float, n: int, rows: list[dict], notes: list) -> dict:
     private = rows[0]
     trivial = next((r for r in rows if "trivial" in r["model"]), {})
-    out = {"key": f"{key:g}", "rows": n, "guarantee": private["guarantee"]}
+    out = {"key": _key(key), "rows": n, "guarantee": private["guarantee"]}
     for score in SCORES:
         value = private.get(score)
         if isinstance(value, float) and not math.isnan(value):
