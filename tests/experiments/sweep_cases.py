@@ -30,3 +30,12 @@ def results(store: Path) -> dict[str, dict]:
     with ResultStore(store) as s:
         return {r["key"]: {k: v for k, v in r.items() if k not in RUN_FACTS}
                 for r in s.rows()}
+
+
+def reference_results(tmp: Path) -> tuple[dict, dict]:
+    """The TINY and SLOW grids run in this process: what every other run must equal."""
+    from dpol.experiments.sweeps.sweep import sweep
+
+    sweep(config(TINY), workers=1, store=tmp / "tiny.sqlite")
+    sweep(config(SLOW), workers=1, store=tmp / "slow.sqlite")
+    return results(tmp / "tiny.sqlite"), results(tmp / "slow.sqlite")

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sweep_cases import SLOW, TINY, config, results
+from sweep_cases import SLOW, TINY, config, reference_results, results
 
 from dpol.errors import InvalidInputError
 from dpol.experiments.sweeps.config import load_config
@@ -24,10 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("reference")
-    sweep(config(TINY), workers=1, store=tmp / "tiny.sqlite")
-    sweep(config(SLOW), workers=1, store=tmp / "slow.sqlite")
-    return results(tmp / "tiny.sqlite"), results(tmp / "slow.sqlite")
+    return reference_results(tmp_path_factory.mktemp("reference"))
 
 
 @pytest.fixture(scope="module")
