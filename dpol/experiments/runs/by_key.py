@@ -37,7 +37,7 @@ import numpy as np
 
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
-from dpol.datasets.files import read_table
+from dpol.datasets.files import _target_index, read_table
 from dpol.datasets.table import Table
 from dpol.errors import InvalidInputError
 from dpol.experiments.report import ExperimentResult, markdown_table, write_csv
@@ -188,14 +188,15 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
                    for i, t in enumerate(tables)}
         for future in as_completed(futures):
             i = futures[future]
-            done[i] = _with_key(folders[i], future.result)
+            key_rows, key_notes, files = _with_key(folders[i], future.result)
+            done[i] = key_rows, key_notes  # the files go to disk now, not held for all keys
             (stage / folders[i]).mkdir()
-            for name, blob in done[i][2].items():
+            for name, blob in files.items():
                 (stage / folders[i] / name).write_bytes(blob)
             rows_done += len(rows[i])
             if progress:
                 progress(rows_done, len(table), f"{len(done)}/{len(keys)} keys")
-        summary = [_summary_row(folders[i], keys[i], len(rows[i]), *done[i][:2])
+        summary = [_summary_row(folders[i], keys[i], len(rows[i]), *done[i])
                    for i in range(len(keys))]
         write_csv(summary, stage / "summary.csv")
         _write_report(stage / "report.md", learner, label, column, summary, engine.describe())
@@ -204,15 +205,10 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
                             out / "summary.csv", [], notes)
 
 
-def _target_without_key(target: int | str, names: list[str], key: int) -> int | str:
+def _target_without_key(target: int | str, names: list[str], key: int) -> int:
     """``target_col`` of the file, as an index of the table without its key column."""
-    if isinstance(target, str) and not target.lstrip("-").isdigit():
-        if target == names[key]:
-            raise fail("target_col", "be a column of the table other than the key column",
-                       target)
-        return target
-    index = int(target) % len(names) if -len(names) <= int(target) < len(names) else None
-    if index is None or index == key:
+    index = _target_index(target, names)  # the file's rule: a name or an index
+    if index == key:
         raise fail("target_col", "be a column of the table other than the key column",
                    target)
     return index - (index > key)
