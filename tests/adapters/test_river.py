@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from dpol.accounting.closed_forms import gaussian_share, resolve_delta
 from dpol.adapters.river import RiverClassifier, RiverRegressor
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners.trivial_fallback import WithTrivialFallback
@@ -179,3 +180,32 @@ def test_a_refused_learner_keeps_nothing_of_the_centre():
     with pytest.raises(InvalidInputError, match="counter"):
         model.learn_one({"a": 0.2}, 0.4)
     assert model.centre_ is None and model.learner_ is None and model.privacy is None
+
+
+def test_the_centre_noise_has_the_stated_scale_through_river_regressor():
+    # the whole door: RiverRegressor's centre, released after its block of n = 20 rows
+    # with labels 0.9 (y_bound 1), at epsilon 8 on half the Gaussian budget. The std the
+    # derivation (dpol.adapters._river_centre, Privacy) states is z_c 2 y_bound / n, z_c
+    # the share's multiplier computed here from the closed form, not read from the model.
+    # z_c = 0.85 puts 0.9 at 10.6 stds, so the 3-std significance rule drops a draw with
+    # probability 1.5e-14 (7.6 stds) and never biases the sample. 200 seeds: the sample variance
+    # (about the known label) over a hypothesised one has std se = sqrt(2 / 200) = 0.1
+    # about 1, so the right scale lies within 3.5 se (0.35; missed with probability 5e-4)
+    # of 1. Then the ratio to 2/3 or 3/2 of the scale is >= 2.25 x 0.65 = 1.46 or
+    # <= 0.44 x 1.35 = 0.6, both more than 0.35 from 1: the test tells them apart
+    n, label, epsilon, share = 20, 0.9, 8.0, 0.5
+    z = gaussian_share(epsilon, resolve_delta(None, n), share)[0]
+    std = z * 2.0 / n
+    values = []
+    for seed in range(200):
+        model = RiverRegressor(epsilon=epsilon, y_bound=1.0, horizon=n, seed=seed,
+                               centre_budget=share, centre_rows=n)
+        for _ in range(n):
+            model.learn_one({"a": 0.1}, label)
+        values.append(model.centre_.centre.value)
+    assert model.centre_.centre.std == pytest.approx(std, rel=1e-9)
+    variance = float(np.mean((np.array(values) - label) ** 2))
+    tolerance = 3.5 * math.sqrt(2 / 200)
+    assert abs(variance / std**2 - 1.0) < tolerance
+    for wrong in (2 / 3, 3 / 2):
+        assert abs(variance / (wrong * std) ** 2 - 1.0) > tolerance
