@@ -54,11 +54,12 @@ def fallback_seed(seed: int | None) -> np.random.SeedSequence | None:
 
 def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool,
                   epsilon: float, delta: float | None, horizon: int, seed: object,
-                  link: str | None = None) -> OnlineLearner:
+                  link: str | None = None, offset: object = None) -> OnlineLearner:
     """``build(epsilon)``; with ``fallback``, ``build`` of the learner's share inside
     :class:`WithTrivialFallback` (``seed``: its noise's) that states the whole's
     ``epsilon``. ``link`` (default: ``"rate"`` for a least-squares learner, else
-    ``"logit"``) is the prior's margin.
+    ``"logit"``) is the prior's margin; ``offset`` the labels' public centre b, for a
+    learner fitting y - b (its gate judges the classes of y and of m + b).
 
     Examples
     --------
@@ -77,5 +78,5 @@ def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool,
         link = "rate" if label_bound(base) is not None else "logit"
     # epsilon = inf: no noise anywhere, and the guarantee is the learner's (infinite)
     return WithTrivialFallback(learner, prior_multiplier=z_prior, gate_multiplier=z_gate,
-                               link=link, seed=seed,
+                               link=link, seed=seed, offset=offset,
                                epsilon=None if math.isinf(epsilon) else epsilon)

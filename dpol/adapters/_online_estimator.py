@@ -77,12 +77,6 @@ class OnlineEstimator(BaseEstimator):
             check_regression_learner(self._learner_name, type(self).__name__)
         learner_seed, centre_seed, fallback_seed = self._seeds()
         fallback = check_fallback(getattr(self, "fallback", False))
-        if fallback and self.centre_budget != 0 and self._centred(regression):
-            # its gate reads the learner's margins and labels as classes: centred on b,
-            # sign(m) is not the class sign(m + b) predicted; its prior centres instead
-            raise fail("centre_budget", "be 0 with fallback=True (the fallback learns the "
-                       "class prior itself, and its gate compares uncentred predictions)",
-                       self.centre_budget)
         prep = prepare(self, X, y, regression=regression, centred=self._centred(regression),
                        horizon=horizon, seed=centre_seed)
         if regression:
@@ -106,7 +100,8 @@ class OnlineEstimator(BaseEstimator):
                 intercept_scaling=self.intercept_scaling, postprocess=self.postprocess,
                 random_features=self.random_features, bandwidth=self.bandwidth),
             fallback=fallback, epsilon=prep.epsilon, delta=delta,
-            horizon=horizon, seed=fallback_seed, link="logit" if has_proba(self) else "rate")
+            horizon=horizon, seed=fallback_seed, link="logit" if has_proba(self) else "rate",
+            offset=None if prep.centre is None else prep.centre.value)
         speak_as(learner, type(self).__name__, released=() if prep.estimate is None
                  else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))
         self.prep_, self.learner_ = prep, learner  # both or neither: nothing half-built
@@ -148,7 +143,8 @@ class OnlineEstimator(BaseEstimator):
         else:
             self.coef_, self.intercept_ = model.model_weights, 0.0
         if fallback is not None and not fallback.uses_model:  # the prior, a constant
-            self.coef_, self.intercept_ = np.zeros_like(self.coef_), fallback.prior
+            self.coef_ = np.zeros_like(self.coef_)
+            self.intercept_ = fallback.prior - fallback.offset  # the centre is added below
         if np.ndim(self.coef_) == 2:  # K outputs: scikit-learn's (n_classes, n_features)
             self.coef_ = self.coef_.T
             self.intercept_ = np.broadcast_to(self.intercept_, self.coef_.shape[:1]).copy()

@@ -161,6 +161,11 @@ class WithTrivialFallback(LearnerWrapper):
         The whole's epsilon the budget was split for (:func:`fallback_budget`), as
         ``privacy`` states it; by default the learner's (then ``privacy`` states the
         composition as computed).
+    offset : float or array (K,), optional
+        A public centre b the learner's labels and margins are measured from (a
+        least-squares learner fitting y - b, ``link="rate"``): the prior sums and the
+        gate judges the classes of y and m + b, and the wrapper's own predictions are
+        centred the same way (the prior's margin minus b).
 
     Attributes
     ----------
@@ -185,7 +190,8 @@ class WithTrivialFallback(LearnerWrapper):
 
     def __init__(self, learner: OnlineLearner, *, prior_multiplier: float,
                  gate_multiplier: float, threshold: float = THRESHOLD, link: str = "rate",
-                 seed: object = None, epsilon: float | None = None) -> None:
+                 seed: object = None, epsilon: float | None = None,
+                 offset: object = None) -> None:
         if not isinstance(learner, OnlineLearner) or isinstance(learner, WithTrivialFallback):
             raise fail("learner", "be a full-information learner (an OnlineLearner)", learner)
         if learner.t_ != 0:
@@ -211,11 +217,25 @@ class WithTrivialFallback(LearnerWrapper):
         self._rng = resolve_rng(seed)
         self.outputs = int(getattr(self.base, "outputs", 1))
         shape = (self.outputs,) if self.outputs > 1 else ()
+        self.offset = self._check_offset(offset, shape)
         self._label_sum, self._error_sum = np.zeros(shape), 0.0  # the open block's
         self._prior_num, self._gate_num, self._weight = np.zeros(shape), 0.0, 0.0
         self._block_start = 0  # where the open block began
         self.releases_: list[tuple[int, object, float]] = []  # (rows, noisy sums) per block
         self.uses_model = False
+
+    def _check_offset(self, offset: object, shape: tuple) -> float | np.ndarray:
+        """``offset`` as a finite float or (K,) array (0 for None), or one clear error."""
+        if offset is None:
+            return np.zeros(shape) if shape else 0.0
+        value = np.asarray(offset, dtype=np.float64)
+        if value.shape != shape or not np.all(np.isfinite(value)):
+            kind = f"array of shape {shape}" if shape else "number"
+            raise fail("offset", f"be a finite {kind} (the labels' public centre)", offset)
+        if np.any(value != 0.0) and self.link != "rate":
+            raise fail("offset", "be 0 with link='logit' (a centre is a least-squares "
+                       "learner's, on the labels' scale)", offset)
+        return value if shape else float(value)
 
     # ------------------------------------------------------------------ the public parts
     @property
@@ -264,13 +284,17 @@ class WithTrivialFallback(LearnerWrapper):
 
     def _labels(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(the labels the prior sums, clipped; their classes), checked one-hot for K."""
+        y = y + self.offset  # the labels themselves (centred by the learner's caller)
         if self.outputs == 1:
-            bound = self.base.y_bound
+            bound = self.base.y_bound - abs(self.offset)  # the labels' own bound
             return np.clip(y, -bound, bound), np.where(y > 0, 1, -1)
-        if not (np.all((y == 0.0) | (y == 1.0)) and np.all(y.sum(axis=-1) == 1.0)):
+        classes = np.argmax(y, axis=-1)
+        one_hot = np.eye(self.outputs)[classes]
+        # centred one-hot rows come back from y - b + b within rounding, not exactly
+        if not np.allclose(y, one_hot, rtol=0.0, atol=1e-9):
             raise fail("y", f"be one-hot rows of {self.outputs} classes (the prior's "
-                       "sqrt(2) sensitivity holds for them only)", y)
-        return y, np.argmax(y, axis=-1)
+                       "sqrt(2) sensitivity holds for them only)", y - self.offset)
+        return one_hot, classes
 
     def _absorb(self, model: np.ndarray, labels: np.ndarray, classes: np.ndarray
                 ) -> np.ndarray:
@@ -284,8 +308,9 @@ class WithTrivialFallback(LearnerWrapper):
             stop = min(n, self._block_end() - t0)
             rows = slice(start, stop)
             prior = self.prior
-            out[rows] = model[rows] if self.uses_model else prior
-            label_sum, error_sum = block_sums(model[rows], prior, labels[rows], classes[rows])
+            out[rows] = model[rows] if self.uses_model else prior - self.offset
+            label_sum, error_sum = block_sums(model[rows] + self.offset, prior, labels[rows],
+                                              classes[rows])
             self._label_sum = self._label_sum + label_sum
             self._error_sum += error_sum
             if t0 + stop == self._block_end():
@@ -324,15 +349,15 @@ class WithTrivialFallback(LearnerWrapper):
         xv = as_vector("x", x, self.dim)
         if self.uses_model:
             return self.learner.predict_one(xv, raw=raw)
-        prior = self.prior
-        return prior.copy() if isinstance(prior, np.ndarray) else prior
+        return self.prior - self.offset  # a new array for K classes
 
     def predict_rows(self, X: np.ndarray) -> np.ndarray:
         """``predict_one`` of every row of X (n, dim) in one pass."""
         if self.uses_model:
             return predict_rows(self.learner, X)
         n = np.atleast_2d(X).shape[0]
-        return np.tile(self.prior, (n, 1)) if self.outputs > 1 else np.full(n, self.prior)
+        margin = self.prior - self.offset
+        return np.tile(margin, (n, 1)) if self.outputs > 1 else np.full(n, margin)
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
         """The learner's events, then the prior's and the gate's Gaussian events."""

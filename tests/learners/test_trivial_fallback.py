@@ -66,6 +66,40 @@ def test_zero_noise_gives_the_exact_statistics():
     assert m.privacy.epsilon == math.inf
 
 
+def test_an_offset_judges_the_classes_of_the_labels_and_of_m_plus_b():
+    # a learner fitting y - b (b = 0.4, public) inside a wrapper told the offset: without
+    # noise its label sums are the labels' own, and each e_t compares the class of
+    # m_t + b (the class the estimator predicts) with the prior's, against y's class;
+    # the prior and the gate are replayed here by their formulas (module docstring)
+    X, y = _stream()
+    b = 0.4
+    with pytest.warns(NonPrivateWarning):
+        twin, inner = (_inner(epsilon=math.inf, y_bound=1.0 + b) for _ in range(2))
+    m = WithTrivialFallback(inner, prior_multiplier=0.0, gate_multiplier=0.0, offset=b)
+    out = m.run(X, y - b).model_predictions
+    margins = twin.run(X, y - b).prequential_predictions + b
+    num, gate, weight, start, uses, expected = 0.0, 0.0, 0.0, 0, False, []
+    for n, labels, errors in m.releases_:
+        rows = slice(start, start + n)
+        prior = num / weight if weight else 0.0
+        assert labels == pytest.approx(y[rows].sum())
+        wrong = np.where(margins[rows] > 0, 1, -1) != y[rows]
+        assert errors == np.sum(wrong) - np.sum(np.where(prior > 0, 1, -1) != y[rows])
+        expected.extend(margins[rows] - b if uses else np.full(n, prior - b))
+        num, gate, weight = num + n * labels, gate + n * errors, weight + n * n
+        uses, start = gate / weight < 0, start + n
+    np.testing.assert_allclose(out, expected, atol=1e-12)  # centred, as the learner's
+    assert m.uses_model == uses and m.prior == pytest.approx(num / weight)
+    assert m.predict_one(X[0]) == pytest.approx(inner.predict_one(X[0]) if uses
+                                                else m.prior - b)
+    with pytest.raises(InvalidInputError, match="offset must be 0 with link='logit'"):
+        WithTrivialFallback(_inner(), prior_multiplier=1.0, gate_multiplier=1.0,
+                            link="logit", offset=b)
+    with pytest.raises(InvalidInputError, match="offset must be a finite number"):
+        WithTrivialFallback(_inner(), prior_multiplier=1.0, gate_multiplier=1.0,
+                            offset=float("nan"))
+
+
 def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it():
     # 600 wrappers on a 3-row stream release 2 blocks each: 1,200 residuals per mechanism.
     # Their mean square over the stated variance has std sqrt(2 / 1200) = 0.041 about 1,
