@@ -245,7 +245,8 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     on imbalanced sets where the model loses to the majority class it holds it (river's
     SolarFlare at epsilon = 0.1, held out: 74.3% without, 97.7% with, in every seed),
     but on small balanced sets its own prior can take the wrong sign, and on the stream
-    the model comes in late.
+    the model comes in late. With ``centre_budget > 0`` the gate judges the classes the
+    estimator predicts (the centre b plus the learner's margin).
 
     Examples
     --------

@@ -259,7 +259,7 @@ def test_the_whole_estimator_passes_its_audit_and_its_twin_is_flagged(name, monk
 
 
 # The classifier: the same audit for OnlineClassifier's own releases: the class prior as centre
-# (centre_budget > 0) and the trivial fallback (fallback=True; refused together). The
+# (centre_budget > 0) and the trivial fallback (fallback=True). The
 # linear "ridge-classifier": the default's random features are a fixed public map (the
 # guarantee unchanged) that would only widen the view (32 more coordinates to fit).
 CLASSES = np.array(["a", "b"])  # "b" is the +1 class
