@@ -56,6 +56,13 @@ NO_HORIZON = "an endless counter (horizon=None) has no horizon to test"
 #: the float (seeded) noise kinds
 NOISES = NOISE_KINDS
 
+#: BLT (thetas, omegas) given by hand: two spread buffers, and three crowding near 1 (where
+#: an expanded-polynomial lfilter loses digits); stability sums 0.4 and 0.95
+BLT_GIVEN = [
+    ([0.5, 0.95], [-0.1, -0.01]),
+    ([0.99, 0.995, 0.999], [-0.003, -0.002, -0.00025]),
+]
+
 
 def noises(name: str) -> tuple[str, ...]:
     """Float noise kinds a registered counter takes: the code's own table
@@ -80,6 +87,15 @@ def takes_noise(name: str, noise: str) -> bool:
 def cases_with_noise(names) -> list[tuple[str, str]]:
     """(counter, noise) pairs for parametrizing over every supported combination."""
     return [(n, k) for n in names for k in noises(n)]
+
+
+def in_bound_stream(horizon: int, dim: int, seed: int = 0):
+    """Elements of l2 norm < 1, so that no clipping happens."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    v = rng.normal(size=(horizon, dim))
+    return 0.9 * v / np.maximum(1.0, np.linalg.norm(v, axis=1, keepdims=True))
 
 
 def assert_same_release(name: str, a, b) -> None:

@@ -2,7 +2,8 @@
 
 The contract tests (tests/counters/test_counters.py and test_counters_stats.py) cover run vs
 add, checkpoints, clipping, bad input and the statistical variance test; here: the
-factorization itself, built independently as dense numpy matrices.
+factorization itself, built independently as dense numpy matrices. The strategy's own
+coefficients are test_blt_strategy.py, the optimizer test_blt_optimizer.py.
 """
 
 from __future__ import annotations
@@ -16,22 +17,15 @@ from scipy.linalg import toeplitz
 
 from dpol.counters import BltCounter, ToeplitzCounter, make_counter
 from dpol.counters.blt import blt_loss, optimal_blt_parameters
-from dpol.counters.strategies import BltStrategy, Participation
+from dpol.counters.strategies import Participation
 from dpol.counters.strategies._participation import brute_force_sensitivity_sq
-from dpol.counters.strategies.blt_optimizer import _optimized, _pattern_sensitivity_sq
+from dpol.counters.strategies.blt_optimizer import _pattern_sensitivity_sq
 from dpol.counters.strategies.blt_strategy import ROW_LOOP_DIM as _ROW_LOOP_DIM
 from dpol.counters.strategies.blt_strategy import inverse_coefficients as _inverse_coefficients
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.noise.source import NoiseSource
 
-from counter_cases import UNBOUNDED_OMEGAS, UNBOUNDED_THETAS, brute_force_sensitivity
-
-# (thetas, omegas) given by hand: two spread buffers, and three crowding near 1 (where an
-# expanded-polynomial lfilter loses digits); stability sums 0.4 and 0.95
-GIVEN = [
-    ([0.5, 0.95], [-0.1, -0.01]),
-    ([0.99, 0.995, 0.999], [-0.003, -0.002, -0.00025]),
-]
+from counter_cases import BLT_GIVEN, brute_force_sensitivity
 
 
 def dense(thetas, omegas, horizon):
@@ -46,7 +40,7 @@ def dense(thetas, omegas, horizon):
 
 def cases(horizon):
     default = BltCounter(horizon, noise_multiplier=1.0)
-    return [(default.thetas_, default.omegas_), *GIVEN]
+    return [(default.thetas_, default.omegas_), *BLT_GIVEN]
 
 
 @pytest.mark.parametrize("horizon", [2**10, 2**16, 2**20])
@@ -129,7 +123,7 @@ def test_wide_run_is_the_add_loop_bit_for_bit():
 
 def test_zero_noise_is_exact_cumsum_with_given_parameters():
     v = np.random.default_rng(3).uniform(-0.5, 0.5, size=(30, 2))
-    for thetas, omegas in GIVEN:
+    for thetas, omegas in BLT_GIVEN:
         with pytest.warns(NonPrivateWarning):
             counter = BltCounter(30, 2, noise_multiplier=0.0, thetas=thetas, omegas=omegas)
         assert np.array_equal(counter.run(v[:11]), np.cumsum(v, axis=0)[:11])
@@ -150,45 +144,8 @@ def test_bruteforce_sensitivity(horizon, neighbouring):
         assert best == pytest.approx(counter.sensitivity, rel=1e-12)
 
 
-def test_inverse_coefficients_match_the_streaming_recursion_near_one():
-    # c is the response of the inverse system x_k = y_k - omega^T u_k, u <- theta u + x to
-    # an impulse y; a plain loop of it is the reference. Parameters: the optimized five
-    # buffers at 2^16, whose thetas crowd near 1. Both paths add only positive terms, so
-    # c_k carries at most k b rounding steps of relative 1.1e-16 each: k b eps <= 3.6e-11
-    # at k = 2^16, b = 5 (an expanded-polynomial lfilter is off by up to 1.8% here).
-    horizon = 2**16
-    thetas, omegas = optimal_blt_parameters(horizon)
-    c = _inverse_coefficients(thetas, omegas, horizon)
-    u, ref = np.zeros(thetas.size), np.empty(horizon)
-    for k in range(horizon):
-        x = (1.0 if k == 0 else 0.0) - omegas @ u
-        u = thetas * u + x
-        ref[k] = x
-    np.testing.assert_allclose(c, ref, rtol=1e-10, atol=0)
-    assert np.all(c > 0)  # positive coefficients: no cancellation anywhere
-    counter = BltCounter(horizon, noise_multiplier=1.0)
-    assert counter.sensitivity**2 / 4.0 == pytest.approx(float(np.sum(ref**2)), rel=1e-10)
-
-
-def test_optimizer_is_deterministic_cached_and_feasible():
-    horizon = 777
-    _optimized.cache_clear()
-    first = optimal_blt_parameters(horizon, buffers=3)
-    again = optimal_blt_parameters(horizon, buffers=3)
-    assert _optimized.cache_info().hits == 1
-    for a, b in zip(first, again, strict=True):
-        assert np.array_equal(a, b)
-    thetas, omegas = first
-    assert np.all((thetas > 0) & (thetas < 1)) and np.all(omegas < 0)
-    assert np.sum(-omegas / (1 - thetas)) < 1
-    # more buffers never lose: the b = 3 optimum is within 1% of b = 5 and above it
-    loss3 = blt_loss(thetas, omegas, horizon)
-    loss5 = blt_loss(*optimal_blt_parameters(horizon, buffers=5), horizon)
-    assert loss5 <= loss3 <= 1.01 * loss5
-
-
 def test_given_parameters_are_used_exposed_and_checkpointed():
-    thetas, omegas = GIVEN[1]
+    thetas, omegas = BLT_GIVEN[1]
     counter = BltCounter(20, 2, noise_multiplier=1.0, thetas=thetas, omegas=omegas, seed=1)
     assert counter.thetas_.tolist() == thetas and counter.omegas_.tolist() == omegas
     with pytest.raises(ValueError):
@@ -295,29 +252,3 @@ def test_participation_optimised_blt_is_exact_and_beats_the_single_pass(horizon,
     assert np.array_equal(single.thetas_, BltCounter(horizon, noise_multiplier=1.0, buffers=2,
                                                      objective=objective,
                                                      participation=(1, b)).thetas_)
-
-
-@pytest.mark.parametrize("horizon", [1000, 2**14])
-def test_pattern_sensitivity_closed_form_is_the_materialised_pattern_sum(horizon):
-    # O(k b^3 + b^3 log T) against the O(k T) sum over the coefficients: the same
-    # positive terms in another order, rounding far below 1e-10 relative
-    for thetas, omegas in [(UNBOUNDED_THETAS, UNBOUNDED_OMEGAS), *GIVEN]:  # optimised, given
-        strategy = BltStrategy(horizon, np.asarray(thetas), np.asarray(omegas))
-        for k, b in [(4, horizon // 4), (16, 7), (3, horizon // 2 - 1), (2, 1)]:
-            p = Participation(k, b)
-            assert _pattern_sensitivity_sq(strategy.thetas, strategy.omegas, horizon,
-                                           p.within(horizon), b) \
-                == pytest.approx(strategy.column_norm_sq(p), rel=1e-10), (k, b)
-
-
-def test_blt_coefficients_never_grow():
-    # BltCounter's Privacy: h is a moment sequence (log-convex), so C = 1 / ((1 - x) H)
-    # has non-increasing coefficients for every valid parameter set; random ones, some
-    # crowding near 1 and near the stability boundary, to rounding (1e-13 relative)
-    rng = np.random.default_rng(11)
-    for _ in range(200):
-        size = int(rng.integers(1, 6))
-        thetas = 1.0 - 10.0 ** rng.uniform(-8, -0.01, size)
-        s = rng.dirichlet(np.ones(size + 1))[:size]
-        c = _inverse_coefficients(thetas, -(1.0 - thetas) * s, 512)
-        assert np.all(c >= 0) and np.all(np.diff(c) <= 1e-13 * c[1:]), (thetas, s)

@@ -1,4 +1,5 @@
-"""counter_options a counter does not take: one clear refusal, from make_counter.
+"""make_counter: counter_options a counter does not take get one clear refusal, and the
+counters it builds are calibrated like any other.
 
 Every learner builds its counters through :func:`dpol.counters.make_counter`; a keyword
 the chosen counter's constructor does not take (``window`` on the binary tree) used to
@@ -12,7 +13,13 @@ import warnings
 import pytest
 
 from dpol.adapters import make_learner
-from dpol.counters import COUNTER_NAMES, WindowTreeCounter, make_counter, resolve_counter
+from dpol.counters import (
+    COUNTER_NAMES,
+    ToeplitzCounter,
+    WindowTreeCounter,
+    make_counter,
+    resolve_counter,
+)
 from dpol.counters.registry import counter_keywords
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners import PrivateBanditFrankWolfe, PrivateOnlineFrankWolfe
@@ -76,3 +83,14 @@ def test_make_learner_names_counter_options_not_a_type_error(name):
             make_learner(name, 3, horizon=16, epsilon=1.0, seed=0, counter="tree",
                          options={"counter_options": {"window": 4}})
     assert str(info.value) == REFUSED
+
+
+@pytest.mark.parametrize("name", ["banded", "dense_mean"])
+def test_registry_builds_them_with_calibrated_privacy(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        counter = make_counter(name, 64, 3, epsilon=1.0, delta=1e-5, seed=0)
+    assert counter.privacy.epsilon == pytest.approx(1.0, rel=1e-9)
+    probe = ToeplitzCounter(64, epsilon=1.0, delta=1e-5)  # the same z at (1, 1e-5)
+    assert counter.noise_scale / counter.sensitivity == pytest.approx(
+        probe.noise_scale / probe.sensitivity, rel=1e-12)

@@ -207,17 +207,3 @@ def test_audit_of_a_participant_passes_and_its_half_noise_twin_is_flagged():
     assert expected - 3.0 * se > 1.0
     assert not audit_counter(under, n_runs=80_000, claimed=original.privacy,
                              seed=6).passed
-
-
-def test_banded_default_band_is_the_separation_so_participations_do_not_overlap():
-    from dpol.counters import BandedToeplitzCounter
-
-    assert BandedToeplitzCounter(256, noise_multiplier=1.0).coefficients_.size == 64
-    wide = BandedToeplitzCounter(1024, noise_multiplier=1.0, participation=(4, 256))
-    assert wide.coefficients_.size == 256  # the separation, beyond the single default
-    c = BandedToeplitzCounter(256, noise_multiplier=1.0, participation=(16, 16))
-    band = c.coefficients_
-    assert band.size == 16
-    # 16 disjoint full columns: exactly 16 times one column's squared norm
-    assert c.strategy.column_norm_sq(c.participation) == pytest.approx(16 * band @ band)
-    assert c.loss("mean") < make("toeplitz", 256, participation=(16, 16)).loss("mean")
