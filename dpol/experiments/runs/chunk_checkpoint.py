@@ -73,10 +73,10 @@ class OutputFile:
         self.path, self.size = Path(path), 0
         self.hash = hashlib.sha256() if hashed or mark is not None else None
         if mark is None:
-            self.fh = open(self.path, "wb")
+            self.fh = _open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "wb")
             return
         try:
-            self.fh = open(self.path, "r+b")
+            self.fh = _open(self.path, os.O_RDWR, "r+b")
         except FileNotFoundError:
             raise fail("resume", f"find the {self.path.name} the checkpointed run wrote "
                        "beside its checkpoint (it was deleted)", str(self.path.parent)) from None
@@ -105,6 +105,12 @@ class OutputFile:
 
     def close(self) -> None:
         self.fh.close()
+
+
+def _open(path: Path, flags: int, mode: str):
+    """``open(path, mode)`` that refuses a symbolic link (which could point the writes, or
+    a resumed run's cut, at another file)."""
+    return os.fdopen(os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o666), mode)
 
 
 class ChunkWriters:
@@ -140,9 +146,9 @@ class ChunkWriters:
                 pass
 
     def marks(self) -> dict:
-        """The files' lengths and hashes, on disk: a checkpoint's record of them."""
-        self.saved = {ITERATES: self.npy.mark(), LOSSES: self.csv.mark()}
-        return self.saved
+        """The files' lengths and hashes, on disk: a checkpoint's record of them (kept in
+        ``saved`` once that checkpoint is written)."""
+        return {ITERATES: self.npy.mark(), LOSSES: self.csv.mark()}
 
     def add(self, trace, start: int) -> None:
         """The releases and losses of rows ``start`` + 1 on."""
@@ -232,15 +238,15 @@ class ChunkCheckpoints:
             return
         data_fingerprint(table, digest=self.digest)
         if seen - self.saved >= self.every or seen == self.T:
-            request = self.request
+            request, marks = self.request, writers.marks()
             save_checkpoint(self.folder, {
                 "args": request.args, "run_id": request.run_id, "estimate": None,
                 "fingerprint": self.digest.hexdigest(), "parts": {},
                 "done": dict.fromkeys(learned.models, seen), "models": learned.models,
                 "chunked": {"done": seen, "rows": self.total_rows, "T": self.T,
-                            "chunk_rows": request.chunk_rows, "outputs": writers.marks(),
+                            "chunk_rows": request.chunk_rows, "outputs": marks,
                             "learned": learned}})
-            self.saved = seen
+            self.saved, writers.saved = seen, marks  # what an error now cuts back to
 
     def publish_into(self, stage: Path) -> None:
         """The output files, linked (or copied) from the checkpoint folder into ``stage``."""
