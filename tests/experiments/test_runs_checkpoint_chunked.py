@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -52,13 +53,25 @@ def _outputs(out: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
-    """The data; an uninterrupted chunked run with checkpoints (its outputs and result
-    rows); the whole-file run's iterates."""
+    """The data; uninterrupted chunked runs with and without checkpoints (outputs and
+    result rows); the whole-file run's iterates."""
     root = tmp_path_factory.mktemp("uninterrupted")
     data = str(_data(root / "d.npy"))
     result = run_learner("ridge", data, root / "out", checkpoint_every=EVERY, **ARGS)
+    plain = run_learner("ridge", data, root / "plain", **ARGS)
     run_learner("ridge", data, root / "whole", seed=4)
-    return data, _outputs(root / "out"), result.rows, np.load(root / "whole/iterates.npy")
+    return SimpleNamespace(data=data, outputs=_outputs(root / "out"), rows=result.rows,
+                           plain=_outputs(root / "plain"), plain_rows=plain.rows,
+                           whole_file=np.load(root / "whole/iterates.npy"))
+
+
+def test_checkpoints_change_no_output_but_the_report_saying_so(uninterrupted):
+    u = uninterrupted
+    assert u.rows == u.plain_rows
+    with_, without = dict(u.outputs), dict(u.plain)  # the fixture's, left whole
+    assert b"* **Checkpoints:** saved every 300 rows" in with_.pop("report.md")
+    assert b"Checkpoints" not in without.pop("report.md")
+    assert with_ == without
 
 
 class Stop(KeyboardInterrupt):
@@ -79,9 +92,8 @@ def _stopped(out: Path, data: str, rows: int = 900, which: str = "ridge", **kwar
 @pytest.mark.parametrize("rows, which", [(900, "ridge"), (1000, "non-private twin")])
 def test_a_stopped_chunked_run_resumes_to_the_uninterrupted_outputs(
         tmp_path, monkeypatch, uninterrupted, rows, which):
-    data, whole, result_rows, whole_file = uninterrupted
     out = tmp_path / "out"
-    saved = _stopped(out, data, rows, which)
+    saved = _stopped(out, uninterrupted.data, rows, which)
     folder = checkpoint_folder(out)
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == [folder.name]
     assert sorted(p.name for p in folder.iterdir()) == [CHECKPOINT, "iterates.npy",
@@ -98,8 +110,9 @@ def test_a_stopped_chunked_run_resumes_to_the_uninterrupted_outputs(
     monkeypatch.setattr(chunked, "_learn_chunk", spy)
     result = resume_run(out)
     assert learned == [(start, CHUNK) for start in range(800, N, CHUNK)]  # none twice
-    assert _outputs(out) == whole and result.rows == result_rows  # the rows counted once
-    np.testing.assert_array_equal(np.load(out / "iterates.npy"), whole_file)
+    # the rows counted once: the mean loss divides the sum of T losses by T
+    assert _outputs(out) == uninterrupted.outputs and result.rows == uninterrupted.rows
+    np.testing.assert_array_equal(np.load(out / "iterates.npy"), uninterrupted.whole_file)
     assert not folder.exists()
 
 
@@ -108,7 +121,6 @@ KILL_AT = 2  # the second checkpoint: rows 401-800 are released and written, not
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="kills a forked child")
 def test_a_chunked_run_killed_between_a_release_and_its_checkpoint(tmp_path, uninterrupted):
-    data, whole, _, _ = uninterrupted
     out = tmp_path / "out"
     pid = os.fork()
     if pid == 0:  # the child: killed as its third checkpoint is about to be written
@@ -122,7 +134,7 @@ def test_a_chunked_run_killed_between_a_release_and_its_checkpoint(tmp_path, uni
                 return real(folder, payload)
 
             chunk_checkpoint.save_checkpoint = save
-            run_learner("ridge", data, out, checkpoint_every=EVERY, **ARGS)
+            run_learner("ridge", uninterrupted.data, out, checkpoint_every=EVERY, **ARGS)
         finally:
             os._exit(1)
     status = os.waitpid(pid, 0)[1]
@@ -133,7 +145,7 @@ def test_a_chunked_run_killed_between_a_release_and_its_checkpoint(tmp_path, uni
     mark = saved["chunked"]["outputs"]["iterates.npy"]["bytes"]
     assert (folder / "iterates.npy").stat().st_size == mark + 400 * 4 * 8  # 400 rows more
     resume_run(out)  # cuts rows 401-800 and draws them again from the saved generator
-    assert _outputs(out) == whole
+    assert _outputs(out) == uninterrupted.outputs
 
 
 def test_secure_noise_keeps_every_saved_release(tmp_path):
@@ -154,7 +166,7 @@ def test_a_run_stopped_before_its_first_checkpoint_leaves_nothing(tmp_path, unin
         if done >= 2 * CHUNK:  # rows 1-400 learned; the checkpoint after them not written
             raise Stop
     with pytest.raises(Stop):
-        run_learner("ridge", uninterrupted[0], tmp_path / "out", checkpoint_every=EVERY,
+        run_learner("ridge", uninterrupted.data, tmp_path / "out", checkpoint_every=EVERY,
                     progress=progress, **ARGS)
     assert list(tmp_path.iterdir()) == []
 
@@ -188,7 +200,7 @@ def test_resume_refuses_changed_rows_and_outputs_and_keeps_the_checkpoint(tmp_pa
 def stopped(tmp_path_factory, uninterrupted):
     """A run stopped after its checkpoint at row 800, which tests only read."""
     out = tmp_path_factory.mktemp("stopped") / "out"
-    return out, _stopped(out, uninterrupted[0])
+    return out, _stopped(out, uninterrupted.data)
 
 
 @pytest.mark.parametrize("name, value", [("chunk_rows", 500), ("options", {"alpha": 0.1}),
@@ -206,9 +218,8 @@ def test_the_cli_says_what_was_kept_refuses_a_conflict_and_resumes(tmp_path, uni
     from dpol.cli import _app
     from dpol.cli.run import _interrupted
 
-    data, whole, _, _ = uninterrupted
     out = tmp_path / "out"
-    _stopped(out, data)
+    _stopped(out, uninterrupted.data)
     assert "keeps 800 rows of the private learner, 800 rows of the twin learner" in (
         _interrupted(out, checkpoints=True))
     assert "--checkpoint-every N keeps the progress" in _interrupted(tmp_path / "other")
@@ -219,7 +230,7 @@ def test_the_cli_says_what_was_kept_refuses_a_conflict_and_resumes(tmp_path, uni
     assert "(it holds --chunk-rows 200)" in refused.output
     resumed = runner.invoke(app, ["run", "--resume", str(out)])
     assert resumed.exit_code == 0, resumed.output
-    assert _outputs(out) == whole and not checkpoint_folder(out).exists()
+    assert _outputs(out) == uninterrupted.outputs and not checkpoint_folder(out).exists()
 
 
 def _contents(state: object) -> tuple[dict, dict, list]:
@@ -252,7 +263,7 @@ def _contents(state: object) -> tuple[dict, dict, list]:
 
 def test_the_checkpoint_holds_no_row_and_no_noise_source_a_whole_file_one_lacks(
         tmp_path, uninterrupted, stopped):
-    data, part = uninterrupted[0], stopped[1]
+    data, part = uninterrupted.data, stopped[1]
     whole = _stopped(tmp_path / "whole", data, rows=1024, which="non-private twin",
                      chunk_rows=None)  # both learners saved, after slices of 1,024 rows
     arrays, sources, floats = _contents(part)
