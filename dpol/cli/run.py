@@ -63,15 +63,15 @@ def _quoted(args: dict, option: list[str] | None) -> str:
                      *(["--fallback"] if args["fallback"] else [])])
 
 
-def _interrupted(out: Path, chunked: bool = False, checkpoints: bool = False) -> str:
+def _interrupted(out: Path, checkpoints: bool = False) -> str:
     """The one line a Ctrl-C prints: exactly what was kept."""
     from dpol.experiments.runs.checkpoint import CHECKPOINT, load_checkpoint
     from dpol.experiments.runs.output import checkpoint_folder
 
     kept = f"interrupted: nothing of this run was published ({out} is as it was"
     folder = checkpoint_folder(out)
-    if not (folder / CHECKPOINT).is_file():  # chunked runs take no checkpoints
-        hint = "" if chunked or checkpoints else "; --checkpoint-every N keeps the progress"
+    if not (folder / CHECKPOINT).is_file():
+        hint = "" if checkpoints else "; --checkpoint-every N keeps the progress"
         return f"dpol run: {kept}; outputs appear only whole, at the end{hint})\n"
     done = load_checkpoint(folder)["done"]
     rows = ", ".join(f"{n} rows of the {k} learner" for k, n in done.items())
@@ -242,7 +242,7 @@ def run_command(ctx: Context, *, ui) -> None:
         if resume is not None:  # the output folder of the checkpoint it names
             from dpol.experiments.runs.output import find_checkpoint
             out = find_checkpoint(resume)[1]
-        sys.stderr.write(_interrupted(Path(out), chunked=chunk_rows is not None,
+        sys.stderr.write(_interrupted(Path(out),
                                       checkpoints=params["checkpoint_every"] is not None))
         raise typer.Exit(130) from None
     for note in result.notes:

@@ -58,7 +58,6 @@ def test_a_bad_cell_in_a_later_chunk_is_named_and_nothing_is_written(tmp_path):
     (dict(test_fraction=0.2), "test_fraction"),
     (dict(normalize="private"), "normalize"),
     (dict(x_bound="auto"), "x_bound"),
-    (dict(checkpoint_every=100), "checkpoint_every"),
     (dict(chunk_rows=0), "chunk_rows"),
 ])
 def test_what_needs_the_whole_file_is_refused(tmp_path, kwargs, name):
@@ -216,10 +215,3 @@ def test_a_clipped_chunked_run_says_how_its_classes_are_coded_not_its_bounds(tmp
                          options={"outputs": 3})
     assert any("were clipped" in n for n in result.notes)
     assert result.labels == "label 0 -> e1, 1 -> e2, 2 -> e3 (one-hot rows of 3 classes)"
-
-
-def test_ctrl_c_in_a_chunked_run_names_no_checkpoint_option(tmp_path):
-    from dpol.cli.run import _interrupted
-
-    assert "--checkpoint-every" not in _interrupted(tmp_path, chunked=True)
-    assert "--checkpoint-every N keeps the progress" in _interrupted(tmp_path)

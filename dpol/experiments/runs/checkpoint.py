@@ -43,8 +43,9 @@ from dpol._state_file import StateFileError, read_state, write_state
 from dpol._validation import fail
 from dpol.learners import Trace
 
-__all__ = ["CHECKPOINT", "PICKLED", "atomic_path", "atomic_write", "data_fingerprint",
-           "join_traces", "load_checkpoint", "save_checkpoint", "stream_slices"]
+__all__ = ["CHECKPOINT", "PICKLED", "atomic_path", "atomic_write", "check_resumed",
+           "data_fingerprint", "join_traces", "load_checkpoint", "private_folder",
+           "save_checkpoint", "stream_slices"]
 
 #: rows per call of ``run`` between two progress updates (at least; ~100 updates a run)
 CHUNK_ROWS = 1024
@@ -122,9 +123,20 @@ def _umask() -> int:
     return mask
 
 
-def data_fingerprint(*arrays: np.ndarray) -> str:
-    """A SHA-256 of the arrays' shapes and bytes: a resumed run checks its data is the same."""
-    digest = hashlib.sha256()
+def data_fingerprint(*arrays: np.ndarray, digest=None) -> str:
+    """A SHA-256 of the arrays' shapes and bytes: a resumed run checks its data is the same.
+    ``digest``: a running ``hashlib.sha256()`` to update (a chunked run's, chunk after
+    chunk), whose hex digest so far is returned.
+
+    Examples
+    --------
+    >>> a, b = np.zeros((2, 3)), np.ones((1, 3))
+    >>> running = hashlib.sha256()
+    >>> _ = data_fingerprint(a, digest=running)
+    >>> data_fingerprint(b, digest=running) == data_fingerprint(a, b)
+    True
+    """
+    digest = hashlib.sha256() if digest is None else digest
     for a in arrays:
         a = np.ascontiguousarray(a)
         digest.update(repr((a.shape, a.dtype.str)).encode())
@@ -178,6 +190,15 @@ def _private_folder(folder: Path) -> Path:
     return folder
 
 
+def private_folder(folder: str | Path) -> Path:
+    """The checkpoint folder ``folder``, made owner-only (0700, also when it existed: what
+    it holds de-noises the releases); a symbolic link is refused."""
+    folder = _private_folder(Path(folder))
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+    return folder
+
+
 def save_checkpoint(folder: str | Path, payload: dict) -> Path:
     """Write ``payload`` as the checkpoint of ``folder`` (made owner-only), atomically.
 
@@ -193,9 +214,7 @@ def save_checkpoint(folder: str | Path, payload: dict) -> Path:
     >>> load_checkpoint(folder)["done"]
     {'private': 3}
     """
-    folder = _private_folder(Path(folder))
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(folder, 0o700)  # also when it existed: what it holds de-noises the releases
+    folder = private_folder(folder)
     for debris in folder.glob(f".{CHECKPOINT}.*.partial*"):  # a killed writer's
         debris.unlink(missing_ok=True)
     body = {"version": _VERSION, "dpol": dpol.__version__, **payload}
@@ -261,6 +280,29 @@ def load_checkpoint(folder: str | Path) -> dict:
                    f"it was written by {body.get('dpol')}): its learners' state may differ",
                    str(folder))
     return body
+
+
+def check_resumed(args: dict, resumed: dict | None) -> None:
+    """Refuse to continue the checkpoint ``resumed`` with arguments ``args`` other than the
+    ones its run was given (the file, chunk size, options, ...), naming the first that
+    differs: a resumed run goes on with its own settings, never silently others.
+
+    Examples
+    --------
+    >>> check_resumed({"chunk_rows": 500}, {"args": {"chunk_rows": 1000}})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: chunk_rows must be 1000, as in the checkpoint ...; got 500
+    """
+    if resumed is None:
+        return
+    for name, value in args.items():
+        saved = resumed["args"].get(name, value)
+        if name != "out_dir" and saved != value:  # out: however the resume spelt it
+            if name == "seed":  # never printed: it would let anyone remove the noise
+                raise fail("seed", "be the seed of the checkpoint resumed", "another seed")
+            raise fail(name, f"be {saved!r}, as in the checkpoint resumed (a resumed run "
+                       "goes on with its own arguments)", value)
 
 
 def stream_slices(key: str, model, X, y, u, tick: Callable[[int], None], state: dict,

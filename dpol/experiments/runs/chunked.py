@@ -14,7 +14,9 @@ chunk cannot know which two values a later chunk holds); K > 2 classes (a learne
 :data:`~dpol.adapters._multi_class.MULTI_CLASS_LEARNERS`) must be coded 0 .. K - 1 and
 declared with ``options={"outputs": K}`` (``--option outputs=K``), since K fixes the
 learner before the first chunk is read: label k becomes the one-hot row e_{k+1}, as a
-whole-file run codes labels 0 .. K - 1 when every class occurs.
+whole-file run codes labels 0 .. K - 1 when every class occurs. With
+``checkpoint_every`` the run saves its state between chunks and ``--resume`` continues
+it (:mod:`.chunk_checkpoint`).
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ from dpol.errors import NonPrivateWarning
 from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ExperimentResult
 from dpol.experiments.runs import scores
-from dpol.experiments.runs.output import staged_output
-from dpol.experiments.runs.report import CURVE_POINTS, prediction_heads, write_report
+from dpol.experiments.runs.chunk_checkpoint import ChunkCheckpoints, ChunkWriters
+from dpol.experiments.runs.output import remove_checkpoint, staged_output
+from dpol.experiments.runs.report import CURVE_POINTS, write_report
 from dpol.experiments.runs.request import RunRequest
 
 __all__ = ["count_rows", "run_chunked"]
@@ -91,11 +94,12 @@ def _count_lines(fh) -> int:
     return count + bool(tail.strip())
 
 
-def run_chunked(request: RunRequest, progress=None) -> ExperimentResult:
+def run_chunked(request: RunRequest, progress=None, resumed: dict | None = None
+                ) -> ExperimentResult:
     """Run ``request.learner`` over the file ``request.data`` in chunks of
     ``request.chunk_rows`` rows (see the module docstring): read and learn each chunk,
     score the run, publish its outputs; ``progress(done, total, label)`` as rows are
-    learned.
+    learned; ``resumed``: the checkpoint a resumed run continues.
 
     Examples
     --------
@@ -115,9 +119,12 @@ def run_chunked(request: RunRequest, progress=None) -> ExperimentResult:
     T = min(request.horizon, total_rows) if request.horizon is not None else total_rows
     if T == 0:
         raise fail("data", "hold at least one row", str(request.data))
-    out = request.out
-    with staged_output(out, replace=request.replace) as stage:  # published whole, or not
-        learned = _learn_chunks(request, stage, T, total_rows, outputs, progress)
+    out, keeper = request.out, ChunkCheckpoints(request, T, total_rows, resumed)
+    with staged_output(out, replace=request.replace, run_id=request.run_id,  # whole, or not
+                       then=(lambda: remove_checkpoint(out)) if keeper.every else None
+                       ) as stage:
+        learned = _learn_chunks(request, keeper, stage, outputs, progress)
+        keeper.publish_into(stage)
         rows = _rows(request, learned, T, outputs)
         figures = [stage / "loss.png"]
         curves = {r["model"]: (learned.marks[:len(t.curve)], np.array(t.curve)) for r, t in
@@ -145,9 +152,7 @@ def _check_chunked(request: RunRequest) -> None:
             ("x_bound", any(request.auto), "bounds estimated privately read the whole file "
              "first"),
             ("test_fraction", request.test_fraction is not None, "a held-out split needs "
-             "the whole file"),
-            ("checkpoint_every", request.checkpoint_every is not None, "checkpoints of a "
-             "chunked run are not supported yet")):
+             "the whole file")):
         if value:
             raise fail(name, f"be left unset with chunk_rows ({why})", getattr(request, name))
 
@@ -220,27 +225,34 @@ class _Learned:
     how: str = ""
 
 
-def _learn_chunks(request: RunRequest, stage: Path, T: int, total_rows: int, outputs: int,
+def _learn_chunks(request: RunRequest, keeper: ChunkCheckpoints, stage: Path, outputs: int,
                   progress) -> _Learned:
-    """Read the first ``T`` rows chunk by chunk and feed each to the learners (their
-    releases and losses written to ``stage`` as they come)."""
-    marks = np.unique(np.geomspace(1, T, CURVE_POINTS).astype(int))
-    coding = "" if outputs == 1 else (
-        f"label {', '.join(f'{k} -> e{k + 1}' for k in range(outputs))} (one-hot rows of "
-        f"{outputs} classes)")
-    learned = _Learned(marks, _Tally(marks), coding, counts=np.zeros(outputs))
+    """Read the first ``keeper.T`` rows chunk by chunk and feed each to the learners
+    (their releases and losses written as they come, checkpoints saved when due); a
+    resumed run's chunks before its checkpoint are checked, not learned again."""
+    T = keeper.T
+    learned = keeper.learned
+    if learned is None:
+        marks = np.unique(np.geomspace(1, T, CURVE_POINTS).astype(int))
+        coding = "" if outputs == 1 else (
+            f"label {', '.join(f'{k} -> e{k + 1}' for k in range(outputs))} (one-hot rows "
+            f"of {outputs} classes)")
+        learned = _Learned(marks, _Tally(marks), coding, counts=np.zeros(outputs))
     done = 0
-    with _Writers(stage, T) as writers, warnings.catch_warnings():
+    with keeper.writers(stage) as writers, warnings.catch_warnings():
         warnings.simplefilter("ignore", NonPrivateWarning)
         for table, names in iter_table(request.data, request.chunk_rows):
-            X, y, what, _ = split_label(table[:T - done], names, target_col=request.target_col)
-            y = _labels(y, done, outputs, request.learner) if request.classification else y
-            X, y, clip = clip_to_bounds(X, y, request.x_bound, request.y_bound)
-            if not learned.models:
-                _start(request, learned, X.shape[1], total_rows, what)
-            _learn_chunk(request, learned, writers, X, y, done, T, progress)
-            learned.clipped += clip.clipped
-            done += len(y)
+            table = table[:T - done]
+            if not keeper.skip(table, done):
+                X, y, what, _ = split_label(table, names, target_col=request.target_col)
+                y = _labels(y, done, outputs, request.learner) if request.classification else y
+                X, y, clip = clip_to_bounds(X, y, request.x_bound, request.y_bound)
+                if not learned.models:
+                    _start(request, learned, X.shape[1], keeper.total_rows, what)
+                _learn_chunk(request, learned, writers, X, y, done, T, progress)
+                learned.clipped += clip.clipped
+                keeper.learned_chunk(table, learned, writers, done + len(y))
+            done += len(table)
             if done >= T:
                 break
         writers.finish(learned.models["private"].weights)
@@ -263,7 +275,7 @@ def _start(request: RunRequest, learned: _Learned, dim: int, total_rows: int,
     learned.tallies = {k: _Tally(learned.marks) for k in learned.models}
 
 
-def _learn_chunk(request: RunRequest, learned: _Learned, writers: _Writers, X: np.ndarray,
+def _learn_chunk(request: RunRequest, learned: _Learned, writers: ChunkWriters, X: np.ndarray,
                  y: np.ndarray, done: int, T: int, progress) -> None:
     """One chunk, rows ``done`` + 1 on, through every learner and predict 0."""
     for key, model in learned.models.items():
@@ -334,47 +346,5 @@ def _report_info(request: RunRequest, learned: _Learned, T: int, total_rows: int
             "options": request.options or {}, "n_clipped": model.n_clipped_,
             "data": request.data, "command": request.command, "test": None, "notes": notes,
             "guarantee": model.privacy, "epsilon": request.epsilon, "split": None,
-            "losses": "per-step loss and prediction", "run_id": request.run_id}
-
-#: rows of losses.csv formatted at once (the format's arguments are Python floats)
-_CSV_BLOCK = 1 << 15
-
-
-class _Writers:
-    """``iterates.npy`` and ``losses.csv`` written as the chunks come, into the run's
-    staging folder (published whole when the run ends, removed on any error or Ctrl-C)."""
-
-    def __init__(self, out: Path, T: int) -> None:
-        self.out, self.T, self.npy, self.csv = out, T, None, None
-
-    def __enter__(self) -> _Writers:
-        return self
-
-    def __exit__(self, kind, value, tb) -> None:
-        for fh in (self.npy, self.csv):
-            if fh is not None:
-                fh.close()
-
-    def add(self, trace, start: int) -> None:
-        if self.npy is None:  # the width is the learner's release's
-            self.npy = open(self.out / "iterates.npy", "wb")
-            np.lib.format.write_array_header_1_0(self.npy, {
-                "descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
-                "fortran_order": False, "shape": (self.T + 1, *trace.weights.shape[1:])})
-            self.csv = open(self.out / "losses.csv", "w")
-            self.csv.write(",".join(["t", "loss", *prediction_heads(trace.predictions)]) + "\n")
-        self.npy.write(np.ascontiguousarray(trace.weights, dtype=np.float64).tobytes())
-        n = len(trace.losses)
-        pred = trace.predictions.reshape(n, -1)  # K outputs: K a row
-        # one %-format per block of rows, not a join per row (measured at K = 3: 2.0 against
-        # 4.6 us a row): "%.10g" % v is f"{v:.10g}", and "%d" of a float t < 2^53 is str(t)
-        line = "%d" + ",%.10g" * (1 + pred.shape[1]) + "\n"
-        for lo in range(0, n, _CSV_BLOCK):
-            hi = min(n, lo + _CSV_BLOCK)
-            table = np.column_stack([np.arange(start + lo + 1, start + hi + 1, dtype=float),
-                                     trace.losses[lo:hi], pred[lo:hi]])
-            self.csv.write(line * (hi - lo) % tuple(table.ravel().tolist()))
-
-    def finish(self, last: np.ndarray) -> None:
-        """The release after the last step."""
-        self.npy.write(np.asarray(last, dtype=np.float64).tobytes())
+            "losses": "per-step loss and prediction", "run_id": request.run_id,
+            "checkpoint_every": request.checkpoint_every}

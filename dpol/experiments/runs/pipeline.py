@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dpol.experiments.report import ExperimentResult
-from dpol.experiments.runs.checkpoint import load_checkpoint
+from dpol.experiments.runs.checkpoint import check_resumed, load_checkpoint
 from dpol.experiments.runs.chunked import run_chunked
 from dpol.experiments.runs.output import find_checkpoint
 from dpol.experiments.runs.request import RunRequest, check_request
@@ -84,7 +84,9 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     (:mod:`dpol.experiments.runs.checkpoint`); :func:`resume_run` continues from it, with
     releases identical to an uninterrupted run's, and it is removed once the outputs are
     published. ``chunk_rows`` reads and learns the file that many rows at a time
-    (:mod:`dpol.experiments.runs.chunked`), for streams larger than memory.
+    (:mod:`dpol.experiments.runs.chunked`), for streams larger than memory; with
+    ``checkpoint_every`` too, the checkpoints fall between chunks and hold no row
+    (:mod:`dpol.experiments.runs.chunk_checkpoint`).
 
     ``fit_intercept`` (default: True for a linear learner, as in the adapters) runs the
     learner with an intercept (:class:`~dpol.learners.intercept.WithIntercept`; the
@@ -118,8 +120,9 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     """
     args = {k: v for k, v in locals().items() if k not in ("progress", "_resumed")}
     request = check_request(args, _resumed)
+    check_resumed(request.args, _resumed)
     if request.chunk_rows is not None:  # streams larger than memory: another path
-        return run_chunked(request, progress=progress)
+        return run_chunked(request, progress=progress, resumed=_resumed)
     rows = read_rows(request)
     bounded = bound_rows(request, rows, _resumed and _resumed["estimate"])
     fits = fit_learners(request, rows, bounded, _resumed, progress)
