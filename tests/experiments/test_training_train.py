@@ -4,12 +4,14 @@ refused with one line before any step."""
 
 from __future__ import annotations
 
+import socket
+import time
+
 import numpy as np
 import pytest
 
 from dpol.errors import InvalidInputError
 from dpol.experiments.training import TrainingFailed, train
-from dpol.experiments.training import engines as engines_module
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
@@ -92,7 +94,7 @@ def test_a_failure_before_any_checkpoint_says_so(folder, tmp_path):
         train(folder, checkpoint=tmp_path / "c", checkpoint_every=5, on_step=crash, **RUN)
 
 
-def test_bad_input_is_one_line_before_any_step(folder, tmp_path, monkeypatch):
+def test_bad_input_is_one_line_before_any_step(folder, tmp_path):
     with pytest.raises(InvalidInputError, match=r"features must name columns of "
                        r"part-0.parquet \(missing: z"):
         train(folder, features="a,z", **RUN)
@@ -107,8 +109,23 @@ def test_bad_input_is_one_line_before_any_step(folder, tmp_path, monkeypatch):
     pd.DataFrame({"a": [np.nan, 2.0], "y": [1.0, -1.0]}).to_parquet(text / "p.parquet")
     with pytest.raises(InvalidInputError, match=r"column 'a' of p\.parquet must hold finite"):
         train(text, **{**RUN, "batch_size": 1})
-    pytest.importorskip("distributed")
-    monkeypatch.setattr(engines_module, "CONNECT_TIMEOUT", 0.5)
-    with pytest.raises(InvalidInputError, match="address must reach a running Dask "
-                       "scheduler"):
-        train(folder, engine="dask", address="tcp://127.0.0.1:9", **RUN)
+    with pytest.raises(InvalidInputError, match="address must be given only with engine"):
+        train(folder, address="tcp://127.0.0.1:9", **RUN)
+
+
+@pytest.mark.parametrize(("engine", "scheme", "what"), [("ray", "", "Ray head"),
+                                                        ("dask", "tcp://", "Dask scheduler")])
+def test_a_silent_address_is_refused_before_anything_is_written(folder, tmp_path, monkeypatch,
+                                                               engine, scheme, what):
+    # a listening socket nobody accepts on: the kernel completes the connection and
+    # nothing ever answers. The probe of dpol sweep refuses it within the timeout, before
+    # Ray or Dask is imported (Ray's client waited minutes on one)
+    monkeypatch.setenv("DPOL_CONNECT_TIMEOUT", "0.3")
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        address = f"{scheme}127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        with pytest.raises(InvalidInputError, match=f"address must be a {what} that answers "
+                           r"within 0\.3 s \(it accepted the connection and said nothing"):
+            train(folder, engine=engine, address=address, checkpoint=tmp_path / "c", **RUN)
+    assert time.monotonic() - start < 0.3 + 3  # the timeout, plus a loaded machine's lag
+    assert list(tmp_path.iterdir()) == []  # no checkpoint folder
