@@ -1,11 +1,17 @@
 """dpol train's driver and engines: 1 worker == 2 workers bit for bit on a real Dask
-LocalCluster, a run killed mid-way and resumed == the uninterrupted run, and bad input
-refused with one line before any step."""
+LocalCluster, a run killed mid-way and resumed == the uninterrupted run, a Dask worker
+lost mid-way == no loss, and bad input refused with one line before any step.
+
+The worker process killed by SIGKILL runs with the cluster tests (``pytest -m cluster``);
+the default run loses an in-process worker, the same loss to the scheduler."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -92,6 +98,51 @@ def test_a_failure_before_any_checkpoint_says_so(folder, tmp_path):
 
     with pytest.raises(TrainingFailed, match="no checkpoint was written"):
         train(folder, checkpoint=tmp_path / "c", checkpoint_every=5, on_step=crash, **RUN)
+
+
+def train_losing_a_worker(folder, cluster, lose) -> object:
+    """Train on ``cluster`` and ``lose(worker address)`` after step 5 of 14; checks that
+    the lost worker's shards were computed again (the loss was real, not absorbed).
+
+    A run that hung (as one did when a shard's task was pinned to its first worker: its
+    recomputation waited for a worker that never came back) fails here after 60 s, and
+    closing the cluster ends it."""
+    victim = min(cluster.scheduler.workers)
+
+    def on_step(t, _total):
+        if t == 5:
+            lose(victim)
+
+    with ThreadPoolExecutor(1) as thread:
+        got = thread.submit(train, folder, engine="dask", address=cluster.scheduler_address,
+                            on_step=on_step, **RUN).result(timeout=60)
+    assert victim not in cluster.scheduler.workers
+    shards = sum(1 for key, _, finish, *_ in cluster.scheduler.transition_log
+                 if str(key).startswith("_shard-") and finish == "memory")
+    assert shards > 3  # the 3 partitions, then the lost worker's (1 or 2) again
+    return got
+
+
+def test_a_lost_dask_worker_changes_no_bit(folder, reference):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster:
+        workers = {w.address: w for w in cluster.workers.values()}
+        got = train_losing_a_worker(folder, cluster,
+                                    lambda address: cluster.sync(workers[address].close))
+    assert np.array_equal(got.iterates, reference.iterates)
+
+
+@pytest.mark.cluster  # worker processes: 10 to 20 s on 2 busy CPUs, mostly their start
+def test_a_killed_dask_worker_process_changes_no_bit(folder, reference):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)  # its nanny starts a new worker, at a new address
+        got = train_losing_a_worker(folder, cluster,
+                                    lambda address: os.kill(pids[address], signal.SIGKILL))
+    assert np.array_equal(got.iterates, reference.iterates)
 
 
 def test_bad_input_is_one_line_before_any_step(folder, tmp_path):

@@ -75,7 +75,8 @@ class DaskEngine(LocalEngine):
 
     ``address``: a running scheduler (tcp://host:8786); else a ``LocalCluster`` of
     ``workers`` processes. A lost worker's shards are read again by Dask from their task
-    graph (the same bits: a shard is a function of its partition).
+    graph on the workers that remain, and the run goes on with the same bits (a shard is a
+    function of its partition).
     """
 
     name = "dask"
@@ -103,16 +104,20 @@ class DaskEngine(LocalEngine):
     def load(self, source: Source, loss: str, clip: float) -> list[int]:
         import dask
 
+        # a partition's worker is a preference only: pinned, the recomputation of a lost
+        # worker's shards would wait for ever for it (a restarted worker has a new address)
         self._futures = []
         for p in source.partitions:
             host = [self.hosts[p.index % len(self.hosts)]]
             if p.kind == "pandas":  # a delayed partition of a Dask DataFrame
                 task = dask.delayed(_shard)(dataclasses.replace(p, ref=None), p.ref,
                                             source, loss, clip)
-                self._futures.append(self.client.compute(task, workers=host))
+                self._futures.append(self.client.compute(task, workers=host,
+                                                         allow_other_workers=True))
             else:
                 self._futures.append(self.client.submit(_shard, p, None, source, loss, clip,
-                                                        workers=host, pure=False))
+                                                        workers=host, allow_other_workers=True,
+                                                        pure=False))
         return self.client.gather([self.client.submit(_n_rows, f) for f in self._futures])
 
     def place(self, offsets: list[int], steps: int, seed: int) -> None:
