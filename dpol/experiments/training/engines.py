@@ -18,11 +18,16 @@ from __future__ import annotations
 import dataclasses
 
 from dpol._validation import fail
-from dpol.experiments.sweeps.engines.probe import check_address, connect_timeout
+from dpol.experiments.sweeps.engines.probe import check_address
 from dpol.experiments.training.shard import Shard, shard_sums
 from dpol.experiments.training.sources import Source, load_partition
 
 __all__ = ["ENGINES", "DaskEngine", "LocalEngine", "RayEngine", "make_engine"]
+
+#: seconds Dask's client gets to join a scheduler once the probe found one (or one
+#: started here): the probe's short timeout is for telling an address, not for joining
+JOIN_TIMEOUT = 10
+
 
 def _shard(part, resolved, source: Source, loss: str, clip: float) -> Shard:
     X, y = load_partition(part, source.features, source.label, resolved)
@@ -90,12 +95,11 @@ class DaskEngine(LocalEngine):
                 n_workers=workers or 2, threads_per_worker=1, processes=True,
                 dashboard_address=":0")
             address = self._cluster.scheduler_address
-        timeout = connect_timeout()
         try:  # the probe found a scheduler there; it may have stopped since
-            self.client = distributed.Client(address, timeout=f"{timeout}s")
+            self.client = distributed.Client(address, timeout=f"{JOIN_TIMEOUT}s")
         except (OSError, TimeoutError) as exc:
-            raise fail("address", f"be a Dask scheduler that answers within {timeout:g} s "
-                       f"({type(exc).__name__})", address) from None
+            raise fail("address", f"be a Dask scheduler this process can join within "
+                       f"{JOIN_TIMEOUT} s ({type(exc).__name__})", address) from None
         self.hosts = sorted(self.client.scheduler_info()["workers"])
         if not self.hosts:
             raise fail("address", "lead to a Dask cluster with at least one worker", address)
