@@ -38,7 +38,9 @@ def register_train(app, ui) -> None:
         shuffle_seed: int = typer.Option(0, min=0, help="Public seed of the batch schedule."),
         engine: str = typer.Option("local", help="local (this process), dask or ray."),
         address: str = typer.Option(None, help="A running Dask scheduler "
-                                    "(tcp://host:8786) or Ray head (host:6379, auto)."),
+                                    "(tcp://host:8786) or Ray head (host:6379, auto); it "
+                                    "must answer within DPOL_CONNECT_TIMEOUT seconds (5), "
+                                    "as for dpol sweep."),
         workers: int = typer.Option(None, min=1, help="Workers of a cluster started here "
                                     "(default 2)."),
         checkpoint: Path = typer.Option(None, help="Folder of the checkpoint (owner-only: "

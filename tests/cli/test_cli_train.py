@@ -4,6 +4,8 @@ line, a failed run's resumption."""
 from __future__ import annotations
 
 import json
+import socket
+import time
 
 import numpy as np
 import pytest
@@ -56,3 +58,27 @@ def test_refusals_are_one_line(app, folder):
     assert "error: batch_size must be at most the 300 rows of the data; got 301" in \
         result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("engine", "scheme", "what"), [("ray", "", "Ray head"),
+                                                        ("dask", "tcp://", "Dask scheduler")])
+def test_a_silent_address_is_one_line_within_the_timeout(app, folder, tmp_path, monkeypatch,
+                                                         engine, scheme, what):
+    # a listening socket nobody accepts on: the kernel completes the connection and
+    # nothing ever answers (Ray's client waited minutes on one)
+    monkeypatch.setenv("DPOL_CONNECT_TIMEOUT", "0.3")
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        address = f"{scheme}127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        result = invoke(app, [folder, "--features", "u,v", "--batch-size", 30, "--engine",
+                              engine, "--address", address, "--checkpoint", tmp_path / "c",
+                              "--out", tmp_path / "model.json"])
+    # the timeout once (the probe refuses before any client joins), plus a loaded
+    # machine's scheduling
+    assert time.monotonic() - start < 0.3 + 3
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"dpol train: error: address must be a {what} that "
+                                    "answers within 0.3 s (it accepted the connection and "
+                                    "said nothing")
+    assert result.stderr.endswith(f"; got '{address}'\n") and result.stderr.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []  # no checkpoint folder, no model

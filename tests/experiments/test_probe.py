@@ -89,3 +89,16 @@ def test_the_timeout_is_a_number_of_seconds(monkeypatch):
         with pytest.raises(InvalidInputError, match="DPOL_CONNECT_TIMEOUT must be a number "
                            f"of seconds > 0; got '{bad}'"):
             connect_timeout()
+
+
+def test_an_inproc_address_must_be_a_scheduler_of_this_process():
+    inproc = pytest.importorskip("distributed.comm.inproc")
+    # nothing listens on a fresh address of this process (Dask's client waited out its
+    # whole timeout on one); pid 1's is another process's. A scheduler of this process
+    # passes: tests/experiments/test_training_train.py trains on in-process clusters
+    for address in (inproc.new_address(), "inproc://192.0.2.1/1/1"):
+        start = time.monotonic()
+        with pytest.raises(InvalidInputError, match="address must be the inproc:// address "
+                           "of a Dask scheduler running in this process"):
+            check_address("dask", address)
+        assert time.monotonic() - start < 1  # no connection is tried

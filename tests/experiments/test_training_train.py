@@ -1,15 +1,23 @@
 """dpol train's driver and engines: 1 worker == 2 workers bit for bit on a real Dask
-LocalCluster, a run killed mid-way and resumed == the uninterrupted run, and bad input
-refused with one line before any step."""
+LocalCluster, a run killed mid-way and resumed == the uninterrupted run, a Dask worker
+lost mid-way == no loss, and bad input refused with one line before any step.
+
+The worker process killed by SIGKILL runs with the cluster tests (``pytest -m cluster``);
+the default run loses an in-process worker, the same loss to the scheduler."""
 
 from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
 
 import numpy as np
 import pytest
 
 from dpol.errors import InvalidInputError
 from dpol.experiments.training import TrainingFailed, train
-from dpol.experiments.training import engines as engines_module
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
@@ -92,7 +100,54 @@ def test_a_failure_before_any_checkpoint_says_so(folder, tmp_path):
         train(folder, checkpoint=tmp_path / "c", checkpoint_every=5, on_step=crash, **RUN)
 
 
-def test_bad_input_is_one_line_before_any_step(folder, tmp_path, monkeypatch):
+def train_losing_a_worker(folder, cluster, lose) -> object:
+    """Train on ``cluster`` and ``lose(worker address)`` after step 5 of 14; checks that
+    the lost worker's shards were computed again (the loss was real, not absorbed).
+
+    A run that hangs (as one did when a shard's task was pinned to its first worker: its
+    recomputation waited for a worker that never came back) fails here after 60 s."""
+    victim = min(cluster.scheduler.workers)
+
+    def on_step(t, _total):
+        if t == 5:
+            lose(victim)
+
+    got = []  # a daemon thread: one that hangs does not hold the test process at exit
+    thread = threading.Thread(daemon=True, target=lambda: got.append(train(
+        folder, engine="dask", address=cluster.scheduler_address, on_step=on_step, **RUN)))
+    thread.start()
+    thread.join(60)
+    assert got, "the run hung or failed after losing a worker"
+    assert victim not in cluster.scheduler.workers
+    shards = sum(1 for key, _, finish, *_ in cluster.scheduler.transition_log
+                 if str(key).startswith("_shard-") and finish == "memory")
+    assert shards > 3  # the 3 partitions, then the lost worker's (0 and 2) again
+    return got[0]
+
+
+def test_a_lost_dask_worker_changes_no_bit(folder, reference):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster:
+        workers = {w.address: w for w in cluster.workers.values()}
+        got = train_losing_a_worker(folder, cluster,
+                                    lambda address: cluster.sync(workers[address].close))
+    assert np.array_equal(got.iterates, reference.iterates)
+
+
+@pytest.mark.cluster  # worker processes: 10 to 20 s on 2 busy CPUs, mostly their start
+def test_a_killed_dask_worker_process_changes_no_bit(folder, reference):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)  # its nanny starts a new worker, at a new address
+        got = train_losing_a_worker(folder, cluster,
+                                    lambda address: os.kill(pids[address], signal.SIGKILL))
+    assert np.array_equal(got.iterates, reference.iterates)
+
+
+def test_bad_input_is_one_line_before_any_step(folder, tmp_path):
     with pytest.raises(InvalidInputError, match=r"features must name columns of "
                        r"part-0.parquet \(missing: z"):
         train(folder, features="a,z", **RUN)
@@ -107,8 +162,23 @@ def test_bad_input_is_one_line_before_any_step(folder, tmp_path, monkeypatch):
     pd.DataFrame({"a": [np.nan, 2.0], "y": [1.0, -1.0]}).to_parquet(text / "p.parquet")
     with pytest.raises(InvalidInputError, match=r"column 'a' of p\.parquet must hold finite"):
         train(text, **{**RUN, "batch_size": 1})
-    pytest.importorskip("distributed")
-    monkeypatch.setattr(engines_module, "CONNECT_TIMEOUT", 0.5)
-    with pytest.raises(InvalidInputError, match="address must reach a running Dask "
-                       "scheduler"):
-        train(folder, engine="dask", address="tcp://127.0.0.1:9", **RUN)
+    with pytest.raises(InvalidInputError, match="address must be given only with engine"):
+        train(folder, address="tcp://127.0.0.1:9", **RUN)
+
+
+@pytest.mark.parametrize(("engine", "scheme", "what"), [("ray", "", "Ray head"),
+                                                        ("dask", "tcp://", "Dask scheduler")])
+def test_a_silent_address_is_refused_before_anything_is_written(folder, tmp_path, monkeypatch,
+                                                               engine, scheme, what):
+    # a listening socket nobody accepts on: the kernel completes the connection and
+    # nothing ever answers. The probe of dpol sweep refuses it within the timeout, before
+    # Ray or Dask is imported (Ray's client waited minutes on one)
+    monkeypatch.setenv("DPOL_CONNECT_TIMEOUT", "0.3")
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        address = f"{scheme}127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        with pytest.raises(InvalidInputError, match=f"address must be a {what} that answers "
+                           r"within 0\.3 s \(it accepted the connection and said nothing"):
+            train(folder, engine=engine, address=address, checkpoint=tmp_path / "c", **RUN)
+    assert time.monotonic() - start < 0.3 + 3  # the timeout, plus a loaded machine's lag
+    assert list(tmp_path.iterdir()) == []  # no checkpoint folder

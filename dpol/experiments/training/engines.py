@@ -5,7 +5,12 @@ worker that will hold it; returns the row counts), :meth:`place` (the rows get t
 ids and are grouped by step) and :meth:`sums` (one step: every partition's clipped
 gradient sum at the released iterate, returned **in partition order**, whichever
 worker computed it, so that the driver adds them in an order fixed by the data).
-Dask and Ray are optional extras, imported when their engine is built.
+Dask and Ray are optional extras, imported when their engine is built. An address is
+checked by the probe of ``dpol sweep``
+(:func:`~dpol.experiments.sweeps.engines.probe.check_address`) before any client joins
+it: a port that is silent or another service's is refused with one line within
+:data:`~dpol.experiments.sweeps.engines.probe.CONNECT_TIMEOUT` seconds
+(``DPOL_CONNECT_TIMEOUT``), where Ray's client would wait minutes.
 """
 
 from __future__ import annotations
@@ -13,13 +18,15 @@ from __future__ import annotations
 import dataclasses
 
 from dpol._validation import fail
+from dpol.experiments.sweeps.engines.probe import check_address
 from dpol.experiments.training.shard import Shard, shard_sums
 from dpol.experiments.training.sources import Source, load_partition
 
 __all__ = ["ENGINES", "DaskEngine", "LocalEngine", "RayEngine", "make_engine"]
 
-#: seconds to wait for a cluster at an address before refusing it
-CONNECT_TIMEOUT = 10
+#: seconds Dask's client gets to join a scheduler once the probe found one (or one
+#: started here): the probe's short timeout is for telling an address, not for joining
+JOIN_TIMEOUT = 10
 
 
 def _shard(part, resolved, source: Source, loss: str, clip: float) -> Shard:
@@ -73,7 +80,8 @@ class DaskEngine(LocalEngine):
 
     ``address``: a running scheduler (tcp://host:8786); else a ``LocalCluster`` of
     ``workers`` processes. A lost worker's shards are read again by Dask from their task
-    graph (the same bits: a shard is a function of its partition).
+    graph on the workers that remain, and the run goes on with the same bits (a shard is a
+    function of its partition).
     """
 
     name = "dask"
@@ -87,11 +95,11 @@ class DaskEngine(LocalEngine):
                 n_workers=workers or 2, threads_per_worker=1, processes=True,
                 dashboard_address=":0")
             address = self._cluster.scheduler_address
-        try:
-            self.client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT}s")
+        try:  # the probe found a scheduler there; it may have stopped since
+            self.client = distributed.Client(address, timeout=f"{JOIN_TIMEOUT}s")
         except (OSError, TimeoutError) as exc:
-            raise fail("address", f"reach a running Dask scheduler (tcp://host:8786) within "
-                       f"{CONNECT_TIMEOUT} s ({type(exc).__name__})", address) from None
+            raise fail("address", f"be a Dask scheduler this process can join within "
+                       f"{JOIN_TIMEOUT} s ({type(exc).__name__})", address) from None
         self.hosts = sorted(self.client.scheduler_info()["workers"])
         if not self.hosts:
             raise fail("address", "lead to a Dask cluster with at least one worker", address)
@@ -100,16 +108,20 @@ class DaskEngine(LocalEngine):
     def load(self, source: Source, loss: str, clip: float) -> list[int]:
         import dask
 
+        # a partition's worker is a preference only: pinned, the recomputation of a lost
+        # worker's shards would wait for ever for it (a restarted worker has a new address)
         self._futures = []
         for p in source.partitions:
             host = [self.hosts[p.index % len(self.hosts)]]
             if p.kind == "pandas":  # a delayed partition of a Dask DataFrame
                 task = dask.delayed(_shard)(dataclasses.replace(p, ref=None), p.ref,
                                             source, loss, clip)
-                self._futures.append(self.client.compute(task, workers=host))
+                self._futures.append(self.client.compute(task, workers=host,
+                                                         allow_other_workers=True))
             else:
                 self._futures.append(self.client.submit(_shard, p, None, source, loss, clip,
-                                                        workers=host, pure=False))
+                                                        workers=host, allow_other_workers=True,
+                                                        pure=False))
         return self.client.gather([self.client.submit(_n_rows, f) for f in self._futures])
 
     def place(self, offsets: list[int], steps: int, seed: int) -> None:
@@ -168,7 +180,7 @@ class RayEngine(LocalEngine):
             try:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False)
             except (ConnectionError, RuntimeError, TimeoutError, ValueError) as exc:
-                raise fail("address", f"reach a running Ray cluster (host:6379 or auto) "
+                raise fail("address", f"be a Ray head this process may join "
                            f"({type(exc).__name__})", address) from None
         self.workers = workers or 2
         actor = ray.remote(num_cpus=0, scheduling_strategy="SPREAD")(_ShardGroup)
@@ -213,11 +225,22 @@ ENGINES = {"local": LocalEngine, "dask": DaskEngine, "ray": RayEngine}
 
 
 def make_engine(engine: str, address: str | None = None, workers: int | None = None):
-    """The engine called ``engine``, connected (an unreachable address: one clear error)."""
+    """The engine called ``engine``, connected: an address that does not answer as its
+    engine is refused with one line, by the probe of ``dpol sweep``, before any client
+    joins it.
+
+    Examples
+    --------
+    >>> make_engine("dask", "127.0.0.1:1")
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: address must be a reachable Dask scheduler (Connection \
+refused); got '127.0.0.1:1'
+    """
     if engine not in ENGINES:
         raise fail("engine", f"be one of {', '.join(ENGINES)}", engine)
     if engine == "local":
         if address is not None:
             raise fail("address", "be given only with engine 'dask' or 'ray'", address)
         return LocalEngine()
-    return ENGINES[engine](address, workers)
+    return ENGINES[engine](check_address(engine, address), workers)

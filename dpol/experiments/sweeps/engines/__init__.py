@@ -11,59 +11,14 @@ from __future__ import annotations
 
 import importlib
 from contextlib import contextmanager
-from urllib.parse import urlsplit
 
-from dpol._validation import check_choice, check_int, fail
-from dpol.experiments.sweeps.engines.probe import probe_dask, probe_ray, reach
+from dpol._validation import check_choice, check_int
+from dpol.experiments.sweeps.engines.probe import check_address
 
 __all__ = ["BACKENDS", "check_address", "open_engine", "require"]
 
 #: the engines a sweep runs on (the ``backend`` argument, ``--backend``)
 BACKENDS = ("local", "ray", "dask")
-
-
-def check_address(backend: str, address: object) -> str | None:
-    """Refuse an address that is not ``host:port`` (or a URL) or does not answer as a Ray
-    head / Dask scheduler within :data:`~dpol.experiments.sweeps.engines.probe.CONNECT_TIMEOUT`
-    seconds (:mod:`~dpol.experiments.sweeps.engines.probe`).
-
-    ``None`` starts a local engine; Ray's ``"auto"`` (a head started on this machine by
-    ``ray start --head``, found by Ray itself) is passed on unchecked, and so is the
-    protocol of a Dask address other than ``tcp://`` (its host and port are checked).
-
-    Examples
-    --------
-    >>> check_address("dask", None) is None
-    True
-    >>> check_address("local", "tcp://127.0.0.1:1")
-    Traceback (most recent call last):
-    ...
-    dpol.errors.InvalidInputError: address must be left unset for --backend local (it runs \
-on this machine); got 'tcp://127.0.0.1:1'
-    """
-    if address is None:
-        return None
-    if backend == "local":
-        raise fail("address", "be left unset for --backend local (it runs on this machine)",
-                   address)
-    if not isinstance(address, str) or not address:
-        raise fail("address", "be host:port or a URL such as tcp://host:8786", address)
-    if backend == "ray" and address == "auto":
-        return address
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        host = port = None
-    if not host or port is None:
-        raise fail("address", "be host:port or a URL such as tcp://host:8786", address)
-    if backend == "ray":  # a head's GCS, or with ray:// a Ray Client server
-        probe_ray(host, port, address, gcs=parts.scheme != "ray")
-    elif parts.scheme == "tcp":
-        probe_dask(host, port, address)
-    else:  # tls://, ws://...: the scheduler's security settings are the client's to use
-        reach(host, port, address, "Dask scheduler").close()
-    return address
 
 
 def require(backend: str) -> str:

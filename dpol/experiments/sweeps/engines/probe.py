@@ -5,7 +5,9 @@ accepts TCP but never answers (a wrong port, a firewall that holds connections, 
 service) and, for a Ray head with token authentication (what ``ray start --head`` turns
 on in the Ray dpol tests with, 2.60), retries for 20 s before a generic error. These
 probes speak just enough of each protocol to tell, within :data:`CONNECT_TIMEOUT`
-seconds, and before the sweep creates its results store:
+seconds, and before anything is created (a sweep's results store, a training run's
+checkpoint): :func:`check_address` is the one check of ``dpol sweep``, ``dpol run --by``
+and ``dpol train``.
 
 * Ray: the head's GCS is a gRPC server. The probe sends the HTTP/2 preface and one
   read-only call (``GetClusterId``, without a token): an HTTP/2 server answers with its
@@ -13,6 +15,9 @@ seconds, and before the sweep creates its results store:
   (UNAUTHENTICATED), which is refused here unless ``RAY_AUTH_MODE=token`` is set (then
   Ray's client sends the token). dpol never reads or sends the token itself.
 * Dask: the scheduler's ``identity`` call must answer ``{"type": "Scheduler", ...}``.
+  An ``inproc://`` address (a scheduler that this process started with
+  ``processes=False``) needs no TCP: it must be listened on in this process, and then
+  answers the same call.
 """
 
 from __future__ import annotations
@@ -24,14 +29,16 @@ import socket
 import struct
 import time
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
 
 from dpol._validation import fail
 
-__all__ = ["CONNECT_TIMEOUT", "connect_timeout", "probe_dask", "probe_ray", "reach"]
+__all__ = ["CONNECT_TIMEOUT", "check_address", "connect_timeout", "probe_dask", "probe_inproc",
+           "probe_ray", "reach"]
 
 #: seconds an address gets to answer as a Ray head or a Dask scheduler before the sweep
-#: is refused (the environment variable ``DPOL_CONNECT_TIMEOUT`` overrides it, for a
-#: slow network)
+#: or the training run is refused (the environment variable ``DPOL_CONNECT_TIMEOUT``
+#: overrides it, for a slow network)
 CONNECT_TIMEOUT = 5.0
 
 #: the HTTP/2 client preface and an empty SETTINGS frame (RFC 9113, 3.4 and 6.5)
@@ -66,6 +73,53 @@ def connect_timeout() -> float:
     if not value > 0 or value == float("inf"):
         raise fail("DPOL_CONNECT_TIMEOUT", "be a number of seconds > 0", text)
     return value
+
+
+def check_address(backend: str, address: object) -> str | None:
+    """Refuse an address that is not ``host:port`` (or a URL) or does not answer as a Ray
+    head / Dask scheduler within :data:`CONNECT_TIMEOUT` seconds.
+
+    ``None`` starts a local engine; Ray's ``"auto"`` (a head started on this machine by
+    ``ray start --head``, found by Ray itself) is passed on unchecked, and so is the
+    protocol of a Dask address other than ``tcp://`` and ``inproc://`` (its host and port
+    are checked).
+
+    Examples
+    --------
+    >>> check_address("dask", None) is None
+    True
+    >>> check_address("local", "tcp://127.0.0.1:1")
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: address must be left unset for --backend local (it runs \
+on this machine); got 'tcp://127.0.0.1:1'
+    """
+    if address is None:
+        return None
+    if backend == "local":
+        raise fail("address", "be left unset for --backend local (it runs on this machine)",
+                   address)
+    if not isinstance(address, str) or not address:
+        raise fail("address", "be host:port or a URL such as tcp://host:8786", address)
+    if backend == "ray" and address == "auto":
+        return address
+    if backend == "dask" and address.startswith("inproc://"):
+        probe_inproc(address)
+        return address
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or port is None:
+        raise fail("address", "be host:port or a URL such as tcp://host:8786", address)
+    if backend == "ray":  # a head's GCS, or with ray:// a Ray Client server
+        probe_ray(host, port, address, gcs=parts.scheme != "ray")
+    elif parts.scheme == "tcp":
+        probe_dask(host, port, address)
+    else:  # tls://, ws://...: the scheduler's security settings are the client's to use
+        reach(host, port, address, "Dask scheduler").close()
+    return address
 
 
 def _frame(kind: int, flags: int, payload: bytes) -> bytes:
@@ -233,9 +287,40 @@ refused); got 'tcp://127.0.0.1:1'
         raise fail("address", "be a Dask scheduler (it answered, but not as one: another "
                    "service?)", address)
 
+    _identify(f"tcp://{host}:{port}", address, timeout)
+
+
+def probe_inproc(address: str, timeout: float | None = None) -> None:
+    """Refuse an ``inproc://`` ``address`` unless a Dask scheduler of this process
+    listens there (no TCP: Dask's client would wait out its whole timeout for an
+    in-process address that nothing listens on).
+
+    Examples
+    --------
+    >>> probe_inproc("inproc://192.0.2.1/1/1")  # another process's (pid 1)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: address must be the inproc:// address of a Dask \
+scheduler running in this process (an in-process address reaches nothing else); got \
+'inproc://192.0.2.1/1/1'
+    """
+    from distributed.comm.inproc import global_manager
+
+    try:  # listeners are kept as host/pid/n; another host's or pid's: ValueError
+        listening = global_manager.get_listener_for(address.split("://", 1)[1]) is not None
+    except ValueError:
+        listening = False
+    if not listening:
+        raise fail("address", "be the inproc:// address of a Dask scheduler running in this "
+                   "process (an in-process address reaches nothing else)", address)
+    _identify(address, address, connect_timeout() if timeout is None else timeout)
+
+
+def _identify(comm_address: str, address: str, timeout: float) -> None:
+    """Refuse ``address`` unless its ``identity`` call answers as a Dask scheduler."""
+
     def identity() -> object:
-        return asyncio.run(asyncio.wait_for(_identity(f"tcp://{host}:{port}", timeout),
-                                            timeout))
+        return asyncio.run(asyncio.wait_for(_identity(comm_address, timeout), timeout))
 
     with ThreadPoolExecutor(1) as thread:
         try:
