@@ -180,5 +180,8 @@ def test_a_silent_address_is_refused_before_anything_is_written(folder, tmp_path
         with pytest.raises(InvalidInputError, match=f"address must be a {what} that answers "
                            r"within 0\.3 s \(it accepted the connection and said nothing"):
             train(folder, engine=engine, address=address, checkpoint=tmp_path / "c", **RUN)
-    assert time.monotonic() - start < 0.3 + 3  # the timeout, plus a loaded machine's lag
+    # well below the 10 s Dask's client would wait to join (and Ray's minutes): the probe
+    # refused it, as the message says; the margin over 0.3 s is a loaded machine's lag
+    # (3.3 s was exceeded once at a load of 20 on 2 cores)
+    assert time.monotonic() - start < 10
     assert list(tmp_path.iterdir()) == []  # no checkpoint folder
