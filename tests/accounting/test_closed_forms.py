@@ -123,14 +123,6 @@ def test_infinite_epsilon_warns_and_adds_no_noise():
     assert np.array_equal(c.run(np.ones((4, 1))), np.cumsum(np.ones((4, 1)), axis=0))
 
 
-def test_privacy_guarantee_validation_and_text():
-    with pytest.raises(InvalidInputError, match="delta must be < 1"):
-        PrivacyGuarantee(1.0, 1.0)
-    with pytest.raises(InvalidInputError, match="neighbouring must be one of"):
-        PrivacyGuarantee(1.0, 0.0, "bogus")
-    assert "window W=8" in str(PrivacyGuarantee(1.0, 1e-5, window=8))
-
-
 def test_certified_epsilon_refuses_unknown_accountant():
     with pytest.raises(InvalidInputError, match="accountant must be 'pld' or 'rdp'"):
         certified_epsilon(dp_accounting.GaussianDpEvent(1.0), 1e-5, accountant="moments")
