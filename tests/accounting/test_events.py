@@ -81,16 +81,21 @@ def test_zcdp_events_add_their_rho_and_a_gaussian_joins_them():
 
 
 def test_events_outside_the_closed_forms_go_to_the_accountants():
-    # sampling without replacement: only RDP's replace-one relation accounts it (two RDP
-    # computations, about 0.4 s each: the cost of this file)
-    sampled = dp_accounting.SampledWithoutReplacementDpEvent(100, 10, GAUSS(1.0))
-    g = compose_guarantee([MechanismEvent(sampled)], DELTA)
+    # sampled Laplace noise: no closed form here, PLD accounts it exactly as it alone would
+    sampled = dp_accounting.PoissonSampledDpEvent(0.1, dp_accounting.LaplaceDpEvent(1.0))
+    pld = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    assert compose_guarantee([MechanismEvent(sampled)], DELTA).epsilon == pld.compose(
+        sampled).get_epsilon(DELTA)
+    # randomized response: only RDP's replace-one relation accounts it (as it does
+    # sampling without replacement), so an add-remove event of it is refused
+    rr = dp_accounting.RandomizedResponseDpEvent(0.5, 2)
     rdp = dp_accounting.rdp.RdpAccountant(
         neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
-    assert g.epsilon == rdp.compose(sampled).get_epsilon(DELTA)
+    assert compose_guarantee([MechanismEvent(rr)], DELTA).epsilon == rdp.compose(
+        rr).get_epsilon(DELTA)
     with pytest.raises(InvalidInputError, match=r"^events must be accountable by "
                        "dp-accounting's PLD or RDP accountant"):
-        compose_guarantee([MechanismEvent(sampled, "add_remove")], DELTA)
+        compose_guarantee([MechanismEvent(rr, "add_remove")], DELTA)
 
 
 def test_the_window_is_the_smallest_among_the_events_that_are_not_full_dp():
