@@ -1,8 +1,9 @@
 """dpol.accounting.events: what a MechanismEvent accepts, and how compose_guarantee turns
 events into the one claim (composition rules, windows, relation and unit, the target).
 
-Closed forms are checked against dp-accounting's accountants or against each other, with
-the accountants' own error stated where it enters.
+Closed forms are checked against dp-accounting's accountants or against each other: equal
+to a relative 1e-12 (float rounding of sums like sum 1/z^2, a few ulps), the accountants'
+own error stated where it enters.
 """
 
 from __future__ import annotations
