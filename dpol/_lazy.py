@@ -4,8 +4,8 @@ dp-accounting, scipy.signal, scipy.optimize and scipy.stats cost about a second 
 together, which every ``import dpol.learners`` and ``dpol --help`` paid for code that
 only some runs reach. A module takes the name from here instead: an object whose
 attributes are the package's, which imports the package on the first attribute read.
-``tests/learners/test_lazy_dp_accounting.py`` holds dpol's imports and ``dpol --help``
-to that.
+``tests/test_lazy.py`` holds ``dpol --help`` to that, and
+``tests/noise/test_dp_accounting.py`` every ``import dpol...``.
 
 Examples
 --------

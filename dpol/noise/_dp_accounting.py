@@ -5,7 +5,7 @@ most of what ``import dpol.learners`` and the ``dpol`` command spent starting up
 dpol module that builds or reads dp-accounting events takes the name ``dp_accounting``
 from here instead: an object whose attributes are the package's, which imports the
 package on the first attribute read (building a noisy object or accounting for one),
-not when dpol is imported (:mod:`dpol._lazy`). ``tests/learners/test_lazy_dp_accounting.py``
+not when dpol is imported (:mod:`dpol._lazy`). ``tests/noise/test_dp_accounting.py``
 holds dpol's imports to that; a checkpoint's reader imports the modules its events name.
 
 Examples

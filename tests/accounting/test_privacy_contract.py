@@ -21,7 +21,6 @@ import dataclasses
 import itertools
 import warnings
 
-import numpy as np
 import pytest
 
 from dpol.accounting import MechanismEvent, PrivacyBudget, compose_guarantee
@@ -261,25 +260,6 @@ def test_budget_refuses_a_learners_window_guarantee():
     assert m.privacy.window == SHORT
     with pytest.raises(InvalidInputError, match="window DP with window W=4"):
         PrivacyBudget(1.01, 1e-5).spend(m)
-
-
-def test_composition_rules_match_the_accountants():
-    # compose_guarantee's closed forms against dp-accounting's PLD on the same events
-    import dp_accounting
-
-    events = [MechanismEvent(dp_accounting.GaussianDpEvent(z)) for z in (2.0, 3.0, 5.0)]
-    pld = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
-    pld.compose(dp_accounting.ComposedDpEvent([e.event for e in events]))
-    exact = compose_guarantee(events, DELTA).epsilon
-    # PLD is pessimistic by at most its discretisation summed over the events
-    assert exact <= pld.get_epsilon(DELTA) <= exact + 3e-3
-    mixed = [*events, MechanismEvent(dp_accounting.LaplaceDpEvent(4.0))]
-    assert compose_guarantee(mixed, DELTA).epsilon == pytest.approx(exact + 0.25, rel=1e-12)
-    with pytest.raises(InvalidInputError, match="share one neighbouring"):
-        compose_guarantee([events[0], MechanismEvent(events[0].event, "add_remove")], DELTA)
-    zero = MechanismEvent(dp_accounting.GaussianDpEvent(0.0))
-    assert not compose_guarantee([*events, zero], DELTA).is_private
-    assert np.isinf(compose_guarantee(events, 0.0).epsilon)  # Gaussian: nothing at delta 0
 
 
 def test_no_learner_or_counter_types_a_guarantee_by_hand():

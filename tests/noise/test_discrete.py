@@ -178,31 +178,6 @@ def test_default_samplers_and_secure_sources_read_the_os_generator(monkeypatch):
     assert source._rng is None and source._radius_rng is None  # no numpy generator at all
 
 
-def test_secure_sources_ignore_seeds_but_validate_them():
-    a = NoiseSource("secure", 3, 1.0, seed=0).draw(2)
-    b = NoiseSource("secure", 3, 1.0, seed=0).draw(2)
-    # P[equal] <= (max pmf)^6 ~ (1 / (2^10 sqrt(2 pi)))^6 < 1e-20: never by chance
-    assert not np.array_equal(a, b)
-    with pytest.raises(InvalidInputError, match="seed must be"):
-        NoiseSource("secure", 3, 1.0, seed=-1)
-
-
-def test_secure_source_grid_and_state():
-    s = NoiseSource("secure_laplace", 2, 3.0)
-    assert s.grid == grid_spacing(3.0) == 2.0**-9
-    assert s.variance == pytest.approx(2 * 3.0**2, rel=1e-7)  # 2 b^2 - g^2/6
-    assert np.all(s.draw(5) / s.grid % 1 == 0)
-    s.set_state(s.get_state())  # nothing to restore: fresh OS randomness continues
-    with pytest.raises(InvalidInputError, match="state must"):
-        s.set_state(NoiseSource("gaussian", 2, 3.0, seed=0).get_state())
-    for bad in (3e-3, 2.0**-8, -1.0):  # not a power of two; too coarse for scale 3; negative
-        with pytest.raises(InvalidInputError, match="grid must"):
-            NoiseSource("secure", 2, 3.0, grid=bad)
-    with pytest.raises(InvalidInputError, match="grid must be None"):
-        NoiseSource("gaussian", 2, 3.0, grid=2.0**-10)
-    assert not NoiseSource("secure", 2, 0.0).draw(3).any()
-
-
 def test_tau_is_computed_and_vanishes_at_the_grid_scale():
     # CKS Theorem 15's slack: visible at sigma = 1 lattice unit, 0.0 at 2^10 units
     exact = 10 * sum(math.exp(-2 * math.pi**2 * k / (k + 1)) for k in range(1, 100))

@@ -175,7 +175,7 @@ def jkt_private_sum_exact_epsilon(
     The printed sigma keeps its claim (log2 reading, epsilon = 1, replace-one) only from
     T = 33 on (docs/errata.md, JKT-4): T = 25..31 pass, but at T = 32 the level count jumps
     to 6 while log2 T = 5 and the exact epsilon is 1.0099; checked independently with
-    scipy's Balle-Wang formula (``tests/accounting/test_presets.py``). An earlier
+    scipy's Balle-Wang formula (``tests/accounting/test_jkt.py``). An earlier
     estimate, T >= 26, is reproduced by no count (N = T or T - 1 items, ceil or floor
     levels, ln or log2 outer log).
 

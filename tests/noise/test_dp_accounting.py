@@ -4,7 +4,7 @@
 loads, and the first importer of scipy.signal pays for those too), and nothing at import
 time needs it: every module takes the name from :mod:`dpol.noise._dp_accounting`, which
 imports the package on the first attribute read. Each check runs in a fresh interpreter
-(this process has long imported it).
+(this process has long imported it). scipy's lazy imports: tests/test_lazy.py.
 """
 
 from __future__ import annotations
@@ -39,22 +39,3 @@ def test_it_is_imported_on_first_use():
         "from dpol.counters import BinaryTreeCounter\n"
         "c = BinaryTreeCounter(8, epsilon=1.0, delta=1e-5)\n"
         "assert c.dp_event().noise_multiplier > 0")
-
-
-def test_scipy_signal_is_imported_on_first_use_too():
-    # half a second of import (it loads scipy.stats) that only some strategies need
-    out = subprocess.run([sys.executable, "-c", "import dpol.learners, sys\n"
-                          "print('scipy.signal' in sys.modules)"],
-                         capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "False"
-
-
-def test_the_command_lines_help_loads_neither_scipy_stats_nor_signal():
-    # dpol --help builds every command's options: what they import runs at every start
-    code = ("import sys\nsys.argv = ['dpol', '--help']\nfrom dpol.cli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print([m for m in ('scipy.stats', 'scipy.signal', 'dp_accounting') "
-            "if m in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip().splitlines()[-1] == "[]"

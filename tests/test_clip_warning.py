@@ -12,7 +12,14 @@ import warnings
 import numpy as np
 import pytest
 
-from dpol._clip_warning import FRACTION, MIN_ROWS
+from dpol._clip_warning import (
+    FRACTION,
+    MIN_ROWS,
+    SUGGEST_SHARE,
+    label_offset_advice,
+    round_up,
+    suggested_bound,
+)
 from dpol.counters import BinaryTreeCounter
 from dpol.errors import ClippingWarning
 from dpol.learners import PrivateBanditFrankWolfe, PrivateQuadraticFTL
@@ -101,3 +108,37 @@ def test_bandit_warns_on_clipped_loss_values():
 def test_in_bound_data_never_warns(n_over):
     m = _pqftl()
     assert _caught(lambda: m.run(_rows(n_over), np.zeros(T))) == []
+
+
+# ------------------------------------------------------------ the advice, read from raw data
+def test_round_up_gives_two_digits_never_below_the_value():
+    assert [round_up(v) for v in (2389.7, 0.0123, 98.0, 1.0, 1e-7 * 1.001)] == [
+        2400.0, 0.013, 98.0, 1.0, 1.1e-7]
+    # values it cannot round are handed back as they are
+    assert [round_up(v) for v in (0.0, -3.0, np.inf)] == [0.0, -3.0, np.inf]
+    assert np.isnan(round_up(np.nan))
+
+
+@pytest.mark.parametrize("n", [1, 39, 40, 41, 569])
+def test_a_suggested_bound_leaves_at_most_its_share_above_it(n):
+    values = np.random.default_rng(n).lognormal(0.0, 1.0, size=n)
+    bound = suggested_bound(values)
+    assert np.sum(values > bound) <= np.floor(SUGGEST_SHARE * n)
+    # the smallest such two-digit number: one step of its second digit lower leaves more
+    lower = bound - 10.0 ** (np.floor(np.log10(bound)) - 1)
+    assert np.sum(values > lower) > np.floor(SUGGEST_SHARE * n)
+
+
+def test_no_bound_is_suggested_from_no_values_or_unreadable_ones():
+    assert np.isnan(suggested_bound([]))
+    assert np.isnan(suggested_bound([1.0, np.nan, 2.0]))
+    assert np.isnan(suggested_bound([np.inf] * 3))  # overflowed norms: no finite bound
+
+
+def test_label_offset_advice_only_for_labels_far_from_0_for_their_spread():
+    assert label_offset_advice(np.array([3.0]), "", "") is None  # no spread to judge
+    assert label_offset_advice(np.array([150.0, np.inf]), "", "") is None
+    assert label_offset_advice(np.array([-1.0, 1.0, 3.0]), "", "") is None  # |1| <= 1.63
+    text = label_offset_advice(np.array([-150.0, -154.0]), "y + {offset:g}", "private")
+    assert text.startswith("the labels' mean (-152) is beyond their spread (2)")
+    assert "public offset (y + -150) or privately (private)" in text
