@@ -46,15 +46,6 @@ EXEMPT = {
 #: files named for a topic): split or rename those tests, then drop the module here. An
 #: entry that has its file fails, so the list only shrinks
 UNMAPPED = frozenset({
-    # L0
-    "dpol", "dpol._clip_warning", "dpol._lazy", "dpol._seeding", "dpol._validation",
-    "dpol.clipping", "dpol.errors",
-    "dpol.noise._dp_accounting", "dpol.noise.source",
-    # L1
-    "dpol.accounting.events", "dpol.accounting.guarantee", "dpol.accounting.mechanism",
-    "dpol.accounting.presets._common", "dpol.accounting.presets.env",
-    "dpol.accounting.presets.jkt", "dpol.accounting.presets.knj",
-    "dpol.accounting.presets.nw", "dpol.accounting.presets.wdp",
     # L3
     "dpol.losses._base", "dpol.losses.hinge", "dpol.losses.logistic",
     "dpol.losses.regularized", "dpol.losses.squared",
