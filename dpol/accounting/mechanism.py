@@ -20,7 +20,7 @@ from dpol.accounting.guarantee import NEIGHBOURING_RELATIONS
 __all__ = ["MECHANISM_FIELDS", "Mechanism", "merge_mechanism"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # its own __eq__; unhashable (below)
 class Mechanism:
     """The privacy target and the noise choices a learner is built with.
 

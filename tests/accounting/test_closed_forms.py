@@ -7,6 +7,7 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
+from preset_cases import printed
 
 from dpol.accounting import (
     PrivacyGuarantee,
@@ -36,7 +37,7 @@ def test_mu_star_reproduces_the_specs_reference_values(eps, delta, text):
 @pytest.mark.parametrize(("eps", "delta", "text"), [
     (1.0, 1e-5, "0.268051"), (1.0, 1e-6, "0.236704"), (0.1, 1e-5, "0.032521"),
     (5.0, 1e-5, "1.121242")])
-def test_mu_star_matches_review_item_6(printed, eps, delta, text):
+def test_mu_star_matches_review_item_6(eps, delta, text):
     assert printed(mu_star(eps, delta), text)
 
 

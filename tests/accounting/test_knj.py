@@ -1,7 +1,7 @@
 """KNJ presets (Kasiviswanathan, Nissim, Jin): TreeMech's sigma, verbatim and
 patched, Mechanism 1's budget split, and the review's exact failures.
 
-Tolerances: ``printed`` (tests/accounting/conftest.py) matches a number printed with k
+Tolerances: ``printed`` (tests/accounting/preset_cases.py) matches a number printed with k
 decimals to within half a unit of its last digit. Nothing here is random; every number is
 computed, never hard-coded as an input.
 """
@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 
 import pytest
+from preset_cases import printed
 
 from dpol.accounting import gaussian_delta
 from dpol.accounting import presets as P
 from dpol.errors import InvalidInputError
 
 
-def test_knj_tree_mech_small_t_review_item_10(printed):
+def test_knj_tree_mech_small_t_review_item_10():
     for log, text in (("log2", "1.07"), ("ln", "1.61")):
         sigma = P.knj_tree_mech_sigma(1.0, 1e-5, 2, 1.0, log=log)
         assert printed(P.knj_tree_mech_exact_epsilon(sigma, 1.0, 2, 1e-5), text)

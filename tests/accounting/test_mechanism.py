@@ -75,3 +75,11 @@ def test_merge_refuses_what_the_owner_does_not_take_or_no_mechanism():
     with pytest.raises(InvalidInputError, match=r"^mechanism must be a dpol\.accounting\."
                        "Mechanism; got"):
         merge_mechanism({"epsilon": 1.0}, {}, None, "M")
+
+
+def test_a_mechanism_is_not_hashable_whatever_it_holds():
+    # its counter options and seeds need not hash: unhashable always, not only when they
+    # are set (a dict key or set member that worked would break on the next value)
+    for mechanism in (Mechanism(1.0), Mechanism(1.0, counter_options={"levels": 3})):
+        with pytest.raises(TypeError, match="unhashable"):
+            hash(mechanism)

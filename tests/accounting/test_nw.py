@@ -1,6 +1,6 @@
 """NW presets (Nie, Wang): the printed and corrected kernel sensitivities.
 
-Tolerances: ``printed`` (tests/accounting/conftest.py) matches a number printed with k
+Tolerances: ``printed`` (tests/accounting/preset_cases.py) matches a number printed with k
 decimals to within half a unit of its last digit. Nothing here is random; every number is
 computed, never hard-coded as an input.
 """
@@ -8,11 +8,12 @@ computed, never hard-coded as an input.
 from __future__ import annotations
 
 import pytest
+from preset_cases import printed
 
 from dpol.accounting import presets as P
 
 
-def test_nw_sensitivity_review_item_8_and_spec_6(printed):
+def test_nw_sensitivity_review_item_8_and_spec_6():
     # Gaussian kernel (kappa = 1), theta = 0.75, t0 = 3, T = 300: printed C_T = 0.23
     assert printed(P.nw_printed_sensitivity(300, 1.0, 1.0, 0.75, 3), "0.23")
     assert P.nw_corrected_sensitivity(300, 1.0, 1.0, 0.75, 3) == pytest.approx(

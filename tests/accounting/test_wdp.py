@@ -1,7 +1,7 @@
 """WDP presets (window-DP COCO): the printed Gaussian sigma and Gamma theta, and
 the spec numbers their exact epsilons must reproduce.
 
-Tolerances: ``printed`` (tests/accounting/conftest.py) matches a number printed with k
+Tolerances: ``printed`` (tests/accounting/preset_cases.py) matches a number printed with k
 decimals to within half a unit of its last digit. Nothing here is random; every number is
 computed, never hard-coded as an input.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from preset_cases import printed
 
 from dpol.accounting import mu_star
 from dpol.accounting import presets as P
@@ -18,13 +19,13 @@ from dpol.accounting import presets as P
 
 @pytest.mark.parametrize(("window", "eps", "texts"), [
     (16, 1.0, ("0.14", "0.31")), (16, 5.0, ("0.83", "1.78")), (1024, 1.0, ("0.093", "0.20"))])
-def test_wdp_gaussian_exact_epsilon_table_spec_8_2(printed, window, eps, texts):
+def test_wdp_gaussian_exact_epsilon_table_spec_8_2(window, eps, texts):
     sigma = P.wdp_gaussian_sigma(eps, 1e-5, 1.0, window, p=1)  # Delta_2 = 1
     for node, text in zip((1.0, 2.0), texts, strict=True):  # Delta_node = Delta_2 and 2 Delta_2
         assert printed(P.wdp_gaussian_exact_epsilon(sigma, node, window, 1e-5), text)
 
 
-def test_wdp_printed_sigma_vs_recommended_spec_8_2(printed):
+def test_wdp_printed_sigma_vs_recommended_spec_8_2():
     assert printed(P.wdp_gaussian_sigma(1.0, 1e-5, 1.0, 1024, p=1), "109")
     assert printed(math.sqrt(11) / mu_star(1.0, 1e-5), "12.4")  # Delta sqrt(m) / mu*
     # p = 2 (default reading) multiplies sigma by sqrt(ln(2/delta))
