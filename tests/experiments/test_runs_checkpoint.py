@@ -1,6 +1,7 @@
 """`dpol run` outputs are whole or absent, one run per folder; checkpoints sit beside
 the outputs, owner-only, in a format that cannot run code, resume to the same releases,
-and a resumed run never shows a step with two noisy values."""
+a resumed run never shows a step with two noisy values, and a stream fed in slices
+releases what one run releases."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 from test_sweeps_sweep import terminal_sigint
 
+from dpol.adapters.registry import LEARNERS
 from dpol.errors import InvalidInputError
 from dpol.experiments.runs.checkpoint import CHECKPOINT, load_checkpoint
 from dpol.experiments.runs.output import checkpoint_folder
@@ -158,3 +160,29 @@ def test_ctrl_c_in_the_cli_says_what_was_kept(tmp_path):
     assert done.returncode == 0, done.stderr
     assert np.load(out / "iterates.npy").shape == (120_001, 5)  # d = 4 and an intercept
     assert not folder.exists()
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+def test_run_in_slices_releases_what_one_run_releases(name):
+    # dpol run feeds the learner in slices to show progress: the releases, losses and
+    # regret must be those of one run, bit for bit
+    from dpol.adapters.registry import comparator, make_learner
+    from dpol.experiments.runs import checkpoint
+
+    rng = np.random.default_rng(1)
+    n = 1500  # slices of 1024 and 476 rows (checkpoint.CHUNK_ROWS)
+    X = rng.normal(size=(n, 4)) * 0.3
+    target = X @ np.array([0.5, -0.3, 0.2, 0.1])
+    y = np.sign(target) if LEARNERS[name].task == "classification" else target
+    whole = make_learner(name, 4, horizon=n, epsilon=1.0, seed=5)
+    u = comparator(whole, X, y)
+    one = whole.run(X, y, comparator=u)
+    sliced = make_learner(name, 4, horizon=n, epsilon=1.0, seed=5)
+    ticks = []
+    state = {"done": {}, "parts": {}, "models": {}}
+    joined = checkpoint.stream_slices("private", sliced, X, y, u, ticks.append, state,
+                                      None, lambda: None)
+    assert ticks == [1024, n]
+    for field in ("weights", "losses", "predictions", "final_weights", "model_predictions"):
+        np.testing.assert_array_equal(getattr(joined, field), getattr(one, field))
+    np.testing.assert_allclose(joined.regret, one.regret, rtol=1e-12, atol=1e-12)
