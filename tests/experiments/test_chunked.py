@@ -216,10 +216,3 @@ def test_a_clipped_chunked_run_says_how_its_classes_are_coded_not_its_bounds(tmp
                          options={"outputs": 3})
     assert any("were clipped" in n for n in result.notes)
     assert result.labels == "label 0 -> e1, 1 -> e2, 2 -> e3 (one-hot rows of 3 classes)"
-
-
-def test_ctrl_c_in_a_chunked_run_names_no_checkpoint_option(tmp_path):
-    from dpol.cli.run import _interrupted
-
-    assert "--checkpoint-every" not in _interrupted(tmp_path, chunked=True)
-    assert "--checkpoint-every N keeps the progress" in _interrupted(tmp_path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from experiment_cases import assert_real_png, drawn
 
 from dpol.experiments.reproductions.jkt_appendix_g import (
     logistic_regression,
@@ -15,11 +16,11 @@ from dpol.experiments.reproductions.jkt_appendix_g import (
 )
 
 
-def test_synthetic_regression_outputs_and_trends(tmp_path, real_png):
+def test_synthetic_regression_outputs_and_trends(tmp_path):
     result = synthetic_regression(tmp_path, horizon=4000, epsilons=(0.1, 1.0, 10.0), seeds=2)
     assert result.report.exists() and result.csv.exists()
     for fig in result.figures:
-        real_png(fig)
+        assert_real_png(fig)
     text = result.report.read_text()
     assert "1e-2 at epsilon = 0.01" in text and "predict 0" in text.lower()
     tight = [r for r in result.rows if r["calibration"] == "tight"]
@@ -46,7 +47,7 @@ def test_year_prediction_fallback_and_local_copy(tmp_path):
     assert "diabetes" in fallback.report.read_text()
 
 
-def test_logistic_regression_learns_at_large_epsilon(tmp_path, real_png):
+def test_logistic_regression_learns_at_large_epsilon(tmp_path):
     result = logistic_regression(tmp_path, epsilons=(0.1, 100.0), seeds=2, alphas=(0.01,))
     by_eps = {r["epsilon"]: r for r in result.rows}
     # non-private IGD learns (breast cancer is nearly separable); PIGD at a large epsilon
@@ -55,12 +56,12 @@ def test_logistic_regression_learns_at_large_epsilon(tmp_path, real_png):
     assert by_eps[100.0]["heldout_accuracy_averaged_mean"] > 0.85
     assert by_eps[0.1]["heldout_accuracy_averaged_mean"] < by_eps[100.0][
         "heldout_accuracy_averaged_mean"]
-    real_png(result.figures[0])
+    assert_real_png(result.figures[0])
 
 
-def test_demo_regret_plot_has_no_gaps(tmp_path, drawn):
+def test_demo_regret_plot_has_no_gaps(tmp_path, monkeypatch):
     # the demo's FTL curve is negative early on: every thinned point must be drawn
-    figures = drawn
+    figures = drawn(monkeypatch)
     synthetic_regression(tmp_path, horizon=2000, epsilons=(0.01, 1.0), seeds=1)
     ax = figures[0].axes[0]
     ftl = next(line for line in ax.get_lines() if line.get_label().startswith("FTL"))

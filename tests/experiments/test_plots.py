@@ -4,15 +4,16 @@ baseline on a symlog axis), positive curves on a log axis, curves told apart."""
 from __future__ import annotations
 
 import numpy as np
+from experiment_cases import assert_real_png, drawn
 
 
-def test_regret_plot_draws_negative_values_and_a_zero_baseline(tmp_path, drawn, real_png):
+def test_regret_plot_draws_negative_values_and_a_zero_baseline(tmp_path, monkeypatch):
     # a log axis masks values <= 0 (the non-private twin beating its comparator drew no
     # line at all) and a baseline at 0 made tight_layout warn "invalid value encountered
     # in scalar subtract" (pytest turns that warning into an error here)
     from dpol.experiments.plots import plot_curves
 
-    figures = drawn
+    figures = drawn(monkeypatch)
     t = np.arange(1, 200)
     curves = {"private": (t, 1.0 / np.sqrt(t)), "twin": (t, -0.03 + 0.0 / t),
               "twin again": (t, -0.03 + 0.0 / t)}
@@ -28,13 +29,13 @@ def test_regret_plot_draws_negative_values_and_a_zero_baseline(tmp_path, drawn, 
     styles = {(lines[n].get_linestyle(), lines[n].get_marker()) for n in curves}
     assert len(styles) == len(curves)
     assert lines["predict 0"].get_ydata()[0] == 0.0
-    real_png(tmp_path / "r.png")
+    assert_real_png(tmp_path / "r.png")
 
 
-def test_positive_curves_keep_a_log_axis(tmp_path, drawn):
+def test_positive_curves_keep_a_log_axis(tmp_path, monkeypatch):
     from dpol.experiments.plots import plot_curves, value_scale
 
-    figures = drawn
+    figures = drawn(monkeypatch)
     t = np.arange(1, 50)
     plot_curves({"a": (t, 1.0 / t)}, tmp_path / "a.png", title="a", ylabel="y",
                 baselines={"b": 0.01})

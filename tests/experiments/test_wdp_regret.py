@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from experiment_cases import assert_real_png
 
 from dpol.experiments.reproductions.wdp_regret import fit_growth, wdp_regret_growth
 
@@ -18,7 +19,7 @@ def test_fit_growth_tells_log_from_sqrt():
 
 
 @pytest.mark.slow
-def test_wdp_regret_grows_like_log_t(tmp_path, real_png):
+def test_wdp_regret_grows_like_log_t(tmp_path):
     # issue 3 / WDP Theorems 3-4: with a fixed window the regret of WDP-COCOP grows like
     # log T. Over T = 2^10..2^15 log growth has a log-log slope near 0.1 and sqrt(T)
     # growth 0.5; the bounds below sit between the two. COCOL's constants grow like
@@ -32,4 +33,4 @@ def test_wdp_regret_grows_like_log_t(tmp_path, real_png):
     assert cocop["loglog_slope"] < 0.2
     assert cocol["R(2^14)"] / cocol["R(2^10)"] < 2.5
     assert cocol["loglog_slope"] < 0.4  # clearly below sqrt(T) growth
-    real_png(result.figures[0])
+    assert_real_png(result.figures[0])

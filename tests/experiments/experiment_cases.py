@@ -1,13 +1,12 @@
-"""Fixtures shared by the experiments' test files: a check that a written figure is a
-real picture, and the figures plots.py drew (kept instead of closed)."""
+"""Shared pieces of the experiments' tests: the check that a written figure is a real
+picture, and the figures plots.py drew (kept instead of closed)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 
-def _assert_real_png(path):
+def assert_real_png(path):
     """A PNG that is an actual picture: the signature, a sane size, more than one colour."""
     import matplotlib.image as mpimg
 
@@ -17,15 +16,8 @@ def _assert_real_png(path):
     assert len(np.unique(img.reshape(-1, img.shape[-1]), axis=0)) > 20
 
 
-@pytest.fixture
-def real_png():
-    """The check that ``path`` holds a real picture: ``real_png(path)``."""
-    return _assert_real_png
-
-
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures plots.py closes, kept to inspect what it drew."""
+def drawn(monkeypatch) -> list:
+    """Keep the figures plots.py closes, to inspect what it drew."""
     import matplotlib.pyplot as plt
 
     figures = []
