@@ -20,7 +20,6 @@ def app():
     return _app()
 
 
-
 def test_help_of_the_command_and_every_subcommand(app):
     top = invoke(app, ["--help"])
     assert top.exit_code == 0

@@ -21,7 +21,6 @@ def app():
     return _app()
 
 
-
 def test_account_counter_and_learner(app):
     result = invoke(app, ["account", "--counter", "tree", "-T", "1024", "--dim", "2",
                           "--json"])

@@ -18,7 +18,6 @@ def app():
     return _app()
 
 
-
 def test_reproduce_small_and_refused(app, tmp_path):
     result = invoke(app, ["reproduce", "jkt-logistic", "--quick", "--seeds", "1", "--out",
                           tmp_path])

@@ -23,7 +23,6 @@ def app():
     return _app()
 
 
-
 def small_table(tmp_path, n=200, seed=0, classification=False):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3)) * 0.5
