@@ -35,8 +35,8 @@ def _data(path: Path, n: int = 2500) -> str:
 
 @pytest.fixture(autouse=True)
 def _empty_plots(monkeypatch):
-    """Empty plot files: the plots are not what these tests read (test_experiments.py
-    tests them), and drawing them is most of a small run's time."""
+    """Empty plot files: the plots are not what these tests read (test_plots.py and
+    tests/cli/test_run.py test them), and drawing them is most of a small run's time."""
     def empty(folder, *args, **kwargs):
         paths = [folder / "regret.png", folder / "loss.png"]
         for path in paths:

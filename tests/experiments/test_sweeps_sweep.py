@@ -1,4 +1,5 @@
-"""dpol sweep on local processes: bad input refused before any task, resume, faults."""
+"""dpol sweep on local processes: bad input refused by the Python API, resume, faults
+(the command line's refusals: tests/cli/test_cli_sweep.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import contextlib
 import multiprocessing
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -17,8 +17,7 @@ import pytest
 from sweep_cases import SLOW, TINY, config, reference_results, results
 
 from dpol.errors import InvalidInputError
-from dpol.experiments.sweeps.config import SweepConfig, cell_key, load_config
-from dpol.experiments.sweeps.store import ResultStore
+from dpol.experiments.sweeps.config import SweepConfig, load_config
 from dpol.experiments.sweeps.sweep import SweepInterrupted, sweep
 
 typer_testing = pytest.importorskip("typer.testing")
@@ -30,80 +29,8 @@ def reference(tmp_path_factory):
     return reference_results(tmp_path_factory.mktemp("reference"))
 
 
-def write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "sweep.toml"
-    path.write_text(text)
-    return path
-
-
-GOOD = ('horizon = 100\n[grid]\nlearners = ["pqftl"]\nepsilons = [1.0]\nseeds = 1\n'
-        'datasets = ["synthetic-regression"]\n')
-
-
-@pytest.mark.parametrize(("text", "args", "named"), [
-    (GOOD.replace("epsilons", "epsilon"), [], "grid.epsilon must be a known key"),
-    (GOOD.replace("[1.0]", '["one"]'), [], "grid.epsilons must hold numbers > 0"),
-    (GOOD.replace("[1.0]", "[]"), [], "grid.epsilons must be a non-empty list"),
-    (GOOD.replace('"pqftl"', '"nope"'), [], "grid.learners must name learners"),
-    (GOOD + 'counters = ["windows"]\n', [], "(or their old names tree, honaker, window"),
-    (GOOD.replace("seeds = 1", "seeds = 1.5"), [], "grid.seeds must be a count"),
-    (GOOD.replace('"synthetic-regression"', '"breast-cancer"'), [],
-     "grid.datasets must hold a regression data set for pqftl"),
-    (GOOD + "[options.pqftl]\nnope = 1\n", [], "options must hold keywords"),
-    (GOOD + "colour = 1\n", [], "colour must be a known key"),
-    (GOOD.replace("[grid]", "horizon2 = [\n[grid]"), [], "not valid TOML"),
-    (GOOD, ["--backend", "spark"], "backend must be one of 'local', 'ray', 'dask'; got 'spark'"),
-    (GOOD, ["--backend", "dask", "--address", "tcp://127.0.0.1:9"],
-     "address must be a reachable Dask scheduler"),
-    (GOOD, ["--backend", "ray", "--address", "no-port"], "address must be host:port"),
-    (GOOD, ["--backend", "ray", "--address", "127.0.0.1:9"], "address must be a reachable Ray"),
-    (GOOD, ["--address", "127.0.0.1:9"], "address must be left unset for --backend local"),
-    (GOOD + "[options]\npqftl = 3\n", [], "options.pqftl must be a table"),
-    (GOOD + "[run]\nworkers = 'two'\n", [], "workers must be an integer"),
-    # their cells would have the same keys: run twice, stored once
-    (GOOD.replace("seeds = 1", "seeds = [0, 0, 1]"), [],
-     "grid.seeds must hold distinct values (a repeated value runs its cells twice and "
-     "stores them once; repeated: 0); got [0, 0, 1]"),
-    (GOOD.replace("[1.0]", "[1, 1.0]"), [], "grid.epsilons must hold distinct values"),
-])
-def test_bad_input_is_one_line_before_any_task(tmp_path, text, args, named):
-    from dpol.cli import _app
-
-    path = write(tmp_path, text)
-    result = typer_testing.CliRunner().invoke(_app(), ["sweep", str(path), *args])
-    assert result.exit_code == 1, result.output
-    lines = [line for line in result.stderr.splitlines() if line.startswith("dpol ")]
-    assert len(lines) == 1 and "error:" in lines[0] and named in lines[0], result.stderr
-    assert not path.with_suffix(".sqlite").exists()  # no task started, no store opened
-
-
-@pytest.mark.parametrize(("backend", "scheme", "what"), [("ray", "", "Ray head"),
-                                                         ("dask", "tcp://", "Dask scheduler")])
-def test_an_address_that_accepts_and_says_nothing_is_one_line(tmp_path, monkeypatch,
-                                                              backend, scheme, what):
-    from dpol.cli import _app
-
-    # a listening socket nobody accepts on: the kernel completes the connection, and
-    # nothing ever answers (Ray's client waited over 5 minutes on one, Dask's 100 s)
-    with socket.socket() as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(8)
-        address = f"{scheme}127.0.0.1:{silent.getsockname()[1]}"
-        monkeypatch.setenv("DPOL_CONNECT_TIMEOUT", "0.5")
-        path = write(tmp_path, GOOD)
-        start = time.monotonic()
-        result = typer_testing.CliRunner().invoke(
-            _app(), ["sweep", str(path), "--backend", backend, "--address", address])
-    # the timeout (twice at most: the sweep and its engine each check), plus a loaded
-    # machine's scheduling
-    assert time.monotonic() - start < 2 * 0.5 + 3
-    assert result.exit_code == 1, result.output
-    assert result.stderr.startswith(f"dpol sweep: error: address must be a {what} that "
-                                    "answers within 0.5 s") and result.stderr.count("\n") == 1
-    assert not path.with_suffix(".sqlite").exists()
-
-
 def test_the_python_api_refuses_the_same_input():
+    # the same rules as the command line (tests/cli/test_cli_sweep.py)
     with pytest.raises(InvalidInputError, match=r"grid\.seeds must be a non-empty list"):
         sweep(config({**TINY, "grid": {**TINY["grid"], "seeds": 0}}))
     with pytest.raises(InvalidInputError, match="workers must be"):
@@ -123,28 +50,6 @@ def test_cells_are_written_once_and_a_rerun_skips_them(tmp_path, reference):
     again = sweep(cfg, workers=2, store=store)
     assert (again.skipped, again.done) == (len(cfg.cells) - 1, 1)
     assert results(store) == reference[0]
-
-
-def test_a_store_written_under_the_old_names_is_found_by_a_grid_of_either_names(tmp_path):
-    old = {"horizon": 50, "grid": {"learners": ["pqftl", "frank-wolfe"], "epsilons": [1.0],
-                                   "counters": ["tree", "window"], "seeds": 1,
-                                   "datasets": ["synthetic-regression"]}}
-    cfg = config(old)  # the old names are read as their canonical names
-    assert {(c["learner"], c["counter"]) for c in cfg.cells} == {
-        (learner, counter) for learner in ("pqftl", "online_frank_wolfe")
-        for counter in ("binary_tree", "window_tree")}
-    renamed = {"binary_tree": "tree", "window_tree": "window", "online_frank_wolfe":
-               "frank-wolfe"}
-    store = tmp_path / "old.sqlite"
-    with ResultStore(store) as s:  # as a sweep before the renames wrote it
-        for c in cfg.cells:
-            was = {**c, **{k: renamed.get(c[k], c[k]) for k in ("learner", "counter")}}
-            s.put(cell_key(was), was, {"status": "done"}, "local")
-    summary = sweep(cfg, workers=1, store=store)
-    assert (summary.skipped, summary.done) == (len(cfg.cells), 0)
-    with ResultStore(store) as s:
-        assert {(r["learner"], r["counter"]) for r in s.rows()} == {
-            (c["learner"], c["counter"]) for c in cfg.cells}
 
 
 def test_a_cell_that_raises_is_recorded_and_the_rest_go_on(tmp_path, reference):
@@ -185,7 +90,8 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_cells(tmp_path, reference):
     lines = [f"horizon = {raw['horizon']}", "[grid]"] + [
         f"{k} = {v!r}".replace("'", '"') for k, v in raw["grid"].items()] + ["[run]",
                                                                               "workers = 2"]
-    path = write(tmp_path, "\n".join(lines) + "\n")
+    path = tmp_path / "sweep.toml"
+    path.write_text("\n".join(lines) + "\n")
     store = path.with_suffix(".sqlite")
     proc = subprocess.Popen([sys.executable, "-c", "from dpol.cli import main; main()",
                              "sweep", str(path)], cwd=ROOT, stdout=subprocess.PIPE,
@@ -232,30 +138,6 @@ def _done(store: Path) -> set[str]:
         return set()
 
 
-def test_report_prints_a_table_and_writes_plots(tmp_path, monkeypatch):
-    from dpol.cli import _app
-
-    store = tmp_path / "s.sqlite"
-    sweep(config(TINY), workers=1, store=store)
-    monkeypatch.setenv("COLUMNS", "250")  # read when the app builds its console
-    result = typer_testing.CliRunner().invoke(
-        _app(), ["sweep", "report", str(store), "--out", str(tmp_path / "plots")])
-    assert result.exit_code == 0, result.output
-    assert "configurations" in result.stdout and "honaker" in result.stdout
-    # a simulation seeded on purpose, and the report says what that means
-    assert ("its guarantees hold only against whoever does not know the seeds"
-            in " ".join(result.stdout.split()))
-    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
-    assert pngs == ["sweep_synthetic-classification_regret.png",
-                    "sweep_synthetic-regression_regret.png"]
-    # at 80 columns the scores stay; what the width drops comes after them
-    monkeypatch.setenv("COLUMNS", "80")
-    narrow = typer_testing.CliRunner().invoke(
-        _app(), ["sweep", "report", str(store), "--out", str(tmp_path / "p80")])
-    dropped = " ".join(narrow.stdout.split()).split("not shown at this width: ")[1]
-    assert "avg regret" not in dropped and "accuracy" not in dropped
-
-
 def test_interrupted_in_process_keeps_what_finished(tmp_path, reference):
     def stop_after_three(done: int, total: int) -> None:
         if done == 3:
@@ -265,22 +147,6 @@ def test_interrupted_in_process_keeps_what_finished(tmp_path, reference):
         sweep(config(TINY), workers=1, store=tmp_path / "s.sqlite", progress=stop_after_three)
     kept = results(tmp_path / "s.sqlite")
     assert len(kept) == 3 and all(reference[0][k] == v for k, v in kept.items())
-
-
-def test_help_and_reproduce_refuse_an_unknown_backend_in_one_line(tmp_path):
-    from dpol.cli import _app
-
-    runner = typer_testing.CliRunner()
-    top = runner.invoke(_app(), ["--help"])
-    assert top.exit_code == 0 and "sweep" in top.output
-    helped = runner.invoke(_app(), ["sweep", "--help"], env={"COLUMNS": "200"})
-    assert helped.exit_code == 0 and "--backend" in helped.output and "report" in helped.output
-    result = runner.invoke(_app(), ["reproduce", "jkt-logistic", "--quick", "--backend",
-                                    "spark", "--out", str(tmp_path)])
-    assert result.exit_code == 1
-    assert result.stderr == ("dpol reproduce: error: backend must be one of 'local', 'ray', "
-                             "'dask'; got 'spark'\n")
-    assert not any(tmp_path.iterdir())  # refused before any run
 
 
 @pytest.mark.parametrize(("backend", "module"), [("ray", "ray"), ("dask", "distributed")])

@@ -70,21 +70,9 @@ UNMAPPED = frozenset({
     "dpol.evaluation.audit_pairs", "dpol.evaluation.prequential", "dpol.evaluation.regret",
     "dpol.adapters._online_estimator", "dpol.adapters._surface", "dpol.adapters._river_centre",
     "dpol.adapters.sklearn",
-    "dpol.experiments.account", "dpol.experiments.audit_run",
-    "dpol.experiments.counter_errors", "dpol.experiments.plots", "dpol.experiments.report",
     "dpol.experiments.reproductions.env_bandit",
-    "dpol.experiments.reproductions.jkt_appendix_g",
     "dpol.experiments.reproductions.knj_incremental",
-    "dpol.experiments.reproductions.nw_kernel", "dpol.experiments.reproductions.reproduce",
-    "dpol.experiments.reproductions.wdp_regret", "dpol.experiments.runs.output",
-    "dpol.experiments.runs.pipeline", "dpol.experiments.runs.report",
-    "dpol.experiments.runs.request", "dpol.experiments.runs.scores",
-    "dpol.experiments.sweeps.cell", "dpol.experiments.sweeps.config",
-    "dpol.experiments.sweeps.report", "dpol.experiments.sweeps.runner",
-    "dpol.experiments.sweeps.store",
-    # L6
-    "dpol.cli.privacy", "dpol.cli.progress", "dpol.cli.reproduce", "dpol.cli.run",
-    "dpol.cli.sweep", "dpol.cli.text", "dpol.cli.ui",
+    "dpol.experiments.reproductions.nw_kernel",
 })
 
 

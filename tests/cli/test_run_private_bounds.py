@@ -6,19 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-typer_testing = pytest.importorskip("typer.testing")
+pytest.importorskip("typer.testing")
 pytest.importorskip("opendp")
 
-from dpol.cli import _app  # noqa: E402
+from cli_cases import invoke
+
+from dpol.cli import _app
 
 
 @pytest.fixture(scope="module")
 def app():
     return _app()
-
-
-def invoke(app, args):
-    return typer_testing.CliRunner().invoke(app, [str(a) for a in args])
 
 
 def table(tmp_path, n=8000):

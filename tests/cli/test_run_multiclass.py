@@ -10,10 +10,12 @@ import json
 import numpy as np
 import pytest
 
-typer_testing = pytest.importorskip("typer.testing")
+pytest.importorskip("typer.testing")
 
-from dpol.cli import _app  # noqa: E402
-from dpol.experiments.runs.scores import holdout_split  # noqa: E402
+from cli_cases import invoke
+
+from dpol.cli import _app
+from dpol.experiments.runs.scores import holdout_split
 
 CLASSES = np.array([1.0, 2.0, 5.0])  # not 0 .. K-1: the mapping must sort and say them
 
@@ -21,10 +23,6 @@ CLASSES = np.array([1.0, 2.0, 5.0])  # not 0 .. K-1: the mapping must sort and s
 @pytest.fixture(scope="module")
 def app():
     return _app()
-
-
-def invoke(app, args):
-    return typer_testing.CliRunner().invoke(app, [str(a) for a in args])
 
 
 def three_classes(path, n=400, seed=0, classes=CLASSES):
