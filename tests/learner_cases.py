@@ -8,7 +8,9 @@ import numpy as np
 
 from dpol.errors import NonPrivateWarning
 from dpol.learners import (
+    BanditFrankWolfe,
     Kernel,
+    PrivateBanditFrankWolfe,
     PrivateFTAL,
     PrivateFTRL,
     PrivateGIGA,
@@ -174,3 +176,20 @@ def svec_unpack(v: np.ndarray, d: int) -> np.ndarray:
     out[i, j] = v / np.where(i == j, 1.0, np.sqrt(2.0))
     out[j, i] = out[i, j]
     return out
+
+
+# ------------------------------------------------------------- ENV's bandit learners
+def bandit_private(domain, T, **kw):
+    """PrivateBanditFrankWolfe at (1, 1e-6) unless told otherwise."""
+    kw.setdefault("epsilon", 1.0)
+    kw.setdefault("delta", 1e-6)
+    return PrivateBanditFrankWolfe(domain, horizon=T, **kw)
+
+
+def bandit_twin(domain, T, **kw):
+    """The non-private BanditFrankWolfe."""
+    return BanditFrankWolfe(domain, horizon=T, **kw)
+
+
+def distance_loss(X, steps):  # convex, 1-Lipschitz, defined everywhere
+    return np.linalg.norm(X - 0.3, axis=1) - 0.2 + 0.01 * np.sin(steps)
