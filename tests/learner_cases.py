@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy import special
 
 from dpol.errors import NonPrivateWarning
 from dpol.learners import (
@@ -154,6 +155,22 @@ def ball_projection(v: np.ndarray, radius: float = 1.0) -> np.ndarray:
     reference learners (the same float formula: v scaled by radius / ||v||)."""
     norm = float(np.sqrt(v @ v))
     return v if norm <= radius else v * (radius / norm)
+
+
+# ---------------------------------- an independent stream and logistic gradient (d = 3)
+def reference_stream(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of norm <= 0.9 < x_bound = 1 (no clipping, so a reference sees the same
+    data) and labels +-1 from a fixed direction plus noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, DIM))
+    X *= 0.9 * rng.uniform(0.2, 1.0, size=(n, 1)) / np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(X @ np.array([1.0, -0.5, 0.25]) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def logistic_grad(w: np.ndarray, x: np.ndarray, y: float) -> np.ndarray:
+    """d/dw log(1 + exp(-y <x, w>)) = -y sigmoid(-y <x, w>) x, written apart from dpol."""
+    return -y * special.expit(-y * float(x @ w)) * x
 
 
 # -------------------------------------------------- an independent svec (PQFTL's V element)
