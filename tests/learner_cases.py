@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
+import dp_accounting
 import numpy as np
+import pytest
 from scipy import special
 
 from dpol.errors import NonPrivateWarning
@@ -26,7 +29,7 @@ from dpol.learners import (
 )
 from dpol.learners.intercept import WithIntercept
 from dpol.learners.random_features import WithRandomFeatures
-from dpol.losses import LogisticLoss, Regularized, SquaredLoss
+from dpol.losses import HingeLoss, LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L1Ball, L2Ball, Simplex
 
 DIM = 3
@@ -210,3 +213,47 @@ def bandit_twin(domain, T, **kw):
 
 def distance_loss(X, steps):  # convex, 1-Lipschitz, defined everywhere
     return np.linalg.norm(X - 0.3, axis=1) - 0.2 + 0.01 * np.sin(steps)
+
+# ------------------------- noise-scale references (dp-accounting's analytic Gaussian)
+#: hinge with y_bound = 0.5: L = X Y = 0.5 on any ball (HingeLoss.lipschitz, h small), so
+#: the replace-one node sensitivity is 2L = 1 (its gradient_sensitivity is the default 2L)
+HALF_HINGE = HingeLoss(h=0.25, y_bound=0.5)
+NODE_SENS = 1.0
+
+
+def analytic_z(eps: float = 1.0, delta: float = 1e-5) -> float:
+    """1/mu*(eps, delta): std over l2 sensitivity of one exact Gaussian mechanism."""
+    return float(dp_accounting.get_sigma_gaussian(eps, delta))
+
+
+def nonprivate(cls, *args, **kwargs):
+    """``cls`` at epsilon = inf, its NonPrivateWarning expected."""
+    with pytest.warns(NonPrivateWarning):
+        return cls(*args, epsilon=math.inf, **kwargs)
+
+
+def unit_stream(rng, n, d, labels="sign"):
+    """Rows of norm in [0.3, 1], labels +-1 (``"sign"``) or uniform in [-1, 1]."""
+    X = rng.normal(size=(n, d))
+    X *= rng.uniform(0.3, 1.0, size=(n, 1)) / np.linalg.norm(X, axis=1, keepdims=True)
+    y = rng.choice([-1.0, 1.0], size=n) if labels == "sign" else rng.uniform(-1, 1, size=n)
+    return X, y
+
+
+def released_path(learner, X, y):
+    """Every weight a run released, the final one included: (T + 1, d)."""
+    trace = learner.run(X, y)
+    return np.vstack([trace.weights, trace.final_weights])
+
+
+def data_grad(kind, w, x, y):
+    """Data gradient of phi(<w, x>, y) x: squared 0.5 (z - y)^2, logistic log(1 + e^(-y z))."""
+    z = float(w @ x)
+    return (z - y) * x if kind == "squared" else -y * x / (1.0 + math.exp(y * z))
+
+
+def window_node_sigma(T: int, block: int) -> float:
+    """Per-node std of the window tree: z Delta sqrt(m), m = min(log2 W', floor log2 T) + 1
+    the nodes one element lies in (Privacy sections of PrivateFTAL / WindowTreeCounter)."""
+    m = min(block.bit_length() - 1, T.bit_length() - 1) + 1
+    return analytic_z() * NODE_SENS * math.sqrt(m)
