@@ -198,6 +198,11 @@ def svec_unpack(v: np.ndarray, d: int) -> np.ndarray:
     return out
 
 
+def psd_reference(S: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray:
+    """(P(S) + ridge I)^-1 u by numpy's eigendecomposition (P: onto the PSD cone)."""
+    lam, Q = np.linalg.eigh(S)
+    return Q @ ((Q.T @ u) / (np.maximum(lam, 0.0) + ridge))
+
 # ------------------------------------------------------------- ENV's bandit learners
 def bandit_private(domain, T, **kw):
     """PrivateBanditFrankWolfe at (1, 1e-6) unless told otherwise."""
