@@ -1,5 +1,6 @@
 """WDP-COCOL (online Frank-Wolfe): the first step's direction carries the counter noise at
-the stated scale, and without noise it follows WDP's recursion (an independent reference).
+the stated scale, and without noise it follows WDP's recursion (an independent reference);
+it stays feasible without a projection, on a polytope through its decomposition.
 
 Every expected scale is recomputed here from the docstring's formula with
 dp-accounting's analytic Gaussian (``get_sigma_gaussian`` = 1/mu*), never read from the
@@ -9,8 +10,10 @@ object alone; tests/learners/test_learner_sensitivity.py checks the sensitivitie
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
+import pytest
 from learner_cases import (
     HALF_HINGE,
     data_grad,
@@ -21,9 +24,10 @@ from learner_cases import (
 )
 from scipy import stats
 
+from dpol.errors import NonPrivateWarning
 from dpol.learners import PrivateOnlineFrankWolfe
 from dpol.losses import Regularized, SquaredLoss
-from dpol.sets import L2Ball
+from dpol.sets import ConvexHull, L2Ball, Simplex
 
 EPS, DELTA = 1.0, 1e-5
 
@@ -111,3 +115,38 @@ def test_frank_wolfe_without_noise_follows_the_wdp_recursion():
                       domain=L2Ball(d, R), horizon=T), X, y)
     np.testing.assert_allclose(got, np.array(expected), rtol=1e-10, atol=1e-13)
     assert kinds == {"ball", "local", "circle"}, kinds  # every branch of the LLOO is used
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, float("inf")])
+def test_frank_wolfe_stays_feasible_and_never_projects(eps, monkeypatch):
+    # WDP spec test 8: simplex, no projection routine is ever called
+    calls = []
+    monkeypatch.setattr(Simplex, "project", lambda self, x: calls.append(x))
+    rng = np.random.default_rng(0)
+    d, horizon = 20, 2000
+    X = np.abs(rng.normal(size=(horizon, d)))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = X @ rng.dirichlet(np.ones(d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonPrivateWarning)
+        learner = PrivateOnlineFrankWolfe(d, domain=Simplex(d), horizon=horizon,
+                                          loss=Regularized(SquaredLoss(), 1.0), epsilon=eps,
+                                          delta=1e-5, seed=0)
+    w = learner.run(X, y).weights
+    assert not calls
+    assert w.min() >= -1e-12
+    assert np.max(np.abs(w.sum(axis=1) - 1.0)) <= 1e-12
+
+
+def test_frank_wolfe_on_a_polytope_keeps_its_decomposition():
+    # WDP spec test 8 (polytope given by vertices) and 10 (decomposition reproduces w)
+    rng = np.random.default_rng(1)
+    vertices = rng.normal(size=(7, 3))
+    hull = ConvexHull(vertices)
+    X = rng.normal(size=(300, 3)) * 0.5
+    y = X @ [0.2, 0.1, -0.3]
+    learner = PrivateOnlineFrankWolfe(3, domain=hull, horizon=300, epsilon=1.0, delta=1e-5,
+                                      loss=Regularized(SquaredLoss(), 1.0), seed=0)
+    w = learner.run(X, y).weights
+    assert all(hull.contains(v, tol=1e-9) for v in w)
+    np.testing.assert_allclose(learner._hull_weights @ vertices, learner.weights, atol=1e-12)
