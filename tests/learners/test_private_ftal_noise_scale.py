@@ -1,9 +1,9 @@
 """WDP-COCOP (FTAL): the iterate noise is the counter's release noise at the stated node
 sigma, and without noise FTAL is the approximate leader of an independent reference.
 
-Every expected scale is recomputed here from the docstring's formula with
-dp-accounting's analytic Gaussian (``get_sigma_gaussian`` = 1/mu*), never read from the
-object alone; tests/learners/test_learner_sensitivity.py checks the sensitivities.
+The node sigma is recomputed from PrivateFTAL's Privacy section with dp-accounting's
+analytic Gaussian, not read from the learner (its sensitivities:
+test_learner_sensitivity.py).
 """
 
 from __future__ import annotations

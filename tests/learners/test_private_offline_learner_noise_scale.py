@@ -1,8 +1,8 @@
 """POL's released noise: beta is the Privacy section's formula, and the noise has scale beta.
 
-Every expected scale is recomputed here from the docstring's formula with
-dp-accounting's analytic Gaussian (``get_sigma_gaussian`` = 1/mu*), never read from the
-object alone; tests/learners/test_learner_sensitivity.py checks the sensitivities.
+beta is recomputed from POL's Privacy section with dp-accounting's analytic Gaussian
+(``get_sigma_gaussian`` = 1/mu*), never read from the object alone; POL's sensitivity:
+test_learner_sensitivity.py.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 the stated scale, and without noise it follows WDP's recursion (an independent reference);
 it stays feasible without a projection, on a polytope through its decomposition.
 
-Every expected scale is recomputed here from the docstring's formula with
-dp-accounting's analytic Gaussian (``get_sigma_gaussian`` = 1/mu*), never read from the
-object alone; tests/learners/test_learner_sensitivity.py checks the sensitivities.
+The noise scale comes from the window tree's Privacy section and dp-accounting's sigma,
+not from the learner; the counter-input sensitivity: test_learner_sensitivity.py.
 """
 
 from __future__ import annotations
