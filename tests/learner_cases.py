@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
+import dp_accounting
 import numpy as np
+import pytest
+from scipy import special
 
 from dpol.errors import NonPrivateWarning
 from dpol.learners import (
+    BanditFrankWolfe,
     Kernel,
+    PrivateBanditFrankWolfe,
     PrivateFTAL,
     PrivateFTRL,
     PrivateGIGA,
@@ -23,7 +29,7 @@ from dpol.learners import (
 )
 from dpol.learners.intercept import WithIntercept
 from dpol.learners.random_features import WithRandomFeatures
-from dpol.losses import LogisticLoss, Regularized, SquaredLoss
+from dpol.losses import HingeLoss, LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L1Ball, L2Ball, Simplex
 
 DIM = 3
@@ -154,6 +160,22 @@ def ball_projection(v: np.ndarray, radius: float = 1.0) -> np.ndarray:
     return v if norm <= radius else v * (radius / norm)
 
 
+# ---------------------------------- an independent stream and logistic gradient (d = 3)
+def reference_stream(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of norm <= 0.9 < x_bound = 1 (no clipping, so a reference sees the same
+    data) and labels +-1 from a fixed direction plus noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, DIM))
+    X *= 0.9 * rng.uniform(0.2, 1.0, size=(n, 1)) / np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(X @ np.array([1.0, -0.5, 0.25]) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def logistic_grad(w: np.ndarray, x: np.ndarray, y: float) -> np.ndarray:
+    """d/dw log(1 + exp(-y <x, w>)) = -y sigmoid(-y <x, w>) x, written apart from dpol."""
+    return -y * special.expit(-y * float(x @ w)) * x
+
+
 # -------------------------------------------------- an independent svec (PQFTL's V element)
 def svec(A: np.ndarray) -> np.ndarray:
     """svec of a symmetric matrix: the upper triangle row by row, off-diagonals times
@@ -174,3 +196,69 @@ def svec_unpack(v: np.ndarray, d: int) -> np.ndarray:
     out[i, j] = v / np.where(i == j, 1.0, np.sqrt(2.0))
     out[j, i] = out[i, j]
     return out
+
+
+def psd_reference(S: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray:
+    """(P(S) + ridge I)^-1 u by numpy's eigendecomposition (P: onto the PSD cone)."""
+    lam, Q = np.linalg.eigh(S)
+    return Q @ ((Q.T @ u) / (np.maximum(lam, 0.0) + ridge))
+
+# ------------------------------------------------------------- ENV's bandit learners
+def bandit_private(domain, T, **kw):
+    """PrivateBanditFrankWolfe at (1, 1e-6) unless told otherwise."""
+    kw.setdefault("epsilon", 1.0)
+    kw.setdefault("delta", 1e-6)
+    return PrivateBanditFrankWolfe(domain, horizon=T, **kw)
+
+
+def bandit_twin(domain, T, **kw):
+    """The non-private BanditFrankWolfe."""
+    return BanditFrankWolfe(domain, horizon=T, **kw)
+
+
+def distance_loss(X, steps):  # convex, 1-Lipschitz, defined everywhere
+    return np.linalg.norm(X - 0.3, axis=1) - 0.2 + 0.01 * np.sin(steps)
+
+# ------------------------- noise-scale references (dp-accounting's analytic Gaussian)
+#: hinge with y_bound = 0.5: L = X Y = 0.5 on any ball (HingeLoss.lipschitz, h small), so
+#: the replace-one node sensitivity is 2L = 1 (its gradient_sensitivity is the default 2L)
+HALF_HINGE = HingeLoss(h=0.25, y_bound=0.5)
+NODE_SENS = 1.0
+
+
+def analytic_z(eps: float = 1.0, delta: float = 1e-5) -> float:
+    """1/mu*(eps, delta): std over l2 sensitivity of one exact Gaussian mechanism."""
+    return float(dp_accounting.get_sigma_gaussian(eps, delta))
+
+
+def nonprivate(cls, *args, **kwargs):
+    """``cls`` at epsilon = inf, its NonPrivateWarning expected."""
+    with pytest.warns(NonPrivateWarning):
+        return cls(*args, epsilon=math.inf, **kwargs)
+
+
+def unit_stream(rng, n, d, labels="sign"):
+    """Rows of norm in [0.3, 1], labels +-1 (``"sign"``) or uniform in [-1, 1]."""
+    X = rng.normal(size=(n, d))
+    X *= rng.uniform(0.3, 1.0, size=(n, 1)) / np.linalg.norm(X, axis=1, keepdims=True)
+    y = rng.choice([-1.0, 1.0], size=n) if labels == "sign" else rng.uniform(-1, 1, size=n)
+    return X, y
+
+
+def released_path(learner, X, y):
+    """Every weight a run released, the final one included: (T + 1, d)."""
+    trace = learner.run(X, y)
+    return np.vstack([trace.weights, trace.final_weights])
+
+
+def data_grad(kind, w, x, y):
+    """Data gradient of phi(<w, x>, y) x: squared 0.5 (z - y)^2, logistic log(1 + e^(-y z))."""
+    z = float(w @ x)
+    return (z - y) * x if kind == "squared" else -y * x / (1.0 + math.exp(y * z))
+
+
+def window_node_sigma(T: int, block: int) -> float:
+    """Per-node std of the window tree: z Delta sqrt(m), m = min(log2 W', floor log2 T) + 1
+    the nodes one element lies in (Privacy sections of PrivateFTAL / WindowTreeCounter)."""
+    m = min(block.bit_length() - 1, T.bit_length() - 1) + 1
+    return analytic_z() * NODE_SENS * math.sqrt(m)

@@ -1,42 +1,33 @@
-"""ENV's projection-free bandit learners: estimator, Frank-Wolfe, ask/tell, privacy, regret."""
+"""ENV's projection-free bandit learners, their shared machinery: ask/tell, run, modes, regret.
+
+The sphere estimator and the Frank-Wolfe step: test_bandit_geometry.py; the private
+learner's calibration: test_private_bandit_frank_wolfe.py; its non-private twin:
+test_bandit_frank_wolfe.py.
+"""
 
 from __future__ import annotations
 
 import math
 import pickle
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
+from learner_cases import bandit_private as private
+from learner_cases import bandit_twin as twin
+from learner_cases import distance_loss
 
-from dpol.accounting import certified_epsilon, mu_star
-from dpol.accounting.presets import (
-    env_bandit_gaussian_sigma,
-    env_bandit_laplace_exact_epsilon,
-    env_bandit_laplace_scale,
-    env_bandit_tree_levels,
-)
 from dpol.errors import (
     HorizonExceededError,
     InvalidInputError,
-    NonPrivateWarning,
-    PaperCalibrationWarning,
 )
 from dpol.experiments.reproductions.env_bandit import (
     box_leading_constant,
     env_bandit_regret,
     linear_instance,
     make_polytope,
-)
-from dpol.learners._bandit import (
-    LinearOracleDomain,
-    frank_wolfe_step,
-    one_point_gradient,
-    sample_sphere,
 )
 from dpol.learners.bandit_frank_wolfe import BanditFrankWolfe
 from dpol.learners.private_bandit_frank_wolfe import PrivateBanditFrankWolfe
@@ -67,16 +58,6 @@ class OracleOnly:
         raise AssertionError("the bandit learner called contains()")
 
 
-def private(domain, T, **kw):
-    kw.setdefault("epsilon", 1.0)
-    kw.setdefault("delta", 1e-6)
-    return PrivateBanditFrankWolfe(domain, horizon=T, **kw)
-
-
-def twin(domain, T, **kw):
-    return BanditFrankWolfe(domain, horizon=T, **kw)
-
-
 def loop(learner, loss, n):
     """The ask/tell loop; returns points, iterates and observed values."""
     pts, its, vals = [], [], []
@@ -95,86 +76,7 @@ def linear_loss(C, b=None):
     return lambda X, steps: np.einsum("ij,ij->i", C[steps], X) + b[steps]
 
 
-def distance_loss(X, steps):  # convex, 1-Lipschitz, defined everywhere
-    return np.linalg.norm(X - 0.3, axis=1) - 0.2 + 0.01 * np.sin(steps)
-
-
-# ---------------------------------------------------------------- sphere and estimator
-def test_sphere_samples_are_unit_with_isotropic_moments():
-    # u uniform on S^(n-1): E u = 0, E u u^T = I/n; Var u_i = 1/n, Var u_i^2 =
-    # 3/(n(n+2)) - 1/n^2, Var u_i u_j = 1/(n(n+2)); every mean within 5 standard errors
-    n, N = 4, 100_000
-    U = sample_sphere(np.random.default_rng(0), N, n)
-    np.testing.assert_allclose(np.linalg.norm(U, axis=1), 1.0, rtol=0, atol=1e-12)
-    assert np.all(np.abs(U.mean(axis=0)) <= 5 * math.sqrt(1 / n / N))
-    M = U.T @ U / N
-    se_diag = math.sqrt((3 / (n * (n + 2)) - 1 / n**2) / N)
-    se_off = math.sqrt(1 / (n * (n + 2)) / N)
-    assert np.all(np.abs(np.diag(M) - 1 / n) <= 5 * se_diag)
-    assert np.all(np.abs(M[~np.eye(n, dtype=bool)]) <= 5 * se_off)
-
-
-@pytest.mark.parametrize(("n", "zeta", "seed"), [(3, 0.5, 1), (5, 0.2, 2), (8, 1.0, 3)])
-def test_one_point_estimator_is_unbiased_for_linear_losses(n, zeta, seed):
-    # f(x) = <theta, x> + b at x: a = f(x). Row (n/zeta)(a + zeta <theta, u>) u has mean theta
-    # (E u = 0, E u u^T = I/n) and, with E u_i^4 = 3/(n(n+2)), E u_i^2 u_j^2 = 1/(n(n+2)),
-    # E row_i^2 = (n/zeta)^2 a^2 / n + n (||theta||^2 + 2 theta_i^2) / (n + 2). The mean of N
-    # rows is within 5 sd_i / sqrt(N) of theta_i (false alarm < 6e-7 per coordinate)...
-    rng = np.random.default_rng(seed)
-    theta, b, x = rng.normal(size=n), 0.1, rng.uniform(-0.3, 0.3, size=n)
-    a, N = theta @ x + b, 200_000
-    U = sample_sphere(rng, N, n)
-    G = one_point_gradient(theta @ (x + zeta * U).T + b, U, zeta)
-    sd = np.sqrt((n / zeta) ** 2 * a**2 / n + n * (theta @ theta + 2 * theta**2) / (n + 2)
-                 - theta**2)
-    tol = 5 * sd / math.sqrt(N)
-    assert np.all(np.abs(G.mean(axis=0) - theta) <= tol)
-    # ... and that tolerance detects a 1/n relative bias: the scaling (n+1)/zeta fails it
-    assert np.any(np.abs(G.mean(axis=0) * (n + 1) / n - theta) > tol)
-
-
-def test_one_point_estimator_on_a_quadratic_estimates_the_smoothed_gradient():
-    # f(x) = 1/2 ||x||^2: the ball smoothing is f + const, whose gradient is x (ENV Lemma 2.2);
-    # row_i = (n/zeta) (1/2 ||x||^2 + zeta <x, u> + zeta^2/2) u_i, E row_i^2 <= 3 (n/zeta)^2
-    # ((||x||^2/2 + zeta^2/2)^2 / n + zeta^2 ||x||^2 3 / (n(n+2))): 5 standard errors
-    n, zeta, N = 3, 0.4, 200_000
-    x = np.array([0.2, -0.5, 0.1])
-    U = sample_sphere(np.random.default_rng(4), N, n)
-    P = x + zeta * U
-    G = one_point_gradient(0.5 * np.einsum("ij,ij->i", P, P), U, zeta)
-    bound = 3 * (n / zeta) ** 2 * ((x @ x / 2 + zeta**2 / 2) ** 2 / n
-                                   + zeta**2 * (x @ x) * 3 / (n * (n + 2)))
-    assert np.all(np.abs(G.mean(axis=0) - x) <= 5 * math.sqrt(bound / N))
-
-
-# ---------------------------------------------------------------- Frank-Wolfe
-@pytest.mark.parametrize("domain", [Box([-1.0, 0.0, 0.0, 0.5], [1.0, 2.0, 0.5, 3.0]),
-                                    Simplex(4), L2Ball(4, 2.0)], ids=repr)
-def test_frank_wolfe_stays_feasible_and_reaches_the_projection(domain):
-    # q(x) = 1/2||x - c||^2 + <y, x> is 1-smooth and 1-strongly convex; Jaggi's bound with
-    # curvature C_f <= D^2: q(x_k) - q* <= 2 D^2 / (k + 2), so ||x_k - x*|| <= 2 D/sqrt(k + 2);
-    # the FW gap bounds q(x_k) - q* >= ||x_k - x*||^2 / 2
-    rng = np.random.default_rng(5)
-    c = domain.project(rng.normal(size=4))
-    y = 1.5 * rng.normal(size=4)
-    target = domain.project(c - y)
-    x, D = domain.linear_oracle(np.ones(4)), domain.diameter
-    for k in range(1, 301):
-        previous = x
-        x, gap = frank_wolfe_step(domain.linear_oracle, x, c, y)
-        assert gap >= 0.5 * np.linalg.norm(previous - target) ** 2 - 1e-12
-        assert domain.contains(x, tol=1e-12)
-        assert np.linalg.norm(x - target) <= 2 * D / math.sqrt(k + 2)
-
-
-def test_frank_wolfe_sign_moves_away_from_the_accumulated_loss():
-    # A1: with s~ = e_1 the minimiser of 1/2||x - c||^2 + eta <s~, x> on [0, 1]^3 has x_1 = 0
-    # (the printed minus sign would send it to 1, towards high loss)
-    box, c = Box(0.0, 1.0, dim=3), np.full(3, 0.5)
-    x = c.copy()
-    for _ in range(50):
-        x, _ = frank_wolfe_step(box.linear_oracle, x, c, 5.0 * np.array([1.0, 0.0, 0.0]))
-    np.testing.assert_allclose(x, [0.0, 0.5, 0.5], atol=1e-12)
+# ---------------------------------------------------------------- learning
 
 
 def test_learner_moves_towards_the_low_loss_vertex():
@@ -246,14 +148,6 @@ def test_shrink_mode_plays_only_feasible_points(domain, ball):
     np.testing.assert_allclose(np.linalg.norm(trace.points - phi, axis=1),
                                (1 - learner.zeta / ball[1]) * learner.zeta, rtol=1e-10)
     assert learner.loss_bound == learner.lipschitz * learner.diameter
-
-
-def test_linear_oracle_domain_checks_its_oracle():
-    dom = LinearOracleDomain(lambda c: np.where(c < 0, 1.0, 0.0)[:2], 3, math.sqrt(3))
-    with pytest.raises(InvalidInputError, match=r"oracle\(c\) must return a finite vector"):
-        twin(dom, 100, center=np.full(3, 0.5)).run(distance_loss)
-    with pytest.raises(InvalidInputError, match="c must contain only finite"):
-        LinearOracleDomain(np.sign, 2, 1.0).linear_oracle([np.nan, 0.0])
 
 
 def test_shrink_mode_refusals():
@@ -391,109 +285,7 @@ def test_values_are_clipped_to_the_loss_bound_and_counted():
     np.testing.assert_allclose(trace.noisy_sums[0], g, rtol=1e-12)  # exact: the twin's sum
 
 
-# ---------------------------------------------------------------- zero noise = twin
-def test_epsilon_inf_is_exactly_the_non_private_twin():
-    T, dom = 200, Box(0.0, 1.0, dim=3)
-    with pytest.warns(NonPrivateWarning):
-        p = private(dom, T, epsilon=math.inf, seed=5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        q = twin(dom, T, seed=5)  # non-private by name: no warning
-    tp, tq = p.run(distance_loss), q.run(distance_loss)
-    for field in ("points", "iterates", "losses", "noisy_sums"):
-        np.testing.assert_array_equal(getattr(tp, field), getattr(tq, field))
-    assert p.privacy.epsilon == q.privacy.epsilon == math.inf
-    # the twin's released sums are the exact prefix sums of the batch estimates
-    u = (tq.points - tq.iterates) / q.zeta
-    rows = one_point_gradient(np.clip(tq.losses, -q.loss_bound, q.loss_bound), u, q.zeta)
-    K = q.batch_size
-    batch = np.array([rows[i:i + K].sum(axis=0) for i in range(0, T, K)])
-    np.testing.assert_allclose(tq.noisy_sums, np.cumsum(batch, axis=0)[:-1], rtol=1e-10,
-                               atol=1e-10)
-
-
-@pytest.mark.parametrize("T", [1, 2])
-def test_a_single_batch_releases_nothing(T):
-    learner = private(Box(0.0, 1.0, dim=1), T, seed=0)
-    assert learner.n_batches == 1 and learner.privacy.epsilon == 0.0
-    trace = learner.run(distance_loss)
-    assert len(trace.points) == T and trace.noisy_sums.shape == (0, 1)
-    assert type(learner.dp_event()).__name__ == "NoOpDpEvent"
-
-
-# ---------------------------------------------------------------- privacy
-def _first_release_noise(noise, runs, n=20, T=400):
-    """Tree noise of the first release: private minus twin with the same seed (same u's)."""
-    dom = Box(0.0, 1.0, dim=n)
-    C = np.random.default_rng(0).normal(size=(40, n)) / math.sqrt(n)  # two batches of 20
-    out = []
-    for seed in range(runs):
-        p = private(dom, T, noise=noise, seed=seed)
-        q = twin(dom, T, seed=seed)
-        out.append(p.run_linear(C).noisy_sums[0] - q.run_linear(C).noisy_sums[0])
-    return np.concatenate(out), p
-
-
-@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
-def test_tree_noise_has_the_calibrated_scale(noise):
-    # T = 400, n = 20: K = 20, m = 20, 19 released sums, h = floor(log2 19) + 1 = 5 levels;
-    # zeta = D sqrt(n)/T^(1/4), B = L (D + zeta), Delta_2 = 2 (n/zeta) B, Delta_1 = sqrt(n)
-    # Delta_2. Tight: Gaussian std Delta_2 sqrt(h)/mu*(1, 1e-6), Laplace scale h Delta_1 / 1.
-    # The first release carries one node: 100 runs x 20 i.i.d. coordinates. KS at 2000
-    # samples: the right scale passes (p > 1e-3); 2/3 or 3/2 of it moves the cdf by >= 0.1,
-    # far beyond the 1e-6 critical distance 0.054, so both are rejected.
-    n, T = 20, 400
-    D = math.sqrt(n)
-    zeta = D * math.sqrt(n) / T**0.25
-    delta_2 = 2 * n / zeta * (D + zeta)
-    if noise == "gaussian":
-        scale, dist = delta_2 * math.sqrt(5) / mu_star(1.0, 1e-6), "norm"
-    else:
-        scale, dist = 5 * math.sqrt(n) * delta_2, "laplace"
-    z, learner = _first_release_noise(noise, 100)
-    assert learner._counter.levels == 5
-    assert learner.noise_scale == pytest.approx(scale, rel=1e-9)
-    assert stats.kstest(z / scale, dist).pvalue > 1e-3
-    for wrong in (2 / 3, 3 / 2):
-        assert stats.kstest(z / (wrong * scale), dist).pvalue < 1e-6
-
-
-def test_coupled_neighbouring_runs_differ_by_one_summand():
-    # ENV-2's per-summand argument: same seed (same u's and node noise), losses differ
-    # only at round t0 = 19 of batch R0 = 3 (K = 8): released sums before R0 are equal, at R0
-    # they differ by exactly (n/zeta)(B - (-B)) u_t0, of l2 norm Delta_2 = element_sensitivity
-    # and l1 norm <= sqrt(n) Delta_2; centres of batches <= R0 + 1 are equal (batch R0 + 1
-    # plays x~_R0, computed from s~_{R0-1}), the next ones move
-    T, n, t0 = 64, 3, 19
-    dom = Box(0.0, 1.0, dim=n)
-    base = lambda X, s: np.where(s == t0, 1e9, 0.0)  # noqa: E731
-    other = lambda X, s: np.where(s == t0, -1e9, 0.0)  # noqa: E731
-    a, b = private(dom, T, epsilon=100.0, seed=2), private(dom, T, epsilon=100.0, seed=2)
-    ta, tb = a.run(base), b.run(other)
-    np.testing.assert_array_equal(ta.noisy_sums[:2], tb.noisy_sums[:2])
-    diff = ta.noisy_sums[2] - tb.noisy_sums[2]
-    u = (ta.points[t0] - ta.iterates[t0]) / a.zeta
-    np.testing.assert_allclose(diff, (n / a.zeta) * 2 * a.loss_bound * u, rtol=1e-9)
-    assert np.linalg.norm(diff) == pytest.approx(a.element_sensitivity, rel=1e-9)
-    assert np.abs(diff).sum() <= math.sqrt(n) * a.element_sensitivity * (1 + 1e-12)
-    np.testing.assert_array_equal(ta.iterates[:32], tb.iterates[:32])
-    assert not np.array_equal(ta.iterates[32:40], tb.iterates[32:40])
-
-
-def test_tight_calibration_certifies_the_target():
-    dom = Box(0.0, 1.0, dim=4)
-    g = private(dom, 1000, epsilon=1.0, delta=1e-6, seed=0)
-    assert (g.privacy.epsilon, g.privacy.delta) == (1.0, 1e-6)
-    assert g.privacy.neighbouring == "replace_one" and "loss function" in g.privacy.unit
-    assert certified_epsilon(g.dp_event(), 1e-6) == pytest.approx(1.0, abs=5e-3)
-    lap = private(dom, 1000, noise="laplace", epsilon=2.0, seed=0)
-    h = lap._counter.levels
-    assert (lap.privacy.epsilon, lap.privacy.delta) == (2.0, 0.0)
-    # h Delta_1 / epsilon, Delta_1 = sqrt(n) Delta_2
-    assert lap.noise_scale == pytest.approx(h * math.sqrt(4) * lap.element_sensitivity / 2.0,
-                                            rel=1e-12)
-    half = private(dom, 1000, neighbouring="add_remove", seed=0)
-    assert half.noise_scale == pytest.approx(g.noise_scale / 2, rel=1e-12)
+# ---------------------------------------------------------------- parameters
 
 
 def test_spec_worked_example_parameters():
@@ -503,66 +295,6 @@ def test_spec_worked_example_parameters():
     assert (learner.batch_size, learner.n_batches) == (100, 100)
     assert learner.eta == pytest.approx(0.001) and learner.zeta == pytest.approx(0.4)
     assert learner.loss_bound == pytest.approx(2.4)
-
-
-@pytest.mark.parametrize(("T", "n"), [(16, 2), (100, 10)])
-def test_paper_laplace_preset_warns_where_it_falls_short(T, n):
-    # ENV-2: lambda_paper / lambda_per-summand = 0.54 and 0.73 (with the
-    # spec's h = ceil(log2 m) + 1); our counter has h' = floor(log2(m - 1)) + 1 levels, so the
-    # real epsilon is the preset's exact epsilon times h'/h, still above the requested 1
-    dom = Box(0.0, 1.0, dim=n)
-    with pytest.warns(PaperCalibrationWarning, match="Lemma 5.1.* gives only"):
-        learner = private(dom, T, noise="laplace", calibration="paper", log="ln", seed=0)
-    lam = env_bandit_laplace_scale(1.0, T, n, 1.0, log="ln")
-    assert learner.noise_scale == pytest.approx(lam, rel=1e-12)
-    h, h_spec = learner._counter.levels, env_bandit_tree_levels(T)
-    exact = env_bandit_laplace_exact_epsilon(lam, T, n, 1.0, math.sqrt(n)) * h / h_spec
-    assert learner.privacy.epsilon == pytest.approx(exact, rel=1e-9)
-    assert learner.privacy.epsilon > 1.0
-
-
-def test_paper_presets_that_suffice_do_not_warn():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        lap = private(Box(0.0, 1.0, dim=10), 10_000, noise="laplace", calibration="paper",
-                      log="ln", seed=0)
-        gau = private(L2Ball(4, 1.0), 10_000, calibration="paper", log="ln", seed=0)
-    assert 0.1 < lap.privacy.epsilon < 1.0
-    # Lemma 5.4's sigma (about 2.01e5 here, ENV-2) is hugely over-noised
-    assert gau.noise_scale == pytest.approx(
-        env_bandit_gaussian_sigma(1.0, 1e-6, 10_000, 4, 1.0, log="ln"), rel=1e-12)
-    assert gau.noise_scale == pytest.approx(2.01e5, rel=5e-3)
-    assert gau.privacy.epsilon < 0.01 and gau.privacy.delta == 1e-6
-
-
-def test_paper_calibration_refusals():
-    box = Box(0.0, 1.0, dim=2)
-    with pytest.raises(InvalidInputError, match="counter must be 'tree'"):
-        private(box, 100, calibration="paper", counter="honaker")
-    with pytest.raises(InvalidInputError, match="noise must be 'gaussian' or 'laplace'"):
-        private(box, 100, calibration="paper", noise="gamma")
-
-
-def test_privacy_docstring_states_the_guarantee_and_the_erratum_decisions():
-    doc = PrivateBanditFrankWolfe.__doc__
-    privacy = " ".join(doc[doc.index("Privacy\n    -------"):doc.index("Examples\n")].split())
-    for phrase in ("Replace-one", "2 (n/zeta) B", "mu*(epsilon, delta)", "h Delta_1 / epsilon",
-                   "Lemmas 5.1, 5.4", "PaperCalibrationWarning",
-                   "docs/derivations/bandit_frank_wolfe.md"):
-        assert phrase in privacy, phrase
-    # the derivation it links holds every decision of docs/errata.md's ENV entries, by
-    # its ID and the paper's location
-    page = Path(__file__).resolve().parents[2] / "docs/derivations/bandit_frank_wolfe.md"
-    flat = " ".join(page.read_text().split())
-    for decision in ("errata.md", "oblivious", "ENV-1, Algorithm 1 line 14",
-                     "1/2 ||x - c||^2 + eta <s~, x>", "ENV-2, Lemmas 5.1 and 5.4",
-                     "per-summand sensitivities", "ENV-3",
-                     "Lemma C.4, exactly one FW iteration per round", "x~_0 = c, s~_0 = 0",
-                     "Algorithm 1 line 1, K = ceil(sqrt T)", "Algorithms 3-5, a binary tree",
-                     "Lemma C.2, an explicit loss bound B", "zeta > D warns",
-                     "Definition 2.1, the guarantees", "never enter its own FW solve",
-                     "leave D by up to zeta", "simplex (Section 1)", "(Section 2) is not offered"):
-        assert decision in flat, decision
 
 
 @settings(max_examples=25, deadline=None)

@@ -3,7 +3,7 @@
 ``as_vector`` and ``point_argument`` answer the common case with a cheaper test than
 before (a finite ``x . x``; the ufunc's own max-reduce), ``exceeds_l2`` is the one
 per-step clip test. These tests aim at the edges: norms within a few ulps of the bound,
-entries whose squares overflow, NaN and inf.
+entries whose squares overflow, NaN and inf (``point_argument``'s: tests/sets/test_sets_base.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from dpol.errors import InvalidInputError
 from dpol.learners import PrivateFTAL
 from dpol.losses import Regularized, SquaredLoss
 from dpol.sets import L2Ball
-from dpol.sets._base import MAX_ENTRY, point_argument
 
 
 def _einsum_decision(vec: np.ndarray, bound: float) -> bool:
@@ -106,14 +105,6 @@ def test_as_vector_keeps_finite_entries_whose_squares_overflow():
         out = as_vector("x", v, 3)
     np.testing.assert_array_equal(out, v)
     assert out is not v
-
-
-def test_point_argument_refuses_entries_above_max_entry_only():
-    ok = np.array([MAX_ENTRY, -MAX_ENTRY])
-    np.testing.assert_array_equal(point_argument("x", ok, 2), ok)
-    over = np.array([0.0, -np.nextafter(MAX_ENTRY, np.inf)])
-    with pytest.raises(InvalidInputError, match=r"^x must have entries of magnitude"):
-        point_argument("x", over, 2)
 
 
 def test_clip_examples_copies_unless_told_the_rows_are_its_own():

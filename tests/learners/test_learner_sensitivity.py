@@ -694,7 +694,7 @@ def test_counter_input_sensitivity(name, change, where, monkeypatch):
     assert L == pytest.approx(a._data.lipschitz(a.domain), rel=1e-12)
     counter = a._counter
     # 2L / L, or the loss's smaller exact gradient sensitivity (logistic, replace-one;
-    # tests/losses/test_gradient_sensitivity.py checks that bound by brute force)
+    # tests/losses/test_logistic.py checks that bound by brute force)
     assert counter.node_sensitivity == pytest.approx(
         a._data.gradient_sensitivity(a.domain, nb), rel=1e-12)
     assert counter.node_sensitivity <= (2 if nb == "replace_one" else 1) * L * (1 + 1e-12)

@@ -1,5 +1,9 @@
 """KNJ (Kasiviswanathan, Nissim, Jin), Private Incremental Regression: M1, PrivIncReg1/2.
 
+The contracts all three run through, PrivIncReg1's privacy and behaviour. PrivIncReg2's
+own tests: test_projected_incremental_regression.py; M1's: test_private_incremental_erm.py;
+NoisyProjGrad's: test_noisy_proj_grad.py.
+
 Errata decided: docs/errata.md, KNJ-1 to KNJ-4. Loss: KNJ's sum of (y - <x, theta>)^2
 (no 1/2).
 """
@@ -11,7 +15,6 @@ import pickle
 import warnings
 from pathlib import Path
 
-import dp_accounting
 import numpy as np
 import pytest
 from learner_cases import loop
@@ -20,8 +23,6 @@ from scipy import stats
 from dpol.accounting import mu_star
 from dpol.accounting.closed_forms import gaussian_epsilon
 from dpol.accounting.presets import (
-    knj_advanced_composition,
-    knj_mechanism1_split,
     knj_tree_mech_sigma,
 )
 from dpol.counters.strategies._bits import popcount
@@ -29,18 +30,17 @@ from dpol.errors import (
     HorizonExceededError,
     InvalidInputError,
     NonPrivateWarning,
-    NumericalWarning,
     PaperCalibrationWarning,
 )
 from dpol.evaluation.excess_risk import excess_empirical_risk, released_models
-from dpol.learners.noisy_proj_grad import noisy_proj_grad, npg_bound, npg_step_size
+from dpol.learners.noisy_proj_grad import npg_bound
 from dpol.learners.private_frank_wolfe import PrivateFrankWolfe
 from dpol.learners.private_incremental_erm import PrivateIncrementalERM
 from dpol.learners.private_incremental_regression import PrivateIncrementalRegression
 from dpol.learners.private_projected_sgd import PrivateProjectedSGD
 from dpol.learners.projected_incremental_regression import ProjectedIncrementalRegression
 from dpol.losses import SquaredLoss
-from dpol.sets import Box, L1Ball, L2Ball, Simplex
+from dpol.sets import L1Ball, L2Ball, Simplex
 
 INF = float("inf")
 DELTA = 1e-5
@@ -182,43 +182,6 @@ def test_reg1_constructor_refuses_bad_arguments(kwargs, match):
     args = {"domain": L2Ball(4), "horizon": 16, "epsilon": 1.0, "delta": DELTA, **kwargs}
     with pytest.raises(InvalidInputError, match=match):
         PrivateIncrementalRegression(4, **args)
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    ({"domain": Box(-1, 1, dim=4)}, "domain must be an L1Ball, Simplex, L2Ball or ConvexHull"),
-    ({"projection_dim": 0}, "projection_dim must be an integer >= 1"),
-    ({"lift": "magic"}, "lift must be one of 'gauge', 'preimage'"),
-    ({"inner_iter": 0}, "inner_iter must be an integer >= 1"),
-    ({"projection_dim": None, "horizon": 3}, "horizon must exceed the Gaussian width"),
-])
-def test_reg2_constructor_refuses_bad_arguments(kwargs, match):
-    args = {"domain": L1Ball(4), "horizon": 16, "epsilon": 1.0, "delta": DELTA,
-            "projection_dim": 2, **kwargs}
-    with pytest.raises(InvalidInputError, match=match):
-        ProjectedIncrementalRegression(4, **args)
-
-
-def test_reg2_warns_when_the_projection_cannot_reduce_the_dimension():
-    with pytest.warns(NumericalWarning, match="m = 9 >= d = 4"):
-        m = ProjectedIncrementalRegression(4, domain=L1Ball(4), horizon=16, epsilon=1.0,
-                                           delta=DELTA, projection_dim=9)
-    assert m.feature_dim == 4
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    ({"tau": 17}, "tau must be <= horizon = 16"),
-    ({"tau": 0}, "tau must be an integer >= 1"),
-    ({"solver": "adam"}, "solver must be one of 'sgd', 'bst', 'frank-wolfe'"),
-    ({"solver": object()}, "solver must be 'sgd', 'bst', 'frank-wolfe' or an object"),
-    ({"solver": "frank-wolfe"}, "domain must be an L1Ball, a Simplex or a ConvexHull"),
-    ({"domain": L2Ball(3)}, "domain must be a convex set of dim 4"),
-    ({"calibration": "paper", "epsilon": 40.0}, "epsilon' = .* > 1"),
-])
-def test_m1_constructor_refuses_bad_arguments(kwargs, match):
-    args = {"loss": SquaredLoss(), "domain": L2Ball(4), "horizon": 16, "epsilon": 1.0,
-            "delta": DELTA, "tau": 4, **kwargs}
-    with pytest.raises(InvalidInputError, match=match):
-        PrivateIncrementalERM(4, **args)
 
 
 # ============================================================== privacy: PrivIncReg1/2
@@ -563,96 +526,6 @@ def test_reg1_excess_falls_like_one_over_epsilon():
     assert expected == pytest.approx(-0.84, abs=0.01)
 
 
-# ============================================================== PrivIncReg2
-def test_reg2_features_keep_the_norm_and_projection_is_public_and_data_independent():
-    d, m_dim = 40, 6
-    a = ProjectedIncrementalRegression(d, domain=L1Ball(d), horizon=50, epsilon=1.0,
-                                       delta=DELTA, projection_dim=m_dim, seed=3)
-    X = np.random.default_rng(0).normal(size=(50, d)) / 8
-    X[7] = 0.0
-    U = a._features(X)
-    np.testing.assert_allclose(np.linalg.norm(U, axis=1), np.linalg.norm(X, axis=1),
-                               rtol=1e-12, atol=0)
-    b = ProjectedIncrementalRegression(d, domain=L1Ball(d), horizon=50, epsilon=1.0,
-                                       delta=DELTA, projection_dim=m_dim, seed=3)
-    b.run(X, np.zeros(50))
-    np.testing.assert_array_equal(a.projection, b.projection)  # same seed, any stream
-    assert not a.projection.flags.writeable
-    # entries N(0, 1/m): m * mean square ~ chi2(md)/(md), 240 entries: 1 +- 0.4 (a = 1e-4)
-    ratio = m_dim * float(np.mean(a.projection**2))
-    n = a.projection.size
-    assert stats.chi2.ppf(5e-5, n) / n <= ratio <= stats.chi2.ppf(1 - 5e-5, n) / n
-    # its own seed stream: changing Phi does not change the tree noise
-    c = ProjectedIncrementalRegression(d, domain=L1Ball(d), horizon=50, epsilon=1.0,
-                                       delta=DELTA, projection_dim=m_dim, seed=3,
-                                       projection_seed=12)
-    a2 = ProjectedIncrementalRegression(d, domain=L1Ball(d), horizon=50, epsilon=1.0,
-                                        delta=DELTA, projection_dim=m_dim, seed=3)
-    for learner in (c, a2):
-        learner.learn_one(np.zeros(d), 0.0)
-    assert not np.array_equal(c.projection, a2.projection)
-    np.testing.assert_array_equal(c.released_sums()[0], a2.released_sums()[0])
-
-
-def test_reg2_without_noise_solves_the_projected_least_squares():
-    # eq. (3): with epsilon = inf the surrogate solver minimises
-    # sum (y_i - <u_i, Phi theta>)^2 over C, u_i = ||x_i|| Phi x_i / ||Phi x_i||; the
-    # reference is the exact evaluator on the rows u_i^T Phi (feasible set C itself)
-    d, T = 12, 80
-    X, y = bounded(*stream(T, d, seed=9, over=False))
-    with pytest.warns(NonPrivateWarning):
-        m = ProjectedIncrementalRegression(d, domain=L2Ball(d, 0.5), horizon=T, epsilon=INF,
-                                           delta=0.0, projection_dim=4, solver="surrogate",
-                                           max_iter=3000, lift="preimage", seed=1)
-    W = released_models(m.run(X, y))
-    rows = m._features(X) @ m.projection
-    r = excess_empirical_risk(W, rows, y, L2Ball(d, 0.5), steps=np.array([10, 40, 80]))
-    assert np.all(r.excess <= 1e-7 + r.gap)
-
-
-@pytest.mark.parametrize("domain", [L1Ball(30, 0.8), L2Ball(30, 0.8)])
-def test_reg2_gauge_lifting_gives_a_point_of_c_with_the_right_image(domain):
-    d, T = 30, 25
-    X, y = stream(T, d, seed=6, over=False)
-    m = ProjectedIncrementalRegression(d, domain=domain, horizon=T, epsilon=2.0, delta=DELTA,
-                                       projection_dim=5, max_iter=5, inner_iter=5, seed=2)
-    m.run(X, y)
-    theta, pre = m.weights, m._pre
-    phi = m.projection
-    assert domain.contains(theta, tol=1e-9)
-    np.testing.assert_allclose(phi @ theta, phi @ pre, atol=1e-8)
-    assert domain.gauge(theta) <= domain.gauge(pre) + 1e-8  # the minimum-gauge preimage
-    if isinstance(domain, L2Ball):
-        np.testing.assert_allclose(theta, np.linalg.pinv(phi) @ (phi @ pre), atol=1e-10)
-
-
-def test_reg2_gradient_error_scales_with_sqrt_m_not_sqrt_d():
-    # the point of KNJ Section 5: the released gradient lives in R^m. Exact sup over the
-    # L1 ball's vertices (affine error) of ||g_t - grad||, zero stream, 20 seeds each.
-    d, m_dim, T = 96, 6, 16
-
-    def sup_error(learner, verts):
-        learner.learn_one(np.zeros(d), 0.0)
-        Q, q = learner.released_sums()
-        return np.linalg.norm(2 * (verts @ Q.T - q), axis=1).max()
-
-    reg1 = [sup_error(PrivateIncrementalRegression(d, domain=L1Ball(d), horizon=T,
-                                                   epsilon=1.0, delta=DELTA, seed=s),
-                      np.vstack([np.eye(d), -np.eye(d)])) for s in range(20)]
-    reg2 = []
-    for s in range(20):
-        m = ProjectedIncrementalRegression(d, domain=L1Ball(d), horizon=T, epsilon=1.0,
-                                           delta=DELTA, projection_dim=m_dim, seed=s)
-        reg2.append(sup_error(m, np.vstack([m.projection.T, -m.projection.T])))
-    # ||E theta - e|| ~ sigma sqrt(p (||theta||^2 + 1)): ratio ~ sqrt(d/m) = 4 (vertices of
-    # Phi C are a bit longer than 1); require more than half of it
-    assert np.mean(reg1) / np.mean(reg2) > 2.0
-    reg1_alpha = PrivateIncrementalRegression(d, domain=L1Ball(d), horizon=T, epsilon=1.0,
-                                              delta=DELTA).gradient_error(1)
-    # the bound alpha'_t has the same log terms in both: the sqrt(p) part shrinks 4x
-    assert m.gradient_error(1) < 0.75 * reg1_alpha
-
-
 @pytest.mark.slow
 def test_reg1_on_the_l1_ball_does_not_pay_sqrt_d():
     # Finding (reported, against the spec's section 8 expectation "M2 grows like sqrt(d)"
@@ -707,209 +580,6 @@ def test_reg2_quadratic_noise_over_the_l1_ball_is_not_smaller_than_reg1s():
     print(f"sup over C of |theta' E theta|: PrivIncReg1 {np.mean(reg1):.3g}, "
           f"PrivIncReg2 (m = {m_dim}) {np.mean(reg2):.3g}, ratio {ratio:.2f}")
     assert ratio > 0.7
-
-
-# ============================================================== NoisyProjGrad
-def test_npg_a6_counterexample_breaks_the_printed_bound_not_the_corrected_one():
-    # KNJ-3: C = [-1, 1], f = |theta - 1|, theta_1 = -1, alpha = 0, paper step, r = 100
-    ball = L2Ball(1)
-    grad = lambda th: np.sign(th - 1.0)  # noqa: E731 (a subgradient, 0 at the kink)
-    step = npg_step_size(1.0, 100, 1.0, 0.0, constant="paper")
-    avg, _ = noisy_proj_grad(grad, ball.project, np.array([-1.0]), 100, step)
-    gap = abs(float(avg[0]) - 1.0)
-    assert gap == pytest.approx(0.21, abs=0.005)
-    assert gap > npg_bound(1.0, 100, 1.0, 0.0, constant="printed")  # 0.10: the erratum
-    assert gap <= npg_bound(1.0, 100, 1.0, 0.0, constant="paper")  # 0.25
-    avg2, _ = noisy_proj_grad(grad, ball.project, np.array([-1.0]), 100,
-                              npg_step_size(1.0, 100, 1.0, 0.0))
-    assert abs(float(avg2[0]) - 1.0) <= npg_bound(1.0, 100, 1.0, 0.0)  # corrected: 0.2
-
-
-@pytest.mark.parametrize("domain", [L2Ball(5, 1.5), L1Ball(5, 1.5)])
-@pytest.mark.parametrize("alpha", [0.0, 0.3])
-def test_npg_corrected_bound_holds_on_random_quadratics(domain, alpha):
-    rng = np.random.default_rng(11)
-    for _ in range(20):
-        B = rng.normal(size=(5, 5))
-        A, b = B.T @ B / 5, rng.normal(size=5) * 2
-        err = rng.normal(size=5)
-        err *= alpha / np.linalg.norm(err)  # adversarial constant error of norm alpha
-        theta_star = _qp_min(A, b, domain)
-        R = domain.radius
-        L = 2 * (np.linalg.norm(A, 2) * R + np.linalg.norm(b))  # sup_C ||grad f||
-        start = domain.project(rng.normal(size=5) * 3)
-        r, iterates = 50, []
-
-        def project(v, iterates=iterates):
-            out = domain.project(v)
-            iterates.append(out)
-            return out
-
-        def grad(th, A=A, b=b, err=err):
-            return 2 * (A @ th - b) + err
-
-        avg, _ = noisy_proj_grad(grad, project, start, r, npg_step_size(R, r, L, alpha))
-        gap = float(avg @ A @ avg - 2 * b @ avg) - float(theta_star @ A @ theta_star
-                                                          - 2 * b @ theta_star)
-        assert gap <= npg_bound(R, r, L, alpha) + 1e-9
-        assert all(domain.contains(p, tol=1e-9) for p in iterates)
-
-
-def _qp_min(A, b, domain):
-    X = np.linalg.cholesky(A + 1e-12 * np.eye(len(b))).T  # A = X^T X
-    y = np.linalg.solve(X.T, b)  # ||y - X th||^2 = th^T A th - 2 b.th + const
-    return excess_empirical_risk(np.zeros((len(b), len(b))), X, y, domain,
-                                 tol=1e-12).minimizers[-1]
-
-
-# ============================================================== Mechanism 1
-@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 3.0])
-@pytest.mark.parametrize("delta", [1e-7, 1e-5])
-@pytest.mark.parametrize("T, tau", [(100, 1), (100, 7), (1000, 50), (1000, 1000)])
-def test_m1_budget_split_totals_epsilon_delta(epsilon, delta, T, tau):
-    # Theorem 3.1 with Theorem A.4 at delta* = delta/2, l = T/tau (conservative, A14)
-    eps_c, delta_c = knj_mechanism1_split(epsilon, delta, T, tau)
-    assert eps_c <= 1.0
-    total_eps, total_delta = knj_advanced_composition(eps_c, delta_c, T / tau, delta / 2)
-    assert total_eps <= epsilon * (1 + 1e-12)
-    assert total_delta == pytest.approx(delta, rel=1e-12)
-    if epsilon != 1.0:
-        return  # the learner-level checks below once per (T, tau, delta)
-    m = PrivateIncrementalERM(3, loss=SquaredLoss(), domain=L2Ball(3), horizon=T,
-                              epsilon=epsilon, delta=delta, tau=tau, calibration="paper",
-                              solver_options={"steps": 5})
-    assert m.split() == (eps_c, delta_c)
-    # each call is calibrated to (eps', delta') exactly (no published formula for "sgd")
-    assert all(m.solver.epsilon([n], s, delta_c) <= eps_c * (1 + 1e-9)
-               for n, s in zip(m.sizes, m._scales, strict=True))
-    # the guarantee is derived from the noise that runs: 5 steps per call, each a
-    # Gaussian of ratio 2L / sigma_call, composed exactly (mu^2 adds up); far below the
-    # epsilon Theorem A.4 certifies for the split (advanced composition is loose)
-    L = SquaredLoss().lipschitz(L2Ball(3))
-    mu = math.sqrt(sum(5 * (2 * L / s) ** 2 for s in m._scales))
-    assert m.privacy.delta == delta
-    assert m.privacy.epsilon == pytest.approx(gaussian_epsilon(1 / mu, delta), rel=1e-9)
-    assert m.privacy.epsilon <= total_eps
-
-
-@pytest.mark.parametrize("solver, opts, domain", [
-    ("sgd", {"steps": 30}, L2Ball(3)),
-    ("bst", {"steps": 30}, L2Ball(3)),
-    ("frank-wolfe", {"iterations": 10}, L1Ball(3)),
-])
-def test_m1_tight_calibration_certifies_the_whole_mechanism(solver, opts, domain):
-    m = PrivateIncrementalERM(3, loss=SquaredLoss(), domain=domain, horizon=60, epsilon=1.0,
-                              delta=DELTA, tau=20, solver=solver, solver_options=opts)
-    scale = m._scales[0]
-    assert m.solver.epsilon(m.sizes, scale, DELTA) <= 1.0 + 1e-9
-    assert m.solver.epsilon(m.sizes, scale * 0.99, DELTA) > 1.0  # calibrated, not loose
-    L = SquaredLoss().lipschitz(domain)
-    if solver == "sgd":  # exact Gaussian DP: sigma = 2 L sqrt(k_total) / mu*
-        assert scale == pytest.approx(2 * L * math.sqrt(3 * 30) / mu_star(1.0, DELTA))
-    if solver != "bst":
-        assert m.privacy.epsilon == 1.0
-        return
-    # BST: the guarantee is derived from the 30 sampled Gaussian steps of each call, read
-    # by dp-accounting's RDP accountant (replace-one, its default orders): below the
-    # calibration's target, whose fractional orders bound the subsampled RDP more loosely
-    acc = dp_accounting.rdp.RdpAccountant(
-        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
-    for n in m.sizes:
-        step = dp_accounting.GaussianDpEvent(scale / (2 * n * L))
-        acc.compose(dp_accounting.SelfComposedDpEvent(
-            dp_accounting.SampledWithoutReplacementDpEvent(n, 1, step), 30))
-    assert m.privacy.epsilon == pytest.approx(acc.get_epsilon(DELTA), rel=1e-12)
-    assert m.privacy.epsilon <= 1.0
-
-
-def test_m1_calls_the_solver_on_the_whole_prefix_every_tau_steps(monkeypatch):
-    T, tau = 50, 7  # tau does not divide T (KNJ-4): floor(50/7) = 7 calls
-    X, y = stream(T, 3, over=False)
-    m = PrivateIncrementalERM(3, loss=SquaredLoss(), domain=L2Ball(3), horizon=T, epsilon=1.0,
-                              delta=DELTA, tau=tau, solver_options={"steps": 5}, seed=0)
-    seen = []
-    original = m.solver.fit
-
-    def spy(Xp, yp, *args):
-        seen.append(len(yp))
-        np.testing.assert_array_equal(Xp, X[:len(yp)])
-        return original(Xp, yp, *args)
-
-    monkeypatch.setattr(m.solver, "fit", spy)
-    W = released_models(m.run(X, y))
-    assert seen == [7, 14, 21, 28, 35, 42, 49] and m.n_calls_ == 7
-    changes = np.flatnonzero(np.any(np.diff(W, axis=0) != 0, axis=1)) + 2
-    assert set(changes) <= {7, 14, 21, 28, 35, 42, 49}  # the model changes only at calls
-    np.testing.assert_array_equal(W[:6], 0.0)  # P_C(0) before the first call (A13)
-
-
-def test_frank_wolfe_recalled_ttz_scale_is_flagged_and_m1_derives_its_total():
-    # TTZ's recalled Laplace scale matches a score sensitivity L ||C||_1; replace-one needs
-    # twice that, so one call certifies more than the epsilon it was calibrated for
-    fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(3), iterations=20, noise="laplace")
-    assert fw.epsilon([100], fw.paper_sigma(100, 0.5, DELTA), DELTA) > 0.5 * 1.3
-    # inside M1 the per-call shortfall is absorbed by the slack of KNJ's split (its second
-    # term eps^2/(4 ln(2/delta)) is far below eps/2): Theorem A.4 re-applied with the
-    # certified per-call epsilon stays below epsilon ...
-    m = PrivateIncrementalERM(3, loss=SquaredLoss(), domain=L1Ball(3), horizon=1000,
-                              epsilon=1.0, delta=DELTA, tau=10, solver="frank-wolfe",
-                              solver_options={"noise": "laplace", "iterations": 20},
-                              calibration="paper")
-    eps_c, delta_c = m.split()
-    worst = max(m.solver.epsilon([n], s, delta_c) for n, s in zip(m.sizes, m._scales,
-                                                                    strict=True))
-    assert worst > eps_c
-    total = knj_advanced_composition(worst, delta_c, 100, DELTA / 2)[0]
-    assert total <= 1.0
-    # ... and the reported guarantee, derived from the 100 x 20 selections themselves
-    # (each eps0 = 2 Delta / b-DP, hence eps0^2/2-zCDP: rho adds up, or basic
-    # composition if smaller), is tighter still
-    L = SquaredLoss().lipschitz(L1Ball(3))
-    eps0 = [2 * 2 * L / b for b in m._scales]  # score sensitivity 2 L max ||v|| = 2 L
-    acc = dp_accounting.rdp.RdpAccountant()
-    acc.compose(dp_accounting.ZCDpEvent(20 * sum(e**2 / 2 for e in eps0)))
-    derived = min(20 * sum(eps0), acc.get_epsilon(DELTA))
-    assert m.privacy.epsilon == pytest.approx(derived, rel=1e-9) and derived < total
-
-
-def test_m1_paper_mode_bst_sigma_is_sound():
-    m = PrivateIncrementalERM(3, loss=SquaredLoss(), domain=L2Ball(3), horizon=100,
-                              epsilon=1.0, delta=DELTA, tau=50, solver="bst",
-                              solver_options={"steps": 20}, calibration="paper")
-    eps_c, delta_c = m.split()
-    L = SquaredLoss().lipschitz(L2Ball(3))
-    acc = dp_accounting.rdp.RdpAccountant(
-        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
-    for n, s in zip(m.sizes, m._scales, strict=True):
-        assert s == pytest.approx(math.sqrt(32 * math.log(n / delta_c) * math.log(1 / delta_c))
-                                  * L * n / eps_c)
-        assert m.solver.epsilon([n], s, delta_c, target=eps_c) <= eps_c
-        step = dp_accounting.GaussianDpEvent(s / (2 * n * L))
-        acc.compose(dp_accounting.SelfComposedDpEvent(
-            dp_accounting.SampledWithoutReplacementDpEvent(n, 1, step), 20))
-    # the guarantee of the two calls' 20 sampled Gaussian steps, far below epsilon: BST's
-    # sigma and KNJ's split are both conservative
-    assert m.privacy.epsilon == pytest.approx(acc.get_epsilon(DELTA), rel=1e-12)
-    assert m.privacy.epsilon < 0.1
-
-
-def test_m1_without_noise_runs_plain_projected_gradient_descent():
-    T, tau, k = 30, 10, 15
-    X, y = stream(T, 3, seed=8, over=False)
-    with pytest.warns(NonPrivateWarning):
-        m = PrivateIncrementalERM(3, loss=SquaredLoss(), domain=L2Ball(3), horizon=T,
-                                  epsilon=INF, delta=0.0, tau=tau, solver_options={"steps": k})
-    W = released_models(m.run(X, y))
-    ball, theta = L2Ball(3), np.zeros(3)
-    for n in (10, 20, 30):
-        Xn, yn = X[:n], y[:n]
-        step = 1.0 / (n * 1.0)  # 1 / (n * smoothness), no noise term
-        iterate, total = theta, np.zeros(3)
-        for _ in range(k):
-            total += iterate
-            iterate = ball.project(iterate - step * (Xn.T @ (Xn @ iterate - yn)))
-        theta = total / k
-        np.testing.assert_allclose(W[n - 1], theta, rtol=1e-12, atol=1e-15)
 
 
 # ============================================================== experiment smoke test

@@ -35,7 +35,6 @@ from dpol.errors import (
     PaperCalibrationWarning,
 )
 from dpol.experiments.reproductions.nw_kernel import nw_kernel
-from dpol.learners._kernel_sensitivity import diameter_factor
 from dpol.learners._kernels import FeatureMap, Kernel
 from dpol.learners.private_kernel_regression import PrivateKernelRegression
 
@@ -348,32 +347,6 @@ def test_sensitivity_and_transcript_mu_numerically_maximised(kernel, floor):
     assert best[1] >= 0.999 and best[0] >= floor, best
 
 
-@pytest.mark.parametrize("r", [0.0, 0.3, 1.0, 2.0, 8.0])
-def test_one_step_gap_is_the_limacon_diameter(r):
-    # Step 2 of the derivation (kappa = M = 1): over ||u||, ||v|| <= 1, |y|, |y'| <= 1 and
-    # ||w|| = r, ||(y - u.w) u - (y' - v.w) v|| <= g(r), attained by u, v symmetric about
-    # -w at cos = c*; 20000 random configurations in 3-d and Nelder-Mead from 5 starts
-    # (general norms, labels) never exceed it, and the search reaches it.
-    g = float(diameter_factor(r))
-    w = np.array([r, 0.0, 0.0])
-    c = (math.sqrt(1 + 8 * r * r) - 1) / (4 * r) if r else 0.0
-    u, v = np.array([-c, math.sqrt(1 - c * c), 0]), np.array([-c, -math.sqrt(1 - c * c), 0])
-    assert np.linalg.norm((1 - u @ w) * u - (1 - v @ w) * v) == pytest.approx(g, rel=1e-12)
-
-    def gap(p):
-        u, v = p[:3] / max(1.0, np.linalg.norm(p[:3])), p[3:6] / max(1.0, np.linalg.norm(p[3:6]))
-        return np.linalg.norm((math.tanh(p[6]) - u @ w) * u - (math.tanh(p[7]) - v @ w) * v)
-
-    rng = np.random.default_rng(int(10 * r))
-    P = rng.normal(size=(20000, 8))
-    assert max(gap(p) for p in P) <= g * (1 + 1e-12)
-    best = max(-minimize(lambda p: -gap(p), rng.normal(size=8) * 2, method="Nelder-Mead",
-                         options={"maxiter": 4000, "xatol": 1e-10, "fatol": 1e-13}).fun
-               for _ in range(5))
-    assert g * 0.9999 <= best <= g * (1 + 1e-9)
-    assert g <= 2 + r and (r == 0 or g > math.sqrt(2) + r)  # below NW's (16): 2 + 2 r
-
-
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(T=st.integers(1, 25), theta=st.floats(0.55, 0.95), data=st.data(),
        kernel=st.sampled_from(["gaussian", "polynomial"]))
@@ -543,21 +516,6 @@ def test_polynomial_random_features_are_the_exact_kernel():
     a.run(X, y)
     b.run(X, y)
     np.testing.assert_allclose(a.features(U) @ a.weights, b.weights, rtol=1e-10)
-
-
-# ====================================================================== features, kappa
-def test_feature_maps_and_kernels():
-    X = np.random.default_rng(0).normal(size=(6, 3))
-    k = Kernel("gaussian", 0.7)
-    big = FeatureMap(k, 3, 20000, feature_seed=1)(X)
-    np.testing.assert_allclose(np.linalg.norm(big, axis=1), 1.0, rtol=0, atol=1e-12)
-    # E phi.phi' = K; each entry averages 10^4 terms of variance <= 1/2: 5 sd = 0.036
-    assert np.max(np.abs(big @ big.T - k(X, X))) < 5 * math.sqrt(0.5 / 10000)
-    p = Kernel("polynomial", degree=3, coef0=2.0, x_bound=1.5)
-    assert p.kappa == pytest.approx((2.25 + 2.0) ** 1.5)
-    F = FeatureMap(p, 3)(X)
-    assert F.shape == (6, math.comb(6, 3))
-    np.testing.assert_allclose(F @ F.T, p(X, X), rtol=1e-12)
 
 
 def test_features_are_public_and_independent_of_the_noise_seed():

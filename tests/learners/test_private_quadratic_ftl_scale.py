@@ -1,10 +1,9 @@
-"""PQFTL at scale (issue 8): svec release of V, the PSD solver, threaded replay.
+"""PQFTL at scale (issue 8): svec release of V, its noise law, threaded replay.
 
 The V counter of PQFTL with ``fixes`` receives svec(x x^T) (the upper triangle, off-diagonals
 times sqrt(2)) instead of vec(x x^T): half the noise draws, the same sensitivity (svec is an
 isometry), and after unscaling the law of the symmetrised full-matrix noise (independent
-review item 4). The solve w = (P(S) + ridge I)^-1 u goes through Cholesky, a tridiagonal
-route, or the eigendecomposition; every route must give the eigendecomposition's w.
+review item 4). The svec elements and the PSD solver themselves: test_psd_solve.py.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import os
 
 import numpy as np
 import pytest
-from learner_cases import loop, svec
+from learner_cases import loop, psd_reference, svec
 
 from dpol.datasets import linear_regression_stream
 from dpol.errors import InvalidInputError
@@ -32,65 +31,6 @@ def unpack(v: np.ndarray, d: int) -> np.ndarray:
     out[i, j] = v
     out[j, i] = v
     return out
-
-
-def reference(S: np.ndarray, u: np.ndarray, ridge: float) -> np.ndarray:
-    """(P(S) + ridge I)^-1 u by numpy's eigendecomposition."""
-    lam, Q = np.linalg.eigh(S)
-    return Q @ ((Q.T @ u) / (np.maximum(lam, 0.0) + ridge))
-
-
-# ---------------------------------------------------------------- svec elements
-@pytest.mark.parametrize("d", [1, 2, 5, 40])
-def test_svec_outer_is_c_ordered_and_the_same_for_one_row_or_a_block(d):
-    # C order: the counters' clipping norms of a block must sum like add()'s single row
-    X = np.random.default_rng(d).normal(size=(7, d))
-    layout = ps._svec_layout(d)
-    block = ps._svec_outer(X, layout)
-    rows = np.vstack([ps._svec_outer(x[None, :], layout) for x in X])
-    assert block.flags.c_contiguous and block.shape == (7, d * (d + 1) // 2)
-    assert np.array_equal(block.view(np.int64), rows.view(np.int64))  # bit for bit
-    expected = np.array([svec(np.outer(x, x)) for x in X])
-    np.testing.assert_allclose(block, expected, rtol=1e-15, atol=0)
-
-
-def test_svec_is_an_isometry_and_keeps_the_joint_sensitivity():
-    # ||svec(A)|| = ||A||_F for every symmetric A (exact up to rounding), so the element
-    # svec(x x^T) has norm ||x||^2 <= R^2 (the counter's bound) and two elements are as far
-    # apart as vec(x x^T) and vec(x' x'^T): sqrt(2) R^2 at most, attained at orthogonal unit
-    # x, x'. Brute force over x, x' in the plane at d = 2 and d = 3 (the difference of two
-    # rank-one matrices only depends on norms and angle) on a grid of norms and angles.
-    rng = np.random.default_rng(0)
-    for d in (2, 3, 6):
-        B = rng.normal(size=(d, d))
-        A = B + B.T
-        assert np.linalg.norm(svec(A)) == pytest.approx(np.linalg.norm(A), rel=1e-14)
-    norms = np.linspace(0.0, 1.0, 21)
-    angles = np.linspace(0.0, np.pi, 361)
-    for d in (2, 3):
-        layout = ps._svec_layout(d)
-        best, best_joint = 0.0, 0.0
-        for a in norms:
-            for b in norms:
-                x = np.zeros((len(angles), d))
-                x[:, 0] = a
-                x2 = np.zeros((len(angles), d))
-                x2[:, 0], x2[:, 1] = b * np.cos(angles), b * np.sin(angles)
-                e, e2 = ps._svec_outer(x, layout), ps._svec_outer(x2, layout)
-                frob = np.linalg.norm(np.einsum("ni,nj->nij", x, x)
-                                      - np.einsum("ni,nj->nij", x2, x2), axis=(1, 2))
-                np.testing.assert_allclose(np.linalg.norm(e - e2, axis=1), frob,
-                                           rtol=1e-12, atol=1e-15)
-                np.testing.assert_allclose(np.linalg.norm(e, axis=1), a * a, rtol=1e-14)
-                best = max(best, float(frob.max()))
-                for y, y2 in ((1.0, 1.0), (1.0, -1.0)):  # the label part is convex in y
-                    joint = np.sqrt(np.sum((e - e2) ** 2, axis=1)
-                                    + np.sum((y * x - y2 * x2) ** 2, axis=1))
-                    best_joint = max(best_joint, float(joint.max()))
-        assert best == pytest.approx(math.sqrt(2.0), rel=1e-12)  # attained: orthogonal units
-        claimed = outer_product_sensitivity(1.0, 1.0, "replace_one")  # 3/sqrt(2)
-        # the grid holds the maximiser <x, x'> = 1/2 (60 degrees) exactly
-        assert claimed * (1 - 1e-12) <= best_joint <= claimed * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("x_bound, y_bound", [(1.0, 0.5), (1.0, 1.4), (0.8, 2.0),
@@ -201,144 +141,6 @@ def test_released_v_has_the_law_of_symmetrised_full_matrix_noise(monkeypatch):
     assert not accepted(parts["off-diagonal"][0], claimed=var)  # the mirrored upper triangle
 
 
-# ---------------------------------------------------------------- the solver
-def matrices(d: int, rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
-    """PD, indefinite, singular PSD and barely indefinite (one eigenvalue -1e-3) matrices."""
-    G = rng.normal(size=(4 * d, d))
-    gram = G.T @ G
-    E = rng.normal(size=(d, d))
-    noise = (E + E.T) * math.sqrt(d)
-    low = rng.normal(size=(d, max(1, d // 2)))
-    barely = gram - (np.linalg.eigvalsh(gram)[0] + 1e-3) * np.eye(d)
-    return [("pd", gram + np.eye(d)), ("indefinite", gram / 20 + noise),
-            ("singular psd", low @ low.T), ("barely indefinite", barely)]
-
-
-@pytest.mark.parametrize("d", [1, 3, 10, 40, 90])
-@pytest.mark.parametrize("ridge", [1e-3, 1.0, 50.0, 1e4])
-def test_psd_solver_gives_the_eigendecomposition_w(d, ridge):
-    # every route (Cholesky, tridiagonal, eigendecomposition) against numpy's eigh: equal
-    # up to rounding, i.e. within 1e-14 times the condition number of P(S) + ridge I
-    # relative to the largest entry of w (a wrong route is off by O(1))
-    rng = np.random.default_rng(d)
-    solver = ps._psd_solver(d)
-    layout = ps._svec_layout(d)
-    for name, S in matrices(d, rng):
-        u = rng.normal(size=d)
-        got = solver.solve(np.ascontiguousarray(S[layout.rows, layout.cols]), u, ridge)
-        want = reference(S, u, ridge)
-        scale = np.abs(want).max()
-        cond = (max(np.linalg.eigvalsh(S)[-1], 0.0) + ridge) / ridge
-        assert np.abs(got - want).max() <= 1e-14 * cond * scale + 1e-300, name
-
-
-def test_tridiagonal_route_takes_every_eigenpair_below_minus_half_the_ridge(monkeypatch):
-    # the tridiagonal solve is used where it is well conditioned (lam_min >= -ridge/2);
-    # below, all eigenpairs of T (dstevd, or dstev with scipy < 1.16) give w. Either way
-    # the eigendecomposition's w.
-    d = 40
-    rng = np.random.default_rng(3)
-    solver = ps._psd_solver(d)
-    assert solver.tridiagonal
-    E = rng.normal(size=(d, d))
-    S = E + E.T
-    lam = np.linalg.eigvalsh(S)
-    layout = ps._svec_layout(d)
-    ap = np.ascontiguousarray(S[layout.rows, layout.cols])
-    u = rng.normal(size=d)
-    calls, eigh = [], ps._tridiagonal_eigh
-    monkeypatch.setattr(ps, "_tridiagonal_eigh", lambda *a: calls.append(1) or eigh(*a))
-    for bisect in (False, True):  # all eigenvalues (dsterf) or the negative ones (dstebz)
-        for ridge, every in ((-2.2 * lam[0], False), (-1.8 * lam[0], True)):
-            w = solver._tridiagonal(solver._unpack(ap), u, ridge, bisect=bisect)
-            assert calls == ([1] if every else [])
-            calls.clear()
-            want = reference(S, u, ridge)
-            np.testing.assert_allclose(w, want, rtol=0, atol=1e-14 * np.abs(want).max())
-    assert not ps._psd_solver(ps._TRIDIAGONAL_DIM - 1).tridiagonal  # small d: dsyevd
-
-
-def test_every_eigenpair_route_without_dstevd_falls_back_to_dstev(monkeypatch):
-    # scipy < 1.16 wraps no dstevd: implicit QL (dstev) gives the same w to rounding (the
-    # tolerance of the test above, where the eigendecomposition's w is the reference)
-    d = 40
-    rng = np.random.default_rng(5)
-    E = rng.normal(size=(d, d))
-    S, u = E + E.T, rng.normal(size=d)
-    ridge = -1.8 * np.linalg.eigvalsh(S)[0]  # below -ridge/2: every eigenpair
-    layout = ps._svec_layout(d)
-    ap = np.ascontiguousarray(S[layout.rows, layout.cols])
-    monkeypatch.delattr(ps.lapack, "dstevd", raising=False)
-    assert ps._tridiagonal_eigh(np.ones(3), np.zeros(2))[2] == 0
-    solver = ps._psd_solver(d)
-    w = solver._tridiagonal(solver._unpack(ap), u, ridge)
-    want = reference(S, u, ridge)
-    np.testing.assert_allclose(w, want, rtol=0, atol=1e-14 * np.abs(want).max())
-
-
-@pytest.mark.parametrize("negative", [1, 2, 5, 20, 45])
-def test_bisection_route_finds_every_negative_eigenpair(negative):
-    # S with exactly `negative` eigenvalues below 0, some clustered (a double one, tiny
-    # ones), solved through bisection and dstein: the eigendecomposition's w to rounding
-    # (the bound of test_psd_solver_gives_the_eigendecomposition_w)
-    d = 60
-    rng = np.random.default_rng(negative)
-    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    lam = rng.uniform(1.0, 50.0, size=d)
-    lam[:negative] = -rng.uniform(1e-9, 0.4, size=negative)
-    if negative >= 2:
-        lam[1] = lam[0]  # a double eigenvalue: dstein must orthogonalise the pair
-    S = (Q * lam) @ Q.T
-    S = 0.5 * (S + S.T)
-    solver = ps._psd_solver(d)
-    layout = ps._svec_layout(d)
-    ap = np.ascontiguousarray(S[layout.rows, layout.cols])
-    u = rng.normal(size=d)
-    for ridge in (1.0, 10.0):
-        want = reference(S, u, ridge)
-        cond = (lam.max() + ridge) / ridge
-        for bisect in (False, True):
-            w = solver._tridiagonal(solver._unpack(ap), u, ridge, bisect=bisect)
-            assert np.abs(w - want).max() <= 1e-14 * cond * np.abs(want).max()
-
-
-def test_cholesky_failure_bounds_the_negative_eigenvalues_and_picks_bisection(monkeypatch):
-    # the route's rule: Cholesky failing at column j (LAPACK's info) leaves at most d - j + 1
-    # negative eigenvalues (interlacing), and bisection is chosen where that is <= d/3
-    from scipy.linalg import lapack
-
-    d = 30
-    rng = np.random.default_rng(5)
-    solver = ps._psd_solver(d)
-    layout = ps._svec_layout(d)
-    chosen = []
-    original = ps._PsdSolver._tridiagonal
-
-    def spy(self, a, u, ridge, bisect=False):
-        chosen.append(bisect)
-        return original(self, a, u, ridge, bisect)
-
-    monkeypatch.setattr(ps._PsdSolver, "_tridiagonal", spy)
-    seen = set()
-    for _ in range(200):
-        G = rng.normal(size=(2 * d, d))
-        E = rng.normal(size=(d, d))
-        S = G.T @ G + (E + E.T) * rng.uniform(0.5, 6.0)
-        failed = lapack.dpotrf(S, lower=1)[1]
-        if failed == 0:
-            continue
-        negative = int(np.sum(np.linalg.eigvalsh(S) < 0))
-        assert negative <= d - failed + 1
-        u = rng.normal(size=d)
-        ridge = 4.0 * max(1.0, -np.linalg.eigvalsh(S)[0])  # the tridiagonal route applies
-        w = solver.solve(np.ascontiguousarray(S[layout.rows, layout.cols]), u, ridge)
-        assert chosen.pop() == (d - failed + 1 <= d / 3)
-        want = reference(S, u, ridge)
-        np.testing.assert_allclose(w, want, rtol=0, atol=1e-13 * np.abs(want).max())
-        seen.add(d - failed + 1 <= d / 3)
-    assert seen == {False, True}  # both routes were taken
-
-
 # ---------------------------------------------------------------- run and learn_one
 def helper_ended_cleanly(helper) -> None:
     assert helper.dead is False and not helper.busy and len(helper.free) == ps._SLOTS
@@ -381,7 +183,7 @@ def test_run_with_a_helper_process_reproduces_the_learn_one_loop(helpers, monkey
     for t in range(0, horizon, 3):
         S = unpack(V[t], d)
         indefinite += np.linalg.eigvalsh(S)[0] < 0
-        w = reference(S, U[t], ridges[t])
+        w = psd_reference(S, U[t], ridges[t])
         w *= min(1.0, c.radius / np.linalg.norm(w))
         np.testing.assert_allclose(released[t], w, rtol=0, atol=1e-12 * np.abs(w).max())
     assert indefinite > 90 if epsilon < 10 else 20 < indefinite < 80  # of 100
@@ -490,7 +292,7 @@ def test_bisection_route_on_a_tridiagonal_form_that_splits(capfd):
     ap = np.ascontiguousarray(S[layout.rows, layout.cols])
     u = np.random.default_rng(0).normal(size=d)
     for ridge in (1.0, 0.5):  # lam_min >= -ridge/2, then below it (every eigenpair)
-        want = reference(S, u, ridge)
+        want = psd_reference(S, u, ridge)
         cond = (np.linalg.eigvalsh(S)[-1] + ridge) / ridge
         w = solver._tridiagonal(solver._unpack(ap), u, ridge, bisect=True)
         assert w is not None

@@ -1,10 +1,11 @@
 """ENV bandit privacy: the noised batch sums' sensitivity as an upper bound, and the noise
-laws test_bandit.py leaves untested (Gamma, "secure", "secure_laplace").
+laws test_private_bandit_frank_wolfe.py leaves untested (Gamma, "secure", "secure_laplace").
 
-test_bandit.py checks one worst case attaining Delta_2 and the Gaussian/Laplace scales; here
-(1) a random + adversarial search over tiny instances shows no neighbouring pair moves a
-counter input by more than the stated sensitivity, for every history of releases, and
-(2) the remaining noise kinds have the stated law at the stated scale.
+test_private_bandit_frank_wolfe.py checks one worst case attaining Delta_2 and the
+Gaussian/Laplace scales; here (1) a random + adversarial search over tiny instances shows
+no neighbouring pair moves a counter input by more than the stated sensitivity, for every
+history of releases, and (2) the remaining noise kinds have the stated law at the stated
+scale.
 """
 
 from __future__ import annotations
