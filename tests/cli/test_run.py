@@ -331,8 +331,9 @@ def test_run_on_diabetes_as_a_file_warns_of_the_label_offset_and_the_clipping(ap
     assert "442 of 442 rows (100%) were clipped" in line and "--y-bound " in line
 
 
-def test_ctrl_c_in_a_chunked_run_names_no_checkpoint_option(tmp_path):
+def test_ctrl_c_before_any_checkpoint_names_the_option_only_where_it_was_not_given(tmp_path):
+    # chunked runs take checkpoints too now: the hint is the same for every run
     from dpol.cli.run import _interrupted
 
-    assert "--checkpoint-every" not in _interrupted(tmp_path, chunked=True)
     assert "--checkpoint-every N keeps the progress" in _interrupted(tmp_path)
+    assert "--checkpoint-every" not in _interrupted(tmp_path, checkpoints=True)
