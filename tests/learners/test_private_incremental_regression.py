@@ -580,17 +580,3 @@ def test_reg2_quadratic_noise_over_the_l1_ball_is_not_smaller_than_reg1s():
     print(f"sup over C of |theta' E theta|: PrivIncReg1 {np.mean(reg1):.3g}, "
           f"PrivIncReg2 (m = {m_dim}) {np.mean(reg2):.3g}, ratio {ratio:.2f}")
     assert ratio > 0.7
-
-
-# ============================================================== experiment smoke test
-def test_knj_experiment_writes_its_outputs(tmp_path):
-    from dpol.experiments.reproductions.knj_incremental import incremental_regression
-
-    res = incremental_regression(tmp_path, horizon=256, dims=(2, 4), epsilons=(4.0, 8.0),
-                                 seeds=1, sparse_dims=(8, 16), sparse_horizon=96,
-                                 projection_dim=4)
-    assert res.report.exists() and res.csv.exists()
-    assert len(res.figures) == 4
-    assert all(f.exists() and f.stat().st_size > 1000 for f in res.figures)
-    text = res.report.read_text()
-    assert "slope" in text and "PrivIncReg2" in text

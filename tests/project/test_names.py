@@ -50,7 +50,6 @@ EXEMPT = {
 #: files named for a topic): split or rename those tests, then drop the module here. An
 #: entry that has its file fails, so the list only shrinks
 UNMAPPED = frozenset({
-    # L3
     # L4
     "dpol.datasets.chunks", "dpol.datasets.files", "dpol.datasets.normalize",
     "dpol.datasets.private_label_mean", "dpol.datasets.private_scaling",
@@ -61,9 +60,6 @@ UNMAPPED = frozenset({
     "dpol.evaluation.audit_pairs", "dpol.evaluation.prequential", "dpol.evaluation.regret",
     "dpol.adapters._online_estimator", "dpol.adapters._surface", "dpol.adapters._river_centre",
     "dpol.adapters.sklearn",
-    "dpol.experiments.reproductions.env_bandit",
-    "dpol.experiments.reproductions.knj_incremental",
-    "dpol.experiments.reproductions.nw_kernel",
 })
 
 
