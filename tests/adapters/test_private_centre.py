@@ -12,7 +12,7 @@ from dpol.accounting.closed_forms import gaussian_share, mu_star
 from dpol.accounting.events import compose_guarantee
 from dpol.adapters import OnlineClassifier, OnlineRegressor
 from dpol.adapters._private_prep import CENTRE_BUDGET
-from dpol.errors import ClippingWarning, InvalidInputError
+from dpol.errors import ClippingWarning
 
 
 def test_the_share_and_the_learner_compose_to_the_target_exactly():
@@ -58,21 +58,6 @@ def test_labels_the_centre_clips_are_counted_and_warned():
                       r"\(3\d%\) exceed y_bound=1 and enter the labels' private mean"):
         reg = OnlineRegressor(epsilon=1.0, random_state=0).fit(X, y)
     assert reg.prep_.centre.n_clipped == np.sum(np.abs(y) > 1.0)
-
-
-def test_raw_labels_beyond_the_bound_are_refused_with_the_bound_to_declare():
-    # river's ChickWeights-like labels (35-373) at the default y_bound=1: a model of
-    # their clipped values only (measured R^2 -2.9, its non-private twin too)
-    rng = np.random.default_rng(2)
-    X = rng.normal(size=(400, 2)) / 3
-    y = 120.0 + 60.0 * rng.standard_normal(400)
-    reg = OnlineRegressor(epsilon=1.0)
-    with pytest.raises(InvalidInputError, match=r"y_bound must bound most labels of y "
-                       r"\(100% of them exceed it.*declare y_bound=2\d0"):
-        reg.fit(X, y)
-    assert not hasattr(reg, "learner_") and not hasattr(reg, "prep_")
-    declared = OnlineRegressor(epsilon=1.0, y_bound=300.0, random_state=0).fit(X, y)
-    assert abs(declared.intercept_ - 120.0) < 3 * declared.prep_.centre.std + 5.0
 
 
 def test_a_centred_classifier_falls_back_to_the_private_prior_where_noise_drowns_it():
