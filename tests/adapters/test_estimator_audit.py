@@ -4,8 +4,8 @@ and the classifier's own releases (its class prior as a centre; its trivial fall
 :class:`~dpol.adapters.OnlineRegressor` releases the labels' private centre b (one
 Gaussian mechanism on the clipped label sum, kept only beyond 3 of its public stds) and
 then the learner's model fitted on y - b; ``privacy_`` composes both. The learner alone is
-audited in tests/evaluation/test_audit.py; here the estimator is fitted many times (one
-seed per run) on two replace-one neighbours, and the audit reads what a user reads:
+audited in tests/evaluation/test_audit_learners.py; here the estimator is fitted many
+times (one seed per run) on two replace-one neighbours, and the audit reads what a user reads:
 b (``prep_.centre.value``), ``coef_``, ``intercept_`` and ``predict`` at three probes.
 
 The bounds x_bound = y_bound = 1 are declared (no private scaling), so the neighbouring

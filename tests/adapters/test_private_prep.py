@@ -1,4 +1,5 @@
-"""Private feature scaling and private bounds in the scikit-learn adapters (issue 19)."""
+"""Private feature scaling and private bounds in the scikit-learn adapters (issue 19); the
+scaling itself: tests/datasets/test_private_scaling.py."""
 
 import math
 
@@ -13,10 +14,7 @@ from dpol.accounting.events import compose_guarantee
 from dpol.adapters import OnlineClassifier, OnlineRegressor
 from dpol.adapters._private_prep import CENTRE_BUDGET
 from dpol.datasets.private_bounds import GRID
-from dpol.datasets.private_scaling import private_scaling
 from dpol.errors import InvalidInputError, PrivateEstimateWarning
-
-STEP = GRID[1] / GRID[0]  # ratio between neighbouring candidates, 10 ** (1 / 20)
 
 
 def _regression(n, seed=0):
@@ -25,23 +23,6 @@ def _regression(n, seed=0):
     z = (X - [500.0, -3.0, 0.0]) / [200.0, 1.0, 0.01]
     y = 100.0 + 40.0 * (z @ [0.6, -0.5, 0.3]) + rng.normal(0.0, 5.0, n)
     return X, y
-
-
-def test_scaling_recovers_the_features_ranges_and_spends_epsilon():
-    X, y = _regression(60_000)
-    s = private_scaling(X, y, epsilon=2.0)
-    # the 10% / 90% quantiles of N(m, sd) are m -+ 1.2816 sd: centre m, half-spread 1.28 sd.
-    # A release is a grid point: within one grid ratio (12%) of the true quantile when the
-    # rows suffice (60,000 > min_rows, so the exponential mechanism lands next to it)
-    assert s.note() is None and s.n >= s.min_rows()
-    assert np.all(np.abs(s.center - [500.0, -3.0, 0.0]) < (STEP - 1) * 1.2816 * np.array(
-        [200.0, 1.0, 0.01]) + np.abs([500.0, 3.0, 0.0]) * (STEP - 1))
-    assert np.all(np.abs(np.log(s.scale / (1.2816 * np.array([200.0, 1.0, 0.01]))))
-                  < 2 * math.log(STEP))
-    assert math.isclose(s.epsilon, 2.0, rel_tol=1e-9) and len(s.epsilons) == 2 * 3 + 4
-    # every release needs the same rows: shares in proportion to 1 / min(a, 1 - a)
-    ratio = np.array(s.epsilons) * np.minimum(s.levels, 1 - np.array(s.levels))
-    assert np.allclose(ratio, ratio[0], rtol=1e-6)
 
 
 def test_regressor_with_private_scaling_learns_in_the_labels_units():

@@ -77,92 +77,6 @@ def test_every_noiseless_twin_is_flagged(name):
     assert not result.passed, result.summary()
 
 
-# ------------------------------------------------------------------------ attainment
-EXACT = [n for n, c in CASES.items() if c.counter is not None] + [
-    "OutputPerturbation", "PrivateOfflineLearner"]
-
-
-@pytest.mark.parametrize("name", EXACT)
-def test_the_pairs_attain_the_declared_sensitivity(name):
-    # counter learners: the change of the element fed to the counters (stacked for the
-    # pairs of sums) equals the counter's element sensitivity, to float rounding (1e-9);
-    # the bandit's batch sums, the running mean's release t (lam / t) and the offline
-    # learner's average likewise
-    found = sensitivity_attainment(CASES[name].build)
-    np.testing.assert_allclose(found.ratio, 1.0, rtol=1e-9)
-
-
-@pytest.mark.parametrize("x_bound, y_bound", [(1.0, 0.5), (0.8, 2.0), (3.0, 3.0)])
-def test_pqftl_pair_attains_its_sensitivity_with_rows_and_labels_on_two_scales(x_bound,
-                                                                              y_bound):
-    # |y| <= Y apart from ||x|| <= R: labels +-Y enter the counters as +-R, and the stacked
-    # element changes by exactly outer_product_sensitivity(R, R), whatever Y
-    from dpol.learners import PrivateQuadraticFTL
-    from dpol.learners._joint_counters import outer_product_sensitivity
-
-    def build(seed):
-        return PrivateQuadraticFTL(3, horizon=8, bound=x_bound, y_bound=y_bound,
-                                   epsilon=1.0, delta=1e-5, seed=seed)
-
-    found = sensitivity_attainment(build)
-    np.testing.assert_allclose(found.ratio, 1.0, rtol=1e-9)
-    assert found.declared[0] == pytest.approx(
-        outer_product_sensitivity(x_bound, x_bound, "replace_one"), rel=1e-12)
-
-
-def test_igd_attains_its_sensitivity_lam_over_t_plus_1_at_every_release():
-    # PrivateIGD calibrates release t for Delta_t = lam / (t + 1), lam = 2 L / alpha. The
-    # differing hinge element moves the prox point by exactly 2 L eta / (1 + eta alpha) =
-    # lam / (t + 1) (eta = 1 / (alpha t)) and later null elements contract it by t / (t + 1):
-    # release t differs by exactly Delta_t (up to lam's 1e-12 slack). With JKT Lemma 4's
-    # lam / t the ratios would be t / (t + 1): the noise was (t + 1) / t too large.
-    found = sensitivity_attainment(CASES["PrivateIGD"].build)
-    np.testing.assert_allclose(found.ratio, 1.0, rtol=1e-9)
-
-
-def test_giga_attains_its_sensitivity_at_the_first_data_release():
-    # step t_q moves the iterate by (2 / (alpha t_q)) 2 L = lam / t_q exactly (margin 0, the
-    # hinge's constant slope); the later null steps contract it by (1 - 2/t), faster than
-    # lam / t falls, so the later releases attain less
-    found = sensitivity_attainment(CASES["PrivateGIGA"].build)
-    assert found.ratio[0] == pytest.approx(1.0, rel=1e-9)
-    assert np.all(found.ratio[1:] < 1.0) and np.all(np.diff(found.ratio) < 0.0)
-
-
-def test_kernel_regression_pair_attains_the_transcript_bound_at_position_0():
-    # The noise is calibrated for the whole transcript: mu = max_s sqrt(sum_{t > s}
-    # (Delta_t(s) / s_t)^2) = MU, Delta_t(s) = h_s / m_{t-1}, m_j = j + t0. The pair flips
-    # the label of x = p at s = 0: from w_0 = 0 the step moves w_1 by 2 eta_0 M phi(p), of
-    # norm 2 M t0^-theta (||phi|| = kappa = 1), and every later row is (q, 0) with
-    # phi(q) . phi(p) = 0, so each later step contracts the difference by exactly
-    # 1 - 1/m_j: release t differs by 2 M t0^(1 - theta) / (t - 1 + t0) (the product
-    # telescopes), the bound's Delta_t(0). Release 1 attains sensitivity(1); release t > 1
-    # has its worst case at s = t - 1 (h grows with s), so its share is h_0 / h_{t-1} < 1.
-    # On the transcript the pair shows the s = 0 term; at T = 16 the maximising position
-    # is s = 2 (a change from an iterate of norm R_2), so the pair shows 0.922 of MU (a
-    # numerical search over streams at s = 2 reaches 0.994 with these 16 features)
-    case = CASES["PrivateKernelRegression"]
-    learner = case.build(0)
-    (Xa, _), _ = worst_case_learner_streams(learner)
-    F = learner.features(Xa[:2])
-    assert abs(F[0] @ F[1]) < 1e-12
-    t = np.arange(1, learner.horizon + 1)
-    gap = 2.0 * learner.y_bound * learner.t0 ** (1.0 - learner.theta) / (t - 1 + learner.t0)
-    stds = np.array([learner.noise_std(k) for k in t])
-    found = sensitivity_attainment(case.build)
-    np.testing.assert_allclose(found.attained, gap, rtol=1e-9)
-    assert found.ratio[0] == pytest.approx(1.0, rel=1e-9)
-    assert np.all(found.ratio[1:] < 1.0) and np.all(np.diff(found.ratio) < 0.0)
-    share = np.linalg.norm(gap / stds) / MU
-    assert found.transcript == pytest.approx(share, rel=1e-9)
-    assert 0.9 < found.transcript <= 1.0
-
-
-def test_erm_has_no_per_release_sensitivity():
-    with pytest.raises(InvalidInputError, match="factory"):
-        sensitivity_attainment(CASES["PrivateIncrementalERM"].build)
-
-
 # ------------------------------------------------------------------------ window claims
 def ftal_window(window):
     # W = 1: the window tree keeps one noisy node per element (its leaf); release t is
@@ -209,33 +123,6 @@ def test_claiming_full_dp_for_a_window_counter_is_flagged():
 
 
 # ------------------------------------------------------------------------ twins
-def test_under_noised_halves_every_noise_and_refuses_used_learners():
-    def counters(learner):
-        held = getattr(learner, "_counter", None) or learner._counters
-        return held if isinstance(held, tuple) else (held,)
-
-    for name in ("PrivateFTAL/binary_tree", "PrivateQuadraticFTL/blt",
-                 "PrivateBanditFrankWolfe/window_tree"):
-        real, twin = CASES[name].build(0), CASES[name].factory(0.5)(0)
-        for r, t in zip(counters(real), counters(twin), strict=True):
-            assert t.noise_scale == pytest.approx(0.5 * r.noise_scale, rel=1e-12)
-            assert (type(t), t.horizon, t.dim, t.levels) == (type(r), r.horizon, r.dim, r.levels)
-    # learners with their own noise: with the same seed the twin's release noise is
-    # exactly half the real one (the releases are linear in it here: no projection)
-    for name in ("OutputPerturbation", "PrivateIGD", "PrivateKernelRegression"):
-        (X, y), _ = worst_case_learner_streams(CASES[name].build(0))
-        real, twin, clean = (learner_releases(CASES[name].factory(f), X, y, 1, seed=3,
-                                              fresh=True) for f in (1.0, 0.5, 0.0))
-        np.testing.assert_allclose(twin - clean, 0.5 * (real - clean), rtol=1e-9,
-                                   atol=1e-12)
-    used = CASES["PrivateIGD"].build(0)
-    used.learn_one(np.zeros(2), 0.0)
-    with pytest.raises(InvalidInputError, match="fresh"):
-        under_noised(used, 0.5)
-    with pytest.raises(InvalidInputError, match="learner"):
-        under_noised(object(), 0.5)
-
-
 def planned(mu, n_test):
     """expected_gaussian_audit at the suite's delta, checked 3 se above the claim."""
     expected, se = expected_gaussian_audit(mu, n_test, delta=SUITE_DELTA)

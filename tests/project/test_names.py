@@ -45,22 +45,6 @@ EXEMPT = {
                     "one law contract for every sampler: tests/noise/test_noise.py"),
 }
 
-#: modules whose tests are not yet in a file named for them (they are in the contract
-#: files, e.g. tests/counters/test_counters.py, tests/learners/test_learners.py, or in
-#: files named for a topic): split or rename those tests, then drop the module here. An
-#: entry that has its file fails, so the list only shrinks
-UNMAPPED = frozenset({
-    # L4
-    "dpol.datasets.chunks", "dpol.datasets.files", "dpol.datasets.normalize",
-    "dpol.datasets.private_label_mean", "dpol.datasets.private_scaling",
-    "dpol.datasets.real", "dpol.datasets.shipped", "dpol.datasets.synthetic",
-    # L5
-    "dpol.evaluation._fixed_point_solvers", "dpol.evaluation._kernel_pair",
-    "dpol.evaluation.audit_counters", "dpol.evaluation.audit_learners",
-    "dpol.evaluation.audit_pairs", "dpol.evaluation.prequential", "dpol.evaluation.regret",
-    "dpol.adapters._online_estimator", "dpol.adapters._surface", "dpol.adapters._river_centre",
-    "dpol.adapters.sklearn",
-})
 
 
 def _only_imports(path: Path) -> bool:
@@ -108,15 +92,13 @@ def _found(path: Path) -> bool:
 def test_every_module_has_its_test_file_or_an_entry_that_says_why():
     missing = [f"{module}: {path.relative_to(ROOT)}"
                for module, path in test_files().items()
-               if not _found(path) and module not in EXEMPT and module not in UNMAPPED]
+               if not _found(path) and module not in EXEMPT]
     assert missing == []
 
 
-def test_the_lists_only_hold_modules_that_still_need_them():
+def test_the_exempt_list_only_names_modules_that_exist():
     files = test_files()
-    assert sorted((set(EXEMPT) | UNMAPPED) - set(files)) == [], "no such module"
-    assert sorted(m for m in UNMAPPED if _found(files[m])) == [], "has its file: drop it"
-    assert set(EXEMPT).isdisjoint(UNMAPPED)
+    assert sorted(set(EXEMPT) - set(files)) == [], "no such module"
 
 
 def test_test_file_names_are_unique():

@@ -1,5 +1,5 @@
-"""Evaluation: best fixed point (closed forms vs iterative solvers vs SLSQP), regret,
-prequential scores, and input checks."""
+"""dpol/evaluation/_fixed_point_solvers.py: the best fixed point by closed forms, by the
+iterative solvers (FISTA, L-BFGS, Frank-Wolfe certificates) and against SLSQP."""
 
 from __future__ import annotations
 
@@ -7,49 +7,15 @@ import warnings
 
 import numpy as np
 import pytest
+from fixed_point_cases import classification, regression, total, total_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from dpol.errors import InvalidInputError, NumericalWarning
-from dpol.evaluation import (
-    FixedPointResult,
-    average_regret,
-    best_fixed_point,
-    cumulative_regret,
-    holdout_accuracy,
-    prequential_accuracy,
-    prequential_mse,
-)
-from dpol.learners import PrivateGIGA, PrivateIGD
+from dpol.errors import NumericalWarning
+from dpol.evaluation import best_fixed_point
 from dpol.losses import HingeLoss, LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import Box, L1Ball, L2Ball, Simplex
-
-
-# ----------------------------------------------------------------------------- helpers
-def regression(n=200, d=5, seed=0, scale=3.0, noise=0.1):
-    """A regression problem whose least-squares solution has norm about ``scale``."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d)) / np.sqrt(d)
-    w = rng.normal(size=d)
-    w *= scale / np.linalg.norm(w)
-    return X, X @ w + noise * rng.normal(size=n)
-
-
-def classification(n=200, d=5, seed=0, flip=0.1):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d)) / np.sqrt(d)
-    y = np.sign(X @ rng.normal(size=d))
-    y[rng.random(n) < flip] *= -1.0
-    return X, y
-
-
-def total(loss, w, X, y):
-    return float(np.sum(loss.value(w, X, y)))
-
-
-def total_grad(loss, w, X, y):
-    return loss.grad(w, X, y).sum(axis=0)
 
 
 def slsqp(loss, X, y, w0, constraints, bounds=None):
@@ -296,142 +262,3 @@ def test_no_minimiser_is_stationary_but_not_certified():
     assert res.converged and res.objective < 1e-9  # near the infimum 0, far out
     assert np.linalg.norm(res.w) > 15.0
     assert res.suboptimality_bound == np.inf  # nothing certifies it on R^d
-
-
-def test_result_type_and_default_array():
-    X, y = regression(seed=11)
-    w = best_fixed_point(SquaredLoss(), X, y)
-    info = best_fixed_point(SquaredLoss(), X, y, return_info=True)
-    assert isinstance(w, np.ndarray) and isinstance(info, FixedPointResult)
-    np.testing.assert_array_equal(w, info.w)
-
-
-# ------------------------------------------------------------------------------ regret
-def test_comparator_against_itself_has_zero_regret():
-    X, y = classification(seed=12)
-    loss = Regularized(LogisticLoss(), 0.1)
-    u = best_fixed_point(loss, X, y, L2Ball(5, 1.0))
-    np.testing.assert_array_equal(cumulative_regret(loss.value(u, X, y), loss, X, y, u),
-                                  np.zeros(X.shape[0]))
-    np.testing.assert_array_equal(average_regret(loss.value(u, X, y), loss, X, y, u),
-                                  np.zeros(X.shape[0]))
-
-
-def test_cumulative_regret_by_hand():
-    # f_t(w) = ½(y_t − x_t·w)² + (1/2)·½‖w‖²  (Regularized(SquaredLoss(), 0.5))
-    X = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
-    y = np.array([1.0, 0.0, -1.0])
-    u = np.array([0.0, 1.0])  # x·u = 0, 2, 1;  ‖u‖² = 1
-    # comparator losses: ½·1 + ¼ = 0.75, ½·4 + ¼ = 2.25, ½·4 + ¼ = 2.25
-    suffered = np.array([1.0, 2.0, 3.0])
-    loss = Regularized(SquaredLoss(), 0.5)
-    expected = np.array([0.25, -0.0, 0.75])
-    np.testing.assert_allclose(cumulative_regret(suffered, loss, X, y, u), expected, atol=1e-15)
-    np.testing.assert_allclose(average_regret(suffered, loss, X, y, u), expected / [1, 2, 3],
-                               atol=1e-15)
-
-
-def test_regret_of_a_trace_matches_the_learner_and_refuses_a_wrong_loss():
-    rng = np.random.default_rng(13)
-    X = rng.normal(size=(300, 3))
-    X /= np.maximum(np.linalg.norm(X, axis=1), 1.0)[:, None]  # inside x_bound = 1
-    y = np.clip(X @ np.array([0.5, -0.3, 0.2]) + 0.05 * rng.normal(size=300), -1, 1)
-    loss, domain = Regularized(SquaredLoss(), 1.0), L2Ball(3, 1.0)
-    u = best_fixed_point(loss, X, y, domain)
-    learner = PrivateGIGA(3, loss=loss, domain=domain, horizon=300, epsilon=1.0, delta=1e-5,
-                          seed=0)
-    trace = learner.run(X, y, comparator=u)
-    np.testing.assert_allclose(cumulative_regret(trace, loss, X, y, u), trace.regret,
-                               rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(average_regret(trace, loss, X, y, u), trace.average_regret,
-                               rtol=1e-12, atol=1e-12)
-    with pytest.raises(InvalidInputError, match=r"^trace_or_losses must"):
-        cumulative_regret(trace, Regularized(SquaredLoss(), 0.5), X, y, u)
-    # u beats every point of the ball on the whole stream
-    V = rng.normal(size=(200, 3))
-    V /= np.maximum(np.linalg.norm(V, axis=1), 1.0)[:, None]
-    best = total(loss, u, X, y)
-    assert all(total(loss, v, X, y) >= best for v in V)
-
-
-# ------------------------------------------------------------------------- prequential
-def test_prequential_accuracy_by_hand():
-    scores = np.array([0.0, 0.5, -2.0, 1.0, -0.1])
-    y = np.array([1, 1, 1, -1, -1])
-    # right: no (tie), yes, no, no, yes
-    curve, final = prequential_accuracy(scores, y)
-    np.testing.assert_allclose(curve, [0, 1 / 2, 1 / 3, 1 / 4, 2 / 5])
-    assert final == pytest.approx(0.4)
-    assert prequential_accuracy(scores, y, ties="half").final == pytest.approx(0.5)
-    assert prequential_accuracy(scores, y, ties="positive").final == pytest.approx(0.6)
-    assert prequential_accuracy(-scores, -y).final == pytest.approx(0.4)
-
-
-def test_prequential_accuracy_scores_each_iterate_before_its_update():
-    rng = np.random.default_rng(14)
-    X = rng.normal(size=(200, 3)) * 0.5
-    y = np.where(X @ np.array([1.0, -1.0, 0.5]) > 0, 1.0, -1.0)
-    learner = PrivateIGD(3, loss=Regularized(LogisticLoss(), 0.1), domain=L2Ball(3, 3.0),
-                         horizon=200, epsilon=1.0, delta=1e-5, seed=1)
-    Xc = X / np.maximum(np.linalg.norm(X, axis=1), 1.0)[:, None]
-    trace = learner.run(Xc, y)
-    right = np.sign(np.einsum("ij,ij->i", Xc, trace.weights)) == y  # w_t before (x_t, y_t)
-    curve, final = prequential_accuracy(trace, y)
-    np.testing.assert_allclose(curve, np.cumsum(right) / np.arange(1, 201), atol=1e-15)
-    assert final == curve[-1]
-
-
-def test_prequential_mse_and_holdout_by_hand():
-    curve, final = prequential_mse(np.array([1.0, 0.0, 2.0]), np.array([0.0, 2.0, 2.0]))
-    np.testing.assert_allclose(curve, [1.0, 2.5, 5.0 / 3.0])
-    assert final == pytest.approx(5.0 / 3.0)
-    X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 1.0], [1.0, -1.0]])
-    y = np.array([1.0, -1.0, -1.0, 1.0])
-    assert holdout_accuracy([1.0, 0.0], X, y) == 0.75  # scores 1, 0, −1, 1: the tie errs
-    assert holdout_accuracy([1.0, 0.0], X, y, ties="half") == 0.875
-    assert holdout_accuracy([2.0, -1.0], X, y) == 1.0
-
-
-# ------------------------------------------------------------------------------ errors
-X0, Y0 = regression(n=6, d=2, seed=15)
-LOSS = SquaredLoss()
-U0 = np.zeros(2)
-BAD_CALLS = {
-    "loss": (lambda: best_fixed_point("squared", X0, Y0), "loss"),
-    "X-nan": (lambda: best_fixed_point(LOSS, np.where(X0 > 0, np.nan, X0), Y0), "X"),
-    "X-1d": (lambda: best_fixed_point(LOSS, Y0, Y0), "X"),
-    "X-ragged": (lambda: best_fixed_point(LOSS, [[1.0], [1.0, 2.0]], Y0), "X"),
-    "y-length": (lambda: best_fixed_point(LOSS, X0, Y0[:-1]), "y"),
-    "y-inf": (lambda: best_fixed_point(LOSS, X0, np.full(6, np.inf)), "y"),
-    "domain-dim": (lambda: best_fixed_point(LOSS, X0, Y0, L2Ball(3)), "domain"),
-    "domain-type": (lambda: best_fixed_point(LOSS, X0, Y0, 2.0), "domain"),
-    "tol": (lambda: best_fixed_point(LOSS, X0, Y0, tol=0.0), "tol"),
-    "max_iter": (lambda: best_fixed_point(LOSS, X0, Y0, max_iter=0), "max_iter"),
-    "method": (lambda: best_fixed_point(LOSS, X0, Y0, method="newton"), "method"),
-    "closed-form": (lambda: best_fixed_point(LogisticLoss(), X0, np.sign(Y0),
-                                             method="closed_form"), "method"),
-    "lbfgs-domain": (lambda: best_fixed_point(LOSS, X0, Y0, L2Ball(2), method="lbfgs"),
-                     "method"),
-    "return_info": (lambda: best_fixed_point(LOSS, X0, Y0, return_info=1), "return_info"),
-    "comparator": (lambda: cumulative_regret(np.zeros(6), LOSS, X0, Y0, np.zeros((2, 1))),
-                   "comparator"),
-    "regret-X": (lambda: cumulative_regret(np.zeros(6), LOSS, X0, Y0, np.zeros(3)), "X"),
-    "losses": (lambda: cumulative_regret(np.zeros(5), LOSS, X0, Y0, U0), "trace_or_losses"),
-    "losses-nan": (lambda: average_regret(np.full(6, np.nan), LOSS, X0, Y0, U0),
-                   "trace_or_losses"),
-    "regret-loss": (lambda: cumulative_regret(np.zeros(6), None, X0, Y0, U0), "loss"),
-    "labels": (lambda: prequential_accuracy([0.5, -0.5], [1, 0]), "y"),
-    "ties": (lambda: prequential_accuracy([0.5, -0.5], [1, -1], ties="coin"), "ties"),
-    "trace": (lambda: prequential_accuracy(np.zeros((2, 2)), [1, -1]), "trace"),
-    "mse-y": (lambda: prequential_mse([0.5, -0.5], [1.0]), "y"),
-    "holdout-w": (lambda: holdout_accuracy(np.zeros((2, 2)), X0, np.ones(6)), "w"),
-    "holdout-X": (lambda: holdout_accuracy(U0, np.zeros((6, 3)), np.ones(6)), "X"),
-    "holdout-y": (lambda: holdout_accuracy(U0, X0, np.full(6, 0.5)), "y"),
-}
-
-
-@pytest.mark.parametrize("case", BAD_CALLS)
-def test_bad_input_names_the_argument(case):
-    call, name = BAD_CALLS[case]
-    with pytest.raises(InvalidInputError, match=rf"^{name} must .*; got "):
-        call()

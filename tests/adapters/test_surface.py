@@ -1,6 +1,6 @@
-"""The adapters' warnings speak to their user: the estimator's name and parameters, at
-the line that called ``fit`` / ``partial_fit`` / ``learn_one`` (issue 19: they named
-``WithIntercept`` and pointed into dpol's files)."""
+"""dpol/adapters/_surface.py: the adapters' warnings speak to their user, the estimator's
+name and parameters, at the line that called ``fit`` / ``partial_fit`` / ``learn_one``
+(issue 19: they named ``WithIntercept`` and pointed into dpol's files)."""
 
 from __future__ import annotations
 
@@ -142,3 +142,37 @@ def test_labels_far_from_zero_are_warned_with_a_public_offset():
     caught = _caught(lambda: OnlineRegressor(epsilon=1.0, random_state=0, y_bound=400.0,
                                              centre_budget=0.0).fit(X, y - 150.0))
     assert not [w for w in caught if w.category is LabelOffsetWarning]
+
+
+def test_a_call_that_raises_still_reissues_its_warnings_at_the_caller():
+    # surfaced records the warnings and re-issues them in a finally: a fit that fails
+    # after warning must not swallow them (the user sees why as well as that it failed)
+    from dpol.adapters._surface import speak_as, surfaced
+
+    class Inner:
+        learner = None
+
+    class Outer:
+        learner = Inner()
+
+    outer = Outer()
+    speak_as(outer, "OnlineRegressor", released=("y_bound",))
+    for held in (outer, outer.learner):  # every learner of the chain speaks the same way
+        assert (held.warning_name, held.bound_names, held.released_bounds) == (
+            "OnlineRegressor", ("x_bound", "y_bound"), ("y_bound",))
+
+    class Estimator:
+        learner = "ridge"
+
+        @surfaced
+        def fit(self):
+            # as if from inside dpol: only the re-issued copy names this file
+            warnings.warn_explicit("clipped", ClippingWarning, "dpol/learner.py", 1)
+            raise RuntimeError("refused")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="refused"):
+            Estimator().fit()
+    (w,) = caught
+    assert w.category is ClippingWarning and w.filename == __file__

@@ -1,4 +1,5 @@
-"""Data sets: tables from files and stdin, local copies of large sets, package-shipped sets."""
+"""dpol/datasets/files.py: tables from files and stdin (read_table), their rows clipped to
+declared bounds (clip_to_bounds) and made streams (table_stream), and their refusals."""
 
 from __future__ import annotations
 
@@ -9,14 +10,7 @@ import numpy as np
 import pytest
 
 from dpol._clip_warning import suggested_bound
-from dpol.datasets import (
-    DATASETS,
-    load_covertype,
-    load_dataset,
-    load_year_prediction,
-    read_table,
-    table_stream,
-)
+from dpol.datasets import read_table, table_stream
 from dpol.datasets.files import clip_to_bounds
 from dpol.errors import InvalidInputError
 
@@ -202,61 +196,3 @@ def test_table_stream_refusals():
     with pytest.raises(InvalidInputError, match="normalize must be one of"):
         table_stream(table, normalize="minmax")
     assert len(table_stream(table, limit=4).y) == 4
-
-
-def test_local_copies_as_downloaded(tmp_path):
-    rng = np.random.default_rng(0)
-    year = np.c_[rng.integers(1922, 2012, 50), rng.normal(size=(50, 90))]
-    np.savetxt(tmp_path / "YearPredictionMSD.txt", year, delimiter=",", fmt="%.6f")
-    s = load_year_prediction(tmp_path / "YearPredictionMSD.txt", limit=30)
-    assert s.X.shape == (30, 90) and np.max(np.linalg.norm(s.X, axis=1)) == pytest.approx(1.0)
-    assert abs(np.mean(s.y)) < 0.05 and np.max(np.abs(s.y)) == 1.0  # 5% beyond: clipped
-    cov = np.c_[rng.integers(0, 300, size=(60, 54)), rng.integers(1, 8, 60)]
-    with gzip.open(tmp_path / "covtype.data.gz", "wt") as fh:
-        np.savetxt(fh, cov, delimiter=",", fmt="%d")
-    c = load_covertype(tmp_path / "covtype.data.gz")
-    np.testing.assert_array_equal(c.y, np.where(cov[:, 54] == 2, 1.0, -1.0))
-    with pytest.raises(InvalidInputError, match="91 comma-separated"):
-        load_year_prediction(tmp_path / "covtype.data.gz")
-    with pytest.raises(InvalidInputError, match="path must name an existing file"):
-        load_covertype(tmp_path / "covtype.data")
-
-
-@pytest.mark.parametrize("name", list(DATASETS))
-def test_every_named_data_set_within_bounds(name):
-    _, task, where = DATASETS[name]
-    for module, extra in (("sklearn", "real"), ("river", "river"),
-                          ("statsmodels", "statsmodels")):
-        if f"'{extra}' extra" in where:
-            pytest.importorskip(module)
-    s = load_dataset(name, seed=1, horizon=300)
-    assert 0 < len(s.y) <= 300 and s.X.shape[0] == len(s.y)
-    assert np.all(np.linalg.norm(s.X, axis=1) <= 1.0 + 1e-12)
-    assert np.all(np.abs(s.y) <= 1.0) and s.normalization
-    if task == "classification":
-        assert set(np.unique(s.y)) == {-1.0, 1.0}
-    again = load_dataset(name, seed=1, horizon=300)
-    np.testing.assert_array_equal(again.X, s.X)
-
-
-def test_load_dataset_refuses_unknown_names():
-    with pytest.raises(InvalidInputError, match="dataset must be one of synthetic-regression"):
-        load_dataset("mnist")
-
-
-def test_one_outlier_row_does_not_shrink_every_other_row():
-    # the largest row as the scale left river's Shuttle rows at a median norm of 1.39/123
-    # and every learner, noise-free too, at the majority class's accuracy; the 95th
-    # percentile keeps the bulk of the rows near the bound, the 5% above are scaled to 1
-    from dpol.datasets import normalize_regression, normalize_rows
-
-    X = np.random.default_rng(0).normal(size=(200, 4))
-    X[0] *= 1000.0
-    Z, how = normalize_rows(X)
-    norms = np.linalg.norm(Z, axis=1)
-    assert norms.max() <= 1.0 + 1e-12 and np.median(norms) > 0.5
-    assert np.sum(norms >= 1.0 - 1e-12) == 10 and "the 10 rows above it scaled" in how
-    y = np.r_[1e6, np.arange(199.0)]
-    _, t, how = normalize_regression(X, y)
-    assert np.abs(t).max() == 1.0 and np.median(np.abs(t)) > 0.2
-    assert "the 10 labels beyond +-1 clipped" in how
