@@ -335,7 +335,7 @@ def audit_adaptive(factory: object, *, n_runs: int, claimed: PrivacyGuarantee | 
     >>> from dpol.sets import L2Ball
     >>> make = lambda s: PrivateFTAL(2, loss=Regularized(HingeLoss(0.5), 1.0),
     ...                              domain=L2Ball(2, 1e6), horizon=4, epsilon=1.0,
-    ...                              delta=1e-2, counter="tree", seed=s)
+    ...                              delta=1e-2, counter="binary_tree", seed=s)
     >>> print(audit_adaptive(make, n_runs=300, seed=0).summary())  # doctest: +ELLIPSIS
     DP audit of PrivateFTAL (adaptive, residual): epsilon >= ... at delta=0.01 ...
       PASSED: no violation found (an audit cannot prove privacy)

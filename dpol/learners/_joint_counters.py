@@ -292,7 +292,7 @@ def _paper_multipliers(cls: type, horizon: int, nodes: list[float],
     [26.457513110645905, 26.457513110645905]
     """
     if cls is not BinaryTreeCounter or paper is None:
-        raise fail("calibration", "be 'tight' unless counter='tree' (the published "
+        raise fail("calibration", "be 'tight' unless counter='binary_tree' (the published "
                    "formulas are for the binary tree)", "paper")
     sigmas, formula = paper
     column = math.sqrt(float(tree_levels(horizon)))  # the tree's encoder column norm

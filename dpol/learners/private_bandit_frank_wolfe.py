@@ -122,7 +122,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
 
     _tags = frozenset({"bandit"})
     #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`): every noise kind
-    accepts = Accepts(noises=tuple(KINDS), counter="tree")
+    accepts = Accepts(noises=tuple(KINDS), counter="binary_tree")
 
     def __init__(self, domain: object, *, horizon: int, log: str = "log2",
                  lipschitz: float = 1.0, loss_bound: float | None = None,
@@ -139,7 +139,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
                        "for pure epsilon-DP)", self.delta)
         if self.is_private and self.calibration == "paper":
             if self._counter_cls is not BinaryTreeCounter:
-                raise fail("counter", "be 'tree' with calibration='paper' (ENV's "
+                raise fail("counter", "be 'binary_tree' with calibration='paper' (ENV's "
                            "TreeBasedAgg)", self.counter)
             if self.noise not in _ENV_PRESETS:
                 raise fail("noise", "be 'gaussian' or 'laplace' with calibration='paper' "
@@ -196,6 +196,6 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
                            f"{self.n_releases} batch sums (ENV's analysis needs full DP of "
                            f"the counter: with window W={event.window} a loss is protected "
                            "in W batch sums only, and every later played point depends on "
-                           "it); use counter='tree' or a larger window",
+                           "it); use counter='binary_tree' or a larger window",
                            self.counter_options)
         return counter

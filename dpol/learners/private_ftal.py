@@ -97,7 +97,7 @@ class PrivateFTAL(OnlineLearner):
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
     #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`): every noise kind
-    accepts = Accepts(noises=tuple(KINDS), counter="window", window=True)
+    accepts = Accepts(noises=tuple(KINDS), counter="window_tree", window=True)
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
                  window: int | None = None, noise_ridge: bool = False,

@@ -148,7 +148,7 @@ class PrivateIncrementalRegression(OnlineLearner):
     #: capabilities (:data:`dpol.learners._api.TAGS`)
     _tags = frozenset({"least_squares"})
     #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`)
-    accepts = Accepts(noises=("gaussian", "secure"), counter="tree", window=True)
+    accepts = Accepts(noises=("gaussian", "secure"), counter="binary_tree", window=True)
 
     SOLVERS = ("npg", "surrogate")
 

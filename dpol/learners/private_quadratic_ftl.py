@@ -136,7 +136,7 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     #: capabilities (:data:`dpol.learners._api.TAGS`)
     _tags = frozenset({"least_squares"})
     #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`)
-    accepts = Accepts(noises=("gaussian", "secure"), counter="tree", window=True)
+    accepts = Accepts(noises=("gaussian", "secure"), counter="binary_tree", window=True)
 
     bound_names = ("bound", "y_bound")  # its parameters (OnlineLearner.bound_names)
     #: a least-squares learner: its post-processed predictions are clipped to y_bound
