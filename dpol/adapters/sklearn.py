@@ -81,71 +81,59 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
     learner : str, default "ridge"
         A regression learner of :data:`dpol.adapters.LEARNERS`.
     epsilon, delta : float
-        The target guarantee (``epsilon=inf``: the non-private twin, with a warning).
-        ``delta=None``: 1e-5, or 1/n where smaller (n = the horizon).
+        The target guarantee (``epsilon=inf``: the non-private twin, with a warning;
+        ``delta=None``: :func:`dpol.accounting.default_delta`).
     horizon : int, optional
         The stream length the noise is calibrated for (see the module docstring).
     counter : str, optional
-        The counter of learners that use one (default: the learner's own; for the default
-        learners BLT, the binary tree under ``calibration="paper"``).
+        The counter of learners that use one (default: the learner's own).
     x_bound, y_bound : float or "auto"
-        Declared bounds on ``||x||`` and ``|y|``, or ``"auto"``: the 0.95 quantile of
-        the rows' norms / of ``|y|``, released privately from the first rows fitted with
-        ``bounds_budget * epsilon`` (OpenDP's private quantile; the ``opendp`` extra).
+        Bounds on ``||x||`` and ``|y|``, or ``"auto"``: the 0.95 quantile of the norms /
+        of ``|y|``, released privately from the first rows with ``bounds_budget * epsilon``
+        (OpenDP's private quantile; the ``opendp`` extra).
     calibration : {"tight", "paper"}
     random_state : int, RandomState or None
-        None (default): fresh operating-system entropy at every fit, which nobody can
-        replay. An int or a RandomState seeds all the learner draws, for experiments:
-        ``privacy_`` then says it is seeded, private only while the seed stays secret.
-        OpenDP's private quantiles (``"auto"`` bounds, ``scaling="private"``) are not
-        seeded.
+        None: fresh OS entropy at every fit. An int or RandomState seeds the learner's
+        draws (``privacy_`` then says it is private only while the seed stays secret);
+        OpenDP's quantiles are never seeded.
     learner_options : dict, optional
         Constructor keywords of the learner.
     fit_intercept : bool, default True
-        Fit an intercept (a constant feature inside the norm bound), for the linear
-        learners: ``kernel`` (random features, not linear in x) fits none.
+        A constant feature inside the norm bound, for the linear learners (not ``kernel``).
     intercept_scaling : float
         The constant feature, in units of ``x_bound`` (:class:`WithIntercept`).
     random_features : int, optional
-        D: a model linear in D random Fourier features of x (a Gaussian kernel model:
-        :class:`~dpol.learners.random_features.WithRandomFeatures`), for data on which
-        no linear model beats the trivial baseline; ``coef_`` are then the features'
-        weights. Each feature adds to the noise. None: the learner's own (32 beside x
-        for ``ridge_classifier_rff``, none for the others).
+        D: a model linear in D random Fourier features of x
+        (:class:`~dpol.learners.random_features.WithRandomFeatures`); ``coef_`` are then
+        the features' weights. None: the learner's own.
     bandwidth : float
         The kernel's bandwidth with ``random_features``, in units of ``x_bound``.
     postprocess : {"average", "shrink", "last"}
         The model built from the releases (:mod:`dpol.learners.postprocess`).
     scaling : {None, "private"}
-        ``"private"``: centre and scale every feature (and, for a regressor, the label)
-        by 10% / 90% quantiles released privately from the first rows fitted, then release the
-        bounds (:func:`dpol.datasets.private_scaling.private_scaling`; needs
-        ``x_bound="auto"`` and, for a regressor, ``y_bound="auto"``). Predictions are in
-        the label's own units.
+        ``"private"``: centre and scale each feature (and a regressor's label) by 10% / 90%
+        quantiles released privately from the first rows
+        (:func:`dpol.datasets.private_scaling.private_scaling`; needs ``"auto"`` bounds).
+        Predictions are in the label's own units.
     bounds_budget : float in (0, 1)
-        Share of ``epsilon`` spent on ``"auto"`` bounds and ``"private"`` scaling; the
-        learner gets the rest and ``privacy_`` composes both. Regression below the rows
-        such an estimate needs is refused (a model on it is unboundedly wrong).
+        Share of ``epsilon`` spent on ``"auto"`` bounds and ``"private"`` scaling;
+        ``privacy_`` composes both. Too few rows for such an estimate is refused.
     centre_budget : float in [0, 1)
-        Share of the learner's (Gaussian) budget spent on the labels' mean b, released
-        privately (:mod:`dpol.datasets.private_label_mean`: the trivial model); the
-        learner fits y - b, so a model drowned by noise predicts b, and predictions stay
-        within ``[-y_bound, y_bound]``; labels beyond ``y_bound`` enter the mean clipped
-        (counted in ``prep_.centre.n_clipped``, a ``ClippingWarning`` above 5% of them).
-        0: no centring. For least-squares learners (a
-        logistic one reads its labels as -1 / +1). :class:`OnlineClassifier` defaults
-        to 0 (figures in :data:`dpol.adapters._private_prep.CLASSIFIER_CENTRE_BUDGET`).
+        Share of the learner's Gaussian budget spent on the labels' private mean b
+        (:mod:`dpol.datasets.private_label_mean`); the learner fits y - b, so a model
+        drowned by noise predicts b. 0: no centring. Least-squares learners only;
+        :class:`OnlineClassifier` defaults to 0
+        (:data:`dpol.adapters._private_prep.CLASSIFIER_CENTRE_BUDGET`).
 
     Attributes
     ----------
     learner_ : OnlineLearner
         Its ``weights`` is the raw last release (with the intercept's coordinate last).
     coef_ : array (n_features,)
-        The post-processed model's weights (feature weights for ``learner="kernel"``
-        and with ``random_features``).
+        The post-processed model's weights.
     intercept_ : float
-        The post-processed model's intercept plus the labels' released mean
-        (``predict`` clips X @ coef_ + intercept_ to ``y_bound``).
+        The post-processed intercept plus the labels' released mean (``predict`` clips
+        X @ coef_ + intercept_ to ``y_bound``).
     privacy_ : PrivacyGuarantee
     n_clipped_, t_ : int
         Rows clipped to the bounds, rows streamed.
