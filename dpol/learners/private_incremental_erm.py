@@ -45,7 +45,8 @@ class PrivateIncrementalERM(OnlineLearner):
 
     At t = j tau the model ``theta_t = A(z_1..z_t)`` of a private batch solver A is
     released; between calls it stays fixed. Before the first call it is the
-    data-independent ``P_C(0)`` (docs/errata.md, KNJ-4).
+    data-independent ``P_C(0)`` (Mechanism 1's theta_0 = 0 may lie outside C:
+    docs/errata.md, KNJ-4).
 
     Parameters
     ----------
@@ -76,11 +77,11 @@ class PrivateIncrementalERM(OnlineLearner):
     enters at most l = floor(T/tau) calls; releases between calls are copies.
     Sensitivity: the solver's per step (``"sgd"``: 2L, plus the rounding g sqrt(p) for
     secure noise; ``"bst"``: 2nL on the sampled example; Frank-Wolfe: its scores').
-    Tight: one noise scale for all calls, the smallest whose every step the solver's
-    accountant certifies at (epsilon, delta) (Gaussian DP; subsampled-Gaussian RDP,
-    Wang-Balle-Kasiviswanathan 2019; zCDP). Paper: KNJ's split eps' = eps / (2
-    sqrt((2T/tau) ln(2/delta))), delta' = delta tau / (2T) per call (Theorem A.4,
-    :func:`~dpol.accounting.presets.knj_mechanism1_split`), with a
+    ``calibration="tight"``: one noise scale for all calls, the smallest whose every step
+    the solver's accountant certifies at (epsilon, delta) (Gaussian DP; subsampled-Gaussian
+    RDP, Wang-Balle-Kasiviswanathan 2019; zCDP). Paper: KNJ's split eps' = eps / (2
+    sqrt((2T/tau) ln(2/delta))), delta' = delta tau / (2T) per call (advanced composition,
+    Theorem A.4, :func:`~dpol.accounting.presets.knj_mechanism1_split`), with a
     ``PaperCalibrationWarning`` when the calls exceed epsilon. ``privacy`` composes the
     calls' events adaptively. Derivation: docs/derivations/incremental_erm.md.
 

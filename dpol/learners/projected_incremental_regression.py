@@ -85,16 +85,18 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
         is never estimated from data). m >= d warns and is capped at d.
     solver : {"npg", "surrogate"}
         ``"npg"``: NoisyProjGrad over Phi C, projecting by constrained least squares
-        ``Phi argmin_{theta in C} ||Phi theta - v||^2`` (KNJ-4) with ``inner_iter``
-        accelerated steps. ``"surrogate"`` (KNJ-4, not in the paper): ``max_iter``
-        accelerated steps on the PSD-clipped projected quadratic in theta.
+        ``Phi argmin_{theta in C} ||Phi theta - v||^2`` (an oracle Section 5.1 leaves
+        unstated: KNJ-4) with ``inner_iter`` accelerated steps. ``"surrogate"`` (KNJ-4,
+        not in the paper): ``max_iter`` accelerated steps on the PSD-clipped projected
+        quadratic in theta.
     max_iter, inner_iter : int
         NoisyProjGrad iterations per step and projection steps per iteration, or the
         surrogate solver's steps.
     lift : str
         One of :data:`LIFTS`: ``"gauge"``, Alg. 3's ``argmin ||theta||_C s.t. Phi theta =
-        vartheta_t`` (the averaged preimage where C does not contain 0: KNJ-4), or
-        ``"preimage"``, the averaged preimage (no linear program per step on the L1 ball).
+        vartheta_t`` (where C does not contain 0, the averaged preimage: Section 5's
+        lifting assumes 0 in C: KNJ-4), or ``"preimage"``, the averaged preimage (no
+        linear program per step on the L1 ball).
     projection_seed : optional
         Seed of Phi (default: an independent stream of ``seed``).
 
@@ -103,9 +105,9 @@ class ProjectedIncrementalRegression(PrivateIncrementalRegression):
     As :class:`PrivateIncrementalRegression`, on p = m dimensions: ``||u|| = ||x|| <= X``,
     so ``||u y - u' y'|| <= 2 X Y`` and ``||u u^T - u' u'^T||_F <= sqrt(2) X^2``
     (docs/errata.md, KNJ-2); the two trees are calibrated jointly (tight) or by KNJ's
-    TreeMech sigma (paper, KNJ-1). Phi is public; the projection, NoisyProjGrad and the
-    lift read only released sums: post-processing. The noise grows with sqrt(m), not
-    sqrt(d). ``privacy`` is the two counters' events.
+    TreeMech sigma (paper, KNJ-1). Phi is data-independent and public; the projection,
+    NoisyProjGrad and the lift read only released sums: post-processing. The noise grows
+    with sqrt(m), not sqrt(d). ``privacy`` is the two counters' events.
 
     Examples
     --------
