@@ -175,40 +175,31 @@ class RiverRegressor(_DictFeatures, _Regressor):
     learner : str, default "ridge"
         A learner of :data:`dpol.adapters.LEARNERS`.
     epsilon, delta : float
-        ``delta=None``: 1e-5, or 1/horizon where smaller.
+        ``delta=None``: :func:`dpol.accounting.default_delta` of the horizon.
     horizon : int, default 10000
         Largest number of ``learn_one`` calls; the noise is calibrated for it.
     counter : str, optional
-        The counter of learners that use one (default: the learner's own; for the default
-        learners BLT, the binary tree under ``calibration="paper"``).
+        The counter of learners that use one (default: the learner's own).
     x_bound, y_bound : float
     calibration : {"tight", "paper"}
     seed : int, optional
-        Seeds the noise (river's convention) for reproducible experiments: ``privacy``
-        then says it is seeded, private only against whoever does not know the seed.
-        None (default): fresh operating-system entropy, which nobody can replay.
+        Seeds the noise (river's convention; ``privacy`` then says it is private only
+        while the seed stays secret). None: fresh OS entropy.
     learner_options : dict, optional
         Constructor keywords of the learner.
     fit_intercept, intercept_scaling, postprocess
-        The intercept (linear learners: ``kernel`` fits none) and the model built from
-        the releases (module docstring).
+        The intercept (linear learners) and the model built from the releases.
     random_features, bandwidth
-        D random Fourier features of x for a model non-linear in x, and the Gaussian
-        kernel's bandwidth in units of ``x_bound``
-        (:class:`~dpol.learners.random_features.WithRandomFeatures`; as in
-        :class:`~dpol.adapters.OnlineRegressor`).
+        As in :class:`~dpol.adapters.OnlineRegressor`.
     centre_budget : float in [0, 1), default 0
-        Share of the Gaussian budget spent on the labels' mean b, released privately from
-        the stream's first ``centre_rows`` rows (at most ``horizon``), which wait for it:
-        the learner then fits y - b, so a model drowned by noise predicts b, not 0
-        (:mod:`dpol.adapters._river_centre`; ``OnlineRegressor``'s ``centre_budget``,
-        which centres on all the rows of ``fit``). Until the block is whole nothing is
-        released (``predict_one`` is 0, ``privacy`` None). 0: no centre.
+        Share of the Gaussian budget spent on the labels' private mean b from the first
+        ``centre_rows`` rows, which wait for it; the learner fits y - b
+        (:mod:`dpol.adapters._river_centre`). Nothing is released before (``predict_one``
+        0, ``privacy`` None). 0: no centre.
     centre_rows : int, default 1000
-        The block's rows: b is kept only beyond 3 of its public stds, so they must be
-        many enough, and represent the stream. Off by default: the block costs its rows'
-        prequential predictions, and on river's ChickWeights (578 rows) no block both
-        keeps b and leaves rows to learn from (figures in :mod:`dpol.adapters._river_centre`).
+        The block's rows, many and representative enough to keep b (beyond 3 public
+        stds). Off by default: the block costs its rows' predictions (figures in
+        :mod:`dpol.adapters._river_centre`).
 
     Examples
     --------

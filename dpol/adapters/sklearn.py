@@ -1,53 +1,28 @@
 """scikit-learn estimators around dpol's learners (layer L5; the ``sklearn`` extra).
 
 :class:`OnlineRegressor` and :class:`OnlineClassifier` stream the rows of ``fit`` (or of
-successive ``partial_fit`` calls) through a learner of :data:`dpol.adapters.LEARNERS`,
-in order, one element at a time. By default the learner fits an intercept
-(``fit_intercept=True``: :class:`~dpol.learners.intercept.WithIntercept`), and
-``coef_`` / ``intercept_`` are its post-processed model: the s^2-weighted mean of the
-released iterates (:mod:`dpol.learners.postprocess`); ``predict`` uses them and clips a
-least-squares prediction to ``y_bound``. The raw last release stays in
-``learner_.weights``. The model (``coef_``, ``intercept_``, ``predict``) is
-post-processing of the releases, covered by ``privacy_``; four things beside it are
-not, and are for the data holder: ``n_clipped_`` and the clipping warning (exact counts
-of the rows above the bounds), ``classes_`` (the label set, read from y: treated as
-public), and a regressor's refusal of labels mostly above ``y_bound`` (whether a model
-comes out at all, and the bound its message suggests, read from the raw labels: two
-neighbouring data sets can differ in it, so do not show a refusal to whom the model is
-for). Each ``fit`` is one guarantee: fitting again on the same rows (refits,
-cross-validation folds, a grid search) spends ``privacy_`` again, and nothing composes
-those runs. Parameters are stored as passed and checked in ``fit`` (scikit-learn's
-convention); learned state ends in ``_``.
-
-The default learners (:data:`dpol.adapters.registry.DEFAULT_LEARNERS`: ``ridge`` and
-``ridge_classifier``, PQFTL with alpha = 0.01 and its noise ridge) were chosen on
-held-out scores at epsilon = 1 and 10 (figures in :mod:`dpol.adapters.registry`).
-
-Before streaming, a regressor releases the labels' mean b privately on a share
-``centre_budget`` of the budget (the trivial model) and its learner fits y - b
-(:mod:`dpol.adapters._private_prep`): its noise ridge then shrinks a noisy model
-towards the trivial one, not towards 0 (river's ChickWeights, labels 35-373, y_bound
-400, epsilon 1: held-out R^2 -1.95 without, -0.07 with). A classifier may do the same
-with its class prior (``centre_budget > 0``; off by default, figures there).
+``partial_fit`` calls) in order through a learner of :data:`dpol.adapters.LEARNERS`, with
+an intercept by default (:class:`~dpol.learners.intercept.WithIntercept`). ``coef_`` /
+``intercept_`` are its post-processed model (:mod:`dpol.learners.postprocess`); the raw
+last release stays in ``learner_.weights``. Parameters are stored as passed and checked
+in ``fit``; learned state ends in ``_``. A regressor first releases the labels' mean b
+(``centre_budget``) and fits y - b, so a noisy model shrinks towards the trivial one
+(:mod:`dpol.adapters._private_prep`). The defaults were chosen on held-out scores
+(:mod:`dpol.adapters.registry`).
 
 Privacy
 -------
-``privacy_`` composes the learner's guarantee over the whole sequence of released
-iterates with the releases made before it (the labels' mean: one Gaussian mechanism
-of sensitivity 2 y_bound, its events in ``prep_.centre``; ``"auto"`` bounds and
+``privacy_`` composes the learner's guarantee over all its releases with the releases
+made before it (the labels' mean, a Gaussian of sensitivity 2 y_bound; ``"auto"`` bounds;
 ``"private"`` scaling), exactly (:func:`dpol.accounting.events.compose_guarantee`;
-replace-one neighbouring streams unless ``learner_options`` says otherwise), for a
-stream of at most ``horizon`` rows: ``fit`` calibrates for its own number of rows,
-``partial_fit`` for ``horizon`` (default :data:`DEFAULT_STREAM_HORIZON`); more rows raise
-:class:`~dpol.errors.HorizonExceededError`. The declared bounds are public: rows with
-``||x|| > x_bound`` (and labels with ``|y| > y_bound``) are clipped, as the proof needs,
-and counted in ``n_clipped_``. The intercept is a constant feature inside the norm bound
-(its Privacy section), and ``random_features`` a fixed public map of x onto features of
-norm 1 (:class:`~dpol.learners.random_features.WithRandomFeatures`): the learner's
-sensitivities and guarantee are unchanged. The averaged model, the intercept's
-read-out and the clipped predictions are functions of the releases and public
-constants: post-processing, no privacy cost. Scale features with public constants, not
-with statistics of the private data (a fitted scaler is not private).
+replace-one unless ``learner_options`` says otherwise), for at most ``horizon`` rows
+(``fit``: its own rows; more raise :class:`~dpol.errors.HorizonExceededError`). Rows and
+labels beyond the public bounds are clipped. The intercept and random features are public
+maps inside the norm bound; the model and predictions are post-processing. Not covered,
+for the data holder only: ``n_clipped_`` and the clipping warning, ``classes_`` (treated
+as public), and a regressor's refusal of labels mostly above ``y_bound``. Each ``fit`` is
+one guarantee: refits, folds and grid searches spend it again, uncomposed. Scale features
+with public constants, not with a fitted scaler.
 """
 
 from __future__ import annotations
@@ -195,30 +170,22 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
 class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     """A private online classifier: two classes become -1 / +1 for the learner, K > 2
     classes one-hot rows that share one Gram matrix (PQFTL's ``outputs=K``: the noise
-    and the guarantee of two classes, its Privacy section).
+    and the guarantee of two classes).
 
     Parameters are those of :class:`OnlineRegressor`, with ``learner`` defaulting to
-    ``"ridge_classifier_rff"``: least squares on the labels -1 / +1 (as scikit-learn's
-    ``RidgeClassifier``) on x beside 32 random Fourier features of it, [0.8 x / x_bound,
-    0.6 phi(x)], a linear model plus a kernel one with the linear model's guarantee
-    (:class:`~dpol.learners.random_features.WithRandomFeatures`; measured there: above
-    the majority class on river's Bananas, where no linear model is, at 0.6 points of
-    held-out accuracy on the data sets where one is good). ``"ridge_classifier"`` is the
-    linear model alone. ``predict_proba`` is the logistic link of the model's margin,
-    for the logistic learners (``igd``, ``pol``), which fit two classes only. Measured
-    (``benchmarks/multi_output.py``: held-out, 5 seeds, epsilon 1, mean [worst]): K
-    outputs against one-vs-rest at the same (epsilon, delta), iris 0.63 [0.53] against
-    0.58 [0.23], digits 0.51 [0.48] against 0.34 [0.27]. One more parameter,
-    ``fallback`` (bool, default False): predict the private class prior wherever the
-    model does not privately beat it (Notes).
+    ``"ridge_classifier_rff"``: least squares on -1 / +1 on [0.8 x / x_bound, 0.6 phi(x)],
+    x beside 32 random Fourier features (:class:`~dpol.learners.random_features.
+    WithRandomFeatures`); ``"ridge_classifier"`` is the linear model alone.
+    ``predict_proba``: the logistic link of the margin, for the logistic learners (``igd``,
+    ``pol``; two classes). One more parameter, ``fallback`` (bool, default False): predict
+    the private class prior wherever the model does not privately beat it (Notes).
 
     Attributes
     ----------
     classes_ : array (K,)
         For two classes, ``classes_[1]`` is the +1 class.
     coef_ : array (d + 32,) with the default learner, (K, d + 32) for K > 2 classes
-        The weights on the learner's rows [0.8 x / x_bound, 0.6 phi(x)] (on x alone for a
-        linear learner, on phi(x) alone with ``random_features`` and a linear learner).
+        The weights on the learner's rows.
     learner_, intercept_, privacy_, n_clipped_, t_
         As :class:`OnlineRegressor`; with ``fallback`` and the prior chosen, ``coef_`` is
         0 and ``intercept_`` the prior's margin.
@@ -226,14 +193,9 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     Notes
     -----
     ``fallback=True`` runs the learner inside
-    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback`: 20% of the Gaussian
-    budget (of mu^2) learns the class prior and tests, block by block on the stream,
-    whether the model's prequential errors are clearly below the prior's; the model
-    predicts only where they are, the prior elsewhere. Off by default (measured there):
-    on imbalanced sets where the model loses to the majority class it holds it (river's
-    SolarFlare at epsilon = 0.1, held out: 74.3% without, 97.7% with, in every seed),
-    but on small balanced sets its own prior can take the wrong sign, and on the stream
-    the model comes in late.
+    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 20% of the Gaussian
+    budget (of mu^2). Off by default: it holds the majority class where the model loses
+    to it, but costs on small balanced sets (docs/benchmarks/trivial_fallback.md).
 
     Examples
     --------
