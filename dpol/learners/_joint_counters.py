@@ -131,14 +131,11 @@ def joint_events(counters: tuple, element_sensitivity: float | None
 
     Privacy
     -------
-    The counters' own events always hold: independent mechanisms compose (mu^2 = sum_k
-    (s_k / sigma_k)^2, zCDP: rho = sum_k rho_k), adaptively chosen elements included.
-    With a proven bound s on the stacked element's change, the stacked node vectors are
-    one mechanism of sensitivity S = s times the encoder's column norm (rounding included
-    for secure noise, :func:`secure_joint_sensitivity`), every coordinate with std >=
-    min_k sigma_k: mu = S / min_k sigma_k (secure: :func:`joint_zcdp`). That event
-    replaces the counters' when smaller, under their common relation, window and horizon
-    (docs/derivations/joint_counters.md).
+    The counters' own events always hold (independent mechanisms compose, adaptively
+    too). With a proven bound s on the stacked element's change, the stacked node vectors
+    are one mechanism of sensitivity S = s times the column norm (secure: rounding
+    included), every std >= min_k sigma_k: mu = S / min_k sigma_k (secure:
+    :func:`joint_zcdp`), used when smaller (docs/derivations/joint_counters.md).
 
     Examples
     --------
@@ -151,8 +148,6 @@ def joint_events(counters: tuple, element_sensitivity: float | None
     ...                                    element_sensitivity=bound)
     >>> [e.name for e in joint_events(counters, stacked)]
     ['BinaryTreeCounter x2, stacked']
-    >>> compose_guarantee(joint_events(counters, stacked), 1e-5, target=1.0).epsilon
-    1.0
     >>> round(compose_guarantee(joint_events(counters, None), 1e-5).epsilon, 3)  # own: looser
     1.373
     """

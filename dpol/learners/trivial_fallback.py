@@ -129,15 +129,13 @@ class WithTrivialFallback(LearnerWrapper):
         The gate opens where the gate's mean error difference is below ``-threshold``
         times its public standard deviation.
     link : str
-        One of :data:`LINKS`.
-        The prior's margin: the mean label (a least-squares learner's scale) or its
-        logit (a logistic learner's).
+        One of :data:`LINKS`: the prior's margin is the mean label (least squares) or
+        its logit (logistic).
     seed : None, int, SeedSequence or Generator
         The two mechanisms' noise (None: fresh OS entropy).
     epsilon : float, optional
-        The whole's epsilon the budget was split for (:func:`fallback_budget`), as
-        ``privacy`` states it; by default the learner's (then ``privacy`` states the
-        composition as computed).
+        The whole's target epsilon (:func:`fallback_budget`), as ``privacy`` states it;
+        default: the composition as computed.
 
     Attributes
     ----------
@@ -150,14 +148,12 @@ class WithTrivialFallback(LearnerWrapper):
 
     Privacy
     -------
-    Replace-one neighbours. Each row enters one block: its clipped label moves that
-    block's label sum by at most 2 y_bound (sqrt(2) for one-hot rows) and, given the
-    learner's and the prior's releases, its e_t moves the gate's sum by at most 2. Both
-    are Gaussian mechanisms of multipliers ``prior_multiplier`` and ``gate_multiplier``
-    (Dwork and Roth 2014, Thm A.1), composed adaptively with the learner's own events
-    (Dong, Roth and Su 2019, Cor. 3.3) in ``privacy``; :func:`fallback_budget` sizes them
-    with dp-accounting so the whole meets a target. The derivation is in the module's
-    docstring; the choice and the predictions are post-processing.
+    Replace-one. Sensitivity: a row moves one block's label sum by at most 2 y_bound
+    (sqrt(2) one-hot) and, given the earlier releases, the gate's sum by at most 2.
+    Calibration: Gaussian mechanisms of multipliers ``prior_multiplier`` and
+    ``gate_multiplier`` (Dwork and Roth 2014, Thm A.1), composed adaptively with the
+    learner's events (Dong, Roth and Su 2019, Cor. 3.3); derivation in the module
+    docstring. The choice and the predictions are post-processing.
     """
 
     def __init__(self, learner: OnlineLearner, *, prior_multiplier: float,
