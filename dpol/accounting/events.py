@@ -1,33 +1,19 @@
 """Privacy events of the mechanisms that ran, and the one function that turns them into a
 guarantee.
 
-A dp-accounting ``DpEvent`` says how much noise a mechanism added relative to its
-sensitivity, but not *whom* it protects: the neighbouring relation the sensitivity was
-computed under, the window of window DP (WDP, Definition 6), the unit (one stream
-element, one loss function). A :class:`MechanismEvent` carries both. Every noisy object
-of dpol lists the events of the mechanisms it actually ran (``privacy_events()``), and
-its ``privacy`` is :func:`compose_guarantee` of that list, never a guarantee typed by
-hand: a window, a relation or a unit cannot be dropped on the way from the mechanism to
-the reported claim, because the claim is computed from them.
+A :class:`MechanismEvent` is a dp-accounting ``DpEvent`` plus whom it protects: the
+neighbouring relation, the window of window DP (WDP, Definition 6) and the unit. Every
+noisy object lists the events it ran (``privacy_events()``) and its ``privacy`` is
+:func:`compose_guarantee` of them, never typed by hand, so no window, relation or unit
+is lost on the way to the claim.
 
-Composition rules (all sound, adaptive composition included):
-
-* Gaussian events compose exactly into one Gaussian of ``mu = sqrt(sum 1/z_i^2)``
-  (Dong, Roth, Su 2019, Corollary 3.3), read off through the analytic Gaussian curve
-  (Balle, Wang 2018);
-* zCDP events add their (xi, rho) (Bun, Steinke 2016, Lemma 2.3); a Gaussian joining
-  them counts as ``1/(2 z^2)``-zCDP; the total is certified through dp-accounting's RDP
-  accountant;
-* pure events (Laplace ``1/b``, the l2 Gamma mechanism's stated epsilon) add up (basic
-  composition, Dwork, Roth Theorem 3.16), and add to the (epsilon, delta) of the rest;
-* anything else is handed whole to dp-accounting's PLD accountant, or its RDP
-  accountant where PLD refuses it (under replace-one also RDP's REPLACE_ONE relation,
-  the only one that accounts sampling without replacement, e.g. BST's SGD).
-
-Windows: composing a window-DP mechanism with window W with anything gives at best
-window DP with window W (an element leaves the window of that mechanism after W
-releases, and later releases may reveal it), so the guarantee's window is the smallest
-window among the events. A window at least the number of releases is full DP.
+Composition (sound, adaptive included): Gaussian events into one Gaussian of ``mu =
+sqrt(sum 1/z_i^2)`` (Dong, Roth, Su 2019, Corollary 3.3; analytic Gaussian curve, Balle,
+Wang 2018); zCDP events add their (xi, rho) (Bun, Steinke 2016, Lemma 2.3; a Gaussian
+counts as ``1/(2 z^2)``), certified by dp-accounting's RDP accountant; pure events add up
+(Dwork, Roth Theorem 3.16) and add to the rest; anything else goes to dp-accounting's
+PLD accountant, or RDP where PLD refuses it. The guarantee's window is the smallest
+among the events (a window at least the number of releases is full DP).
 
 Examples
 --------

@@ -58,10 +58,8 @@ class Trace:
     privacy : PrivacyGuarantee
     n_clipped : int
     model_predictions : array (T,) or None
-        The prequential predictions of the post-processed model: ``predict_one`` of each
-        row *as given*, before its step (:mod:`dpol.learners.postprocess`; a prediction
-        spends no privacy, so the row is not clipped as it is for learning); None where
-        a learner keeps no such model (``prequential_predictions``: these or ``predictions``).
+        The post-processed model's prequential predictions of each row *as given*
+        (unclipped: a prediction spends no privacy); None without such a model.
 
     Examples
     --------
@@ -73,14 +71,10 @@ class Trace:
     >>> m = PrivateIGD(2, loss=Regularized(SquaredLoss(), 0.1), domain=L2Ball(2, 1.0),
     ...                horizon=50, epsilon=1.0, delta=1e-5, seed=0)
     >>> trace = m.run(X, y, comparator=np.zeros(2))
-    >>> trace.weights.shape, trace.losses.shape, trace.predictions.shape, trace.regret.shape
-    ((50, 2), (50,), (50,), (50,))
-    >>> trace.final_weights.shape, trace.n_clipped, trace.privacy.epsilon
-    ((2,), 0, 1.0)
+    >>> trace.weights.shape, trace.regret.shape, trace.final_weights.shape
+    ((50, 2), (50,), (2,))
     >>> bool(np.allclose(trace.predictions, np.einsum("ij,ij->i", X, trace.weights)))
     True
-    >>> trace.average_regret.shape  # needs the comparator
-    (50,)
     """
 
     weights: np.ndarray
