@@ -201,8 +201,7 @@ def excess_empirical_risk(
     Parameters
     ----------
     weights : array (T, d) or Trace
-        ``weights[t-1]`` is the model released after step t (use :func:`released_models`
-        for a learner's Trace; a Trace is converted automatically).
+        ``weights[t-1]`` is the model released after step t (:func:`released_models`).
     X : array (T, d)
     y : array (T,)
         The stream the learner saw, after its clipping.
@@ -214,8 +213,7 @@ def excess_empirical_risk(
         Stop the per-step solver when its certified gap is ``<= tol + rtol * sum y^2``
         (sum scale, KNJ's units).
     max_iter : int
-        Iteration budget per block of steps (a :class:`~dpol.errors.NumericalWarning`
-        reports blocks whose certificate stayed above the tolerance).
+        Iteration budget per block of steps (else a :class:`~dpol.errors.NumericalWarning`).
 
     Returns
     -------
@@ -223,11 +221,9 @@ def excess_empirical_risk(
 
     Notes
     -----
-    ``risk`` is exact up to rounding and ``excess`` is formed without cancellation.
-    ``optimum`` is exact for ``domain=None`` (pseudo-inverse, directions below
-    ``d * eps * lambda_max`` dropped) and an ``L2Ball`` (secular equation), FISTA to the
-    tolerance on other sets, warm-started from the previous step. The squared loss is
-    KNJ's ``(y - <x, theta>)^2`` (no 1/2; halve for the 1/2 convention).
+    ``optimum`` is exact for ``domain=None`` (pseudo-inverse) and an ``L2Ball`` (secular
+    equation), FISTA to the tolerance on other sets. The squared loss is KNJ's
+    ``(y - <x, theta>)^2`` (no 1/2).
 
     Examples
     --------
