@@ -238,12 +238,9 @@ def compose_guarantee(events: Iterable[MechanismEvent], delta: float, *,
     delta : float
         The delta at which to state epsilon (unused when every event is pure).
     target : float, optional
-        The epsilon the noise was calibrated for. A derived epsilon at most
-        ``TARGET_TOLERANCE`` (relative) below it is stated as the target (a valid, weaker
-        claim: the calibrators stop just on the safe side; float rounding of
-        ``FLOAT_ROUNDING`` above it counts too); any other derived figure,
-        above the target (a paper formula's erratum) or well below it, is stated as
-        derived.
+        The epsilon the noise was calibrated for: a derived epsilon within
+        ``TARGET_TOLERANCE`` below it (or ``FLOAT_ROUNDING`` above) is stated as the target
+        (a valid, weaker claim); any other is stated as derived.
     seeded : bool
         Whether any of the mechanisms drew its noise from a seed the caller gave
         (:attr:`PrivacyGuarantee.seeded`: then private only while the seed stays secret).

@@ -59,32 +59,16 @@ def setup_node_grid(counter: object) -> None:
 
     Privacy
     -------
-    Secure noise (``noise="secure"``: discrete Gaussian, the twin of "gaussian";
-    ``noise="secure_laplace"``: discrete Laplace, the twin of "laplace"). Exact integer
-    samplers on OS randomness (:mod:`dpol.noise.discrete`, CKS 2020 Algorithms 1-3) put
-    the noise on a grid g Z, g a power of two: g = the largest power of two <=
-    min(s, Delta / sqrt(d)) / 2^10, s the per-node noise scale, Delta the node
-    sensitivity, d = dim. Noise on g Z added to real sums would give neighbours disjoint
-    supports (infinite privacy loss, Mironov 2012), so every clipped element is rounded
-    to the nearest point of g Z^d first; the noise-free nodes are then exact grid sums
-    and, in counters whose releases add node noises with integer weights (the binary and
-    window trees), every release is an exact grid value (float64 sums of multiples of g
-    are exact below 2^53 g, checked here with a 2^20 s margin for the noise). Counters
-    with real weights (Honaker, Toeplitz, BLT, dense mean-optimal, banded Toeplitz,
-    banded matrix) compute each release from exact grid noisy values only
-    (:class:`SecureReleaseMixin`; their Privacy sections). Rounding moves an element by
-    at most g sqrt(d)/2 in l2, so the node sensitivity becomes Delta' = Delta + g sqrt(d)
-    under replace-one (both elements rounded) and Delta + g sqrt(d)/2 under add/remove
-    (zero is on the grid); the grid choice keeps this within a factor 1 + 2^-10. The l1
-    sensitivity of the Laplace twin is sqrt(d) Delta', as for float noise.
-    Calibration: the discrete Gaussian of std s on a lattice the sensitivity respects is
-    (Delta'^2 m / (2 s^2))-zCDP over the m nodes one element touches (CKS Theorem 14, the
-    continuous Gaussian's Renyi curve), so z is the smallest noise multiplier that
-    dp-accounting's RDP accountant certifies for (epsilon, delta) (4-11% above the
-    analytic Gaussian's z for epsilon in [0.1, 10]; CKS Theorem 15's slack tau, computed
-    here and carried as the zCDP xi, is 0.0 in float64 at s >= 2^10 g). The discrete
-    Laplace of scale b with integer l1 sensitivity Delta_1 / g is (Delta_1 / b)-DP, so
-    z = 1 / epsilon as for float Laplace.
+    Discrete Gaussian (``"secure"``) or Laplace (``"secure_laplace"``) noise from exact
+    samplers on OS randomness (CKS 2020, Algorithms 1-3) on a grid g Z, g the largest
+    power of two <= min(s, Delta / sqrt(d)) / 2^10. Elements are rounded to g Z^d first
+    (else neighbours' supports are disjoint: Mironov 2012), so nodes are exact grid sums.
+    Sensitivity: Delta' = Delta + g sqrt(d) under replace-one, Delta + g sqrt(d)/2 under
+    add/remove, within 1 + 2^-10 of Delta (l1: sqrt(d) Delta'). Calibration: the
+    discrete Gaussian is (Delta'^2 m / (2 s^2))-zCDP over an element's m nodes (CKS
+    Theorem 14), z the smallest dp-accounting's RDP accountant certifies (4-11% above the
+    analytic Gaussian's; Theorem 15's slack carried as xi); the discrete Laplace gives
+    z = 1 / epsilon. Derivation: docs/derivations/tree_counters.md.
 
     Examples
     --------

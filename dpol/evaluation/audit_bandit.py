@@ -157,14 +157,11 @@ def audit_bandit(factory: Callable, *, n_runs: int, claimed: PrivacyGuarantee | 
         only the rows it covers are read (module docstring).
     losses : ((C_a, b_a), (C_b, b_b)), optional
         Neighbouring linear loss sequences; default :func:`worst_case_bandit_losses` at
-        ``position`` (the round whose loss differs; default 0, in the first batch, whose sum
-        every counter release holds).
+        ``position`` (default 0: in the first batch, which every release holds).
     release : {"points", "sums"}
-        What is audited (:func:`bandit_releases`). ``"points"`` (default): the played
-        points, what a user sees and the claim as stated; Frank-Wolfe and the exploration
-        noise hide most of the sums from them, so this audit is weak. ``"sums"``: the
-        counter's releases with the sphere directions, the statement the privacy proof
-        establishes and the played points inherit by post-processing; the stronger audit.
+        What is audited (:func:`bandit_releases`): the played points (default; what a
+        user sees, a weak audit: Frank-Wolfe and exploration hide the sums) or the
+        counter's releases, which the proof protects (stronger).
     seed, fresh, **options
         ``seed`` of the runs; ``fresh`` as
         :func:`~dpol.evaluation.audit_learners.learner_releases`; ``statistic``,
