@@ -106,7 +106,7 @@ class PrivateFTAL(OnlineLearner):
         cls = resolve_counter(counter)
         if self.window is not None:
             if cls is not WindowTreeCounter:
-                raise fail("counter", "be 'window' when a window is given", counter)
+                raise fail("counter", "be 'window_tree' when a window is given", counter)
             if options.get("window", self.window) != self.window:
                 raise fail("counter_options", f"not give a window other than window="
                            f"{self.window}", options)
