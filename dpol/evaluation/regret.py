@@ -57,13 +57,10 @@ class FixedPointResult:
         ``<= tol``.
     suboptimality_bound : float
         A certified upper bound on ``objective − min_C Σ_t f_t`` (sum scale), from
-        convexity alone, with ``g = ∇F(w)/n``: on a set, the Frank–Wolfe gap
-        ``n⟨g, w − v⟩`` with ``v`` from the linear oracle; when the mean objective is
-        ``μ``-strongly convex (``μ > 0``), also ``−n·min_{z in C}(⟨g, z − w⟩ + (μ/2)‖z − w‖²)``
-        (``n‖g‖²/(2μ)`` on R^d); the smaller of the two. For quadratics ``μ`` includes
-        ``s_min(X)²/n`` (for minimum-norm least squares, on the row space of ``X``,
-        where ``w`` lies). ``inf`` when nothing is certified (not strongly convex on R^d).
-        Rounding in ``∇F`` itself is not included.
+        convexity alone (``g = ∇F(w)/n``): the smaller of the Frank–Wolfe gap
+        ``n⟨g, w − v⟩`` on a set and, when ``μ``-strongly convex, ``n‖g‖²/(2μ)`` on R^d
+        (its constrained analogue on a set). ``inf`` when nothing is certified. Rounding
+        in ``∇F`` is not included.
     n_iter : int
         Iterations of the iterative solver (0 for closed forms).
     converged : bool

@@ -131,10 +131,6 @@ class OnlineLearner(LearnerAPI, Checkpointable, ABC):
     got array([ 1. nan], dtype=float64)
     >>> m.t  # a refused element changes nothing
     2
-    >>> restored = PrivateIGD.from_state(m.get_state())  # continues identically
-    >>> restored.learn_one([0.0, 1.0], 0.5); m.learn_one([0.0, 1.0], 0.5)
-    >>> bool(np.array_equal(restored.weights, m.weights)), m.t
-    (True, 3)
     """
 
     def __init__(self, dim: int, *, horizon: int, x_bound: float = 1.0, y_bound: float = 1.0,

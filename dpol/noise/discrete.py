@@ -191,16 +191,11 @@ def discrete_gaussian(sigma2: object, size: int, rng: object = None) -> list[int
 
     Privacy
     -------
-    For integer-valued q with l2 sensitivity Delta_2, q(x) + Z with i.i.d. coordinates
-    N_Z(0, sigma2) satisfies (Delta_2^2 / (2 sigma2))-zCDP, exactly the continuous
-    Gaussian's Renyi curve (CKS Theorem 14). Derivation: for integers mu, nu the two
-    pmfs share their normalizer Z, and alpha (x - mu)^2 + (1 - alpha) (x - nu)^2 =
-    (x - c)^2 + alpha (1 - alpha) (mu - nu)^2 with c = alpha mu + (1 - alpha) nu, so
-    D_alpha = alpha (mu - nu)^2 / (2 sigma^2) + log(sum_x exp(-(x - c)^2 / (2 sigma^2)) /
-    Z) / (alpha - 1), and the last sum is largest at integer c (Poisson summation): D_alpha
-    <= alpha (mu - nu)^2 / (2 sigma^2); Renyi divergences of independent coordinates add.
-    The direct (epsilon, delta) bound of the multivariate discrete Gaussian carries a
-    slack :func:`discrete_gaussian_tau` (CKS Theorem 15).
+    For integer-valued q of l2 sensitivity Delta_2, q(x) + Z with i.i.d. N_Z(0, sigma2)
+    coordinates is (Delta_2^2 / (2 sigma2))-zCDP, the continuous Gaussian's Renyi curve
+    (CKS Theorem 14: the two pmfs share their normaliser, and the shifted lattice sum is
+    largest unshifted, by Poisson summation; coordinates add). The direct (epsilon,
+    delta) bound carries a slack :func:`discrete_gaussian_tau` (CKS Theorem 15).
 
     Examples
     --------
