@@ -71,19 +71,12 @@ def bandit_releases(factory: Callable, losses: tuple, n_runs: int, *, position: 
     """``n_runs`` runs of ``factory(seed).run_linear(C, b)``, turned so that u_position = e_1.
 
     ``losses = (C, b)`` (``b`` may be None). ``release="sums"``: the counter's releases
-    s~_1 .. s~_(m-1) (``trace.noisy_sums``); ``"points"``: the played points minus the
-    learner's centre c. Each run's rows are multiplied by the reflection that maps its own
-    sphere direction u_position to e_1: one loss changes the batch sums along that random
-    direction, so without the turn the mean difference between neighbours averages out
-    and a linear statistic sees nothing. The turn is invertible given u_position, i.e. a
-    post-processing of (u, s~), the pair the privacy proof covers; for ``"points"`` with
-    ``position`` in the first batch it is a post-processing of the played points alone
-    (u = (x_position - c) / zeta there, x~_0 = c being public). Gaussian noise is isotropic,
-    so the turned sums are the counter's releases on a fixed direction.
-
-    Runs are reseeded deep copies of one template, or fresh factory calls (``fresh``), as in
-    :func:`~dpol.evaluation.audit_learners.learner_releases`; every copy draws new sphere
-    directions and new counter noise.
+    (``trace.noisy_sums``); ``"points"``: the played points minus the centre c. Each run's
+    rows are reflected so that its own sphere direction u_position becomes e_1 (else the
+    neighbours' mean difference averages out); the turn is post-processing of (u, s~), the
+    pair the proof covers (of the points alone when ``position`` is in the first batch),
+    and isotropic noise stays the counter's. Runs as in
+    :func:`~dpol.evaluation.audit_learners.learner_releases` (``fresh``).
 
     Returns an array (n_runs, k * dim): the rows ``rows`` (a slice, default all) of the
     m - 1 releases (``"sums"``) or of the T points (``"points"``).

@@ -149,13 +149,10 @@ def audit_counter(counter: object, *, n_runs: int, claimed: PrivacyGuarantee | N
         The guarantee to test (default ``counter.privacy``; give the original's to audit
         an under-noised twin against it).
     streams : (stream_a, stream_b), optional
-        Default :func:`worst_case_streams` at ``position``, the index of the differing
-        element. Release t (0-based) is the sum of elements 0 .. t, so under window DP
-        with window W the releases ``position .. position + W - 1`` are audited
-        (:func:`~dpol.evaluation.audit.audited_rows`), without a window all of them.
+        Default :func:`worst_case_streams` at ``position``; a window W audits releases
+        ``position .. position + W - 1`` (:func:`~dpol.evaluation.audit.audited_rows`).
     length : int, optional
-        The stream length for a counter of an endless stream (``horizon=None``; then
-        required unless ``streams`` are given); ignored for a counter with a horizon.
+        The stream length for an endless counter (``horizon=None``), unless ``streams``.
     seed, **options
         ``seed`` of the runs; ``statistic``, ``confidence``, ``train_fraction`` go to
         :func:`~dpol.evaluation.audit.audit_releases`.

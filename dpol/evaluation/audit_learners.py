@@ -133,10 +133,9 @@ def audit_learner(factory: Callable, *, n_runs: int, claimed: PrivacyGuarantee |
         Default :func:`~dpol.evaluation.audit_pairs.worst_case_learner_streams` at
         ``position``, which attains the learner's declared sensitivity.
     position : int, optional
-        The index of the differing element (default the first one the releases depend
-        on, :func:`~dpol.evaluation.audit_pairs.first_data_position`). Under a window
-        claim only the rows ``position + 1 .. position + W`` are audited (module
-        docstring), without a window all T + 1 rows.
+        The differing element (default
+        :func:`~dpol.evaluation.audit_pairs.first_data_position`); a window claim audits
+        rows ``position + 1 .. position + W``.
     seed, fresh, **options
         ``seed`` of the runs; ``fresh`` as :func:`learner_releases`; ``statistic``,
         ``confidence``, ``train_fraction`` go to :func:`~dpol.evaluation.audit.audit_releases`.

@@ -180,26 +180,14 @@ def worst_case_learner_streams(learner: object, *, position: int | None = None
                                ) -> tuple[tuple, tuple]:
     """Neighbouring streams ``((X_a, y_a), (X_b, y_b))`` attaining the declared sensitivity.
 
-    Every row but ``position`` is the null element (x = 0, y = 0; the kernel learner's
-    is below): it adds nothing to a counter and its gradient is zero, so the change made
-    at ``position`` is all the pair shows, and later steps only carry it forward. At
-    ``position`` (default :func:`first_data_position`), x has norm ``x_bound`` (the
-    kernel learner: ||phi(x)|| = kappa) and the labels are ``+y_bound``
-    against ``-y_bound`` (replace-one; add/remove: against the null element), with:
-
-    * counter-based gradient learners (FTAL, online Frank-Wolfe): x orthogonal to the
-      data-independent first iterate, so the margin is 0 and a loss whose derivative is
-      constant around 0 (the smoothed hinge) changes its data gradient by 2 L, the
-      counter's element sensitivity;
-    * learners summing x x^T and y x (PQFTL, incremental regression): x' with
-      <x, x'> = Y^2 / 2 on the other side, which attains :func:`outer_product_sensitivity`
-      (X = Y = R: 3 R^2 / sqrt(2)), X and Y the bounds of the counters' elements
-      (``element_bounds``: PQFTL's labels enter rescaled to R); projected regression
-      places the projected features so;
-    * :class:`~dpol.learners.PrivateKernelRegression`: x = p at ``position`` and every
-      other row (q, 0), phi(q) orthogonal to phi(p) (:mod:`dpol.evaluation._kernel_pair`):
-      at position 0 the releases differ by the transcript bound's Delta_t(0) exactly;
-    * every other learner: the same x on both sides.
+    Every row but ``position`` (default :func:`first_data_position`) is the null element
+    (x = 0, y = 0: nothing enters a counter), so the change there is all the pair shows.
+    At ``position``, ||x|| = ``x_bound`` and the labels are ``+y_bound`` against
+    ``-y_bound`` (add/remove: against the null element), with x orthogonal to the first
+    iterate for FTAL and online Frank-Wolfe (a 2 L gradient change), x' with <x, x'> =
+    Y^2 / 2 on the other side for learners summing x x^T and y x (attains
+    :func:`outer_product_sensitivity`), the pair of :mod:`dpol.evaluation._kernel_pair`
+    for kernel regression (Delta_t(0) exactly), and the same x elsewhere.
 
     Examples
     --------
