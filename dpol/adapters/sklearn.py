@@ -174,8 +174,9 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
 
     Parameters are those of :class:`OnlineRegressor`, with ``learner`` defaulting to
     ``"ridge_classifier_rff"``: least squares on -1 / +1 on [0.8 x / x_bound, 0.6 phi(x)],
-    x beside 32 random Fourier features (:class:`~dpol.learners.random_features.
-    WithRandomFeatures`); ``"ridge_classifier"`` is the linear model alone.
+    x beside 32 random Fourier features
+    (:class:`~dpol.learners.random_features.WithRandomFeatures`); ``"ridge_classifier"``
+    is the linear model alone.
     ``predict_proba``: the logistic link of the margin, for the logistic learners (``igd``,
     ``pol``; two classes). One more parameter, ``fallback`` (bool, default False): predict
     the private class prior wherever the model does not privately beat it (Notes).
