@@ -62,23 +62,19 @@ class MechanismEvent:
     Parameters
     ----------
     event : dp_accounting.DpEvent
-        The noise relative to the sensitivity (dpol's convention: noise multipliers are
-        scale over the l2 -- or l1 for Laplace -- sensitivity of the mechanism's encoder
-        under ``neighbouring``; account with sensitivity one).
+        The noise relative to the l2 (Laplace: l1) sensitivity under ``neighbouring``
+        (account with sensitivity one).
     neighbouring : {"replace_one", "add_remove"}
         The relation the sensitivity was derived under.
     window : int or None
-        W of window DP: the element is protected in the releases of the W steps from its
-        arrival only. None for ordinary DP.
+        W of window DP (protected in the W releases from its arrival); None: DP.
     horizon : int or None
         Number of releases of the mechanism; a window of at least ``horizon`` is full DP.
     unit : str
         What one neighbour changes: one stream element, one loss function, ...
     pure_epsilon : float or None
-        The exact pure-DP epsilon of a pure mechanism whose event does not state it: the
-        l2 Gamma mechanism of WDP (``UnsupportedDpEvent``: dp-accounting cannot account
-        it), the discrete Laplace (its ``ZCDpEvent`` is only what RDP accountants read).
-        Composition then counts the mechanism as pure DP at this epsilon.
+        The exact pure epsilon of a mechanism whose event does not state it (WDP's l2
+        Gamma mechanism, the discrete Laplace); composition counts it as pure DP.
     name : str
         Which mechanism this is (for messages and reports).
 

@@ -207,27 +207,20 @@ class SecureReleaseMixin:
 def setup_encoder_grid(counter: object, abs_row_sum: float) -> None:
     """Secure noise of a matrix counter: grid g, inflated sensitivity, magnitude check.
 
-    The noisy encoder is w = round_g(E(x)) + g Y, E(x) the float64 value of C x computed
-    from the grid-rounded elements, Y discrete Gaussian. For neighbours x, x' (element i
-    differs): ||round_g E(x) - round_g E(x')|| <= ||C (r(x) - r(x'))|| + sum over the T d
-    coordinates of (g/2 + e) twice, where r rounds elements (||r(x_i) - r(x'_i)|| <=
-    Delta + half g sqrt(d), half = 1 under replace-one, 1/2 under add/remove) and e bounds
-    the float error of one coordinate of E (:func:`float_dot_error` over <= T products
-    with sum_j |C_tj x_j| <= abs_row_sum * 2 bound, ``abs_row_sum`` = max_t sum_j |C_tj|,
-    the rounded coordinates being <= bound + g/2 <= 2 bound). With ||C|| = max_i ||C e_i||
-    (||C e_1|| for the Toeplitz encoders), the sensitivity is Delta'' = (Delta + half g
-    sqrt(d)) ||C|| + sqrt(T d) (g + 2 e), with g the largest power of two <= min(s,
-    Delta ||C|| / (4 sqrt(T d))) / 2^10, halved until Delta'' <= (1 + 2^-10) Delta ||C||.
+    The noisy encoder is w = round_g(E(x)) + g Y, E(x) the float64 C x of the rounded
+    elements, Y discrete Gaussian. Rounding an element moves it by at most half g sqrt(d)
+    (half = 1 replace-one, 1/2 add/remove), and each of the T d coordinates of E by at
+    most g/2 + e (e: :func:`float_dot_error`, from ``abs_row_sum`` = max_t sum_j |C_tj|).
+    g is the largest power of two <= min(s, Delta ||C|| / (4 sqrt(T d))) / 2^10, halved
+    until Delta'' <= (1 + 2^-10) Delta ||C||.
 
     Privacy
     -------
-    Relation: the counter's (replace-one or add/remove). Sensitivity Delta'' as above
-    (the bound on ||round_g E(x) - round_g E(x')||, both on the lattice g Z^(T d)).
-    Calibration: the discrete Gaussian of std s on g Z^(T d) is (Delta''^2 / (2 s^2))-zCDP
-    (CKS 2020 Theorem 14), so s = z Delta'' with the base class's zCDP noise multiplier
-    z; the multivariate slack tau (CKS Theorem 15) is recomputed and the guarantee
-    re-certified. Refused (before any state) if the float error alone would exceed 2^-11
-    of the sensitivity or if encoder values could reach 2^52 g.
+    Relation: the counter's. Sensitivity: Delta'' = (Delta + half g sqrt(d)) ||C|| +
+    sqrt(T d) (g + 2 e), ||C|| = max_i ||C e_i||, on the lattice g Z^(T d). Calibration:
+    the discrete Gaussian of std s is (Delta''^2 / (2 s^2))-zCDP (CKS 2020 Theorem 14),
+    s = z Delta'', the slack tau (Theorem 15) recomputed. Refused if the float error
+    would exceed 2^-11 of the sensitivity or values could reach 2^52 g.
 
     Examples
     --------

@@ -254,17 +254,12 @@ def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS,
     largest squared column norm (the mean loss of Dvijotham et al. 2024): the error that
     adds up over a stream, as regret does.
 
-    L-BFGS-B on theta = exp(-e^p), s = softmax with a slack (so 0 < theta < 1 and
-    sum s < 1 hold by construction), from the arcsine quadrature start; deterministic.
-
-    ``participation=(k, b)`` (k steps of a participant, b apart; see
-    :class:`~dpol.counters.strategies.Participation`) minimises the loss the strategy
-    reports under it instead, ``BltStrategy.loss(objective, participation)``: the
-    variance factor times the squared sensitivity to the participant, in closed form
-    (O(k b^3 + b^3 log T) per evaluation, :func:`_pattern_sensitivity_sq`; exact, as C's
-    coefficients are non-negative and non-increasing: BltCounter's Privacy), from the
-    single-participation optimum, which is kept if the result does no better. A pattern
-    with one step in the horizon is the single-participation case.
+    Deterministic L-BFGS-B on a parametrisation that keeps the parameters valid, from the
+    arcsine quadrature start. ``participation=(k, b)``
+    (:class:`~dpol.counters.strategies.Participation`) minimises
+    ``BltStrategy.loss(objective, participation)`` instead (exact squared sensitivity in
+    closed form, :func:`_pattern_sensitivity_sq`), from the single-participation optimum,
+    kept if the result does no better.
 
     Examples
     --------
@@ -274,12 +269,6 @@ def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS,
     >>> thetas, omegas = optimal_blt_parameters(2**10, buffers=3, objective="mean")
     >>> round(blt_loss(thetas, omegas, 2**10, "mean"), 2)
     9.36
-    >>> from dpol.counters.strategies import BltStrategy
-    >>> p = (4, 8)  # 4 epochs over 8 records
-    >>> single = BltStrategy(32, *optimal_blt_parameters(32, buffers=3))
-    >>> tuned = BltStrategy(32, *optimal_blt_parameters(32, buffers=3, participation=p))
-    >>> round(single.loss("max", p), 2), round(tuned.loss("max", p), 2)
-    (32.0, 29.77)
     """
     horizon = check_int("horizon", horizon, low=1)
     buffers = check_int("buffers", buffers, low=1)

@@ -21,11 +21,8 @@ def prefix_noise(node_noise: np.ndarray, start: int = 0,
     the node sum from the highest bit down, whatever the block size (n = 1 is the
     streaming step).
 
-    Works **in place** (row i of ``node_noise`` becomes the release noise of step
-    start+1+i) and returns ``node_noise``. Steps closing a level-k node (t = 2^k mod
-    2^(k+1)) form a strided slice whose parents t - 2^k close higher levels, so levels
-    are processed from the top down, one strided add each: no fancy indexing and no
-    temporary (profiled: 0.04 s instead of 0.2-0.5 s with index arrays at n = 2^20, d = 10).
+    Works **in place** and returns ``node_noise``: levels from the top down, one strided
+    add each (steps closing a level-k node form a strided slice), with no temporary.
 
     Parameters
     ----------
