@@ -143,13 +143,11 @@ def read_table(source: str | Path | TextIO | Table) -> tuple[np.ndarray, list[st
     """A numeric table (n, k) and its column names from a file, ``"-"``, a text stream or
     a :class:`~dpol.datasets.table.Table` in memory.
 
-    CSV (``.csv``, ``.txt``, ``.data``, gzipped as ``.gz`` too, or standard input):
-    comma-separated numbers, with an optional header line (detected: a first line that is
-    not all numbers, or one of pandas' default names ``0,1,...,k-1`` above rows not all
-    written as integers; that pattern read either way comes with a :class:`HeaderWarning`;
-    columns without a header are ``x0, x1, ...``). NPY: a 2-d array (columns ``x0, x1,
-    ...``). Parquet: numeric columns (the ``parquet`` extra). A CSV cell that is not a
-    finite number is refused with its row (data rows counted from 1), column and line.
+    CSV (``.csv``, ``.txt``, ``.data``, ``.gz``, or standard input): numbers with an
+    optional header line (a first line not all numbers, or pandas' default ``0,1,...``
+    names, with a :class:`HeaderWarning`; else columns ``x0, x1, ...``). NPY: a 2-d
+    array. Parquet: numeric columns (the ``parquet`` extra). A non-finite CSV cell is
+    refused with its row, column and line.
 
     Examples
     --------
@@ -157,11 +155,6 @@ def read_table(source: str | Path | TextIO | Table) -> tuple[np.ndarray, list[st
     >>> table, names = read_table(io.StringIO("a,b,label\\n1,2,3\\n4,5,6\\n"))
     >>> table.shape, names
     ((2, 3), ['a', 'b', 'label'])
-    >>> import warnings
-    >>> with warnings.catch_warnings():  # pandas' to_csv of unnamed columns: a header
-    ...     warnings.simplefilter("ignore", HeaderWarning)  # that says so
-    ...     read_table(io.StringIO("0,1,2\\n0.5,1.5,1.0\\n"))[1]
-    ['0', '1', '2']
     >>> read_table(io.StringIO("a,b\\n1,2\\n3,x\\n"))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...

@@ -91,9 +91,8 @@ def private_label_mean(y: object, *, bound: float, noise_multiplier: float,
     bound : float
         The labels' public bound (they are clipped to it).
     noise_multiplier : float
-        z (0: the exact mean, for a non-private twin). Calibrate it with
-        :func:`dpol.accounting.closed_forms.gaussian_noise_multiplier` or a share of a
-        budget (:func:`dpol.accounting.closed_forms.gaussian_share`).
+        z (0: the exact mean), e.g. :func:`dpol.accounting.closed_forms.gaussian_share`
+        of a budget.
     one_hot : bool
         Whether every row is some e_k (then the replace-one sensitivity is sqrt(2) bound).
     neighbouring : {"replace_one", "add_remove"}
