@@ -5,23 +5,15 @@
 declared bounds, counting what it changed (:class:`Clipping`); :func:`table_stream` does
 all three. Two normalisations:
 
-* ``"clip"`` (default): rows of l2 norm above ``x_bound`` are scaled down to it and
-  labels outside ``[-y_bound, y_bound]`` are clipped. It reads nothing of the data but
-  each row itself, so the privacy guarantee of what is learned covers the whole run.
-* ``"standardize"``: columns standardised, rows divided by the 95th percentile of
-  their norms, the label centred at its mean and divided by the 95th percentile of its
-  distance from it; the 5% beyond are clipped, and the rows scaled to ``x_bound``, the
-  labels to ``y_bound`` (as dpol's reproductions of JKT's Appendix G, which leaves the
-  normalisation open). It reads means, standard deviations and those quantiles: treat
-  them as public, since the guarantee does not cover them.
+* ``"clip"`` (default): rows scaled down to ``x_bound``, labels clipped to ``y_bound``.
+  It reads nothing but each row itself, so the guarantee covers the whole run.
+* ``"standardize"``: standardised columns, rows and centred labels divided by the 95th
+  percentile of their norms, then clipped and scaled to the bounds (as dpol's
+  reproductions of JKT's Appendix G). The means, stds and quantiles it reads are not
+  covered by the guarantee: treat them as public.
 
-A CSV's first line is a header when a field of it is not a number, or when it reads
-``0,1,...,k-1`` or ``1,2,...,k`` (pandas' names of unnamed columns) above rows not all
-written as integers; a first line of that pattern is never read silently either way: a
-:class:`HeaderWarning` says how it was read (the rule: :mod:`dpol.datasets._csv_header`).
-Classification labels must take exactly two values; the smaller becomes -1 and the
-larger +1. Errors name a cell by its **row**, counted from 1 over the data rows (a header
-line is not a row), its column, and, for text files, its line in the file.
+Header detection: :mod:`dpol.datasets._csv_header`. Two-valued classification labels
+become -1 / +1. Errors name a cell by its data row (from 1), column and line.
 """
 
 from __future__ import annotations

@@ -79,14 +79,6 @@ class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
     >>> m.tell(float(x @ [0.5, -0.5]))  # only the loss value is observed
     >>> m.t, m.n_oracle_calls_, box.contains(m.iterate), m.privacy.epsilon
     (1, 1, True, 1.0)
-    >>> restored = PrivateBanditFrankWolfe.from_state(m.get_state())
-    >>> bool(np.array_equal(restored.ask(), m.ask()))  # a checkpoint continues identically
-    True
-    >>> m.ask()  # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    dpol.errors.InvalidInputError: ask must be followed by tell(loss_value) before the next
-    ask(); got 'a second ask() while x_t is pending'
     """
 
     #: the parameter bounding the loss values, as the clipping warning names it

@@ -116,8 +116,8 @@ class FeatureMap:
         D for the Gaussian kernel (even, default 256); must be None for the polynomial
         kernel, whose exact map has D = C(d + degree, degree).
     feature_seed : int
-        Public seed of the random frequencies. It must not be secret-dependent and it is
-        mixed with a fixed tag, so it never reproduces a noise stream of the same integer.
+        Public seed of the random frequencies, mixed with a fixed tag (never a noise
+        stream of the same integer).
 
     Examples
     --------

@@ -170,11 +170,9 @@ class PrivateFrankWolfe:
         report-noisy-min selections (class Privacy), replace-one; ``scale`` one b for all
         calls or one per call.
 
-        Every selection is pure eps0-DP, eps0 = 2 Delta / b, and rho-zCDP (rho =
-        eps0^2/8 for Gumbel, eps0^2/2 for Laplace): each call's event is its
-        ``iterations`` ``ZCDpEvent(rho)``, and when basic composition certifies less at
-        ``delta`` than the zCDP sum (as :meth:`epsilon` decides), every call also carries
-        its pure epsilon ``iterations eps0``, which composition then uses.
+        Each call's event is ``iterations`` ``ZCDpEvent(rho)`` (rho = eps0^2/8 Gumbel,
+        eps0^2/2 Laplace, eps0 = 2 Delta / b), with its pure epsilon ``iterations eps0``
+        where basic composition certifies less (as :meth:`epsilon` decides).
 
         Examples
         --------
@@ -184,10 +182,6 @@ class PrivateFrankWolfe:
         >>> fw.score_sensitivity, [e.pure_epsilon for e in fw.privacy_events([300], 100.0,
         ...                                                                  1e-5)]
         (4.0, [0.16])
-        >>> fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(5), iterations=50,
-        ...                        selection="laplace")
-        >>> [e.pure_epsilon for e in fw.privacy_events([300], 100.0, 1e-5)]  # zCDP is less
-        [None]
         """
         calls = per_call(sizes, scale)
         eps0 = [self._eps0(b) for _, b in calls]
