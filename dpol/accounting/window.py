@@ -10,13 +10,9 @@ protected**; an observer of the whole transcript can learn them (WDP-4). Only wi
 (the horizon) does window DP coincide with ordinary (epsilon, delta)-DP of the first T
 releases.
 
-Layout facts used here (WDP Section III, made explicit in docs/errata.md, WDP-8):
-
-* a window W that is not a power of two is run as ``W' = 2**ceil(log2 W)`` (WDP-4); protecting
-  the W' >= W most recent elements implies window DP with window W;
-* one element lies in its leaf and the ancestors inside its block, ``log2(W') + 1`` noisy nodes
-  (WDP-8); when ``W' >= horizon`` only the ``floor(log2 horizon) + 1`` nodes that can complete
-  within the horizon exist.
+Layout (WDP Section III; docs/errata.md, WDP-8): W runs as ``W' = 2**ceil(log2 W)``
+(WDP-4), and an element lies in ``log2(W') + 1`` noisy nodes (``floor(log2 horizon) + 1``
+when ``W' >= horizon``).
 
 Examples
 --------

@@ -7,24 +7,15 @@ satisfy ``P[M(b) in E] <= e^epsilon P[M(a) in E] + delta`` (and with a, b swappe
 
     epsilon >= ln((P[M(b) in E] - delta) / P[M(a) in E]).
 
-The audit picks the event (a threshold on a linear discriminant, and which side) on one
-half of the runs and counts it on the other, held-out half; one-sided Clopper-Pearson
-bounds on both probabilities then give an epsilon lower bound that holds with the stated
-confidence (:func:`audit_releases`). **What it proves:** a bound above the claimed epsilon
-is a privacy violation at that confidence; a bound below it proves nothing about privacy
-(other streams, events or more runs might find more). For Gaussian linear mechanisms (all
-Gaussian counters) the discriminant is the likelihood-ratio test, so the audit is close to
-tight: :func:`expected_gaussian_audit` predicts its bound, which is how to choose ``n_runs``.
-
-Under window DP (``privacy.window`` = W) an element is protected only in the W releases
-from the first one that depends on it (WDP Definition 6); :func:`audited_rows` selects
-those, and only those, for the audit.
-
-This module holds the statistics and the generic :func:`audit`; it imports no runner. The
-runs live in :mod:`dpol.evaluation.audit_counters` (counters),
-:mod:`dpol.evaluation.audit_learners` (full-information learners) and
-:mod:`dpol.evaluation.audit_bandit` (bandit learners); the neighbouring pairs and the
-under-noised twins in :mod:`dpol.evaluation.audit_pairs`.
+The event (a threshold on a linear discriminant) is picked on half the runs and counted
+on the held-out half; Clopper-Pearson bounds give a lower bound at the stated confidence
+(:func:`audit_releases`). **A bound above the claim is a violation; a bound below it
+proves nothing.** For Gaussian linear mechanisms the discriminant is the likelihood-ratio
+test, so the audit is nearly tight (:func:`expected_gaussian_audit` predicts it: use it
+to choose ``n_runs``). Under window DP only the W protected releases are audited
+(:func:`audited_rows`). The runners: :mod:`dpol.evaluation.audit_counters`,
+:mod:`dpol.evaluation.audit_learners`, :mod:`dpol.evaluation.audit_bandit`; the pairs
+and under-noised twins: :mod:`dpol.evaluation.audit_pairs`.
 """
 
 from __future__ import annotations

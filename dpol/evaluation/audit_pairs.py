@@ -1,29 +1,12 @@
 """Neighbouring pairs that attain a learner's declared sensitivity, and under-noised twins.
 
-An audit can only see what its neighbouring pair shows: a pair whose noise-free outputs
-differ by an eighth of the sensitivity the noise is calibrated for hides an under-noised
-learner. :func:`worst_case_learner_streams` builds, for each learner, the pair its Privacy
-section's bound is attained by (in configurations where the bound is attainable; the
-learners' docstrings say which), :func:`sensitivity_attainment` measures on noiseless
-runs how much of the declared sensitivity a pair attains, and :func:`under_noised` turns a
-learner into its twin with a fraction of the noise, which an audit should flag when it
-still claims the original guarantee.
-
-What is compared, per learner:
-
-* counter-based learners (:class:`~dpol.learners.PrivateFTAL`,
-  :class:`~dpol.learners.PrivateOnlineFrankWolfe`, :class:`~dpol.learners.PrivateQuadraticFTL`,
-  :class:`~dpol.learners.PrivateIncrementalRegression` and its projected variant): the
-  change of the element fed to the counters (all counters stacked), against the counter's
-  element sensitivity (``node_sensitivity``, or :func:`outer_product_sensitivity` for the
-  stacked pair of sums);
-* output perturbation (:class:`~dpol.learners.OutputPerturbation`, ``PrivateIGD``,
-  ``PrivateGIGA``): the clean iterate after step t against ``sensitivity(t)``;
-* :class:`~dpol.learners.PrivateOfflineLearner`: the clean average against ``sensitivity``;
-* :class:`~dpol.learners.PrivateKernelRegression`: the clean release t against
-  ``sensitivity(t)``, and the whole transcript against its mu;
-* bandits: the counter's releases of the batch sums against ``element_sensitivity`` (the
-  pair: :func:`worst_case_bandit_losses`).
+An audit sees only what its pair shows: a pair attaining an eighth of the calibrated
+sensitivity hides an under-noised learner. :func:`worst_case_learner_streams` builds the
+pair attaining each learner's Privacy bound, :func:`sensitivity_attainment` measures on
+noiseless runs what a pair attains (the counters' stacked element against their element
+sensitivity; output perturbation's clean iterates against ``sensitivity(t)``; kernel
+regression's transcript against its mu; a bandit's batch sums), and :func:`under_noised`
+builds the twin with a fraction of the noise that an audit should flag.
 """
 
 from __future__ import annotations
