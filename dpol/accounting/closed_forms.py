@@ -4,24 +4,13 @@ The one calibrator of a mechanism, from its events, is :func:`dpol.accounting.ca
 the functions here are the exact closed forms it takes where the composition has one
 (one Gaussian, one zCDP mechanism, pure noise).
 
-Conventions (as jax_privacy): a mechanism releases ``f(D) + noise`` where ``f`` is the
-*encoder* (for a tree counter: the vector of all noise-free node values). A
-``noise_multiplier`` z is the noise scale divided by the sensitivity of ``f`` to one
-element under the chosen neighbouring relation:
-
-* Gaussian: std = z * (l2 sensitivity). One Gaussian mechanism with ratio mu = 1/z is
-  exactly characterised by Balle & Wang (2018),
-  ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)``, and Gaussian
-  mechanisms compose (adaptively too) to ``mu = sqrt(sum mu_i^2)`` (Dong, Roth, Su).
-  dp-accounting's ``get_sigma_gaussian`` solves this exactly, so the calibration is
-  the smallest noise any accountant can certify.
-* Laplace (per coordinate): scale = z * (l1 sensitivity); epsilon = 1/z, pure DP.
-* Gamma / l2-Laplace (WDP): density prop. to exp(-||n||_2/theta) per node,
-  theta = z * (sum over the nodes one element touches of their l2 sensitivity);
-  epsilon = 1/z, pure DP by basic composition, which is tight for pure DP.
-* Secure (discrete Gaussian on a lattice): std = z * (l2 sensitivity) is 1/(2 z^2)-zCDP
-  (Canonne, Kamath, Steinke 2020, Theorem 14), certified through dp-accounting's RDP
-  accountant (:func:`zcdp_gaussian_noise_multiplier`), not the analytic Gaussian curve.
+A ``noise_multiplier`` z is the noise scale over the sensitivity of the *encoder* (a
+tree's vector of node values) to one element (as jax_privacy): Gaussian std = z * l2
+sensitivity, exactly (1/z)-GDP (Balle & Wang 2018's curve, solved by dp-accounting's
+``get_sigma_gaussian``; compositions add mu^2, Dong, Roth, Su); Laplace scale = z * l1
+sensitivity and WDP's l2 Gamma theta = z * (summed node sensitivities), both 1/z-DP;
+secure (discrete Gaussian) std = z * l2 sensitivity, 1/(2 z^2)-zCDP (CKS 2020, Theorem
+14), certified by the RDP accountant (:func:`zcdp_gaussian_noise_multiplier`).
 """
 
 from __future__ import annotations

@@ -48,10 +48,8 @@ class ExcessRisk:
     optimum : array (k,)
         ``L`` at the best point found in C (``min_C L`` up to ``gap``).
     gap : array (k,)
-        Certified bound on ``optimum - min_C L``: the Frank-Wolfe duality gap
-        ``<grad L(theta), theta - v>`` (v from the set's linear oracle), which bounds the
-        suboptimality of any convex objective; 0 for ``domain=None`` (exact pseudo-inverse
-        solve, rounding aside).
+        Certified bound on ``optimum - min_C L``: the Frank-Wolfe duality gap; 0 for
+        ``domain=None`` (exact solve, rounding aside).
     minimizers : array (k, d)
         The points achieving ``optimum``.
 

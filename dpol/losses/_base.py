@@ -66,11 +66,6 @@ class Loss(ABC):
     >>> loss, w = SquaredLoss(), np.array([1.0, 0.0])
     >>> loss.value(w, [0.5, 0.5], 1.0), loss.grad(w, [0.5, 0.5], 1.0).tolist()
     (0.125, [-0.25, -0.25])
-    >>> loss.value(w, np.ones((3, 2)), np.zeros(3)).shape, loss.grad(w, np.ones((3, 2)),
-    ...                                                              np.zeros(3)).shape
-    ((3,), (3, 2))
-    >>> loss.lipschitz(1.0), loss.smoothness, loss.strong_convexity  # on the unit ball
-    (2.0, 1.0, 0.0)
     >>> loss.value(w, [0.5, 0.5, 0.5], 1.0)
     Traceback (most recent call last):
     ...

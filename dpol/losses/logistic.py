@@ -84,20 +84,10 @@ def logistic_gradient_diameter(rho: float, tol: float = 1e-3) -> float:
     ``‖x‖ ≤ X``, ``|y| ≤ Y``, ``‖w‖ ≤ R`` the replace-one gradient sensitivity is
     ``X·Y·D(Y·R·X)`` (scale ``v`` by ``X·Y``).
 
-    Derivation. Put ``w = r·e₁``. ``h`` commutes with rotations about ``e₁``: for
-    ``v = (a, b)`` (axial ``a``, radial vector ``b``) and ``s = σ(−r·a)``,
-    ``‖h(v) − h(v')‖² ≤ (s·a − s'·a')² + (s·‖b‖ + s'·‖b'‖)²``, attained with ``b``,
-    ``b'`` opposite in one plane, and increasing in ``‖b‖``, ``‖b'‖``; so the supremum is
-    on the unit circle: ``Φ(θ, θ', r) = ‖P_r(θ) − P̄_r(θ')‖`` with
-    ``P_r(θ) = σ(−r·cos θ)·(cos θ, sin θ)``, ``P̄`` its mirror image, ``θ, θ' ∈ [0, π]``,
-    ``r ∈ [0, rho]``. ``|∂P/∂θ| ≤ K = sqrt(σ(rho)² + rho²/16)`` (``σ' ≤ 1/4``) and
-    ``|∂P/∂r| ≤ 1/4``, so over a box with half-widths ``(u, u, q)`` Φ exceeds its value
-    at the centre by at most ``2·K·u + q/2``. Branch and bound with that bound returns
-    the best value found plus ``tol``, or, where a flat ridge of near-maximal pairs (small
-    ``rho``) keeps too many boxes alive, the largest bound of a live box: either is at
-    least the supremum. ``D(0) = 1`` (the gradients are ``−y·x/2``); ``D → 2`` as
-    ``rho → ∞`` (the usual ``2·lipschitz``). Tests compare it with brute force over random
-    data and with an attaining pair.
+    The supremum lies on a unit circle, in two angles and r; branch and bound with a
+    Lipschitz bound on each box returns a value at least the supremum. ``D(0) = 1``,
+    ``D → 2`` as ``rho → ∞`` (the usual ``2·lipschitz``). Derivation:
+    docs/derivations/ftal.md, The logistic gradient's diameter.
 
     Examples
     --------
