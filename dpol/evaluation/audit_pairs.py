@@ -303,18 +303,14 @@ def sensitivity_attainment(factory: Callable, *, streams: tuple | None = None,
                            position: int | None = None, seed: int = 0) -> Attainment:
     """Declared against attained sensitivity on noiseless runs of ``factory(seed)``.
 
-    Both streams (default :func:`worst_case_learner_streams`) are run by the noiseless
-    twin (:func:`under_noised` with factor 0, the same seed: the same public randomness).
-    Counter-based learners: the change of the counters' exact sums at the end, which is
-    the change of the one differing element when every other element is null (the
-    default pair), against the element sensitivity. Learners adding their own noise: the
-    change of every release after the first data step, against its declared bound.
+    Both streams (default :func:`worst_case_learner_streams`) run through the noiseless
+    twin (:func:`under_noised`, factor 0, same seed). Counter-based learners: the change
+    of the counters' exact sums against the element sensitivity; learners adding their
+    own noise: each release's change against its declared bound.
 
     Examples
     --------
-    Implicit gradient descent moves a changed iterate by at most 2 L / (alpha (t + 1)),
-    the prox's contraction, and its noise is calibrated for that (``sensitivity(t)``;
-    JKT Lemma 4's lam / t would give the ratios t / (t + 1)):
+    Implicit gradient descent attains its ``sensitivity(t)`` = lam / (t + 1):
 
     >>> from dpol.learners import PrivateIGD
     >>> from dpol.losses import HingeLoss, Regularized

@@ -151,8 +151,6 @@ class LinearLoss(Loss):
     >>> loss = Linear()
     >>> loss.value([1.0, 2.0], [0.5, 0.5], 1.0), loss.grad([1.0, 2.0], [0.5, 0.5], 1.0)
     (-1.5, array([-0.5, -0.5]))
-    >>> loss.value([1.0, 2.0], np.eye(2), [1.0, -1.0]).tolist(), loss.gradient_sensitivity()
-    ([-1.0, 2.0], 2.0)
     """
 
     def __init__(self, *, x_bound: float = 1.0, y_bound: float = 1.0) -> None:

@@ -140,10 +140,8 @@ def discrete_laplace(scale: object, size: int, rng: object = None) -> list[int]:
 
     Privacy
     -------
-    For integer-valued q with l1 sensitivity Delta_1, q(x) + Z (i.i.d. coordinates) is
-    (Delta_1 / scale)-DP: the log-ratio of the pmfs at any point is
-    (|z - q(x')| - |z - q(x)|) / scale <= ||q(x) - q(x')||_1 / scale per coordinate sum
-    (CKS Section 1; the discrete analogue of the Laplace mechanism).
+    For integer-valued q of l1 sensitivity Delta_1, q(x) + Z is (Delta_1 / scale)-DP: the
+    pmfs' log-ratio is at most ||q(x) - q(x')||_1 / scale (CKS Section 1).
 
     Examples
     --------
