@@ -101,11 +101,9 @@ def setup_node_grid(counter: object) -> None:
 class SecureReleaseMixin:
     """Releases computed from noisy values alone in secure mode (mix in before Counter).
 
-    The strategy correlates the noisy values (``_noisy_values``: the matrix counters'
-    noisy encoder, Honaker's noisy nodes) instead of the draws, so its output is the
-    release itself; ``add`` returns a copy of it instead of ``S_t + noise``. ``run`` is
-    the ``add`` loop in secure mode (the exact sampler, ~25 us per coordinate, dominates
-    its cost); float noise is unchanged.
+    The strategy correlates the noisy values (``_noisy_values``) instead of the draws, so
+    its output is the release itself; ``run`` is the ``add`` loop (the exact sampler
+    dominates). Float noise is unchanged.
 
     Privacy
     -------

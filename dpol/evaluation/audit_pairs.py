@@ -80,14 +80,9 @@ def _scaled_counter(counter: Counter, factor: float) -> Counter:
 def under_noised(learner: object, factor: float) -> object:
     """Scale every noise of a fresh ``learner`` by ``factor`` in place; returns the learner.
 
-    The twin runs the same algorithm with ``factor`` times the noise std (Gaussian), scale
-    (Laplace) or theta (Gamma) of every mechanism inside it: each counter is rebuilt with
-    ``factor`` times its noise multiplier (same parameters and seed; a seed that was a
-    ``SeedSequence`` spawns new children, so its draws are new ones), and the learners
-    that add their own noise get their stds scaled (the same draws, scaled). ``factor=0``
-    gives the noiseless run of the same algorithm (for :func:`sensitivity_attainment`).
-    Its ``privacy`` may or may not follow (it does where it is derived from the noise that
-    runs): audit a twin against the original's claim, passed explicitly.
+    Every counter is rebuilt with ``factor`` times its noise multiplier (same seed), and
+    learners adding their own noise scale their stds; ``factor=0`` is the noiseless run.
+    The twin's ``privacy`` need not follow: audit it against the original's claim.
 
     Examples
     --------

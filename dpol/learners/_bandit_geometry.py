@@ -58,11 +58,9 @@ def frank_wolfe_step(oracle: Callable, x: np.ndarray, center: np.ndarray, y: np.
                      ) -> tuple[np.ndarray, float]:
     """One Frank-Wolfe iteration on q(x) = 1/2 ||x - center||^2 + <y, x> (one oracle call).
 
-    ENV Alg. 1 line 14 with the sign corrected (docs/errata.md, ENV-1: the paper prints
-    ``- <eta s~, x>``, whose minimiser moves towards high loss). Exact line search for this
-    unit-curvature quadratic, gamma = min(1, gap / ||v - x||^2) (ENV-3); the new point is a
-    convex combination of x and the oracle's vertex v, so it stays in the set. Returns the new
-    point and the Frank-Wolfe gap <grad q(x), x - v> >= q(x) - min q >= 1/2 ||x - x*||^2.
+    ENV Alg. 1 line 14 with the sign corrected (docs/errata.md, ENV-1), exact line search
+    gamma = min(1, gap / ||v - x||^2) (ENV-3). Returns the new point (in the set) and the
+    Frank-Wolfe gap <grad q(x), x - v> >= q(x) - min q.
 
     Examples
     --------

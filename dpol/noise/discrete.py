@@ -1,23 +1,12 @@
 """Exact discrete Gaussian and discrete Laplace samplers on OS randomness (secure noise).
 
-Floating-point Gaussian or Laplace samplers leak the data through the low-order bits of
-``value + noise`` (Mironov 2012). The samplers here follow Canonne, Kamath and Steinke,
-"The discrete Gaussian for differential privacy" (NeurIPS 2020; CKS below), Algorithms
-1-3, as OpenDP does: every probability is an exact rational, every coin is a call of
-``randrange`` on a cryptographically secure generator (the OS, via ``secrets``), and no
-floating-point number enters the sampling loop. Samples are Python ints: the noise lives
-on the integer lattice, which callers scale by a power of two (:func:`grid_spacing`), so
-that sums of noise and grid-rounded data stay exact in float64.
-
-Speed is the price of exactness: in pure Python on the OS generator, about 4 x 10^4
-discrete Gaussian and 6 x 10^4 discrete Laplace samples per second at scale ~ 2^10
-(one core of a loaded 2-core machine; ~3x more with ``random.Random``, i.e. the OS
-calls dominate), against ~10^8 per second for numpy's float samplers.
-
-``rng`` is any object with ``randrange(n)`` (uniform on 0..n-1). The default, :data:`OS_RNG`
-(``secrets.SystemRandom()``), reads the OS generator (``os.urandom``); tests pass
-``random.Random(seed)`` to check the laws reproducibly. Never pass a non-cryptographic
-generator in production.
+Float samplers leak the data through the low-order bits of ``value + noise`` (Mironov
+2012). These follow Canonne, Kamath and Steinke 2020 (CKS), Algorithms 1-3: exact
+rationals, coins from ``randrange`` of a cryptographically secure generator, integer
+samples that callers scale by a power of two (:func:`grid_spacing`) so sums stay exact in
+float64. About 4 x 10^4 samples per second (numpy's float samplers: ~10^8). ``rng``
+defaults to :data:`OS_RNG` (``secrets.SystemRandom()``); tests pass ``random.Random``,
+never do so in production.
 """
 
 from __future__ import annotations
