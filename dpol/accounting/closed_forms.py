@@ -266,9 +266,8 @@ def certified_epsilon(
 ) -> float:
     """Epsilon at ``delta`` that a dp-accounting accountant certifies for ``event``.
 
-    The event's noise multipliers follow this module's convention (scale over the
-    sensitivity of the encoder under the relation it was calibrated for), which is
-    dp-accounting's ADD_OR_REMOVE_ONE convention of sensitivity one.
+    Noise multipliers as this module's convention (dp-accounting's ADD_OR_REMOVE_ONE at
+    sensitivity one).
 
     Parameters
     ----------

@@ -64,16 +64,9 @@ def counter_releases(counter: object, stream: object, n_runs: int, *,
                      batch_size: int = 65_536) -> np.ndarray:
     """``n_runs`` independent runs of a fresh copy of ``counter`` on ``stream``, flattened.
 
-    Gaussian and Laplace noise are i.i.d. across coordinates, so B runs come from one
-    counter of dimension B*dim fed the stream in every block of coordinates: its bound
-    is sqrt(B) bound (the block vector of B rows of norm <= bound is never clipped; the
-    stream is clipped to ``bound`` first, as the counter itself would) and its
-    ``element_sensitivity`` is set so that its per-coordinate noise scale equals
-    ``counter.noise_scale`` (checked, with the structure, before use). Other noises, or a
-    counter that cannot be rebuilt so, are run one fresh copy per run.
-
-    Returns an array (n_runs, k * dim): the releases ``rows`` (a slice of 0 .. T-1,
-    default all) of each run.
+    Gaussian and Laplace noise are i.i.d. across coordinates, so B runs are one counter
+    of dimension B*dim with the same per-coordinate noise scale (checked); other noises
+    run one copy per run. Returns (n_runs, k * dim): the releases ``rows`` of each run.
 
     Examples
     --------

@@ -86,16 +86,11 @@ def learner_releases(factory: Callable, X: object, y: object, n_runs: int, *,
                      fresh: bool = False) -> np.ndarray:
     """``n_runs`` independent runs of ``factory(seed)`` on (X, y); iterates flattened.
 
-    The release of one run is ``trace.weights`` followed by ``trace.final_weights``
-    (T + 1 iterates, row k released after k elements; ``rows``, a slice, keeps some of
-    them). ``fresh=True`` calls the factory for every run. By default it is called once
-    and every run is a deep copy whose ``np.random.Generator`` objects all get fresh
-    independent states (much faster when the constructor calibrates noise); randomness
-    drawn at construction (random features, projections) is then shared by all runs, i.e.
-    the audit holds it fixed, as a guarantee valid for every such draw allows. Without any
-    Generator to reseed, the factory is called for every run. Generators are searched in
-    attributes, dicts, lists, tuples and sets; a learner keeping randomness elsewhere
-    needs ``fresh=True``.
+    A run releases ``trace.weights`` then ``trace.final_weights`` (T + 1 iterates; ``rows``
+    keeps a slice). By default runs are deep copies of one factory call with every
+    ``np.random.Generator`` reseeded (construction-time draws are then held fixed, which
+    a guarantee for every such draw allows); ``fresh=True`` (or no Generator found) calls
+    the factory per run.
 
     Examples
     --------

@@ -190,9 +190,8 @@ def fit_arguments(solver: object, X: object, y: object, scale: object, name: str
                   ) -> tuple[np.ndarray, np.ndarray, float]:
     """A batch solver's ``fit`` inputs checked, and its examples clipped to the loss's bounds.
 
-    The solvers' sensitivities hold for data within the loss's bounds, so a public ``fit``
-    clips like the learners (counted in ``solver.n_clipped_``); the noise scale must be a
-    finite number >= 0. Nothing changes when an argument is refused.
+    The solvers' sensitivities need data within the loss's bounds, so ``fit`` clips
+    (``solver.n_clipped_``); sigma must be finite and >= 0.
 
     Examples
     --------
@@ -203,10 +202,6 @@ def fit_arguments(solver: object, X: object, y: object, scale: object, name: str
     >>> X, y, sigma = fit_arguments(solver, [[3.0, 4.0], [0.1, 0.0]], [0.5, -2.0], 1)
     >>> X.round(2).tolist(), y.tolist(), sigma, solver.n_clipped_
     ([[0.6, 0.8], [0.1, 0.0]], [0.5, -1.0], 1.0, 2)
-    >>> fit_arguments(solver, X, y, -1.0)
-    Traceback (most recent call last):
-    ...
-    dpol.errors.InvalidInputError: sigma must be >= 0.0; got -1.0
     """
     X = as_matrix("X", X, solver.domain.dim)
     y = as_vector("y", y, X.shape[0])

@@ -58,16 +58,13 @@ class NoiseKind:
     secure : bool
         Exact discrete noise on a power-of-two grid from OS randomness (never seeded).
     approximate : bool
-        (epsilon, delta)-DP noise (the Gaussian kinds, which need delta > 0); otherwise
-        pure epsilon-DP, at epsilon = 1 / noise multiplier.
+        (epsilon, delta)-DP (Gaussian kinds, delta > 0); else pure, epsilon = 1 / z.
     norm : {"l2", "l1"}
-        The norm of one node's change that the scale is relative to (Laplace: l1, so an
-        l2 bound r gives sqrt(d) r; the Gaussian and the l2 Gamma mechanism: l2).
+        The norm of a node's change the scale is relative to (Laplace: l1).
     secure_twin : str or None
         The secure kind with the same law on a grid, if any.
     paper : bool
-        Whether a published (``calibration="paper"``) formula may size it: the papers'
-        formulas are for continuous noise, so the exact discrete kinds refuse them.
+        Whether a published formula may size it (continuous kinds only).
     """
 
     name = ""
