@@ -63,14 +63,12 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
     counter : str, optional
         The counter of learners that use one (default: the learner's own).
     x_bound, y_bound : float or "auto"
-        Bounds on ``||x||`` and ``|y|``, or ``"auto"``: the 0.95 quantile of the norms /
-        of ``|y|``, released privately from the first rows with ``bounds_budget * epsilon``
-        (OpenDP's private quantile; the ``opendp`` extra).
+        Bounds on ``||x||`` and ``|y|``, or ``"auto"``: their 0.95 quantiles released
+        privately (:mod:`dpol.datasets.private_bounds`; the ``opendp`` extra).
     calibration : {"tight", "paper"}
     random_state : int, RandomState or None
-        None: fresh OS entropy at every fit. An int or RandomState seeds the learner's
-        draws (``privacy_`` then says it is private only while the seed stays secret);
-        OpenDP's quantiles are never seeded.
+        None: fresh OS entropy. A seed makes ``privacy_`` private only while it stays
+        secret (OpenDP's quantiles are never seeded).
     learner_options : dict, optional
         Constructor keywords of the learner.
     fit_intercept : bool, default True
@@ -78,27 +76,21 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
     intercept_scaling : float
         The constant feature, in units of ``x_bound`` (:class:`WithIntercept`).
     random_features : int, optional
-        D: a model linear in D random Fourier features of x
-        (:class:`~dpol.learners.random_features.WithRandomFeatures`); ``coef_`` are then
-        the features' weights. None: the learner's own.
+        D random Fourier features of x
+        (:class:`~dpol.learners.random_features.WithRandomFeatures`); None: the learner's.
     bandwidth : float
         The kernel's bandwidth with ``random_features``, in units of ``x_bound``.
     postprocess : {"average", "shrink", "last"}
         The model built from the releases (:mod:`dpol.learners.postprocess`).
     scaling : {None, "private"}
-        ``"private"``: centre and scale each feature (and a regressor's label) by 10% / 90%
-        quantiles released privately from the first rows
+        ``"private"``: centre and scale features (and label) by private quantiles
         (:func:`dpol.datasets.private_scaling.private_scaling`; needs ``"auto"`` bounds).
-        Predictions are in the label's own units.
     bounds_budget : float in (0, 1)
         Share of ``epsilon`` spent on ``"auto"`` bounds and ``"private"`` scaling;
         ``privacy_`` composes both. Too few rows for such an estimate is refused.
     centre_budget : float in [0, 1)
-        Share of the learner's Gaussian budget spent on the labels' private mean b
-        (:mod:`dpol.datasets.private_label_mean`); the learner fits y - b, so a model
-        drowned by noise predicts b. 0: no centring. Least-squares learners only;
-        :class:`OnlineClassifier` defaults to 0
-        (:data:`dpol.adapters._private_prep.CLASSIFIER_CENTRE_BUDGET`).
+        Share of the Gaussian budget spent on the labels' private mean b, which the
+        learner fits around (:mod:`dpol.adapters._private_prep`); 0: none.
 
     Attributes
     ----------
@@ -107,8 +99,7 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
     coef_ : array (n_features,)
         The post-processed model's weights.
     intercept_ : float
-        The post-processed intercept plus the labels' released mean (``predict`` clips
-        X @ coef_ + intercept_ to ``y_bound``).
+        The post-processed intercept plus the labels' released mean.
     privacy_ : PrivacyGuarantee
     n_clipped_, t_ : int
         Rows clipped to the bounds, rows streamed.
