@@ -82,10 +82,9 @@ class PrivacyBudget:
     delta : float, default 0.0
         Total delta in [0, 1); ``spent`` is the epsilon certified at this delta.
     accountant : {"pld", "rdp"}
-        dp-accounting's PLD accountant (tight, value discretisation
-        ``PLD_VALUE_DISCRETIZATION``) or its RDP accountant (a looser upper bound).
+        dp-accounting's PLD (tight) or RDP (looser) accountant.
     neighbouring : {"replace_one", "add_remove"}
-        The relation the budget protects (see the module docstring).
+        The relation the budget protects.
 
     Attributes
     ----------
@@ -96,9 +95,8 @@ class PrivacyBudget:
 
     Privacy
     -------
-    The odometer adds no noise; it bounds the guarantee of the *composition* of the
-    releases charged to it, adaptive composition included (valid for the PLD and RDP
-    accountants and for basic composition), fixed in advance at (epsilon, delta).
+    No noise: it bounds the adaptive *composition* of the releases charged to it by a
+    total fixed in advance.
 
     Examples
     --------

@@ -47,21 +47,16 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
 
     Privacy
     -------
-    Each subclass states its relation, sensitivity and calibration for one participation
-    per element. ``participation=(k, b)`` protects a participant (a record, a user) that
-    enters at most k steps, any two at least b apart, as in epochs over a data set: the
-    sensitivity becomes node_sensitivity * sqrt(max_pi sum_{i,j in pi} |(C^T C)_ij|),
-    exact for the Toeplitz family and bounded for the trees and the dense factorization
-    (:mod:`dpol.counters.strategies._participation`); pure noise multiplies its l1
-    sensitivity by the k steps that fit; the guarantee's unit names the participant.
-    Calibration stays ``"tight"`` (the papers' formulas are for one participation). Secure noise
-    (``noise="secure"``: discrete Gaussian; ``"secure_laplace"``: discrete Laplace) puts
-    clipped elements and noise on a power-of-two grid, inflates the sensitivity by the
-    rounding and calibrates by zCDP: :mod:`dpol.counters._secure_release` (CKS 2020
-    Theorems 14-15; Mironov 2012). Subclasses declare its soundness by the tag
-    ``"secure_exact"``. Secure sources cannot be seeded: ``seed`` is validated and
-    ignored for the noise, ``run`` and the ``add`` loop agree in distribution only, and a
-    checkpoint restores everything but the randomness.
+    Each subclass states its relation, sensitivity and calibration for one participation.
+    ``participation=(k, b)`` protects a participant entering at most k steps, b apart:
+    sensitivity node_sensitivity * sqrt(max_pi sum_{i,j in pi} |(C^T C)_ij|), exact for
+    the Toeplitz family, a bound for trees and the dense factorization
+    (:mod:`dpol.counters.strategies._participation`; pure noise: k times the l1
+    sensitivity); tight calibration only. Secure noise (discrete Gaussian or Laplace)
+    rounds elements to a power-of-two grid and calibrates by zCDP
+    (:mod:`dpol.counters._secure_release`; CKS 2020 Theorems 14-15); it cannot be seeded
+    (``run`` and ``add`` agree in distribution only; a checkpoint restores all but the
+    randomness).
 
     Examples
     --------
@@ -80,13 +75,6 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     >>> clone = BinaryTreeCounter.from_state(c.get_state())  # continues identically
     >>> bool(np.array_equal(clone.add([0.5, 0.0]), c.add([0.5, 0.0])))
     True
-    >>> import warnings
-    >>> from dpol.errors import NonPrivateWarning
-    >>> with warnings.catch_warnings():  # zero noise warns
-    ...     warnings.simplefilter("ignore", NonPrivateWarning)
-    ...     exact = BinaryTreeCounter(4, noise_multiplier=0.0)
-    >>> exact.run([0.5, 0.25, 1.0]).ravel().tolist(), exact.privacy.epsilon  # np.cumsum
-    ([0.5, 0.75, 1.75], inf)
     """
 
     #: public capability tags (read-only): ``"secure_exact"``: secure noise is sound, the

@@ -106,16 +106,10 @@ class _PsdSolver:
     P(S) + ridge I = Q (T + ridge I + Z diag(-lam) Z^T) Q^T over the k negative
     eigenpairs (lam, Z) of T; as Z spans an invariant subspace,
         w = Q [(T + ridge I)^-1 (c - Z Z^T c) + Z Z^T c / ridge],  c = Q^T u,
-    exact, with a tridiagonal solve that is well conditioned (eigenvalues >= ridge/2)
-    when lam_min >= -ridge/2; below that (the first, noise-dominated steps) through all
-    eigenpairs of T (``_tridiagonal_eigh``): w = Q Z (Z^T c / (max(lam, 0) + ridge)).
-    Measured at d = 90 over the issue-8 stream (one core): the Cholesky route 55-90 us a
-    step (two factorizations: S's tells whether P(S) = S), the tridiagonal one 480-620 us
-    (dsytrd ~35%, dsterf ~30%, dstein on the ~19 negative pairs ~30%) where dsyevd took
-    700-1000 us: it forms all 90 eigenvectors of S (602 against 810 us where all of T's
-    are needed). Below d = 24 dsyevd is faster. Every step runs the same LAPACK calls on the
-    same numbers whatever the block or process, so ``run`` reproduces ``learn_one`` bit
-    for bit.
+    exact, well conditioned when lam_min >= -ridge/2; below that, through all eigenpairs
+    of T: w = Q Z (Z^T c / (max(lam, 0) + ridge)). About 7x faster than dsyevd on the
+    Cholesky route at d = 90 (docs/benchmarks/defaults.md). The same LAPACK calls on the
+    same numbers in any block or process: ``run`` reproduces ``learn_one`` bit for bit.
     """
 
     def __init__(self, d: int) -> None:

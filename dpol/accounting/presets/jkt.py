@@ -172,12 +172,8 @@ def jkt_private_sum_exact_epsilon(
     ``"add_remove"`` (Lemma 6's own value); ``floor(log2 N) + 1`` levels with N = ``n_items``
     (default ``horizon``; PQFTL inserts only T-1 items).
 
-    The printed sigma keeps its claim (log2 reading, epsilon = 1, replace-one) only from
-    T = 33 on (docs/errata.md, JKT-4): T = 25..31 pass, but at T = 32 the level count jumps
-    to 6 while log2 T = 5 and the exact epsilon is 1.0099; checked independently with
-    scipy's Balle-Wang formula (``tests/accounting/test_presets.py``). An earlier
-    estimate, T >= 26, is reproduced by no count (N = T or T - 1 items, ceil or floor
-    levels, ln or log2 outer log).
+    The printed sigma keeps its claim (log2 reading, epsilon = 1, replace-one) from T = 33
+    on (docs/errata.md, JKT-4); at T = 32 the level count is 6 while log2 T = 5.
 
     Examples
     --------
