@@ -366,8 +366,8 @@ def zero_point(learner: OnlineLearner) -> np.ndarray:
 def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The best fixed point in hindsight for the loss and set ``learner``'s regret uses.
 
-    ``X, y`` should be the stream as the learner saw it (within its bounds). For
-    :class:`PrivateKernelRegression` it is the best *linear* predictor.
+    ``X, y``: the stream as the learner saw it. With an intercept, the point is in the
+    lifted coordinates; for :class:`PrivateKernelRegression`, the best *linear* predictor.
 
     Examples
     --------
@@ -375,12 +375,6 @@ def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarr
     >>> X = np.array([[0.5, 0.0], [0.0, 0.5], [0.5, 0.5]])
     >>> np.round(comparator(m, X, X @ [1.0, -1.0]), 4)
     array([ 0.0769, -0.0769])
-
-    With an intercept, the point is in the lifted coordinates (``learner.lift``):
-
-    >>> comparator(make_learner("pqftl", 2, horizon=3, epsilon=1.0, fit_intercept=True),
-    ...            X, X @ [1.0, -1.0]).shape
-    (3,)
     """
     if isinstance(learner, (WithIntercept, WithRandomFeatures)):
         return comparator(learner.learner, learner.rows(X), y)

@@ -40,8 +40,6 @@ def split_loss(loss: object, *, need_alpha: bool = True) -> tuple[LinearLoss, fl
     >>> from dpol.losses import Regularized, SquaredLoss
     >>> split_loss(Regularized(SquaredLoss(), 0.5))
     (SquaredLoss(x_bound=1.0, y_bound=1.0), 0.5)
-    >>> split_loss(SquaredLoss(), need_alpha=False)[1]
-    0.0
     >>> split_loss(SquaredLoss())  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...

@@ -130,11 +130,9 @@ def _factor(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 class ReleaseAverage:
     """Running weighted mean of the released iterates (and the variance of its noise).
 
-    Releases enter in step order, one by one (:meth:`add`) or by blocks (:meth:`extend`,
-    the same floating-point operations in the same order: the same model bit for bit).
-    ``variance`` is sum a_s^2 v_s / (sum a_s)^2, the per-coordinate variance of the
-    noise of the mean when release s carries independent noise of variance v_s (nan
-    when a learner states none).
+    Releases enter in step order by :meth:`add` or :meth:`extend` (the same bits).
+    ``variance`` = sum a_s^2 v_s / (sum a_s)^2 for independent release noise of variance
+    v_s (nan when a learner states none).
 
     Examples
     --------
@@ -142,8 +140,6 @@ class ReleaseAverage:
     >>> avg.add(np.array([1.0, 0.0]), 1.0, 4.0); avg.add(np.array([0.0, 1.0]), 3.0, 4.0)
     >>> avg.mean().tolist(), avg.variance  # (1 * 1 + 9 * 4) / 4^2 ... of 4 each
     ([0.25, 0.75], 2.5)
-    >>> avg.mean(np.zeros(2)) is not None, ReleaseAverage(2).mean(np.ones(2)).tolist()
-    (True, [1.0, 1.0])
     """
 
     def __init__(self, dim: int | tuple[int, int]) -> None:
