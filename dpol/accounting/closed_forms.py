@@ -77,13 +77,9 @@ def mu_star(epsilon: float, delta: float) -> float:
 def gaussian_share(epsilon: float, delta: float, share: float) -> tuple[float, float]:
     """Split an (epsilon, delta) Gaussian budget: (z of the share, epsilon of the rest).
 
-    Gaussian mechanisms compose to mu = sqrt(sum mu_i^2) (Dong, Roth, Su 2019,
-    Corollary 3.3), so a mechanism of mu_s = sqrt(share) mu* and the rest at
-    mu_r = sqrt(1 - share) mu* (mu* = ``mu_star(epsilon, delta)``) compose exactly to
-    (epsilon, delta) when the rest is Gaussian too; the rest is handed on as the epsilon
-    whose ``mu_star`` at delta is mu_r. The composed guarantee is still derived from the
-    events that ran (:func:`~dpol.accounting.events.compose_guarantee`), so a rest that
-    is not one Gaussian is stated as what it is.
+    mu_s = sqrt(share) mu* and mu_r = sqrt(1 - share) mu* compose exactly to mu* (Dong,
+    Roth, Su 2019, Corollary 3.3); the rest is the epsilon whose ``mu_star`` is mu_r. The
+    claim is still derived from the events that ran.
 
     Examples
     --------

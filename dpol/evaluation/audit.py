@@ -298,12 +298,9 @@ def audit(release: Callable, stream_a: object, stream_b: object, *, n_runs: int,
 def audited_rows(claimed: PrivacyGuarantee, first: int, n_rows: int) -> slice:
     """The releases an audit of ``claimed`` reads, as a slice of the ``n_rows`` releases.
 
-    ``first`` is the index of the first release that depends on the differing element.
-    Without a window (DP of the whole transcript) every release is read. Under window DP
-    with window W (WDP Definition 6: element i is protected in the releases at times
-    i .. i+W-1) only the W releases ``first .. first+W-1`` are read: later ones may
-    contain the element exactly, and a claim about them would be a claim the mechanism
-    does not make; earlier ones do not depend on it.
+    ``first`` is the first release depending on the differing element. Without a window
+    every release is read; under window DP only ``first .. first+W-1`` (WDP Definition 6:
+    later ones may contain the element exactly).
 
     Examples
     --------
@@ -311,8 +308,6 @@ def audited_rows(claimed: PrivacyGuarantee, first: int, n_rows: int) -> slice:
     slice(0, 10, None)
     >>> audited_rows(PrivacyGuarantee(1.0, 1e-5, window=4), 3, 10)
     slice(3, 7, None)
-    >>> audited_rows(PrivacyGuarantee(1.0, 1e-5, window=4), 8, 10)  # cut at the end
-    slice(8, 10, None)
     """
     n_rows = check_int("n_rows", n_rows, low=1)
     first = check_int("first", first, low=0)

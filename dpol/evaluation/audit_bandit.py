@@ -1,20 +1,11 @@
 """Empirical DP audits of bandit learners: their played points, or their counter's releases.
 
-Bandits (:class:`~dpol.learners.PrivateBanditFrankWolfe`) see one loss function per round
-and only its value at the played point. Their privacy proof (the learner's Privacy section)
-runs through the counter: given the learner's own sphere directions u_t (free of data), the
-batch sums of neighbouring loss sequences differ in one batch, by (n/zeta)(F - F') u_t0, and
-the counter's releases s~_R are (epsilon, delta)-DP for that sensitivity; so the pair
-(u, s~) is, and the played points, a function of it, are too. :func:`audit_bandit` audits
-either the played points themselves (``release="points"``, the default: what a user sees,
-the claim as stated; weak, since Frank-Wolfe and the exploration noise blur what the points
-show of the sums) or that pair (``release="sums"``: the statement the proof establishes and
-the played points inherit, so the stronger test).
-
-Release indexing (0-based): the loss of round p lies in batch b = p // K, whose sum enters
-the counter's releases b, b + 1, ...; release r steers the centre played throughout batch
-r + 2. Under a window claim with window W the audit reads the releases b .. b + W - 1
-(``"sums"``) or the points of the batches b + 2 .. b + W + 1 (``"points"``).
+A bandit's proof runs through its counter: given its data-free sphere directions u, the
+releases s~ are DP, so the pair (u, s~) is and the played points inherit it.
+:func:`audit_bandit` audits the played points (``release="points"``, what a user sees;
+weak) or that pair (``"sums"``; stronger). Round p's loss enters batch b = p // K, whose
+sum is in releases b, b + 1, ...; release r steers batch r + 2. A window W reads releases
+b .. b + W - 1 or the points of batches b + 2 .. b + W + 1.
 """
 
 from __future__ import annotations

@@ -207,12 +207,9 @@ def worst_case_learner_streams(learner: object, *, position: int | None = None
 def worst_case_bandit_losses(learner: object, *, position: int = 0) -> tuple[tuple, tuple]:
     """Neighbouring linear loss sequences ``((C_a, b_a), (C_b, b_b))`` for a bandit learner.
 
-    For :meth:`run_linear`: f_t(x) = <C[t], x> + b[t]. Every loss is zero except at round
-    ``position``: the constant ``+B`` against ``-B`` (replace-one) or against zero
-    (add/remove), B = ``learner.loss_bound``. Constant losses are 0-Lipschitz and bounded by
-    B, so they are never clipped, and the batch sums then differ by exactly
-    (n/zeta)(B - (-B)) u_position, whatever the direction: the ``element_sensitivity``
-    2 (n/zeta) B the learner's counter is calibrated for (half under add/remove).
+    For :meth:`run_linear` (f_t(x) = <C[t], x> + b[t]): zero losses but at ``position``,
+    the constant ``+B`` against ``-B`` (add/remove: 0), B = ``learner.loss_bound``; the
+    batch sums then differ by exactly the ``element_sensitivity`` 2 (n/zeta) B.
 
     Examples
     --------

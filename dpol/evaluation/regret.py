@@ -299,12 +299,11 @@ def average_regret(
     >>> from dpol.losses import SquaredLoss
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.normal(size=(4, 2)), rng.normal(size=4)
-    >>> u = best_fixed_point(SquaredLoss(), X, y)
-    >>> losses = SquaredLoss().value(np.zeros(2), X, y)  # "always predict 0"
+    >>> u, losses = best_fixed_point(SquaredLoss(), X, y), np.ones(4)
     >>> avg = average_regret(losses, SquaredLoss(), X, y, u)
-    >>> cum = cumulative_regret(losses, SquaredLoss(), X, y, u)
-    >>> bool(avg[-1] >= 0), bool(np.allclose(avg * np.arange(1, 5), cum))
-    (True, True)
+    >>> bool(np.allclose(avg * np.arange(1, 5), cumulative_regret(losses, SquaredLoss(),
+    ...                                                            X, y, u)))
+    True
     """
     regret = cumulative_regret(trace_or_losses, loss, X, y, comparator)
     return regret / np.arange(1, regret.shape[0] + 1)

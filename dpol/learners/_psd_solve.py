@@ -267,20 +267,12 @@ def _read(fd: int, size: int) -> bytes | None:
 class _Helper:
     """A forked child process solving chunks of steps from shared memory: the second core.
 
-    Threads cannot share the solves: a step makes ~5 LAPACK calls of 5-200 us, each
-    releasing and retaking the GIL, and two threads doing so hand the GIL to and fro
-    (measured at d = 90: two threads of scipy's dpotrf ran 1.3-1.7x slower than one after
-    the other, and a replay with two solver threads no faster than with none). The child
-    has its own interpreter; the parent keeps drawing the noise (one generator, in order)
-    and solves a chunk itself whenever the child has ``_SLOTS`` queued. A step is a pure
-    function of (S, u, ridge) computed by the same code in either process, so who solves
-    it does not change its bits. The child only runs LAPACK and numpy on the shared
-    buffers and leaves by ``os._exit``; should it die, the parent solves its chunks.
-
-    ``out`` (the iterates) must be shared memory (``_shared_empty``): the child writes its
-    chunks' w there itself. Copying them back cost the parent ~1.7 us a row at d = 90
-    (profiled; 111 us a 64-row chunk, the lines coming from the other core's cache), in
-    the late steps where the parent, drawing the noise, is the slower process.
+    A process, not a thread: GIL hand-offs between LAPACK calls made two solver threads
+    no faster than one (docs/benchmarks/defaults.md). The parent draws the noise in order
+    and solves a chunk itself whenever ``_SLOTS`` are queued; a step is a pure function of
+    (S, u, ridge), so who solves it does not change its bits. The child runs only LAPACK
+    and numpy on shared buffers, writes its w into ``out`` (shared memory,
+    ``_shared_empty``) and leaves by ``os._exit``; if it dies, the parent solves its chunks.
     """
 
     _MSG = struct.Struct("iii")  # (slot, rows, first row of out)
