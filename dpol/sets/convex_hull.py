@@ -28,14 +28,10 @@ def min_norm_point(points: np.ndarray, gap_tol: float = GAP_TOL) -> tuple[np.nda
     """The least-norm point of ``conv(points)`` by Wolfe's algorithm (1976).
 
     Returns the support (row indices, affinely independent, at most ``d + 1``) and the
-    convex weights ``λ`` on it; the point is ``λ @ points[support]``. Wolfe's method is
-    an active-set method: it ends at the exact optimum in finitely many steps in exact
-    arithmetic. In floating point it stops when the Frank–Wolfe gap
-    ``‖y‖² − min_i ⟨y, p_i⟩ <= gap_tol·max_i ‖p_i‖²``; that gap bounds
-    ``‖y‖² − ‖y*‖²`` and ``‖y − y*‖ <= sqrt(2·gap)``. It also stops on a stall (the
-    entering point dropped again by rounding) and after ``50(k + d) + 100`` major
-    cycles. The weights are always a convex combination, so the point is feasible
-    whatever the stopping reason.
+    convex weights ``λ`` on it; the point is ``λ @ points[support]``. It stops when the
+    Frank–Wolfe gap is at most ``gap_tol·max_i ‖p_i‖²`` (then ``‖y − y*‖ <=
+    sqrt(2·gap)``), on a stall or after ``50(k + d) + 100`` major cycles; the point is
+    feasible whatever the reason.
 
     >>> sup, lam = min_norm_point(np.array([[1.0, -1.0], [1.0, 1.0], [2.0, 0.0]]))
     >>> sorted(sup.tolist()), lam.round(12)

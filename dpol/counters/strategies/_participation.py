@@ -155,15 +155,11 @@ def tree_sensitivity_sq(horizon: int, participation: Participation, *,
                         complete: bool = True) -> float:
     """An upper bound on max_pi ||C 1_pi||^2 for a tree of dyadic nodes.
 
-    ||C 1_pi||^2 = sum over nodes of (steps of pi in the node)^2. At level l a node holds
-    at most cap = ceil(2^l / b) steps, there are N_l nodes and pi has k steps in all, so
-    the level contributes at most q cap^2 + r^2 (q full nodes, r the rest). ``complete``:
-    every dyadic node (Honaker), N_l = floor(T / 2^l); else the binary counter's nodes,
-    those closed at the steps with exactly l trailing zeros, N_l = floor(T / 2^l) -
-    floor(T / 2^(l+1)). For the complete tree the pattern 1, 1 + b, ... fills every level
-    that way when b is a power of two and its steps lie in complete nodes: the bound is
-    then exact. The binary counter leaves every other dyadic interval out, so its bound
-    can exceed the maximum (by up to 20% on the brute-forced tiny trees).
+    ||C 1_pi||^2 sums (steps of pi in a node)^2 over nodes; at level l a node holds at most
+    ceil(2^l / b) steps, so a level contributes at most q cap^2 + r^2 (q full nodes, r the
+    rest) over its N_l nodes (``complete``: every dyadic node, Honaker; else the binary
+    counter's). Exact for the complete tree when b is a power of two; up to 20% above
+    the maximum for the binary counter (brute-forced tiny trees).
 
     Examples
     --------
