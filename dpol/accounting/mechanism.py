@@ -38,8 +38,7 @@ class Mechanism:
     calibration : str, optional
         One of :data:`~dpol.accounting.CALIBRATIONS`.
     noise : str, optional
-        A noise kind of :data:`dpol.noise.KINDS` (which ones a learner takes: its
-        ``accepts``).
+        A noise kind of :data:`dpol.noise.KINDS` (a learner's ``accepts`` lists its own).
     counter : str or Counter subclass, optional
     counter_options : mapping, optional
         Keywords for the learner's counters (stored read-only).

@@ -176,13 +176,9 @@ class RiverRegressor(_DictFeatures, _Regressor):
         As in :class:`~dpol.adapters.OnlineRegressor`.
     centre_budget : float in [0, 1), default 0
         Share of the Gaussian budget spent on the labels' private mean b from the first
-        ``centre_rows`` rows, which wait for it; the learner fits y - b
-        (:mod:`dpol.adapters._river_centre`). Nothing is released before (``predict_one``
-        0, ``privacy`` None). 0: no centre.
+        ``centre_rows`` rows, which wait for it (:mod:`dpol.adapters._river_centre`).
     centre_rows : int, default 1000
-        The block's rows, many and representative enough to keep b (beyond 3 public
-        stds). Off by default: the block costs its rows' predictions (figures in
-        :mod:`dpol.adapters._river_centre`).
+        The block's rows, enough and representative enough to keep b.
 
     Examples
     --------

@@ -120,11 +120,9 @@ def best_fixed_point(
     domain : ConvexSet, optional
         The constraint set (with ``project``); ``None`` for all of R^d.
     tol : float, default 1e-10
-        Target gradient-mapping norm of the mean objective (:class:`FixedPointResult`);
-        ``μ``-strongly convex: distance to the minimiser at most ``tol/μ``.
+        Target gradient-mapping norm of the mean objective (:class:`FixedPointResult`).
     max_iter : int, default 10000
-        Iterations of the iterative solvers (a :class:`~dpol.errors.NumericalWarning` when
-        they run out).
+        Iterations of the iterative solvers (else a :class:`~dpol.errors.NumericalWarning`).
     method : {"auto", "closed_form", "lbfgs", "fista"}
         ``"auto"``: the closed form for the (ridge) squared loss on R^d or an ``L2Ball``,
         else L-BFGS on R^d and FISTA on a set.

@@ -49,8 +49,7 @@ class Trace:
     losses : array (T,)
         Loss suffered at each step, f_t(weights[t]) (on the clipped element).
     predictions : array (T,), or (T, K)
-        ``x_t . weights[t]``, the prediction made before the label was seen (x_t as
-        learnt, i.e. clipped).
+        ``x_t . weights[t]`` (x_t clipped), made before the label was seen.
     regret : array (T,) or None
         Cumulative regret against ``comparator`` when one was given.
     final_weights : array (d,), or (d, K)

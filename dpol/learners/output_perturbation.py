@@ -74,8 +74,7 @@ class OutputPerturbation(OnlineLearner):
 
     Examples
     --------
-    Projected gradient descent, step 1/t, on the ridge loss over the unit ball: a changed
-    example moves the iterate by at most 4/t and later steps contract, so lam = 4:
+    Projected gradient descent, step 1/t, on the ridge loss over the unit ball (lam = 4):
 
     >>> def step(w, t, x, y):
     ...     w = w - ((x @ w - y) * x + w) / t

@@ -63,8 +63,8 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
         B: observed values are clipped to [-B, B] (``n_clipped_``). Default L (D + zeta)
         (extended) or L D (shrink), exact when every f_t has a zero in D (ENV-3).
     mode : {"extended", "shrink"}
-        ``extended``: play x~ + zeta u, up to zeta outside D. ``shrink`` (App. D): play
-        c' + (1 - zeta/r)(x~ + zeta u - c'), in D whenever c' + r B is.
+        ``extended``: play x~ + zeta u, up to zeta outside D. ``shrink`` (App. D): shrink
+        towards c' so that the played point is in D.
     inner_ball : (array, float), optional
         (c', r) with c' + r B in D; required by ``mode="shrink"``.
     center : array, optional

@@ -60,18 +60,15 @@ class PrivateFTRL(OnlineLearner):
     epochs : int
         E >= 1 passes; E must divide the horizon.
     eta : float, optional
-        Default c R / sqrt(T L (L + s sqrt(d))), c = ``DEFAULT_ETA_SCALE``, R the radius
-        of C (1 for R^d), L the data loss's Lipschitz constant on C, s the public root mean
-        per-coordinate noise std of the releases: it balances R^2 / (2 eta) against
-        eta T L^2 / 2 and the noise's shift, about T L eta s sqrt(d). c = 4 was best or
-        within 0.1% in every cell of docs/benchmarks/multi_pass.md.
+        Default c R / sqrt(T L (L + s sqrt(d))), c = ``DEFAULT_ETA_SCALE``, R the radius of
+        C (1 for R^d), L the data loss's Lipschitz constant, s the public noise std per
+        coordinate: it balances the regulariser, the gradients and the noise's shift (c = 4
+        measured best: docs/benchmarks/multi_pass.md).
     mechanism, **privacy
         The privacy arguments (:class:`~dpol.accounting.Mechanism`, docs/privacy_conventions.md).
-        Float Gaussian noise, ``calibration="tight"`` only (no paper calibrates this
-        pairing). Default counter ``blt``: O(b d) per step, within 0.0002 of square-root
-        Toeplitz's held-out loss in docs/benchmarks/multi_pass.md; for several passes
-        ``banded_toeplitz`` with n bands (sensitivity grows like sqrt(E)) does a little
-        better at O(n d) per step.
+        Float Gaussian noise, tight calibration only. Default counter ``blt`` (O(b d) per
+        step); for several passes ``banded_toeplitz`` with n bands does a little better at
+        O(n d) (docs/benchmarks/multi_pass.md).
 
     Privacy
     -------

@@ -77,11 +77,9 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         docs/privacy_conventions.md). Counter of both sums: JKT's ``binary_tree`` by
         default, with ``counter_options`` (e.g. ``{"window": 64}``).
     n_jobs : {1, 2}
-        2: ``run`` solves part of the steps in a forked helper on a second core (Linux,
-        d >= 8, >= 4096 rows), with the same bits. Off by default: no fork unasked.
+        2: ``run`` solves on a forked second core (Linux, d >= 8), with the same bits.
     solves_per_doubling : int, optional
-        B: solve on a public schedule, ~B (1 + log2(T/B)) times (None: every step, as
-        JKT); a skipped step releases the last solved w again.
+        B: solve ~B (1 + log2(T/B)) times on a public schedule (None: every step).
     outputs : int
         K: labels are rows y_t, ||y_t|| <= Y (one-hot: K classes); ``weights`` (d, K)
         solve for U_t = sum x y^T (Frobenius-clipped). Needs fixes, tight calibration.

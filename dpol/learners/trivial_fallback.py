@@ -123,8 +123,7 @@ class WithTrivialFallback(LearnerWrapper):
         A fresh full-information learner (or wrapper) with scalar labels, or with K
         outputs read as one-hot classes; replace-one neighbouring.
     prior_multiplier, gate_multiplier : float
-        z of the prior's and of the gate's block sums (0: no noise; see
-        :func:`fallback_budget` for a split of a budget).
+        z of the prior's and the gate's block sums (:func:`fallback_budget`).
     threshold : float
         The gate opens where the gate's mean error difference is below ``-threshold``
         times its public standard deviation.
@@ -144,7 +143,7 @@ class WithTrivialFallback(LearnerWrapper):
     prior : float or array (K,)
         The prior's margin (0 before its first release).
     releases_ : list of (int, float or array (K,), float)
-        Per released block: its rows, its noisy label sum, its noisy error-difference sum.
+        Per block: its rows, noisy label sum and noisy error-difference sum.
 
     Privacy
     -------
