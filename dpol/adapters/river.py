@@ -1,10 +1,8 @@
 """river-compatible models on dict features around dpol's learners (layer L5).
 
-:class:`RiverRegressor` and :class:`RiverClassifier` follow river's conventions:
-``learn_one(x, y)`` and ``predict_one(x)`` (``predict_proba_one(x)`` for the classifier)
-on ``x`` a dict of numeric features, randomness through ``seed``. With river installed
-(the ``river`` extra) they are ``river.base.Regressor`` / ``river.base.Classifier``
-subclasses and pass ``river.checks.check_estimator``; without it they work alone.
+:class:`RiverRegressor` and :class:`RiverClassifier` follow river's conventions
+(``learn_one``, ``predict_one``, ``predict_proba_one`` on dict features; ``seed``); with
+the ``river`` extra they subclass river's bases and pass its ``check_estimator``.
 
 The features are the sorted keys of the first ``x`` learned from (the noise is
 calibrated for their number); later a missing feature counts as 0 and a new one is

@@ -7,10 +7,8 @@ public grid of candidates, at a declared epsilon; its :meth:`PrivateBounds.priva
 compose with the learner's into one guarantee
 (:func:`dpol.accounting.events.compose_guarantee`).
 
-Needs the optional extra ``opendp`` (``pip install 'dpol[opendp]'``). OpenDP gates its
-constructors behind ``opendp.prelude.enable_features("contrib")``; :func:`private_bounds`
-enables that feature itself (OpenDP's mechanisms here are not yet vetted by its own
-review process: that is what the flag acknowledges).
+Needs the ``opendp`` extra; :func:`private_bounds` enables OpenDP's ``"contrib"`` feature
+itself (its mechanisms are not yet vetted by OpenDP's own review).
 """
 
 from __future__ import annotations

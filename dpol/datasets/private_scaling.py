@@ -1,14 +1,9 @@
 """Feature scaling inside the guarantee: private per-feature quantiles, then the bounds.
 
-A linear learner needs features on comparable scales and public bounds ``||x|| <= R_x``,
-``|y| <= R_y``; a scaler fitted on the private data (scikit-learn's ``StandardScaler``) is
-not private. :func:`private_scaling` releases, with OpenDP's private quantile
-(:mod:`dpol.datasets.private_bounds`), the 10% and 90% quantiles of every feature (and of
-the label, for regression), maps each feature's [q10, q90] onto [-1, 1] (a private
-min / max that ignores the outer 10% of each tail), then releases the ``quantile`` of
-the scaled rows' norms (and of the scaled ``|y|``) as the bounds. Its
-:meth:`PrivateScaling.privacy_events` compose with the learner's into one guarantee
-(:func:`dpol.accounting.events.compose_guarantee`).
+A fitted scaler is not private. :func:`private_scaling` releases each feature's (and a
+regression label's) 10% and 90% quantiles with OpenDP's private quantile, maps [q10, q90]
+onto [-1, 1], then releases the scaled norms' ``quantile`` as the bounds; its
+:meth:`PrivateScaling.privacy_events` compose with the learner's.
 
 Needs the optional extra ``opendp``.
 """

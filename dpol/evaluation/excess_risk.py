@@ -6,11 +6,9 @@ judge an incremental estimator by its **unnormalised** excess empirical risk at 
     excess_t = L(theta_t; Gamma_t) - min_{theta in C} L(theta; Gamma_t),
     L(theta; Gamma_t) = sum_{i <= t} (y_i - <x_i, theta>)^2,
 
-where theta_t is the model released *after* seeing z_t (not the online-learning iterate
-used before it). For the squared loss everything follows from the running sums
-Q_t = sum x x^T, q_t = sum y x: L(theta) = c_t - 2 q_t.theta + theta^T Q_t theta, so the risk
-of a released model is exact in O(d^2) per step, and the optimum over C is a convex
-quadratic program solved per step, warm-started from the previous step.
+theta_t the model released *after* z_t. From the running sums Q_t = sum x x^T and
+q_t = sum y x the risk is exact in O(d^2) per step; the optimum is a warm-started convex
+quadratic program.
 """
 
 from __future__ import annotations

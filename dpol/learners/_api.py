@@ -1,16 +1,10 @@
 """What every learner shares beyond its algorithm: ``accepts``, ``mechanism``, ``tags``, ``t``.
 
-Every learner constructor ends in ``mechanism: Mechanism | None = None, **privacy``:
-``privacy`` holds the short keywords, the fields of :class:`dpol.accounting.Mechanism`
-(epsilon, delta, neighbouring, calibration, noise, counter, counter_options, seed).
-What a learner takes of them is stated once, in its class's ``accepts``
-(:class:`Accepts`); the first line of its constructor, :meth:`Accepts.resolve`, merges
-``mechanism`` and the keywords (a field given both ways must agree), refuses what the
-learner does not take and fills its defaults. ``learner.mechanism`` gives the fields back,
-``tags`` (read from ``accepts`` for the privacy capabilities) names what it can do, and
-:func:`accepts_table` states every learner's choices for the documentation. Learned state
-ends in ``_`` (scikit-learn's rule: ``t_``, ``n_clipped_``); ``t`` stays as a read-only
-alias.
+Every learner constructor ends in ``mechanism: Mechanism | None = None, **privacy``, the
+fields of :class:`dpol.accounting.Mechanism` as short keywords. What a learner takes is
+stated once in its ``accepts`` (:class:`Accepts`): :meth:`Accepts.resolve` merges both
+forms (they must agree), refuses the rest and fills defaults; ``tags`` and
+:func:`accepts_table` read it. Learned state ends in ``_`` (``t`` is a read-only alias).
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Multiple participations: the sensitivity of a factorisation to one participant (L2).
 
-A participant (one record of a data set, one user) may enter the stream more than once,
-as in DP-FTRL's epochs over a data set (Kairouz et al. 2021, "Practical and private
-(deep) learning without sampling or shuffling"): at most k times, any two at least b
-steps apart (b-min-separation; Choquette-Choo et al. 2023, "Multi-epoch matrix
-factorization mechanisms for private machine learning"). Changing the participant
-changes the encoder values C x by sum_{i in pi} C e_i delta_i^T, ||delta_i|| <= Delta, so
-the squared l2 sensitivity is at most Delta^2 max_pi sum_{i, j in pi} |X_ij| with X = C^T
-C, and exactly that when X >= 0 (all delta_i equal attain it). This module computes that
-maximum over the patterns pi, exactly where the structure allows and as an upper bound
-otherwise; ``brute_force_sensitivity_sq`` enumerates the patterns of tiny streams to test
-them.
+A participant enters at most k steps, any two at least b apart (Kairouz et al. 2021's
+epochs; Choquette-Choo et al. 2023's b-min-separation). The squared l2 sensitivity is at
+most Delta^2 max_pi sum_{i, j in pi} |X_ij|, X = C^T C, exactly that when X >= 0. This
+module computes the maximum over patterns pi, exactly where the structure allows, else a
+bound (``brute_force_sensitivity_sq`` checks tiny streams).
 """
 
 from __future__ import annotations

@@ -6,12 +6,9 @@ Pillutla, Steinke, Thakurta 2024, "Efficient and near-optimal noise generation f
 streaming differential privacy"). Writing omega_i = -(1 - theta_i) s_i, the release
 matrix B = A G has the coefficients h_k = (1 - S) + sum_i s_i theta_i^k (S = sum_i s_i),
 and C = G^{-1} is the impulse response c_0 = 1, c_k = |omega|^T M^(k-1) 1 of the
-nonnegative state matrix M = diag(theta) + 1 |omega|^T. Every figure below is a sum of
-positive terms: no cancellation, so they stay exact to rounding even when several
-theta_i crowd near 1. (Expanding G = P/Q into polynomial coefficients and running
-``lfilter(Q, P, impulse)`` does not: clustered roots near 1 are ill-conditioned in the
-coefficients: for the default five buffers optimized at T = 2^16 that path is off by up
-to 1.8% in c_k, and at T = 2^20 it diverges (sum c_k^2 of 3.3e7 instead of 5.45).)
+nonnegative state matrix M = diag(theta) + 1 |omega|^T: sums of positive terms, exact to
+rounding even when several theta_i crowd near 1 (polynomial coefficients are not: off by
+1.8% at T = 2^16, divergent at 2^20).
 """
 
 from __future__ import annotations
