@@ -44,12 +44,9 @@ __all__ = [
 class AuditResult:
     """Outcome of one audit: an epsilon lower bound and the evidence behind it.
 
-    ``epsilon_lower``: with probability >= ``confidence`` the mechanism is not
-    (e, delta)-DP for any e < epsilon_lower (0 when the runs show nothing), at the
-    ``delta`` of the tested claim ``claimed_epsilon``. ``n_runs``: runs per stream (a, b),
-    training and held-out together. ``event``: the held-out test, ``"score > t"`` or
-    ``"score <= t"`` with t = ``threshold``; ``counts`` of the ``n_test`` held-out runs of
-    a and of b fell in it. ``name``: what was audited.
+    ``epsilon_lower``: with probability >= ``confidence`` the mechanism is not (e,
+    delta)-DP for any e < epsilon_lower, at the claim's ``delta``. ``event``: the held-out
+    test on ``threshold``; ``counts`` of the ``n_test`` held-out runs of a and b in it.
 
     Examples
     --------

@@ -1,15 +1,10 @@
 """Empirical DP audits of full-information learners: many runs on neighbouring streams.
 
-The runs behind :func:`audit_learner`: many independent runs of a learner on two
-neighbouring streams, of which the audit reads what a user sees, the released iterates;
-:func:`~dpol.evaluation.audit.audit_releases` turns them into an epsilon lower bound. The
-default neighbouring pair attains the learner's declared sensitivity
-(:func:`~dpol.evaluation.audit_pairs.worst_case_learner_streams`).
-
-Release indexing: row k of a run is the iterate released after k elements (row 0 is the
-data-independent first iterate, row T the one after the last element), so element p
-(0-based) enters rows p + 1 onwards, and under window DP with window W it is protected in
-rows p + 1 .. p + W only, the rows audited (:func:`~dpol.evaluation.audit.audited_rows`).
+:func:`audit_learner` reads what a user sees, the released iterates of many runs on a
+neighbouring pair that attains the declared sensitivity
+(:func:`~dpol.evaluation.audit_pairs.worst_case_learner_streams`). Row k of a run is the
+iterate after k elements, so element p enters rows p + 1 on (a window W: rows p + 1 ..
+p + W, :func:`~dpol.evaluation.audit.audited_rows`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Regret against the best fixed point in hindsight (layer L5).
 
-The regret of an online learner after T steps is
-``R_T = Σ_{t<=T} f_t(w_t) − Σ_{t<=T} f_t(u)``, with ``f_t(w) = f(w; x_t, y_t)`` and a fixed
-comparator ``u``; the usual comparator is the best fixed point in hindsight,
-``u* = argmin_{w in C} Σ_t f_t(w)``. JKT's Appendix G plots the average regret ``R_t/t``
-(on a log scale) against the offline optimum, which for the (regularised) squared loss is
-ridge regression. :func:`best_fixed_point` computes ``u*`` exactly for quadratics (on R^d
-or an :class:`~dpol.sets.L2Ball`) and to a certified accuracy otherwise; the solvers and
-the certificate are in :mod:`dpol.evaluation._fixed_point_solvers`.
+``R_T = Σ_{t<=T} f_t(w_t) − Σ_{t<=T} f_t(u)`` against the best fixed point in hindsight
+``u* = argmin_{w in C} Σ_t f_t(w)`` (JKT's Appendix G plots ``R_t/t``).
+:func:`best_fixed_point` computes ``u*`` exactly for quadratics and to a certified
+accuracy otherwise (:mod:`dpol.evaluation._fixed_point_solvers`).
 """
 
 from __future__ import annotations

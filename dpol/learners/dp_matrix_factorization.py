@@ -1,13 +1,9 @@
 """DP-MF / DP-FTRL mini-batch training over several epochs of a data set (layer L4).
 
-Kairouz, McMahan, Song, Thakkar, Thakurta, Xu 2021, "Practical and private (deep)
-learning without sampling or shuffling" (DP-FTRL, Algorithm 1 without momentum), and
-Choquette-Choo, McMahan, Rush, Thakurta 2023, "Multi-epoch matrix factorization
-mechanisms for private machine learning" (DP-MF: the prefix sums of the gradients
-released by a factorisation calibrated for k epochs of b steps). This module holds the
-private step (the clipping rule, the counter, the release) and the public batch
-schedule; the engines that hold the data and compute the gradient sums where it lives
-are in :mod:`dpol.experiments.training`.
+Kairouz et al. 2021 (DP-FTRL, Algorithm 1 without momentum) and Choquette-Choo et al.
+2023 (DP-MF: a factorisation calibrated for k epochs of b steps). This module holds the
+private step and the public batch schedule; the engines that compute the gradient sums
+where the data live are in :mod:`dpol.experiments.training`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """An intercept for any full-information linear learner: a constant feature in the norm bound.
 
-The papers' learners fit x -> <w, x>, a model through the origin; on an unbalanced task
-it cannot even express the majority class (non-private logistic regression on river's
-Shuttle: 0.996 held-out with an intercept, 0.847 without). :class:`WithIntercept` runs
-any such learner of dimension d + 1 on the lifted rows
+The papers' learners fit x -> <w, x>, which on an unbalanced task cannot even express
+the majority class. :class:`WithIntercept` runs any such learner of dimension d + 1 on
 
     phi(x) = kappa [x, c x_bound],   kappa = (1 - 1e-12) / sqrt(1 + c^2),
 

@@ -1,13 +1,9 @@
 """Shared machinery of the constraint sets (layer L3).
 
-Every set is a compact convex subset of R^d with the oracles the learners call:
-Euclidean projection, linear minimisation (Frank–Wolfe), the local linear optimisation
-oracle (LLOO) of Garber–Hazan (Assumption 1 of WDP; constructions in each set), its
-diameter and radius, a membership test and, where 0 is in the set, the Minkowski gauge.
-Public methods validate their arguments (one message format, :mod:`dpol._validation`)
-and call the protected ``_`` implementations with clean float64 arrays; points and costs
-with an entry above ``MAX_ENTRY`` = 1e150 in magnitude are refused (their squares would
-overflow).
+A set offers projection, linear minimisation, Garber–Hazan's LLOO (WDP Assumption 1;
+docs/derivations/local_linear_oracles.md), diameter, radius, membership and, where 0 is
+in the set, the gauge. Public methods validate their arguments and call the ``_``
+implementations with clean float64 arrays (entries above ``MAX_ENTRY`` = 1e150 refused).
 """
 
 from __future__ import annotations
