@@ -89,9 +89,8 @@ def js_shrink(model: np.ndarray, variance: float, intercept: int | None = None
     (1 - v / b^2)_+; v is the per-coordinate noise variance (public; nan: none stated,
     no shrinkage).
 
-    With independent N(0, v) noise this factor (p in place of p - 2) dominates no
-    shrinkage for p > 4 (James and Stein 1961), and a model that is noise alone,
-    ||model||^2 about p v, goes to about 0: the trivial prediction.
+    With independent N(0, v) noise it dominates no shrinkage for p > 4 (James and Stein
+    1961); a model of noise alone goes to about 0.
 
     >>> js_shrink(np.array([3.0, 4.0]), 1.0).round(12).tolist()  # 1 - 2/25
     [2.76, 3.68]

@@ -242,11 +242,9 @@ def grid_spacing(scale: float) -> float:
 def grid_release(value: np.ndarray, std: float, grid: float, rng: object = None) -> np.ndarray:
     """round_g(value) + g Y, Y ~ N_Z(0, (std/g)^2 I): one secure Gaussian release on g Z^d.
 
-    ``value`` is rounded to the nearest grid point (each coordinate moves by g/2 at most,
-    so two neighbouring values' l2 distance grows by g sqrt(d) at most: callers add it to
-    the sensitivity) and the discrete Gaussian of std parameter ``std`` in grid units is
-    added. Both are integers times the power of two g, so the result is exact in float64;
-    it is refused (before drawing) if magnitudes could reach 2^52 g, where that stops.
+    Rounding adds at most g sqrt(d) to neighbours' l2 distance (callers add it to the
+    sensitivity); the result is exact in float64, refused where magnitudes could reach
+    2^52 g.
 
     Examples
     --------

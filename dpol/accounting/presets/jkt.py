@@ -61,8 +61,7 @@ def jkt_pocp_beta(epsilon: float, delta: float, horizon: int, lam: float) -> flo
     ``lam`` is the sensitivity constant lambda_A (s_t <= lam/t): PIGD 2L/alpha; PGIGA as printed
     2G/alpha, correct 4G/alpha (docs/errata.md, JKT-3). Logs are ``ln`` as printed.
 
-    Claimed (3 eps, 2 delta)-DP; sound but about 10x over-noised (docs/errata.md, JKT-1): see
-    :func:`jkt_pocp_exact_epsilon`.
+    Claimed (3 eps, 2 delta)-DP; sound, about 10x over-noised (docs/errata.md, JKT-1).
 
     Examples
     --------
@@ -147,9 +146,8 @@ def jkt_private_sum_sigma(
     one atom). ``log`` is the base of both "log T" (default ``"log2"``: T counts tree leaves);
     the outer log of the delta term is ``ln``: the "log2 reading" and the "ln reading".
 
-    Erratum (docs/errata.md, JKT-4): Lemma 6 uses sensitivity R where replace-one needs 2R,
-    an item lies in ``floor(log2 T) + 1`` nodes, not log T, and the printed sigma fails its
-    claim for small T; see :func:`jkt_private_sum_exact_epsilon`. T = 1 gives sigma = 0: refused.
+    Erratum (docs/errata.md, JKT-4: 2R not R, ``floor(log2 T) + 1`` nodes not log T; fails
+    for small T: :func:`jkt_private_sum_exact_epsilon`). T = 1 (sigma = 0) is refused.
 
     Examples
     --------

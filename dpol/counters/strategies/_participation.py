@@ -118,10 +118,8 @@ def toeplitz_envelope_sensitivity_sq(coefficients: np.ndarray, horizon: int,
     """An upper bound on max_pi ||sum_{i in pi} C e_i||^2 for any lower-triangular
     Toeplitz C: exact when c is non-negative and non-increasing.
 
-    The envelope e_m = max_{m' >= m} |c_m'| is non-negative, non-increasing and >= |c|
-    entrywise, so |X_ij| <= sum_m |c_{m + j - i}| |c_m| <= sum_m e_{m + j - i} e_m, the
-    Gram entry of the envelope's Toeplitz matrix, whose maximum over the patterns
-    :func:`toeplitz_sensitivity_sq` gives (the pattern 0, b, 2b, ...). For such c, e = c.
+    The envelope e_m = max_{m' >= m} |c_m'| bounds |c| and is non-increasing, so its Gram
+    entries bound |X_ij| and :func:`toeplitz_sensitivity_sq` maximises them.
 
     Examples
     --------
