@@ -42,17 +42,13 @@ def effective_window(window: int) -> int:
 def window_levels(window: int, horizon: int | None = None) -> int:
     """Number of noisy nodes one element can lie in: the per-element composition count m.
 
-    ``m = log2(W') + 1`` with ``W' = effective_window(window)`` (the element's leaf and its
-    ancestors up to the block root; docs/errata.md, WDP-8). When ``W' >= horizon`` the block never
-    completes and only ``floor(log2 horizon) + 1`` levels can close within the horizon, so m is
-    capped there (the window tree then is the ordinary binary tree, WDP-8).
+    ``m = log2(W') + 1``, ``W' = effective_window(window)`` (docs/errata.md, WDP-8), capped
+    at ``floor(log2 horizon) + 1`` when ``W' >= horizon`` (then the binary tree).
 
     Examples
     --------
     >>> window_levels(16), window_levels(16, horizon=1000), window_levels(64, horizon=64)
     (5, 5, 7)
-    >>> window_levels(64, horizon=10)
-    4
     """
     w = effective_window(window)
     levels = w.bit_length()  # log2(W') + 1 for a power of two

@@ -288,8 +288,6 @@ def clip_to_bounds(X: np.ndarray, y: np.ndarray, x_bound: float = 1.0, y_bound: 
     >>> Xc, yc, c = clip_to_bounds(X, np.array([0.5, -3.0, 0.2]), 1.0, 1.0)
     >>> Xc.round(3).tolist(), yc.tolist(), c.clipped
     ([[0.6, 0.8], [0.3, 0.4], [0.0, 0.1]], [0.5, -1.0, 0.2], 2)
-    >>> c.x_suggested, c.y_suggested  # none of 3 may exceed: the largest of each
-    (5.0, 3.0)
     """
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)

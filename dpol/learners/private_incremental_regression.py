@@ -35,14 +35,10 @@ _BLOCK_FLOATS = 1 << 22
 def l2_ball_quadratic_min(A: np.ndarray, b: np.ndarray, radius: float) -> np.ndarray:
     """``argmin_{||theta|| <= R} theta^T A theta - 2 b.theta`` for A PSD, batched and exact.
 
-    A (n, p, p) symmetric (negative eigenvalues are clipped to 0 first), b (n, p). With
-    A = V diag(e) V^T and c = V^T b the minimiser is ``theta(lam) = V c/(e + lam)``, with
-    lam = 0 when that is well defined and inside the ball, else the root of
-    ``||theta(lam)|| = R`` (decreasing in lam, bracketed by [0, ||b||/R]); 200 bisection
-    halvings reach it to rounding. Directions with e = 0 and c = 0 get 0 (the
-    minimum-norm minimiser); eigenvalues below ``p * 4e-16 * max|e|`` count as 0, and so
-    do components of c along them below ``1e-12 ||b||`` (rounding of an exact ``b`` in the
-    range of A; a released noisy b is far above it).
+    A (n, p, p) symmetric (negative eigenvalues clipped to 0), b (n, p). The minimiser is
+    ``theta(lam) = V c/(e + lam)`` (A = V diag(e) V^T, c = V^T b), lam = 0 when inside the
+    ball, else the root of ``||theta(lam)|| = R`` by bisection; null directions get 0 (the
+    minimum-norm minimiser), up to a rounding tolerance.
 
     >>> l2_ball_quadratic_min(np.eye(2)[None], np.array([[3.0, 4.0]]), 1.0)
     array([[0.6, 0.8]])

@@ -146,11 +146,8 @@ def mean_optimal_factors(horizon: int) -> tuple[np.ndarray, np.ndarray, int]:
 class DenseMeanStrategy(Strategy):
     """Encoder C x, release noise B z with the mean-optimal dense lower-triangular C, B.
 
-    Variance at t per unit: ||row t of B||^2; column norms of C: all about 1 at the
-    optimum (diag(C^T C) = v-normalised X), the largest exactly. ``loss("mean")`` at
-    T = 64, 256, 1024: 4.41, 6.37, 8.73 against the square root's 4.97, 7.12, 9.67.
-    State: every past draw (O(T d)); one step is a row of B times the draws, a block a
-    slice of B times them (the two agree to rounding, not bit for bit).
+    Variance at t: ||row t of B||^2; column norms all about 1 at the optimum. State: every
+    past draw (O(T d)); a step or a block multiplies by B (equal to rounding).
 
     Examples
     --------
