@@ -154,11 +154,9 @@ def zcdp_epsilon(rho: float, delta: float, *, xi: float = 0.0) -> float:
 def zcdp_gaussian_noise_multiplier(epsilon: float, delta: float, *, xi: float = 0.0) -> float:
     """Smallest z such that (xi, 1/(2 z^2))-zCDP is certified (epsilon, delta)-DP through RDP.
 
-    The calibration of secure (discrete Gaussian) noise: noise of std z x (l2 sensitivity)
-    on a lattice the sensitivity respects is 1/(2 z^2)-zCDP (CKS Theorem 14). The RDP
-    conversion is looser than the exact analytic Gaussian of
-    :func:`gaussian_noise_multiplier`, so z is 4-11% larger for epsilon in [0.1, 10] at
-    delta = 1e-5: the price of a proof that holds for the discrete law.
+    Secure noise's calibration (CKS Theorem 14); 4-11% above
+    :func:`gaussian_noise_multiplier` for epsilon in [0.1, 10]: the price of a proof that
+    holds for the discrete law.
 
     Examples
     --------

@@ -76,10 +76,8 @@ def fallback_budget(epsilon: float, delta: float, prior_share: float = PRIOR_SHA
                     gate_share: float = GATE_SHARE) -> tuple[float, float, float]:
     """(z of the prior, z of the gate, epsilon left for the learner) at (epsilon, delta).
 
-    The prior and the gate take mu_p^2 = prior_share mu*^2 and mu_g^2 = gate_share mu*^2
-    of the Gaussian budget mu* (``gaussian_share``); the learner gets the epsilon of the
-    rest, so the three compose exactly to (epsilon, delta) for a Gaussian learner.
-    epsilon = inf gives no noise (z = 0) and an infinite rest.
+    Shares of mu*^2 for the prior and the gate (``gaussian_share``), the rest's epsilon for
+    the learner: exactly (epsilon, delta) for a Gaussian learner (inf: no noise).
 
     Examples
     --------

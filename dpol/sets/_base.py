@@ -172,16 +172,9 @@ class ConvexSet(ABC):
     def _lloo_by_projection(self, x: np.ndarray, r: float, c: np.ndarray) -> np.ndarray:
         """A projection-based LLOO with ``ρ = 2``, valid for any set with an exact projection.
 
-        ``p(t) = P(x − t·c)`` minimises ``⟨c, y⟩ + ‖y − x‖²/(2t)`` over the set, so for
-        every feasible ``y`` with ``‖y − x‖ <= ‖p(t) − x‖`` we get ``⟨c, p(t)⟩ <= ⟨c, y⟩``:
-        ``p(t)`` is an exact minimiser over ``set ∩ B(x, ‖p(t) − x‖)``. For ``x`` in the
-        set, ``φ(t) = ‖p(t) − x‖`` is non-decreasing and ``φ(t)/t`` non-increasing
-        (Calamai & Moré 1987, Lemma 2.2), so ``φ(2t) <= 2φ(t)``. Starting from
-        ``t = r/‖c‖`` (where ``φ <= t‖c‖ = r``) and doubling ``t`` until ``φ(t) >= r``
-        stops with ``r <= φ(t) < 2r``: (i) and (ii) with ``ρ = 2``. If ``φ`` levels off
-        below ``r`` (the minimisers of ``⟨c, ·⟩`` form a face within reach), the loop
-        stops once ``D²/(2t)``, the optimality gap of ``p(t)`` over the whole set, is
-        below ``1e-15·‖c‖·D``; then (ii) holds and (i) holds to rounding.
+        ``p(t) = P(x − t·c)`` is an exact minimiser over ``set ∩ B(x, ‖p(t) − x‖)``;
+        doubling ``t`` from ``r/‖c‖`` until ``‖p(t) − x‖ >= r`` stops below ``2r``
+        (Calamai & Moré 1987, Lemma 2.2). Proof: docs/derivations/local_linear_oracles.md.
         """
         v = self._linear_oracle(c)
         if np.linalg.norm(v - x) <= 2.0 * r:

@@ -104,8 +104,6 @@ def jkt_doubling_beta(epsilon: float, delta: float, t: int, lam: float) -> float
 
     Examples
     --------
-    >>> jkt_doubling_beta(0.1, 1e-5, 4, 3.0) == jkt_doubling_beta(0.1, 1e-5, 7, 3.0)  # one epoch
-    True
     >>> round(jkt_doubling_beta(0.1, 1e-5, 4, 3.0), 4)
     96.9602
     """
@@ -194,10 +192,8 @@ def jkt_pol_beta(
 
     ``beta = 2 sqrt(2) (L + alpha ||x*||) ln T / (T eps_p) * sqrt(ln(1/delta) + eps_p)``.
 
-    Erratum (docs/errata.md, JKT-6): the averaged iterate's sensitivity is
-    ``2 L' (H_T - 1) / (alpha T)`` (Lemma 4), so the printed beta misses a factor 1/alpha and
-    is **not private** for small alpha (real epsilon about 79 at a claimed 1 for alpha = 0.01,
-    T = 5000); see :func:`jkt_pol_exact_epsilon`. T = 1 gives beta = 0: refused.
+    Erratum (docs/errata.md, JKT-6): the sensitivity is ``2 L' (H_T - 1) / (alpha T)``, so
+    the printed beta misses 1/alpha and is **not private** for small alpha. T = 1 is refused.
 
     Examples
     --------
