@@ -254,9 +254,6 @@ def compose_guarantee(events: Iterable[MechanismEvent], delta: float, *,
     ...                       target=1.0)
     >>> g.epsilon, compose_guarantee([], 1e-5).epsilon
     (1.0, 0.0)
-    >>> lap = MechanismEvent(dp_accounting.LaplaceDpEvent(2.0), "add_remove")
-    >>> str(compose_guarantee([lap, lap], 1e-5))  # pure: delta 0
-    '(1, 0)-DP, add_remove, unit: one stream element'
     """
     events = tuple(events)
     for e in events:

@@ -52,12 +52,6 @@ class Mechanism:
     >>> m.epsilon, m.delta, m.noise, m.mechanism == Mechanism(
     ...     1.0, 1e-6, "replace_one", "tight", "secure", "binary_tree", {}, None)
     (1.0, 1e-06, 'secure', True)
-    >>> PrivateQuadraticFTL(3, horizon=64, mechanism=spec, epsilon=2.0)
-    ... # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    dpol.errors.InvalidInputError: epsilon must be given once: mechanism says 1.0,
-    the keyword 2.0; got 2.0
     """
 
     epsilon: float

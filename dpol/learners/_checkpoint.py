@@ -39,13 +39,6 @@ class Checkpointable:
     >>> restored = Walk.from_state(walk.get_state())
     >>> restored.step() == walk.step(), restored.rng is walk.rng
     (True, False)
-    >>> import warnings
-    >>> state = walk.get_state()
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     a, b = Walk.from_state(state), Walk.from_state(state)  # b forks a's noise
-    >>> [w.category.__name__ for w in caught], a.step() == b.step()
-    (['ForkedStateWarning'], True)
     """
 
     def get_state(self) -> dict:

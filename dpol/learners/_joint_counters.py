@@ -212,7 +212,7 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     Examples
     --------
     Two trees fed vec(x x^T) (4 entries) and y x (2): each gets sqrt(2) times its std
-    alone, less with the stacked bound (3/sqrt(2) against 2 sqrt(2)).
+    alone (less with a stacked bound: 3/sqrt(2) against 2 sqrt(2)).
 
     >>> from dpol.counters import BinaryTreeCounter
     >>> kw = dict(epsilon=1.0, delta=1e-5, neighbouring="replace_one", calibration="tight",
@@ -221,11 +221,6 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     >>> alone = BinaryTreeCounter(64, 4, epsilon=1.0, delta=1e-5).noise_scale
     >>> [c.dim for c in counters], stacked, round(counters[0].noise_scale / alone, 4)
     ([4, 2], None, 1.4142)
-    >>> bound = outer_product_sensitivity(1.0, 1.0, "replace_one")
-    >>> counters, _ = joint_counters(BinaryTreeCounter, 64, [(4, {}), (2, {})], **kw,
-    ...                              element_sensitivity=bound)
-    >>> round(counters[0].noise_scale / alone, 4)
-    1.0607
     """
     kind = noise_kind(noise, among=JOINT_NOISES)
     kind.check_calibration(calibration)

@@ -77,8 +77,7 @@ class ConvexSet(ABC):
 
     Examples
     --------
-    The smallest working set, the interval [1, 2] of R^1 (a set containing 0 would also
-    override ``_gauge``; without it, ``gauge`` refuses):
+    The smallest working set, the interval [1, 2] of R^1:
 
     >>> class Interval(ConvexSet):
     ...     dim, rho, diameter, radius = 1, 2.0, 1.0, 2.0
@@ -91,10 +90,6 @@ class ConvexSet(ABC):
     (array([2.]), array([2.]), True, False)
     >>> s.local_linear_oracle([1.0], 0.25, [-1.0])  # the best point within 0.25 of x
     array([1.25])
-    >>> s.gauge([1.5])  # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    dpol.errors.GaugeUndefinedError: Interval implements no Minkowski gauge
     """
 
     dim: int
