@@ -245,10 +245,8 @@ def expected_gaussian_audit(mu: float, n_test: int, *, delta: float,
                             confidence: float = 0.95) -> tuple[float, float]:
     """Predicted audit bound for a Gaussian mechanism with ratio mu, and its standard error.
 
-    Plugs the expected held-out counts of the best threshold test between N(0, 1) and
-    N(mu, 1) into the Clopper-Pearson bounds; the standard error is the delta-method
-    spread sqrt((1-p)/(n p) + (1-q)/(n q)) of ln(q/p) at that threshold. Use it to choose
-    ``n_runs`` (``n_test`` held-out runs per side) before auditing.
+    The best threshold test's expected held-out counts through the Clopper-Pearson
+    bounds, with the delta-method error of ln(q/p). Use it to choose ``n_runs``.
 
     Examples
     --------

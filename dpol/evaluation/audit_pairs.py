@@ -249,10 +249,8 @@ def _outer_product_pair(learner: object, X: float, Y: float) -> tuple[np.ndarray
 class Attainment:
     """How much of the declared sensitivity a neighbouring pair attains, output by output.
 
-    ``declared[i]`` and ``attained[i]`` are the declared bound and the measured change of
-    noise-free output i (``what`` says which outputs: counter elements, releases);
-    ``transcript``, for a learner calibrated for its whole transcript, the pair's
-    sqrt(sum_t (change_t / std_t)^2) as a share of the mu its noise is calibrated for.
+    ``declared[i]``, ``attained[i]``: bound and measured change of noise-free output i
+    (``what`` names them); ``transcript``: the pair's share of a transcript-calibrated mu.
 
     Examples
     --------

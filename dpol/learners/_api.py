@@ -189,6 +189,13 @@ class LearnerAPI:
     ...                mechanism=Mechanism(1.0, delta=1e-6, seed=3))
     >>> m.epsilon, m.delta, m.seed, m.mechanism.noise, PrivateIGD.accepts.noises
     (1.0, 1e-06, 3, 'gaussian', ('gaussian', 'secure'))
+    >>> PrivateIGD(2, loss=Regularized(SquaredLoss(), 0.1), domain=L2Ball(2), horizon=8,
+    ...            mechanism=Mechanism(1.0, counter="binary_tree"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: mechanism must not set counter: PrivateIGD takes no
+    counter; got 'binary_tree'
     """
 
     #: what of a Mechanism the class takes (:class:`Accepts`); each learner states its own

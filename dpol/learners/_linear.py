@@ -200,6 +200,10 @@ def fit_arguments(solver: object, X: object, y: object, scale: object, name: str
     >>> X, y, sigma = fit_arguments(solver, [[3.0, 4.0], [0.1, 0.0]], [0.5, -2.0], 1)
     >>> X.round(2).tolist(), y.tolist(), sigma, solver.n_clipped_
     ([[0.6, 0.8], [0.1, 0.0]], [0.5, -1.0], 1.0, 2)
+    >>> fit_arguments(solver, X, y, -1.0)
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: sigma must be >= 0.0; got -1.0
     """
     X = as_matrix("X", X, solver.domain.dim)
     y = as_vector("y", y, X.shape[0])

@@ -117,6 +117,10 @@ class QuadraticOutputs:
     >>> m.learn_one([0.6, 0.0], [0.0, 3.0, 4.0])  # ||y|| = 5 > y_bound = 1: scaled
     >>> m.n_clipped_, m.weights.shape, m.predict_one([1.0, 0.0]).shape
     (1, (2, 3), (3,))
+    >>> m.learn_one([0.6, 0.0], [1.0, 0.0])
+    Traceback (most recent call last):
+    ...
+    dpol.errors.InvalidInputError: y must have shape (3,); got array([1. 0.], dtype=float64)
     """
 
     outputs = 1
