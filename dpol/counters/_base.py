@@ -274,13 +274,10 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     def prefetch(self, n: int) -> None:
         """Draw now, in one vectorized call, the release noise of the next n ``add`` calls.
 
-        The noise does not depend on the data, so drawing it ahead is the same mechanism
-        with the same draws as a ``run`` of n rows: a caller whose next element depends on
-        the last release (a learner's gradient at its released iterate) gets ``run``'s
-        draw and correlation speed while adding one element at a time. A no-op for secure
-        noise (its exact release path reads the rounded data), for a started counter
-        whose strategy continues step by step only, and while rows drawn ahead remain
-        (they are used first). Checkpoints keep the drawn rows.
+        The noise does not depend on the data, so this is the same mechanism and draws as a
+        ``run`` of n rows, at ``run``'s speed for a caller adding one adaptive element at a
+        time. A no-op for secure noise, for step-by-step strategies once started, and while
+        drawn rows remain. Checkpoints keep them.
 
         Examples
         --------
@@ -336,13 +333,8 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         which the counter overwrites (PQFTL's svec rows; the learner validated its data).
         The releases come back in ``rows`` itself on the vectorized path.
 
-        Skips ``as_matrix``'s finiteness pass and copy: 4.9 us of PQFTL's ~76 us a row in
-        the process that draws the noise, at d(d+1)/2 = 4095 (profiled).
-
-        The block streams in chunks of :meth:`_chunk_rows` rows: each is clipped, summed
-        and noised before the next, so the working set beyond ``rows`` is one chunk's
-        (the strategies' ``correlate`` continues from any state, and the noise source's
-        draws of consecutive chunks are the rows of one draw: the same bits as one block).
+        Skips ``as_matrix``'s check and copy (4.9 us of PQFTL's ~76 us a row at d = 90).
+        Chunks of :meth:`_chunk_rows` rows bound the working set, with the bits of one block.
         """
         n = rows.shape[0]
         if self.horizon is not None and self.t + n > self.horizon:

@@ -101,10 +101,8 @@ class _PsdSolver:
     """w = (P(S) + ridge I)^-1 u, S symmetric given by its lower packed entries (svec order,
     unscaled), P the projection on the PSD cone (negative eigenvalues set to 0).
 
-    Where Cholesky of S succeeds, S is positive definite, P(S) = S, and a Cholesky solve
-    of S + ridge I gives w. Elsewhere S = Q T Q^T (Householder tridiagonalisation) and
-    P(S) + ridge I = Q (T + ridge I + Z diag(-lam) Z^T) Q^T over the k negative
-    eigenpairs (lam, Z) of T; as Z spans an invariant subspace,
+    Where Cholesky of S succeeds, P(S) = S and a Cholesky solve gives w. Elsewhere, with
+    S = Q T Q^T and the negative eigenpairs (lam, Z) of T,
         w = Q [(T + ridge I)^-1 (c - Z Z^T c) + Z Z^T c / ridge],  c = Q^T u,
     exact, well conditioned when lam_min >= -ridge/2; below that, through all eigenpairs
     of T: w = Q Z (Z^T c / (max(lam, 0) + ridge)). About 7x faster than dsyevd on the
