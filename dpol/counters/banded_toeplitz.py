@@ -23,8 +23,8 @@ class BandedToeplitzCounter(SecureReleaseMixin, Counter):
 
     One element enters b encoder values; the release noise A C^-1 z streams from the last
     b - 1 values of C^-1 z (O(b d) state;
-    :class:`~dpol.counters.strategies.BandedToeplitzStrategy`). The band is the first b square-root coefficients (Kalinin
-    and Lampert 2024) or, with ``objective``, re-optimised
+    :class:`~dpol.counters.strategies.BandedToeplitzStrategy`). The band is the first b
+    square-root coefficients (Kalinin and Lampert 2024) or, with ``objective``, re-optimised
     (:mod:`dpol.counters.strategies.banded_toeplitz_optimizer`). At one participation few
     bands cost accuracy (T = 1024, b = 64: mean loss 19.15 against the square root's 9.67);
     its use is memory O(b d) and several participations: with b at most their separation,
