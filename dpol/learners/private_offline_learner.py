@@ -57,9 +57,10 @@ class PrivateOfflineLearner(OnlineLearner):
     Erratum (docs/errata.md, JKT-6): eq. (37) drops the 1/alpha (real epsilon about 79 at
     a claimed 1 for alpha = 0.01). Calibration: one Gaussian of noise multiplier beta /
     Delta; tight: beta = Delta / mu*(eps, delta); paper: eq. (37) verbatim, with a
-    ``PaperCalibrationWarning`` and its real epsilon. Secure noise: the average is rounded to a grid g Z^d and discrete
-    Gaussian noise added, Delta' = Delta + g sqrt(d), rho = Delta'^2 / (2 beta^2) (CKS
-    2020, Theorem 14). ``privacy`` is that event (:meth:`privacy_events`).
+    ``PaperCalibrationWarning`` and its real epsilon. Secure noise: the average is
+    rounded to a grid g Z^d and discrete Gaussian noise added, Delta' = Delta + g sqrt(d),
+    rho = Delta'^2 / (2 beta^2) (CKS 2020, Theorem 14). ``privacy`` is that event
+    (:meth:`privacy_events`).
 
     Examples
     --------
