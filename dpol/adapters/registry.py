@@ -204,7 +204,7 @@ LEARNER_ALIASES = {"frank-wolfe": "online_frank_wolfe", **{
     old: old.replace("-", "_") for old in ("incremental-regression", "incremental-erm",
                                            "ridge-classifier", "ridge-classifier-rff")}}
 
-#: the adapters' default learner per task (module docstring: the figures behind it)
+#: the adapters' default learner per task (figures: docs/benchmarks/defaults.md)
 DEFAULT_LEARNERS = {"classification": "ridge_classifier_rff", "regression": "ridge"}
 
 

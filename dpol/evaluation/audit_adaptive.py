@@ -67,7 +67,7 @@ def _turn(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 class _FTALGame:
-    """The adversary of PrivateFTAL (module docstring) and the read-back of its sums."""
+    """The adversary of PrivateFTAL (docs/derivations/adaptive_audit.md) and its read-back."""
 
     def __init__(self, learner: PrivateFTAL, release: str) -> None:
         if learner.dim < 2:
@@ -105,7 +105,7 @@ class _FTALGame:
 
 
 class _QuadraticGame:
-    """The adversary of PrivateQuadraticFTL (module docstring) and the read-back of u."""
+    """The adversary of PrivateQuadraticFTL (docs/derivations/adaptive_audit.md), u read back."""
 
     def __init__(self, learner: PrivateQuadraticFTL, release: str) -> None:
         if release == "residual" and learner.noise_ridge:
