@@ -1,42 +1,21 @@
 """A privacy odometer: compose releases through dp-accounting, refuse one past the budget.
 
-A :class:`PrivacyBudget` holds a total (epsilon, delta) and is charged release by release.
-Every charge is composed by a dp-accounting accountant (PLD: tight up to its pessimistic
-discretisation; RDP: a looser upper bound) and the epsilon the composition certifies at the
-budget's delta is compared with the budget. A release that would exceed it raises
-:class:`~dpol.errors.BudgetExceededError` and is not recorded: the odometer is unchanged.
+A :class:`PrivacyBudget` holds a total (epsilon, delta) and is charged release by release
+(:meth:`PrivacyBudget.spend`): a ``dp_accounting.DpEvent`` (sensitivity one, in the
+budget's relation), an object with ``privacy_events()`` (every counter and learner), one
+with ``dp_event``, or a :class:`~dpol.accounting.PrivacyGuarantee`. A release that would
+exceed the budget raises :class:`~dpol.errors.BudgetExceededError` and is not recorded.
 
-What a release can be (:meth:`PrivacyBudget.spend`):
+**Composition (sound).** Events are composed by the accountant (PLD: tight up to its
+pessimistic discretisation; RDP: looser); guarantees without an event by basic
+composition (Dwork, Roth, Thm. 3.16, adaptive too); the two groups again by basic
+composition: ``spent = eps_events(delta - sum delta_i) + sum epsilon_i``. When every event
+is pure, the sum of their epsilons is used where smaller.
 
-* a ``dp_accounting.DpEvent``, taken in the budget's neighbouring relation with sensitivity
-  one (dpol's convention, see :func:`dpol.accounting.certified_epsilon`);
-* an object with ``privacy_events()`` (every counter and learner): charged by the events
-  of the mechanisms it ran (:class:`~dpol.accounting.MechanismEvent`), each checked for
-  its window and neighbouring relation; a pure mechanism the accountant cannot read
-  (Gamma noise) by its exact pure epsilon;
-* any other object with a ``dp_event()`` method or ``dp_event`` attribute -- its
-  ``privacy`` is checked as well;
-* a :class:`~dpol.accounting.PrivacyGuarantee`, or an object whose ``privacy`` is one,
-  when no event the accountant supports exists.
-
-**Composition rule (sound).** Events are composed by the accountant. Guarantees without an
-event are composed by *basic composition* (Dwork, Roth, Thm. 3.16, adaptive too): k
-guarantees (epsilon_i, delta_i) jointly give (sum epsilon_i, sum delta_i). The two groups
-are again composed by basic composition, so the odometer reports
-
-    spent = eps_events(delta - sum delta_i) + sum epsilon_i
-
-where ``eps_events(d)`` is the accountant's epsilon at ``d`` for the composed events. When
-every event is pure (Laplace, no-op), the sum of their epsilons (exact for pure DP) is also
-a valid bound, and the smaller of the two is used: the accountant cannot certify delta = 0.
-
-**What is refused as a bad argument** (``InvalidInputError``, nothing charged): window-DP
-releases (window W shorter than the object's horizon: expired elements are unprotected, so
-window DP does not compose into a DP budget), releases under ``add_remove`` charged to a
-``replace_one`` budget (their guarantee covers fewer neighbours; the converse is sound,
-since replacing an element by zero is one replacement), and anything the accountant cannot
-account that carries no guarantee. The caller makes sure that the releases protect the same
-unit (one stream element of the same people).
+**Refused** (``InvalidInputError``, nothing charged): window-DP releases (expired elements
+are unprotected, so window DP does not compose into a DP budget), ``add_remove`` releases
+charged to a ``replace_one`` budget (the converse is sound), and anything with neither an
+event nor a guarantee. The caller makes sure the releases protect the same unit.
 
 Examples
 --------
@@ -103,10 +82,9 @@ class PrivacyBudget:
     delta : float, default 0.0
         Total delta in [0, 1); ``spent`` is the epsilon certified at this delta.
     accountant : {"pld", "rdp"}
-        dp-accounting's PLD accountant (tight, value discretisation
-        ``PLD_VALUE_DISCRETIZATION``) or its RDP accountant (a looser upper bound).
+        dp-accounting's PLD (tight) or RDP (looser) accountant.
     neighbouring : {"replace_one", "add_remove"}
-        The relation the budget protects (see the module docstring).
+        The relation the budget protects.
 
     Attributes
     ----------
@@ -117,9 +95,8 @@ class PrivacyBudget:
 
     Privacy
     -------
-    The odometer adds no noise; it bounds the guarantee of the *composition* of the
-    releases charged to it, adaptive composition included (valid for the PLD and RDP
-    accountants and for basic composition), fixed in advance at (epsilon, delta).
+    No noise: it bounds the adaptive *composition* of the releases charged to it by a
+    total fixed in advance.
 
     Examples
     --------

@@ -4,24 +4,13 @@ The one calibrator of a mechanism, from its events, is :func:`dpol.accounting.ca
 the functions here are the exact closed forms it takes where the composition has one
 (one Gaussian, one zCDP mechanism, pure noise).
 
-Conventions (as jax_privacy): a mechanism releases ``f(D) + noise`` where ``f`` is the
-*encoder* (for a tree counter: the vector of all noise-free node values). A
-``noise_multiplier`` z is the noise scale divided by the sensitivity of ``f`` to one
-element under the chosen neighbouring relation:
-
-* Gaussian: std = z * (l2 sensitivity). One Gaussian mechanism with ratio mu = 1/z is
-  exactly characterised by Balle & Wang (2018),
-  ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)``, and Gaussian
-  mechanisms compose (adaptively too) to ``mu = sqrt(sum mu_i^2)`` (Dong, Roth, Su).
-  dp-accounting's ``get_sigma_gaussian`` solves this exactly, so the calibration is
-  the smallest noise any accountant can certify.
-* Laplace (per coordinate): scale = z * (l1 sensitivity); epsilon = 1/z, pure DP.
-* Gamma / l2-Laplace (WDP): density prop. to exp(-||n||_2/theta) per node,
-  theta = z * (sum over the nodes one element touches of their l2 sensitivity);
-  epsilon = 1/z, pure DP by basic composition, which is tight for pure DP.
-* Secure (discrete Gaussian on a lattice): std = z * (l2 sensitivity) is 1/(2 z^2)-zCDP
-  (Canonne, Kamath, Steinke 2020, Theorem 14), certified through dp-accounting's RDP
-  accountant (:func:`zcdp_gaussian_noise_multiplier`), not the analytic Gaussian curve.
+A ``noise_multiplier`` z is the noise scale over the sensitivity of the *encoder* (a
+tree's vector of node values) to one element (as jax_privacy): Gaussian std = z * l2
+sensitivity, exactly (1/z)-GDP (Balle & Wang 2018's curve, solved by dp-accounting's
+``get_sigma_gaussian``; compositions add mu^2, Dong, Roth, Su); Laplace scale = z * l1
+sensitivity and WDP's l2 Gamma theta = z * (summed node sensitivities), both 1/z-DP;
+secure (discrete Gaussian) std = z * l2 sensitivity, 1/(2 z^2)-zCDP (CKS 2020, Theorem
+14), certified by the RDP accountant (:func:`zcdp_gaussian_noise_multiplier`).
 """
 
 from __future__ import annotations
@@ -88,13 +77,9 @@ def mu_star(epsilon: float, delta: float) -> float:
 def gaussian_share(epsilon: float, delta: float, share: float) -> tuple[float, float]:
     """Split an (epsilon, delta) Gaussian budget: (z of the share, epsilon of the rest).
 
-    Gaussian mechanisms compose to mu = sqrt(sum mu_i^2) (Dong, Roth, Su 2019,
-    Corollary 3.3), so a mechanism of mu_s = sqrt(share) mu* and the rest at
-    mu_r = sqrt(1 - share) mu* (mu* = ``mu_star(epsilon, delta)``) compose exactly to
-    (epsilon, delta) when the rest is Gaussian too; the rest is handed on as the epsilon
-    whose ``mu_star`` at delta is mu_r. The composed guarantee is still derived from the
-    events that ran (:func:`~dpol.accounting.events.compose_guarantee`), so a rest that
-    is not one Gaussian is stated as what it is.
+    mu_s = sqrt(share) mu* and mu_r = sqrt(1 - share) mu* compose exactly to mu* (Dong,
+    Roth, Su 2019, Corollary 3.3); the rest is the epsilon whose ``mu_star`` is mu_r. The
+    claim is still derived from the events that ran.
 
     Examples
     --------
@@ -169,11 +154,9 @@ def zcdp_epsilon(rho: float, delta: float, *, xi: float = 0.0) -> float:
 def zcdp_gaussian_noise_multiplier(epsilon: float, delta: float, *, xi: float = 0.0) -> float:
     """Smallest z such that (xi, 1/(2 z^2))-zCDP is certified (epsilon, delta)-DP through RDP.
 
-    The calibration of secure (discrete Gaussian) noise: noise of std z x (l2 sensitivity)
-    on a lattice the sensitivity respects is 1/(2 z^2)-zCDP (CKS Theorem 14). The RDP
-    conversion is looser than the exact analytic Gaussian of
-    :func:`gaussian_noise_multiplier`, so z is 4-11% larger for epsilon in [0.1, 10] at
-    delta = 1e-5: the price of a proof that holds for the discrete law.
+    Secure noise's calibration (CKS Theorem 14); 4-11% above
+    :func:`gaussian_noise_multiplier` for epsilon in [0.1, 10]: the price of a proof that
+    holds for the discrete law.
 
     Examples
     --------
@@ -277,9 +260,8 @@ def certified_epsilon(
 ) -> float:
     """Epsilon at ``delta`` that a dp-accounting accountant certifies for ``event``.
 
-    The event's noise multipliers follow this module's convention (scale over the
-    sensitivity of the encoder under the relation it was calibrated for), which is
-    dp-accounting's ADD_OR_REMOVE_ONE convention of sensitivity one.
+    Noise multipliers as this module's convention (dp-accounting's ADD_OR_REMOVE_ONE at
+    sensitivity one).
 
     Parameters
     ----------

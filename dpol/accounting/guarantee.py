@@ -32,25 +32,20 @@ class PrivacyGuarantee:
     neighbouring : {"replace_one", "add_remove"}
         The neighbouring relation on streams.
     window : int or None
-        ``None`` for ordinary DP over the whole stream; an int W for window DP (WDP,
-        Definition 6): element i is protected, at (epsilon, delta), in the releases at
-        times i .. i+W-1 only; later releases may reveal it exactly.
+        ``None`` for DP over the whole stream; W for window DP (WDP, Definition 6):
+        element i is protected in the releases at times i .. i+W-1 only.
     unit : str
         What is protected: one stream element.
     seeded : bool
-        True when the noise was drawn from a seed the caller gave: the releases are then
-        a fixed function of the data and the seed, so the guarantee holds only against
-        whoever does not know the seed (publishing it with the releases voids it: anyone
-        can recompute the noise and subtract it). False for noise from fresh operating
-        system entropy (``seed=None``), which nobody can replay.
+        True when the noise came from the caller's seed: the guarantee then holds only
+        against whoever does not know it (with the seed, the noise can be subtracted).
+        False for fresh OS entropy (``seed=None``).
 
     Examples
     --------
     >>> g = PrivacyGuarantee(1.0, 1e-5)
     >>> g.is_private, g.window
     (True, None)
-    >>> str(PrivacyGuarantee(0.5, 0.0, window=64))
-    '(0.5, 0)-DP, replace_one, window W=64, unit: one stream element'
     >>> print(PrivacyGuarantee(1.0, 1e-5, seeded=True))  # doctest: +NORMALIZE_WHITESPACE
     (1, 1e-05)-DP, replace_one, unit: one stream element; seeded noise: private only
     while the seed stays secret

@@ -24,10 +24,9 @@ __all__ = ["MECHANISM_FIELDS", "Mechanism", "merge_mechanism"]
 class Mechanism:
     """The privacy target and the noise choices a learner is built with.
 
-    A field left None takes the learner's own default (``delta``: the default rule
-    ``min(1e-5, 1/horizon)``; ``counter``: ``"tree"``, or ``"window"`` for the window-DP
-    learners, ...). The fields are checked here for what every learner shares; each
-    learner checks the choices it accepts.
+    A field left None takes the learner's own default (``delta``:
+    :func:`~dpol.accounting.default_delta`; ``counter``: its ``accepts.counter``). Fields
+    are checked here for what every learner shares, by each learner for its choices.
 
     Parameters
     ----------
@@ -39,8 +38,7 @@ class Mechanism:
     calibration : str, optional
         One of :data:`~dpol.accounting.CALIBRATIONS`.
     noise : str, optional
-        A noise kind of :data:`dpol.noise.KINDS` (which ones a learner takes: its
-        ``accepts``).
+        A noise kind of :data:`dpol.noise.KINDS` (a learner's ``accepts`` lists its own).
     counter : str or Counter subclass, optional
     counter_options : mapping, optional
         Keywords for the learner's counters (stored read-only).
@@ -52,14 +50,8 @@ class Mechanism:
     >>> spec = Mechanism(epsilon=1.0, delta=1e-6, noise="secure")
     >>> m = PrivateQuadraticFTL(3, horizon=64, mechanism=spec)
     >>> m.epsilon, m.delta, m.noise, m.mechanism == Mechanism(
-    ...     1.0, 1e-6, "replace_one", "tight", "secure", "tree", {}, None)
+    ...     1.0, 1e-6, "replace_one", "tight", "secure", "binary_tree", {}, None)
     (1.0, 1e-06, 'secure', True)
-    >>> PrivateQuadraticFTL(3, horizon=64, mechanism=spec, epsilon=2.0)
-    ... # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    dpol.errors.InvalidInputError: epsilon must be given once: mechanism says 1.0,
-    the keyword 2.0; got 2.0
     """
 
     epsilon: float

@@ -1,22 +1,13 @@
 """Window-DP bookkeeping for the window tree mechanism (WDP, Definition 6).
 
-**Window DP is strictly weaker than DP.** Under window differential privacy with window W,
-stream element i is protected, at level (epsilon, delta), only in the joint release of the
-outputs published at times i, i+1, ..., i+W-1 (Definition 6 with its off-by-one fixed:
-docs/errata.md, WDP-4). Outputs published at time i+W or later may depend on element i
-arbitrarily, and under the window tree they do: once an element leaves the window it enters
-every later release through an *exact* (noise-free) sum. **Expired elements are not
-protected**; an observer of the whole transcript can learn them (WDP-4). Only with W >= T
-(the horizon) does window DP coincide with ordinary (epsilon, delta)-DP of the first T
-releases.
+**Window DP is strictly weaker than DP.** Element i is protected, at (epsilon, delta),
+only in the joint release of the outputs at times i .. i+W-1 (Definition 6, off-by-one
+fixed: docs/errata.md, WDP-4); under the window tree later outputs contain it through an
+exact sum. **Expired elements are not protected.** Only W >= T gives ordinary DP.
 
-Layout facts used here (WDP Section III, made explicit in docs/errata.md, WDP-8):
-
-* a window W that is not a power of two is run as ``W' = 2**ceil(log2 W)`` (WDP-4); protecting
-  the W' >= W most recent elements implies window DP with window W;
-* one element lies in its leaf and the ancestors inside its block, ``log2(W') + 1`` noisy nodes
-  (WDP-8); when ``W' >= horizon`` only the ``floor(log2 horizon) + 1`` nodes that can complete
-  within the horizon exist.
+Layout (WDP Section III; docs/errata.md, WDP-8): W runs as ``W' = 2**ceil(log2 W)``
+(WDP-4), and an element lies in ``log2(W') + 1`` noisy nodes (``floor(log2 horizon) + 1``
+when ``W' >= horizon``).
 
 Examples
 --------
@@ -24,8 +15,6 @@ Examples
 (8, 4, 7)
 >>> list(protected_releases(3, window=4))
 [3, 4, 5, 6]
->>> str(window_guarantee(1.0, 1e-5, 64))
-'(1, 1e-05)-DP, replace_one, window W=64, unit: one stream element'
 """
 
 from __future__ import annotations
@@ -53,17 +42,13 @@ def effective_window(window: int) -> int:
 def window_levels(window: int, horizon: int | None = None) -> int:
     """Number of noisy nodes one element can lie in: the per-element composition count m.
 
-    ``m = log2(W') + 1`` with ``W' = effective_window(window)`` (the element's leaf and its
-    ancestors up to the block root; docs/errata.md, WDP-8). When ``W' >= horizon`` the block never
-    completes and only ``floor(log2 horizon) + 1`` levels can close within the horizon, so m is
-    capped there (the window tree then is the ordinary binary tree, WDP-8).
+    ``m = log2(W') + 1``, ``W' = effective_window(window)`` (docs/errata.md, WDP-8), capped
+    at ``floor(log2 horizon) + 1`` when ``W' >= horizon`` (then the binary tree).
 
     Examples
     --------
     >>> window_levels(16), window_levels(16, horizon=1000), window_levels(64, horizon=64)
     (5, 5, 7)
-    >>> window_levels(64, horizon=10)
-    4
     """
     w = effective_window(window)
     levels = w.bit_length()  # log2(W') + 1 for a power of two

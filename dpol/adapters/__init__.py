@@ -7,10 +7,8 @@
 * :class:`RiverRegressor` and :class:`RiverClassifier` (:mod:`dpol.adapters.river`, the
   ``river`` extra): river models on dict features.
 
-The four classes are imported from here on first use (``from dpol.adapters import
-OnlineClassifier``), so this package imports without scikit-learn or river; without
-scikit-learn, the scikit-learn estimators raise an ``ImportError`` naming the extra to
-install. They are not in ``__all__``, so ``from dpol.adapters import *`` never needs them.
+The four classes are imported lazily, so this package imports without scikit-learn or
+river (a missing extra raises an ``ImportError`` naming it); they are not in ``__all__``.
 
 Examples
 --------

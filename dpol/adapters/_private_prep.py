@@ -6,21 +6,16 @@ releases per-feature 10% / 90% quantiles and the bounds after scaling
 (:func:`dpol.datasets.private_scaling.private_scaling`). Either spends
 ``bounds_budget * epsilon``. Then, for a least-squares learner, ``centre_budget`` of the
 rest (a share of its Gaussian budget, :func:`dpol.accounting.closed_forms.gaussian_share`)
-releases the labels' mean b (:func:`dpol.datasets.private_label_mean.private_label_mean`:
-the trivial model; kept only where it exceeds 3 times its public noise std, else 0,
-so that a centre drowned by noise costs nothing), and the learner fits y - b within
-``|y - b| <= y_bound + |b|``, so that its noise ridge shrinks it towards the trivial
-model, not towards 0; its predictions are b + its own, clipped to the declared
-``[-y_bound, y_bound]``. The learner gets what is left, and the estimator's
+releases the labels' mean b (:func:`dpol.datasets.private_label_mean.private_label_mean`;
+kept only beyond 3 public noise stds, else 0), and the learner fits y - b within
+``y_bound + |b|``; predictions are b + its own, clipped to ``[-y_bound, y_bound]``.
 ``privacy_`` composes every release (:func:`dpol.accounting.events.compose_guarantee`).
 Regressors centre by default, classifiers only when asked (``CLASSIFIER_CENTRE_BUDGET``).
 
 Regression on privately estimated bounds or scaling is refused below the rows the
-estimate needs (:meth:`~dpol.datasets.private_bounds.PrivateBounds.min_rows`, a public
-function of n and epsilon): measured on river's ChickWeights (462 rows, labels 35-373),
-the model built on such estimates scored held-out R^2 from -3 to -5e7 (the released
-scale lands far above the data). A classifier's predictions are classes, so there it
-stays a warning.
+estimate needs (:meth:`~dpol.datasets.private_bounds.PrivateBounds.min_rows`): on river's
+ChickWeights (462 rows) such models scored held-out R^2 from -3 to -5e7. A classifier
+only warns.
 """
 
 from __future__ import annotations

@@ -11,28 +11,18 @@ through it in order. Until then nothing is released: ``predict_one`` is 0 and
 ``privacy`` None; a stream shorter than the block learns nothing. Predictions are b plus
 the learner's, clipped to ``[-y_bound, y_bound]``.
 
-b is kept only beyond 3 of its public stds, 2 z_c y_bound / n (z_c = 11.8 at epsilon 1
-and a share of 0.1): the block needs n > 71 y_bound / |mean| rows at epsilon 1, and its
-rows must represent the stream. Measured (``benchmarks/river_centre.py``: prequential
-R^2, 5 seeds, epsilon 1, mean [worst]): on 3,000 synthetic rows (labels 150 + 80 a -
-40 b + noise, y_bound 400, a block of 500; the last 1,000 rows) -0.80 [-1.27] without,
-0.82 [0.64] with (the non-private twin 0.88 and 0.95). On river's ChickWeights (578
-rows, labels 35-373, y_bound 400, a block of 200; the rows after it), shuffled, -0.82
-[-1.09] without, -0.57 [-1.15] with; in its own order (the first rows are one diet's)
--3.29 / -3.35: the block's b (std 47 against a mean of 122) is often dropped.
-``OnlineRegressor`` centres on all the rows of ``fit``, which is what helps there; here
-the centre is off by default.
+b is kept only beyond 3 of its public stds, so the block needs many rows (n > 71 y_bound
+/ |mean| at epsilon 1) that represent the stream; off by default, since on small or
+ordered streams b is often dropped (figures: docs/benchmarks/defaults.md).
 
 Privacy
 -------
-Replace-one neighbours. The block is the stream's first n = min(centre_rows, horizon)
-rows, a public count: its labels' mean, clipped to ``|y| <= y_bound``, is one Gaussian
-mechanism of sensitivity 2 y_bound / n (:mod:`dpol.datasets.private_label_mean`) on
-``centre_budget`` of the Gaussian budget. The learner, built from the released b (an
-adaptive choice of its label bound), sees every row once, in stream order, on what is
-left; the two compose adaptively, and ``privacy`` composes their events to the target
-(:func:`dpol.accounting.events.compose_guarantee`). Add/remove neighbouring is refused:
-an added row would change which rows form the block.
+Replace-one (add/remove is refused: an added row would change the block). Sensitivity:
+the clipped labels' mean over the public n = min(centre_rows, horizon) rows moves by at
+most 2 y_bound / n. Calibration: one Gaussian mechanism on ``centre_budget`` of the
+Gaussian budget (:mod:`dpol.datasets.private_label_mean`); the learner, built from b,
+takes the rest, and ``privacy`` composes both adaptively to the target
+(:func:`dpol.accounting.events.compose_guarantee`).
 """
 
 from __future__ import annotations

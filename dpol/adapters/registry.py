@@ -9,21 +9,10 @@ overridden through ``options``; ``fit_intercept`` wraps a linear learner in
 learners (ask/tell, one scalar loss per round) take no (x, y) stream and are not listed.
 
 The adapters' default learners, :data:`DEFAULT_LEARNERS`, are ``ridge_classifier`` and
-``ridge``: PQFTL (JKT Alg. 4) with ridge alpha = 0.01 and its noise ridge, its sums
-released by the BLT counter, with an intercept and the averaged releases
-(:mod:`dpol.learners.postprocess`). Measured at epsilon = 1 / 10, held-out mean [worst of
-5 seeds] (``benchmarks/utility.py``'s split and preprocessing), against the majority class
-or the training mean: river's Shuttle 0.997 [0.997] / 0.997 (majority 0.933), breast
-cancer 0.932 [0.877] / 0.940 (0.649), Phishing 0.858 [0.836] / 0.873 (0.572), diabetes
-R^2 0.125 [0.093] / 0.325 (-0.011); prequential accuracy 0.992 / 0.826 / 0.843 on
-Shuttle / breast cancer / Phishing. With the binary tree's sums instead (the paper's
-counter, still used under ``calibration="paper"``): 0.997, 0.911, 0.838, R^2 0.049
-[0.010] held out, 0.991 / 0.800 / 0.792 prequential. The former defaults (``igd`` and
-``pqftl``, last release, no intercept) scored 0.716, 0.374, 0.515 and R^2 0.042
-[-0.090]. IGD with an intercept and averaging matches the default on Shuttle (0.997) but
-not on the small sets (breast cancer 0.596 [0.289] at epsilon = 1), where its output
-noise (std proportional to 1/(alpha sqrt T)) drowns it; POL with an intercept 0.789 /
-0.754 / 0.981 (breast cancer / Phishing / Shuttle).
+``ridge``: PQFTL (JKT Alg. 4) with alpha = 0.01 and its noise ridge, BLT-released sums,
+an intercept and the averaged releases; they beat the majority class or the training mean
+on every tuning set measured, and the former defaults, IGD and POL by far on the small
+sets (figures: docs/benchmarks/defaults.md).
 """
 
 from __future__ import annotations
@@ -110,9 +99,6 @@ class LearnerSpec:
     >>> spec = LEARNERS["ftal"]
     >>> spec.cls.__name__, spec.task, spec.counter
     ('PrivateFTAL', 'regression', 'window_tree')
-    >>> kw = spec.defaults(3, 1.0, 1.0)  # d = 3, ||x|| <= 1, |y| <= 1
-    >>> kw["loss"], kw["domain"]
-    (Regularized(SquaredLoss(x_bound=1.0, y_bound=1.0), alpha=0.5), L2Ball(dim=3, radius=1.0))
     >>> sorted(name for name, s in LEARNERS.items() if s.counter is None)  # no counter
     ['giga', 'igd', 'incremental_erm', 'kernel', 'pol']
     """
@@ -218,7 +204,7 @@ LEARNER_ALIASES = {"frank-wolfe": "online_frank_wolfe", **{
     old: old.replace("-", "_") for old in ("incremental-regression", "incremental-erm",
                                            "ridge-classifier", "ridge-classifier-rff")}}
 
-#: the adapters' default learner per task (module docstring: the figures behind it)
+#: the adapters' default learner per task (figures: docs/benchmarks/defaults.md)
 DEFAULT_LEARNERS = {"classification": "ridge_classifier_rff", "regression": "ridge"}
 
 
@@ -290,10 +276,9 @@ def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
     1`` in :class:`~dpol.learners.intercept.WithIntercept` (linear learners).
     ``postprocess``: how ``predict_one`` builds the model (:mod:`dpol.learners.postprocess`;
     "shrink" needs a learner stating its release noise: ``igd``, ``giga``, ``pol``).
-    ``random_features``: D, the linear learner runs on D random Fourier features of the
-    rows (:class:`~dpol.learners.random_features.WithRandomFeatures`: ``x_bound = 1`` for
-    them, ``bandwidth`` in units of ``x_bound``, the public ``feature_seed``), beside x
-    weighted ``linear_weight``; both default to the entry's ``features`` (else none, 0).
+    ``random_features``: D random Fourier features of the rows, beside x weighted
+    ``linear_weight`` (:class:`~dpol.learners.random_features.WithRandomFeatures`;
+    ``bandwidth``, ``feature_seed``); both default to the entry's ``features``.
 
     Examples
     --------
@@ -303,10 +288,6 @@ def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
     >>> m = make_learner("ridge", 3, horizon=100, epsilon=1.0, seed=0, fit_intercept=True)
     >>> type(m).__name__, m.dim, m.learner.dim, m.learner.alpha
     ('WithIntercept', 3, 4, 0.01)
-    >>> m = make_learner("ridge", 3, horizon=100, epsilon=1.0, fit_intercept=True,
-    ...                  random_features=64)
-    >>> type(m).__name__, m.dim, m.learner.dim, m.base.dim
-    ('WithRandomFeatures', 3, 64, 65)
     """
     spec = _spec(name)
     postprocess = check_choice("postprocess", postprocess, POSTPROCESSINGS)
@@ -385,8 +366,8 @@ def zero_point(learner: OnlineLearner) -> np.ndarray:
 def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The best fixed point in hindsight for the loss and set ``learner``'s regret uses.
 
-    ``X, y`` should be the stream as the learner saw it (within its bounds). For
-    :class:`PrivateKernelRegression` it is the best *linear* predictor.
+    ``X, y``: the stream as the learner saw it. With an intercept, the point is in the
+    lifted coordinates; for :class:`PrivateKernelRegression`, the best *linear* predictor.
 
     Examples
     --------
@@ -394,12 +375,6 @@ def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarr
     >>> X = np.array([[0.5, 0.0], [0.0, 0.5], [0.5, 0.5]])
     >>> np.round(comparator(m, X, X @ [1.0, -1.0]), 4)
     array([ 0.0769, -0.0769])
-
-    With an intercept, the point is in the lifted coordinates (``learner.lift``):
-
-    >>> comparator(make_learner("pqftl", 2, horizon=3, epsilon=1.0, fit_intercept=True),
-    ...            X, X @ [1.0, -1.0]).shape
-    (3,)
     """
     if isinstance(learner, (WithIntercept, WithRandomFeatures)):
         return comparator(learner.learner, learner.rows(X), y)

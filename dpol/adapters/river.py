@@ -1,43 +1,24 @@
 """river-compatible models on dict features around dpol's learners (layer L5).
 
-:class:`RiverRegressor` and :class:`RiverClassifier` follow river's conventions:
-``learn_one(x, y)`` and ``predict_one(x)`` (``predict_proba_one(x)`` for the classifier)
-on ``x`` a dict of numeric features, randomness through ``seed``. With river installed
-(the ``river`` extra) they are ``river.base.Regressor`` / ``river.base.Classifier``
-subclasses and pass ``river.checks.check_estimator``; without it they work alone.
+:class:`RiverRegressor` and :class:`RiverClassifier` follow river's conventions
+(``learn_one``, ``predict_one``, ``predict_proba_one`` on dict features; ``seed``); with
+the ``river`` extra they subclass river's bases and pass its ``check_estimator``.
 
-The features are fixed at first sight: the keys of the first ``x`` learned from, in
-sorted order, make the learner's dimension (the noise is calibrated for it). Later, a
-missing feature counts as 0 and a new one is ignored (counted in
-``n_unknown_features_``). The classifier is binary in river's way by default: a truthy
-label is +1, a falsy one -1, and ``predict_proba_one`` returns ``{False: 1 - p, True:
-p}``; declared ``classes`` make it a K-class model (:class:`RiverClassifier`).
-
-By default the learner fits an intercept (``fit_intercept=True``, a constant feature:
-:class:`~dpol.learners.intercept.WithIntercept`) and predicts with its post-processed
-model, the s^2-weighted mean of its releases, a least-squares prediction clipped to
-``y_bound`` (:mod:`dpol.learners.postprocess`); the default learners are ``ridge`` and
-``ridge_classifier`` (:data:`dpol.adapters.registry.DEFAULT_LEARNERS`, measured there).
-On river's Phishing (prequential accuracy over its 1,000-row stream, 5 seeds, epsilon =
-1) the default classifier scores 0.79 (the former default, ``igd``'s last release:
-0.51; the majority class 0.56).
+The features are the sorted keys of the first ``x`` learned from (the noise is
+calibrated for their number); later a missing feature counts as 0 and a new one is
+ignored (``n_unknown_features_``). The classifier is binary in river's way by default
+(truthy label: +1). The learner fits an intercept by default and predicts with its
+post-processed model (:mod:`dpol.learners.postprocess`).
 
 Privacy
 -------
-``privacy`` is the guarantee of the built learner over the whole sequence of released
-iterates, for at most ``horizon`` calls of ``learn_one`` (more raise
-:class:`~dpol.errors.HorizonExceededError`); with the classifier's ``fallback``, of the
-learner composed with the prior's and the gate's Gaussian releases, at the target
-epsilon (:class:`~dpol.learners.trivial_fallback.WithTrivialFallback`, its Privacy
-section; the choice between model and prior is post-processing). Predictions are
-post-processing of the releases (the averaged model, its intercept, the clip to
-``y_bound``), and the intercept is a constant feature inside the norm bound (the
-learner's guarantee is unchanged). The
-bounds are public: ``||x|| > x_bound`` and ``|y| > y_bound`` are clipped and counted
-(``n_clipped_``). Not covered, for the data holder: ``n_clipped_``,
-``n_unknown_features_`` and a centre's ``centre_.centre.n_clipped`` (exact counts), the
-rows a centre holds until its release, and ``features_``, the keys of the first ``x``
-(feature names are treated as public: name them from the schema, not from the data).
+``privacy`` is the built learner's guarantee over all its releases, for at most
+``horizon`` calls of ``learn_one`` (more raise :class:`~dpol.errors.HorizonExceededError`),
+composed with the label centre's and the fallback's Gaussian releases where used.
+Predictions are post-processing; rows and labels beyond the public bounds are clipped.
+Not covered, for the data holder: the exact counts ``n_clipped_``,
+``n_unknown_features_`` and ``centre_.centre.n_clipped``, the rows a centre holds until
+its release, and ``features_`` (name features from the schema, not from the data).
 """
 
 from __future__ import annotations
@@ -175,40 +156,27 @@ class RiverRegressor(_DictFeatures, _Regressor):
     learner : str, default "ridge"
         A learner of :data:`dpol.adapters.LEARNERS`.
     epsilon, delta : float
-        ``delta=None``: 1e-5, or 1/horizon where smaller.
+        ``delta=None``: :func:`dpol.accounting.default_delta` of the horizon.
     horizon : int, default 10000
         Largest number of ``learn_one`` calls; the noise is calibrated for it.
     counter : str, optional
-        The counter of learners that use one (default: the learner's own; for the default
-        learners BLT, the binary tree under ``calibration="paper"``).
+        The counter of learners that use one (default: the learner's own).
     x_bound, y_bound : float
     calibration : {"tight", "paper"}
     seed : int, optional
-        Seeds the noise (river's convention) for reproducible experiments: ``privacy``
-        then says it is seeded, private only against whoever does not know the seed.
-        None (default): fresh operating-system entropy, which nobody can replay.
+        Seeds the noise (river's convention; ``privacy`` then says it is private only
+        while the seed stays secret). None: fresh OS entropy.
     learner_options : dict, optional
         Constructor keywords of the learner.
     fit_intercept, intercept_scaling, postprocess
-        The intercept (linear learners: ``kernel`` fits none) and the model built from
-        the releases (module docstring).
+        The intercept (linear learners) and the model built from the releases.
     random_features, bandwidth
-        D random Fourier features of x for a model non-linear in x, and the Gaussian
-        kernel's bandwidth in units of ``x_bound``
-        (:class:`~dpol.learners.random_features.WithRandomFeatures`; as in
-        :class:`~dpol.adapters.OnlineRegressor`).
+        As in :class:`~dpol.adapters.OnlineRegressor`.
     centre_budget : float in [0, 1), default 0
-        Share of the Gaussian budget spent on the labels' mean b, released privately from
-        the stream's first ``centre_rows`` rows (at most ``horizon``), which wait for it:
-        the learner then fits y - b, so a model drowned by noise predicts b, not 0
-        (:mod:`dpol.adapters._river_centre`; ``OnlineRegressor``'s ``centre_budget``,
-        which centres on all the rows of ``fit``). Until the block is whole nothing is
-        released (``predict_one`` is 0, ``privacy`` None). 0: no centre.
+        Share of the Gaussian budget spent on the labels' private mean b from the first
+        ``centre_rows`` rows, which wait for it (:mod:`dpol.adapters._river_centre`).
     centre_rows : int, default 1000
-        The block's rows: b is kept only beyond 3 of its public stds, so they must be
-        many enough, and represent the stream. Off by default: the block costs its rows'
-        prequential predictions, and on river's ChickWeights (578 rows) no block both
-        keeps b and leaves rows to learn from (figures in :mod:`dpol.adapters._river_centre`).
+        The block's rows, enough and representative enough to keep b.
 
     Examples
     --------
@@ -282,27 +250,18 @@ class RiverClassifier(_DictFeatures, _Classifier):
     """A private online classifier on dict features (river API).
 
     Parameters are those of :class:`RiverRegressor`, with ``learner`` defaulting to
-    ``"ridge_classifier"`` (least squares on the labels -1 / +1), and ``classes``: None
-    (default) for bool labels, a truthy one +1; else the K >= 2 labels, declared before
-    the stream as the learner's outputs are (a stream's classes cannot be learnt as they
-    come: K fixes the noise). K > 2 classes stream one-hot rows through one Gram matrix
-    (PQFTL's ``outputs=K``: the noise and the guarantee of two classes; the ridge
-    classifiers), and ``predict_one`` gives the class of the largest margin. One more
-    parameter, ``fallback`` (bool, default False): predict the private class prior
-    wherever the model does not privately beat it, as
-    :class:`~dpol.adapters.OnlineClassifier`'s (Notes).
+    ``"ridge_classifier"`` (least squares on -1 / +1), and ``classes``: None for bool
+    labels (truthy: +1), else the K >= 2 labels, declared up front (K fixes the noise).
+    K > 2 classes stream one-hot rows through one Gram matrix (PQFTL's ``outputs=K``).
+    ``fallback`` (bool, default False): as :class:`~dpol.adapters.OnlineClassifier`'s.
 
     Notes
     -----
     ``fallback=True`` runs the learner inside
-    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback`: 20% of the Gaussian
-    budget (of mu^2) learns the class prior and tests, block by block on the stream
-    (blocks of 1, 2, 4, ... calls of ``learn_one``), whether the model's prequential
-    errors are clearly below the prior's; ``predict_one`` and ``predict_proba_one`` use
-    the model only where they are, the prior elsewhere (``learner_.uses_model`` says
-    which). ``privacy`` is the whole's guarantee, the fallback's share included. Off by
-    default: on small balanced streams its own prior can take the wrong sign, and the
-    model comes in late (figures in :mod:`dpol.learners.trivial_fallback`).
+    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 20% of the Gaussian
+    budget; ``learner_.uses_model`` says whether the model or the prior predicts.
+    ``privacy`` includes the fallback's share. Off by default
+    (docs/benchmarks/trivial_fallback.md).
 
     Examples
     --------
@@ -313,12 +272,6 @@ class RiverClassifier(_DictFeatures, _Classifier):
     ...     model.learn_one({"a": a, "b": b}, a > b)
     >>> model.predict_one({"a": 0.5, "b": -0.5}), model.predict_one({"a": -0.5, "b": 0.5})
     (True, False)
-    >>> three = RiverClassifier(epsilon=10.0, horizon=3000, seed=0, classes=("a", "b", "c"))
-    >>> for _ in range(3000):
-    ...     k = int(rng.integers(3)); x0, x1 = rng.normal(size=2) / 10
-    ...     three.learn_one({"x0": x0 + (k == 1) / 2, "x1": x1 + (k == 2) / 2}, "abc"[k])
-    >>> three.predict_one({"x0": 0.5, "x1": 0.0}), three.predict_one({"x0": 0.0, "x1": 0.5})
-    ('b', 'c')
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["classification"],

@@ -1,53 +1,28 @@
 """scikit-learn estimators around dpol's learners (layer L5; the ``sklearn`` extra).
 
 :class:`OnlineRegressor` and :class:`OnlineClassifier` stream the rows of ``fit`` (or of
-successive ``partial_fit`` calls) through a learner of :data:`dpol.adapters.LEARNERS`,
-in order, one element at a time. By default the learner fits an intercept
-(``fit_intercept=True``: :class:`~dpol.learners.intercept.WithIntercept`), and
-``coef_`` / ``intercept_`` are its post-processed model: the s^2-weighted mean of the
-released iterates (:mod:`dpol.learners.postprocess`); ``predict`` uses them and clips a
-least-squares prediction to ``y_bound``. The raw last release stays in
-``learner_.weights``. The model (``coef_``, ``intercept_``, ``predict``) is
-post-processing of the releases, covered by ``privacy_``; four things beside it are
-not, and are for the data holder: ``n_clipped_`` and the clipping warning (exact counts
-of the rows above the bounds), ``classes_`` (the label set, read from y: treated as
-public), and a regressor's refusal of labels mostly above ``y_bound`` (whether a model
-comes out at all, and the bound its message suggests, read from the raw labels: two
-neighbouring data sets can differ in it, so do not show a refusal to whom the model is
-for). Each ``fit`` is one guarantee: fitting again on the same rows (refits,
-cross-validation folds, a grid search) spends ``privacy_`` again, and nothing composes
-those runs. Parameters are stored as passed and checked in ``fit`` (scikit-learn's
-convention); learned state ends in ``_``.
-
-The default learners (:data:`dpol.adapters.registry.DEFAULT_LEARNERS`: ``ridge`` and
-``ridge_classifier``, PQFTL with alpha = 0.01 and its noise ridge) were chosen on
-held-out scores at epsilon = 1 and 10 (figures in :mod:`dpol.adapters.registry`).
-
-Before streaming, a regressor releases the labels' mean b privately on a share
-``centre_budget`` of the budget (the trivial model) and its learner fits y - b
-(:mod:`dpol.adapters._private_prep`): its noise ridge then shrinks a noisy model
-towards the trivial one, not towards 0 (river's ChickWeights, labels 35-373, y_bound
-400, epsilon 1: held-out R^2 -1.95 without, -0.07 with). A classifier may do the same
-with its class prior (``centre_budget > 0``; off by default, figures there).
+``partial_fit`` calls) in order through a learner of :data:`dpol.adapters.LEARNERS`, with
+an intercept by default (:class:`~dpol.learners.intercept.WithIntercept`). ``coef_`` /
+``intercept_`` are its post-processed model (:mod:`dpol.learners.postprocess`); the raw
+last release stays in ``learner_.weights``. Parameters are stored as passed and checked
+in ``fit``; learned state ends in ``_``. A regressor first releases the labels' mean b
+(``centre_budget``) and fits y - b, so a noisy model shrinks towards the trivial one
+(:mod:`dpol.adapters._private_prep`). The defaults were chosen on held-out scores
+(:mod:`dpol.adapters.registry`).
 
 Privacy
 -------
-``privacy_`` composes the learner's guarantee over the whole sequence of released
-iterates with the releases made before it (the labels' mean: one Gaussian mechanism
-of sensitivity 2 y_bound, its events in ``prep_.centre``; ``"auto"`` bounds and
+``privacy_`` composes the learner's guarantee over all its releases with the releases
+made before it (the labels' mean, a Gaussian of sensitivity 2 y_bound; ``"auto"`` bounds;
 ``"private"`` scaling), exactly (:func:`dpol.accounting.events.compose_guarantee`;
-replace-one neighbouring streams unless ``learner_options`` says otherwise), for a
-stream of at most ``horizon`` rows: ``fit`` calibrates for its own number of rows,
-``partial_fit`` for ``horizon`` (default :data:`DEFAULT_STREAM_HORIZON`); more rows raise
-:class:`~dpol.errors.HorizonExceededError`. The declared bounds are public: rows with
-``||x|| > x_bound`` (and labels with ``|y| > y_bound``) are clipped, as the proof needs,
-and counted in ``n_clipped_``. The intercept is a constant feature inside the norm bound
-(its Privacy section), and ``random_features`` a fixed public map of x onto features of
-norm 1 (:class:`~dpol.learners.random_features.WithRandomFeatures`): the learner's
-sensitivities and guarantee are unchanged. The averaged model, the intercept's
-read-out and the clipped predictions are functions of the releases and public
-constants: post-processing, no privacy cost. Scale features with public constants, not
-with statistics of the private data (a fitted scaler is not private).
+replace-one unless ``learner_options`` says otherwise), for at most ``horizon`` rows
+(``fit``: its own rows; more raise :class:`~dpol.errors.HorizonExceededError`). Rows and
+labels beyond the public bounds are clipped. The intercept and random features are public
+maps inside the norm bound; the model and predictions are post-processing. Not covered,
+for the data holder only: ``n_clipped_`` and the clipping warning, ``classes_`` (treated
+as public), and a regressor's refusal of labels mostly above ``y_bound``. Each ``fit`` is
+one guarantee: refits, folds and grid searches spend it again, uncomposed. Scale features
+with public constants, not with a fitted scaler.
 """
 
 from __future__ import annotations
@@ -81,71 +56,50 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
     learner : str, default "ridge"
         A regression learner of :data:`dpol.adapters.LEARNERS`.
     epsilon, delta : float
-        The target guarantee (``epsilon=inf``: the non-private twin, with a warning).
-        ``delta=None``: 1e-5, or 1/n where smaller (n = the horizon).
+        The target guarantee (``epsilon=inf``: the non-private twin, with a warning;
+        ``delta=None``: :func:`dpol.accounting.default_delta`).
     horizon : int, optional
         The stream length the noise is calibrated for (see the module docstring).
     counter : str, optional
-        The counter of learners that use one (default: the learner's own; for the default
-        learners BLT, the binary tree under ``calibration="paper"``).
+        The counter of learners that use one (default: the learner's own).
     x_bound, y_bound : float or "auto"
-        Declared bounds on ``||x||`` and ``|y|``, or ``"auto"``: the 0.95 quantile of
-        the rows' norms / of ``|y|``, released privately from the first rows fitted with
-        ``bounds_budget * epsilon`` (OpenDP's private quantile; the ``opendp`` extra).
+        Bounds on ``||x||`` and ``|y|``, or ``"auto"``: their 0.95 quantiles released
+        privately (:mod:`dpol.datasets.private_bounds`; the ``opendp`` extra).
     calibration : {"tight", "paper"}
     random_state : int, RandomState or None
-        None (default): fresh operating-system entropy at every fit, which nobody can
-        replay. An int or a RandomState seeds all the learner draws, for experiments:
-        ``privacy_`` then says it is seeded, private only while the seed stays secret.
-        OpenDP's private quantiles (``"auto"`` bounds, ``scaling="private"``) are not
-        seeded.
+        None: fresh OS entropy. A seed makes ``privacy_`` private only while it stays
+        secret (OpenDP's quantiles are never seeded).
     learner_options : dict, optional
         Constructor keywords of the learner.
     fit_intercept : bool, default True
-        Fit an intercept (a constant feature inside the norm bound), for the linear
-        learners: ``kernel`` (random features, not linear in x) fits none.
+        A constant feature inside the norm bound, for the linear learners (not ``kernel``).
     intercept_scaling : float
         The constant feature, in units of ``x_bound`` (:class:`WithIntercept`).
     random_features : int, optional
-        D: a model linear in D random Fourier features of x (a Gaussian kernel model:
-        :class:`~dpol.learners.random_features.WithRandomFeatures`), for data on which
-        no linear model beats the trivial baseline; ``coef_`` are then the features'
-        weights. Each feature adds to the noise. None: the learner's own (32 beside x
-        for ``ridge_classifier_rff``, none for the others).
+        D random Fourier features of x
+        (:class:`~dpol.learners.random_features.WithRandomFeatures`); None: the learner's.
     bandwidth : float
         The kernel's bandwidth with ``random_features``, in units of ``x_bound``.
     postprocess : {"average", "shrink", "last"}
         The model built from the releases (:mod:`dpol.learners.postprocess`).
     scaling : {None, "private"}
-        ``"private"``: centre and scale every feature (and, for a regressor, the label)
-        by 10% / 90% quantiles released privately from the first rows fitted, then release the
-        bounds (:func:`dpol.datasets.private_scaling.private_scaling`; needs
-        ``x_bound="auto"`` and, for a regressor, ``y_bound="auto"``). Predictions are in
-        the label's own units.
+        ``"private"``: centre and scale features (and label) by private quantiles
+        (:func:`dpol.datasets.private_scaling.private_scaling`; needs ``"auto"`` bounds).
     bounds_budget : float in (0, 1)
-        Share of ``epsilon`` spent on ``"auto"`` bounds and ``"private"`` scaling; the
-        learner gets the rest and ``privacy_`` composes both. Regression below the rows
-        such an estimate needs is refused (a model on it is unboundedly wrong).
+        Share of ``epsilon`` spent on ``"auto"`` bounds and ``"private"`` scaling;
+        ``privacy_`` composes both. Too few rows for such an estimate is refused.
     centre_budget : float in [0, 1)
-        Share of the learner's (Gaussian) budget spent on the labels' mean b, released
-        privately (:mod:`dpol.datasets.private_label_mean`: the trivial model); the
-        learner fits y - b, so a model drowned by noise predicts b, and predictions stay
-        within ``[-y_bound, y_bound]``; labels beyond ``y_bound`` enter the mean clipped
-        (counted in ``prep_.centre.n_clipped``, a ``ClippingWarning`` above 5% of them).
-        0: no centring. For least-squares learners (a
-        logistic one reads its labels as -1 / +1). :class:`OnlineClassifier` defaults
-        to 0 (figures in :data:`dpol.adapters._private_prep.CLASSIFIER_CENTRE_BUDGET`).
+        Share of the Gaussian budget spent on the labels' private mean b, which the
+        learner fits around (:mod:`dpol.adapters._private_prep`); 0: none.
 
     Attributes
     ----------
     learner_ : OnlineLearner
         Its ``weights`` is the raw last release (with the intercept's coordinate last).
     coef_ : array (n_features,)
-        The post-processed model's weights (feature weights for ``learner="kernel"``
-        and with ``random_features``).
+        The post-processed model's weights.
     intercept_ : float
-        The post-processed model's intercept plus the labels' released mean
-        (``predict`` clips X @ coef_ + intercept_ to ``y_bound``).
+        The post-processed intercept plus the labels' released mean.
     privacy_ : PrivacyGuarantee
     n_clipped_, t_ : int
         Rows clipped to the bounds, rows streamed.
@@ -207,30 +161,23 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
 class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     """A private online classifier: two classes become -1 / +1 for the learner, K > 2
     classes one-hot rows that share one Gram matrix (PQFTL's ``outputs=K``: the noise
-    and the guarantee of two classes, its Privacy section).
+    and the guarantee of two classes).
 
     Parameters are those of :class:`OnlineRegressor`, with ``learner`` defaulting to
-    ``"ridge_classifier_rff"``: least squares on the labels -1 / +1 (as scikit-learn's
-    ``RidgeClassifier``) on x beside 32 random Fourier features of it, [0.8 x / x_bound,
-    0.6 phi(x)], a linear model plus a kernel one with the linear model's guarantee
-    (:class:`~dpol.learners.random_features.WithRandomFeatures`; measured there: above
-    the majority class on river's Bananas, where no linear model is, at 0.6 points of
-    held-out accuracy on the data sets where one is good). ``"ridge_classifier"`` is the
-    linear model alone. ``predict_proba`` is the logistic link of the model's margin,
-    for the logistic learners (``igd``, ``pol``), which fit two classes only. Measured
-    (``benchmarks/multi_output.py``: held-out, 5 seeds, epsilon 1, mean [worst]): K
-    outputs against one-vs-rest at the same (epsilon, delta), iris 0.63 [0.53] against
-    0.58 [0.23], digits 0.51 [0.48] against 0.34 [0.27]. One more parameter,
-    ``fallback`` (bool, default False): predict the private class prior wherever the
-    model does not privately beat it (Notes).
+    ``"ridge_classifier_rff"``: least squares on -1 / +1 on [0.8 x / x_bound, 0.6 phi(x)],
+    x beside 32 random Fourier features
+    (:class:`~dpol.learners.random_features.WithRandomFeatures`); ``"ridge_classifier"``
+    is the linear model alone.
+    ``predict_proba``: the logistic link of the margin, for the logistic learners (``igd``,
+    ``pol``; two classes). One more parameter, ``fallback`` (bool, default False): predict
+    the private class prior wherever the model does not privately beat it (Notes).
 
     Attributes
     ----------
     classes_ : array (K,)
         For two classes, ``classes_[1]`` is the +1 class.
     coef_ : array (d + 32,) with the default learner, (K, d + 32) for K > 2 classes
-        The weights on the learner's rows [0.8 x / x_bound, 0.6 phi(x)] (on x alone for a
-        linear learner, on phi(x) alone with ``random_features`` and a linear learner).
+        The weights on the learner's rows.
     learner_, intercept_, privacy_, n_clipped_, t_
         As :class:`OnlineRegressor`; with ``fallback`` and the prior chosen, ``coef_`` is
         0 and ``intercept_`` the prior's margin.
@@ -238,15 +185,11 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     Notes
     -----
     ``fallback=True`` runs the learner inside
-    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback`: 20% of the Gaussian
-    budget (of mu^2) learns the class prior and tests, block by block on the stream,
-    whether the model's prequential errors are clearly below the prior's; the model
-    predicts only where they are, the prior elsewhere. Off by default (measured there):
-    on imbalanced sets where the model loses to the majority class it holds it (river's
-    SolarFlare at epsilon = 0.1, held out: 74.3% without, 97.7% with, in every seed),
-    but on small balanced sets its own prior can take the wrong sign, and on the stream
-    the model comes in late. With ``centre_budget > 0`` the gate judges the classes the
-    estimator predicts (the centre b plus the learner's margin).
+    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 20% of the Gaussian
+    budget (of mu^2). Off by default: it holds the majority class where the model loses
+    to it, but costs on small balanced sets (docs/benchmarks/trivial_fallback.md).
+    With ``centre_budget > 0`` its gate judges the classes the estimator predicts (the
+    centre b plus the learner's margin).
 
     Examples
     --------

@@ -47,21 +47,16 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
 
     Privacy
     -------
-    Each subclass states its relation, sensitivity and calibration for one participation
-    per element. ``participation=(k, b)`` protects a participant (a record, a user) that
-    enters at most k steps, any two at least b apart, as in epochs over a data set: the
-    sensitivity becomes node_sensitivity * sqrt(max_pi sum_{i,j in pi} |(C^T C)_ij|),
-    exact for the Toeplitz family and bounded for the trees and the dense factorization
-    (:mod:`dpol.counters.strategies._participation`); pure noise multiplies its l1
-    sensitivity by the k steps that fit; the guarantee's unit names the participant.
-    Calibration stays ``"tight"`` (the papers' formulas are for one participation). Secure noise
-    (``noise="secure"``: discrete Gaussian; ``"secure_laplace"``: discrete Laplace) puts
-    clipped elements and noise on a power-of-two grid, inflates the sensitivity by the
-    rounding and calibrates by zCDP: :mod:`dpol.counters._secure_release` (CKS 2020
-    Theorems 14-15; Mironov 2012). Subclasses declare its soundness by the tag
-    ``"secure_exact"``. Secure sources cannot be seeded: ``seed`` is validated and
-    ignored for the noise, ``run`` and the ``add`` loop agree in distribution only, and a
-    checkpoint restores everything but the randomness.
+    Each subclass states its relation, sensitivity and calibration for one participation.
+    ``participation=(k, b)`` protects a participant entering at most k steps, b apart:
+    sensitivity node_sensitivity * sqrt(max_pi sum_{i,j in pi} |(C^T C)_ij|), exact for
+    the Toeplitz family, a bound for trees and the dense factorization
+    (:mod:`dpol.counters.strategies._participation`; pure noise: k times the l1
+    sensitivity); tight calibration only. Secure noise (discrete Gaussian or Laplace)
+    rounds elements to a power-of-two grid and calibrates by zCDP
+    (:mod:`dpol.counters._secure_release`; CKS 2020 Theorems 14-15); it cannot be seeded
+    (``run`` and ``add`` agree in distribution only; a checkpoint restores all but the
+    randomness).
 
     Examples
     --------
@@ -80,13 +75,6 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     >>> clone = BinaryTreeCounter.from_state(c.get_state())  # continues identically
     >>> bool(np.array_equal(clone.add([0.5, 0.0]), c.add([0.5, 0.0])))
     True
-    >>> import warnings
-    >>> from dpol.errors import NonPrivateWarning
-    >>> with warnings.catch_warnings():  # zero noise warns
-    ...     warnings.simplefilter("ignore", NonPrivateWarning)
-    ...     exact = BinaryTreeCounter(4, noise_multiplier=0.0)
-    >>> exact.run([0.5, 0.25, 1.0]).ravel().tolist(), exact.privacy.epsilon  # np.cumsum
-    ([0.5, 0.75, 1.75], inf)
     """
 
     #: public capability tags (read-only): ``"secure_exact"``: secure noise is sound, the
@@ -286,13 +274,10 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     def prefetch(self, n: int) -> None:
         """Draw now, in one vectorized call, the release noise of the next n ``add`` calls.
 
-        The noise does not depend on the data, so drawing it ahead is the same mechanism
-        with the same draws as a ``run`` of n rows: a caller whose next element depends on
-        the last release (a learner's gradient at its released iterate) gets ``run``'s
-        draw and correlation speed while adding one element at a time. A no-op for secure
-        noise (its exact release path reads the rounded data), for a started counter
-        whose strategy continues step by step only, and while rows drawn ahead remain
-        (they are used first). Checkpoints keep the drawn rows.
+        The noise does not depend on the data, so this is the same mechanism and draws as a
+        ``run`` of n rows, at ``run``'s speed for a caller adding one adaptive element at a
+        time. A no-op for secure noise, for step-by-step strategies once started, and while
+        drawn rows remain. Checkpoints keep them.
 
         Examples
         --------
@@ -348,13 +333,8 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         which the counter overwrites (PQFTL's svec rows; the learner validated its data).
         The releases come back in ``rows`` itself on the vectorized path.
 
-        Skips ``as_matrix``'s finiteness pass and copy: 4.9 us of PQFTL's ~76 us a row in
-        the process that draws the noise, at d(d+1)/2 = 4095 (profiled).
-
-        The block streams in chunks of :meth:`_chunk_rows` rows: each is clipped, summed
-        and noised before the next, so the working set beyond ``rows`` is one chunk's
-        (the strategies' ``correlate`` continues from any state, and the noise source's
-        draws of consecutive chunks are the rows of one draw: the same bits as one block).
+        Skips ``as_matrix``'s check and copy (4.9 us of PQFTL's ~76 us a row at d = 90).
+        Chunks of :meth:`_chunk_rows` rows bound the working set, with the bits of one block.
         """
         n = rows.shape[0]
         if self.horizon is not None and self.t + n > self.horizon:

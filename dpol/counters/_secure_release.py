@@ -59,32 +59,16 @@ def setup_node_grid(counter: object) -> None:
 
     Privacy
     -------
-    Secure noise (``noise="secure"``: discrete Gaussian, the twin of "gaussian";
-    ``noise="secure_laplace"``: discrete Laplace, the twin of "laplace"). Exact integer
-    samplers on OS randomness (:mod:`dpol.noise.discrete`, CKS 2020 Algorithms 1-3) put
-    the noise on a grid g Z, g a power of two: g = the largest power of two <=
-    min(s, Delta / sqrt(d)) / 2^10, s the per-node noise scale, Delta the node
-    sensitivity, d = dim. Noise on g Z added to real sums would give neighbours disjoint
-    supports (infinite privacy loss, Mironov 2012), so every clipped element is rounded
-    to the nearest point of g Z^d first; the noise-free nodes are then exact grid sums
-    and, in counters whose releases add node noises with integer weights (the binary and
-    window trees), every release is an exact grid value (float64 sums of multiples of g
-    are exact below 2^53 g, checked here with a 2^20 s margin for the noise). Counters
-    with real weights (Honaker, Toeplitz, BLT, dense mean-optimal, banded Toeplitz,
-    banded matrix) compute each release from exact grid noisy values only
-    (:class:`SecureReleaseMixin`; their Privacy sections). Rounding moves an element by
-    at most g sqrt(d)/2 in l2, so the node sensitivity becomes Delta' = Delta + g sqrt(d)
-    under replace-one (both elements rounded) and Delta + g sqrt(d)/2 under add/remove
-    (zero is on the grid); the grid choice keeps this within a factor 1 + 2^-10. The l1
-    sensitivity of the Laplace twin is sqrt(d) Delta', as for float noise.
-    Calibration: the discrete Gaussian of std s on a lattice the sensitivity respects is
-    (Delta'^2 m / (2 s^2))-zCDP over the m nodes one element touches (CKS Theorem 14, the
-    continuous Gaussian's Renyi curve), so z is the smallest noise multiplier that
-    dp-accounting's RDP accountant certifies for (epsilon, delta) (4-11% above the
-    analytic Gaussian's z for epsilon in [0.1, 10]; CKS Theorem 15's slack tau, computed
-    here and carried as the zCDP xi, is 0.0 in float64 at s >= 2^10 g). The discrete
-    Laplace of scale b with integer l1 sensitivity Delta_1 / g is (Delta_1 / b)-DP, so
-    z = 1 / epsilon as for float Laplace.
+    Discrete Gaussian (``"secure"``) or Laplace (``"secure_laplace"``) noise from exact
+    samplers on OS randomness (CKS 2020, Algorithms 1-3) on a grid g Z, g the largest
+    power of two <= min(s, Delta / sqrt(d)) / 2^10. Elements are rounded to g Z^d first
+    (else neighbours' supports are disjoint: Mironov 2012), so nodes are exact grid sums.
+    Sensitivity: Delta' = Delta + g sqrt(d) under replace-one, Delta + g sqrt(d)/2 under
+    add/remove, within 1 + 2^-10 of Delta (l1: sqrt(d) Delta'). Calibration: the
+    discrete Gaussian is (Delta'^2 m / (2 s^2))-zCDP over an element's m nodes (CKS
+    Theorem 14), z the smallest dp-accounting's RDP accountant certifies (4-11% above the
+    analytic Gaussian's; Theorem 15's slack carried as xi); the discrete Laplace gives
+    z = 1 / epsilon. Derivation: docs/derivations/tree_counters.md.
 
     Examples
     --------
@@ -117,11 +101,9 @@ def setup_node_grid(counter: object) -> None:
 class SecureReleaseMixin:
     """Releases computed from noisy values alone in secure mode (mix in before Counter).
 
-    The strategy correlates the noisy values (``_noisy_values``: the matrix counters'
-    noisy encoder, Honaker's noisy nodes) instead of the draws, so its output is the
-    release itself; ``add`` returns a copy of it instead of ``S_t + noise``. ``run`` is
-    the ``add`` loop in secure mode (the exact sampler, ~25 us per coordinate, dominates
-    its cost); float noise is unchanged.
+    The strategy correlates the noisy values (``_noisy_values``) instead of the draws, so
+    its output is the release itself; ``run`` is the ``add`` loop (the exact sampler
+    dominates). Float noise is unchanged.
 
     Privacy
     -------
@@ -223,27 +205,20 @@ class SecureReleaseMixin:
 def setup_encoder_grid(counter: object, abs_row_sum: float) -> None:
     """Secure noise of a matrix counter: grid g, inflated sensitivity, magnitude check.
 
-    The noisy encoder is w = round_g(E(x)) + g Y, E(x) the float64 value of C x computed
-    from the grid-rounded elements, Y discrete Gaussian. For neighbours x, x' (element i
-    differs): ||round_g E(x) - round_g E(x')|| <= ||C (r(x) - r(x'))|| + sum over the T d
-    coordinates of (g/2 + e) twice, where r rounds elements (||r(x_i) - r(x'_i)|| <=
-    Delta + half g sqrt(d), half = 1 under replace-one, 1/2 under add/remove) and e bounds
-    the float error of one coordinate of E (:func:`float_dot_error` over <= T products
-    with sum_j |C_tj x_j| <= abs_row_sum * 2 bound, ``abs_row_sum`` = max_t sum_j |C_tj|,
-    the rounded coordinates being <= bound + g/2 <= 2 bound). With ||C|| = max_i ||C e_i||
-    (||C e_1|| for the Toeplitz encoders), the sensitivity is Delta'' = (Delta + half g
-    sqrt(d)) ||C|| + sqrt(T d) (g + 2 e), with g the largest power of two <= min(s,
-    Delta ||C|| / (4 sqrt(T d))) / 2^10, halved until Delta'' <= (1 + 2^-10) Delta ||C||.
+    The noisy encoder is w = round_g(E(x)) + g Y, E(x) the float64 C x of the rounded
+    elements, Y discrete Gaussian. Rounding an element moves it by at most half g sqrt(d)
+    (half = 1 replace-one, 1/2 add/remove), and each of the T d coordinates of E by at
+    most g/2 + e (e: :func:`float_dot_error`, from ``abs_row_sum`` = max_t sum_j |C_tj|).
+    g is the largest power of two <= min(s, Delta ||C|| / (4 sqrt(T d))) / 2^10, halved
+    until Delta'' <= (1 + 2^-10) Delta ||C||.
 
     Privacy
     -------
-    Relation: the counter's (replace-one or add/remove). Sensitivity Delta'' as above
-    (the bound on ||round_g E(x) - round_g E(x')||, both on the lattice g Z^(T d)).
-    Calibration: the discrete Gaussian of std s on g Z^(T d) is (Delta''^2 / (2 s^2))-zCDP
-    (CKS 2020 Theorem 14), so s = z Delta'' with the base class's zCDP noise multiplier
-    z; the multivariate slack tau (CKS Theorem 15) is recomputed and the guarantee
-    re-certified. Refused (before any state) if the float error alone would exceed 2^-11
-    of the sensitivity or if encoder values could reach 2^52 g.
+    Relation: the counter's. Sensitivity: Delta'' = (Delta + half g sqrt(d)) ||C|| +
+    sqrt(T d) (g + 2 e), ||C|| = max_i ||C e_i||, on the lattice g Z^(T d). Calibration:
+    the discrete Gaussian of std s is (Delta''^2 / (2 s^2))-zCDP (CKS 2020 Theorem 14),
+    s = z Delta'', the slack tau (Theorem 15) recomputed. Refused if the float error
+    would exceed 2^-11 of the sensitivity or values could reach 2^52 g.
 
     Examples
     --------

@@ -25,20 +25,16 @@ class BandedMatrixCounter(SecureReleaseMixin, Counter):
 
     Unlike :class:`~dpol.counters.BandedToeplitzCounter` the band may change along the
     stream: it is optimised for the mean loss under unit column norms
-    (:mod:`dpol.counters.strategies.banded_matrix_optimizer`), the banded matrix
-    mechanism of Choquette-Choo et al. 2023 and McKenna 2024. Participations at least b
-    steps apart touch disjoint columns, so a record in k epochs costs exactly sqrt(k)
-    in noise: at T = 256 with 16 epochs of 16 steps its mean loss is below the banded
-    Toeplitz band's and far below the square root's (``benchmarks/participation.py``).
-    O(b d) state, the band (T x b) in memory; horizon at most 2048 (the optimiser's T x T
-    matrices), built once per (T, b) and cached.
+    (:mod:`dpol.counters.strategies.banded_matrix_optimizer`; Choquette-Choo et al. 2023,
+    McKenna 2024). Participations at least b steps apart touch disjoint columns, so k
+    epochs cost exactly sqrt(k) in noise (``benchmarks/participation.py``). O(b d) state;
+    horizon at most 2048, built once per (T, b) and cached.
 
     Parameters
     ----------
     horizon, dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, seed,
     element_sensitivity, participation
-        See :class:`dpol.counters.Counter`. Gaussian noise: ``"gaussian"`` or its exact
-        discrete twin ``"secure"`` (with any ``participation``).
+        See :class:`dpol.counters.Counter`. Noise ``"gaussian"`` or ``"secure"``.
     bands : int, optional
         b >= 1 (default 64, capped at the horizon and, with several participations, at
         their minimum separation).
@@ -47,22 +43,17 @@ class BandedMatrixCounter(SecureReleaseMixin, Counter):
     -------
     Replace-one (Delta = 2 bound; add/remove: bound), one stream element. Sensitivity:
     Delta (unit columns); a participant entering k steps at least b apart: Delta sqrt(k),
-    closer: the generic bound on |C^T C|. C x + z is one Gaussian mechanism and A C^-1
-    (C x + z) post-processing, adaptive inputs included (Denisov, McMahan, Rush, Smith,
-    Thakurta 2022, Theorem 2.1). Tight calibration (the base class); ``calibration=
-    "paper"`` and Laplace noise are refused. Secure noise: the encoder is rounded to a
-    grid before discrete Gaussian noise, its rounding added to the sensitivity (within 1
-    + 2^-10), calibrated through zCDP (CKS 2020, Theorem 14; Feldman & Zrnic 2021,
-    adaptive). Derivation: docs/derivations/matrix_counters.md.
+    closer: the generic bound on |C^T C|. C x + z is one Gaussian mechanism, adaptive
+    inputs included (Denisov et al. 2022, Theorem 2.1). Tight: std z times that, z =
+    1/mu*(epsilon, delta); ``calibration="paper"`` and Laplace noise are refused. Secure
+    noise: the encoder is rounded to a grid (sensitivity within 1 + 2^-10), zCDP (CKS
+    2020, Theorem 14). Derivation: docs/derivations/matrix_counters.md.
 
     Examples
     --------
     >>> c = BandedMatrixCounter(64, bands=8, epsilon=1.0, delta=1e-5, seed=0)
     >>> c.run([[0.5]] * 64).shape, round(c.sensitivity, 6)
     ((64, 1), 2.0)
-    >>> s = BandedMatrixCounter(64, bands=8, epsilon=1.0, delta=1e-5, noise="secure")
-    >>> s.grid, bool(c.sensitivity < s.sensitivity <= (1 + 2**-10) * c.sensitivity)
-    (6.103515625e-05, True)
     """
 
     # one recursion for add and run: the same arithmetic, bit for bit; secure mode

@@ -22,32 +22,24 @@ class BandedToeplitzCounter(SecureReleaseMixin, Counter):
     """Private prefix sums by a banded Toeplitz encoder C (b bands) and B = A C^-1.
 
     One element enters b encoder values; the release noise A C^-1 z streams from the last
-    b - 1 values of C^-1 z (O(b d) state; :class:`~dpol.counters.strategies.
-    BandedToeplitzStrategy`). The band is the first b square-root coefficients (the banded
-    square root of Kalinin and Lampert 2024) or, with ``objective``, those re-optimised
-    for the max or mean loss (:mod:`dpol.counters.strategies.banded_toeplitz_optimizer`).
-    With one participation per element few bands cost accuracy: at T = 1024, b = 64 the
-    mean loss is 19.15 (square-root band) or 16.53 (optimised) against the full square
-    root's 9.67; b = T is the square root itself. Its use is memory O(b d) with b chosen
-    by the caller, and multiple participations: with b no more than their separation, the
-    columns of one participant do not overlap, so k participations cost only sqrt(k) in
-    noise. With several participations the default band is their separation: at T = 16384
-    and 64 epochs of 256 steps the mean loss is 4948 (square-root band) or 3312
-    (``objective="mean"``) against the square root's 10590
-    (``benchmarks/participation.py``).
+    b - 1 values of C^-1 z (O(b d) state;
+    :class:`~dpol.counters.strategies.BandedToeplitzStrategy`). The band is the first b
+    square-root coefficients (Kalinin and Lampert 2024) or, with ``objective``, re-optimised
+    (:mod:`dpol.counters.strategies.banded_toeplitz_optimizer`). At one participation few
+    bands cost accuracy (T = 1024, b = 64: mean loss 19.15 against the square root's 9.67);
+    its use is memory O(b d) and several participations: with b at most their separation,
+    k participations cost only sqrt(k) in noise (``benchmarks/participation.py``).
 
     Parameters
     ----------
     horizon, dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, seed,
     element_sensitivity
-        See :class:`dpol.counters.Counter`. Gaussian noise: ``"gaussian"`` or its exact
-        discrete twin ``"secure"``.
+        See :class:`dpol.counters.Counter`. Noise ``"gaussian"`` or ``"secure"``.
     bands : int, optional
         b >= 1 (default 64, capped at the horizon; with several participations, their
-        minimum separation b': the widest band that keeps them apart; memory O(b' d)).
+        minimum separation).
     objective : {"max", "mean"}, optional
-        Re-optimise the band for this loss (c_0 = 1, L-BFGS from the square-root band);
-        unset: the square-root band. Leave unset when giving ``coefficients``.
+        Re-optimise the band for this loss; unset: the square-root band.
     coefficients : array-like of shape (b,), optional
         An explicit band c_0..c_{b-1}, finite with c_0 > 0 (``bands`` is its length).
 
@@ -59,15 +51,13 @@ class BandedToeplitzCounter(SecureReleaseMixin, Counter):
     Privacy
     -------
     Replace-one (Delta = 2 bound; add/remove: bound), one stream element. Sensitivity:
-    Delta sqrt(sum_k c_k^2), the norm of a full column of the band (the strategy's
-    ``column_norm_sq``); a participant entering k steps at least b apart: sqrt(k) times
-    that. C x + z is one Gaussian mechanism and A C^-1 (C x + z) post-processing,
-    adaptive inputs included (Denisov, McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1).
-    Tight: std z Delta sqrt(sum_k c_k^2), z = 1/mu*(epsilon, delta); ``calibration=
-    "paper"`` and Laplace noise are refused. Secure noise: the encoder is rounded to a
-    grid before discrete Gaussian noise, its rounding added to the sensitivity (within 1
-    + 2^-10), calibrated through zCDP (CKS 2020, Theorem 14; Feldman & Zrnic 2021,
-    adaptive). Derivation: docs/derivations/matrix_counters.md.
+    Delta sqrt(sum_k c_k^2), a full column's norm (``column_norm_sq``); k participations
+    at least b apart: sqrt(k) times that. C x + z is one Gaussian mechanism and
+    A C^-1 (C x + z) post-processing, adaptive inputs included (Denisov et al. 2022,
+    Theorem 2.1). Tight: std z Delta sqrt(sum_k c_k^2), z = 1/mu*(epsilon, delta);
+    ``calibration="paper"`` and Laplace noise are refused. Secure noise: the encoder is
+    rounded to a grid (sensitivity within 1 + 2^-10), zCDP (CKS 2020, Theorem 14).
+    Derivation: docs/derivations/matrix_counters.md.
 
     Examples
     --------

@@ -17,11 +17,9 @@ __all__ = ["BinaryTreeCounter", "prefix_noise"]
 class BinaryTreeCounter(Counter):
     """Private prefix sums by the binary tree (binary counter) mechanism.
 
-    Node (t - 2^k, t], k = trailing zeros of t, is noised once, when it closes at step t,
-    and reused ever after; the release at t sums the nodes of the set bits of t, so it
-    carries popcount(t) node noises. Only the nodes any release uses are noised: one per
-    step, O(d log T) state (JKT Algorithm 5; KNJ Algorithm 4; ENV Theorem 2.3 and
-    Algorithms 3-5; in the streaming form of the binary counter).
+    Node (t - 2^k, t], k = trailing zeros of t, is noised once when it closes; the
+    release at t sums the nodes of the set bits of t (popcount(t) noises). One draw per
+    step, O(d log T) state (JKT Algorithm 5; KNJ Algorithm 4; ENV Algorithms 3-5).
 
     Parameters
     ----------
@@ -33,13 +31,10 @@ class BinaryTreeCounter(Counter):
 
     Privacy
     -------
-    Neighbouring relation: replace-one (default; ``add_remove`` halves Δ). One element
-    lies in at most m = floor(log2 T) + 1 noised nodes (one per level; the first element
-    attains it) and moves each by at most Δ = 2*bound in l2, so the node vector has l2
-    sensitivity Δ sqrt(m) (docs/errata.md, JKT-4: 2R not R, m levels not log T).
-    Gaussian, tight: one Gaussian mechanism on the node vector, std z Δ sqrt(m) with
-    z = 1/mu*(epsilon, delta) from dp-accounting; exact, and valid for adaptively chosen
-    elements by Gaussian-DP composition (JKT-4's tight calibration).
+    Replace-one (``add_remove`` halves Δ). Sensitivity: an element lies in at most m =
+    floor(log2 T) + 1 nodes and moves each by at most Δ = 2*bound: Δ sqrt(m) in l2
+    (docs/errata.md, JKT-4: 2R not R, m levels not log T). Gaussian, tight: std z Δ
+    sqrt(m), z = 1/mu*(epsilon, delta), exact and adaptive (Gaussian-DP composition).
     Laplace: per-coordinate scale m sqrt(d) Δ / epsilon (l1 sensitivity, basic composition,
     ENV Thm 2.3 with the level count corrected). Gamma: theta = m Δ / epsilon (WDP Lemma 1).
     ``calibration="paper"``: JKT Alg. 5 / Lemma 6 σ for Gaussian, ENV Thm 2.3 λ for Laplace,
@@ -52,8 +47,6 @@ class BinaryTreeCounter(Counter):
     (8, 1)
     >>> [int(k) for k in c.variance(np.arange(1, 9)) / c.variance(1)]
     [1, 1, 2, 1, 2, 2, 3, 1]
-    >>> c.loss()
-    12.0
     """
 
     _paper_noises = ("gaussian", "laplace")  # JKT Alg. 5, ENV Thm 2.3

@@ -39,65 +39,46 @@ class BltCounter(SecureReleaseMixin, Counter):
     B (C x + z) = A x + A G z, i.e. S_t + n_t with n_t = n_{t-1} + (G z)_t. G z streams
     in O(b d) per step from b buffers: (G z)_t = z_t + sum_i omega_i u_i, then
     u_i <- theta_i u_i + z_t. Memory O(b d) against the square-root
-    :class:`~dpol.counters.ToeplitzCounter`'s O(T d), for the same error: with the
-    default b = 5 buffers optimized for the horizon, ``loss()`` is within 1.0085x of the
-    square-root figure up to T = 2^20 (10.71, 21.16, 30.27 against 10.71, 21.13, 30.02
-    at T = 2^10, 2^16, 2^20). Per-coordinate noise variance at t is
-    sigma^2 sum_{k < t} h_k^2 with h = cumsum(g) (the squared row t of B = A G).
-
-    ``run`` filters each buffer along time with ``scipy.signal.lfilter`` started from the
-    current buffers, so it continues vectorized from any state; it draws the same noise
-    as the ``add`` loop and agrees with it to rounding (bit for bit from ``dim`` 512,
-    where it steps through time on whole rows, faster there).
+    :class:`~dpol.counters.ToeplitzCounter`'s O(T d), for about the same error (figures:
+    docs/benchmarks/defaults.md). Per-coordinate noise variance at t is sigma^2
+    sum_{k < t} h_k^2, h = cumsum(g).
 
     Parameters
     ----------
     horizon : int or None
         T; None for a stream without end (then ``thetas`` and ``omegas`` are required,
-        float Gaussian noise only, and the sensitivity sums every column norm: Privacy).
+        float Gaussian noise only).
     dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, seed,
     element_sensitivity, participation
-        See :class:`dpol.counters.Counter`. Gaussian noise: ``"gaussian"`` or its exact
-        discrete twin ``"secure"``. With ``participation=(k, b)`` and no ``thetas``, the
-        buffers are optimized for the loss under that participation
-        (:func:`optimal_blt_parameters`), not for one pass: at T = 256 the max loss is
-        128.49 against 152.43 for the single-pass buffers at (k, b) = (8, 32), 46.13
-        against 49.48 at (4, 64).
+        See :class:`dpol.counters.Counter`. Noise ``"gaussian"`` or ``"secure"``. With
+        ``participation=(k, b)`` and no ``thetas``, the buffers are optimised for the loss
+        under that participation (:func:`optimal_blt_parameters`).
     buffers : int, optional
-        Number b of buffers to optimize for ``horizon`` (default 5; see
-        :func:`optimal_blt_parameters`). Leave unset when giving ``thetas``.
+        Number b of buffers to optimise for ``horizon`` (default 5).
     objective : {"max", "mean"}, optional
-        What the buffers are optimized for: the largest release variance (default) or
-        its mean over the stream, the error that adds up into regret (at T = 2^10 mean
-        loss 9.35 against 9.67 for the default and the square root, max loss 11.24
-        against 10.71). Leave unset when giving ``thetas``.
+        Optimise the largest release variance or its mean over the stream (the error that
+        adds up into regret).
     thetas, omegas : array-like of shape (b,), optional
-        Explicit BLT parameters instead of the optimized ones: 0 < theta_i < 1,
-        omega_i < 0 and sum_i -omega_i / (1 - theta_i) < 1.
+        Explicit BLT parameters: 0 < theta_i < 1, omega_i < 0 and
+        sum_i -omega_i / (1 - theta_i) < 1.
 
     Attributes
     ----------
     thetas_, omegas_ : np.ndarray
-        The parameters in use (optimized or given); read-only.
+        The parameters in use (optimised or given); read-only.
 
     Privacy
     -------
     Replace-one (Delta = 2 bound; add/remove: bound), one stream element. Sensitivity:
-    Delta ||C e_1|| = Delta sqrt(sum_{k < T} c_k^2) (element 1's column is the longest;
-    the strategy's ``column_norm_sq``); ``horizon=None``: Delta sqrt(1 + omega^T X
-    omega), X from a Stein equation (``infinite_column_norm_sq``), for every prefix.
+    Delta ||C e_1|| (the longest column; ``column_norm_sq``); ``horizon=None``: Delta
+    sqrt(1 + omega^T X omega), X from a Stein equation (``infinite_column_norm_sq``).
     C x + z is one Gaussian mechanism and B (C x + z) post-processing, adaptive inputs
-    included (Denisov, McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1). Tight: std z
-    Delta ||C e_1||, z = 1/mu*(epsilon, delta); ``calibration="paper"`` is refused (no
-    published calibration). Secure noise: the encoder is rounded to a grid before
-    discrete Gaussian noise, its rounding added to the sensitivity (within 1 + 2^-10),
-    calibrated through zCDP (CKS 2020, Theorem 14; Feldman & Zrnic 2021, adaptive).
-    Several participations (``participation=(k, b)``): every valid BLT has non-negative,
-    non-increasing coefficients, so the worst pattern is 0, b, .., (k' - 1) b and its
-    pattern sum is the exact squared sensitivity (``column_norm_sq(participation)``,
-    tested against the enumeration of every pattern of tiny streams); the buffers are
-    optimised for the loss under that participation, never on the data.
-    Derivations: docs/derivations/matrix_counters.md.
+    included (Denisov et al. 2022, Theorem 2.1). Tight: std z Delta ||C e_1||, z =
+    1/mu*(epsilon, delta); ``calibration="paper"`` is refused (none published). Secure
+    noise: the encoder is rounded to a grid (sensitivity within 1 + 2^-10), zCDP (CKS
+    2020, Theorem 14). Participation (k, b): BLT coefficients are non-negative and
+    non-increasing, so the pattern 0, b, .., (k' - 1) b is the worst and its sum the exact
+    squared sensitivity. Derivations: docs/derivations/matrix_counters.md.
 
     Examples
     --------

@@ -22,52 +22,26 @@ class DenseMeanCounter(SecureReleaseMixin, Counter):
 
     C minimises the mean release variance ||B||_F^2 / T over all factorizations whose
     encoder columns have norm at most 1 (Denisov et al. 2022's fixed-point iteration;
-    :mod:`dpol.counters.strategies.dense_mean_strategy`), made lower-triangular so that it
-    streams. Mean loss 4.41, 6.37, 8.73 at T = 64, 256, 1024 against the square root's
-    4.97, 7.12, 9.67; being dense, it beats the Toeplitz square root on the worst step
-    too (max loss 5.30, 7.55, 10.20 against 5.71, 8.01, 10.71). Dense T x T matrices: horizon
-    at most 2048, built once per horizon (O(T) per iteration and one O(T^3) factorization:
-    about 0.3 s at T = 1024 on one idle core) and cached; O(T d) state, one row of B per
-    step.
+    :mod:`dpol.counters.strategies.dense_mean_strategy`), lower-triangular so that it
+    streams. It beats the Toeplitz square root on the mean and on the worst step (mean
+    loss 4.41, 6.37, 8.73 at T = 64, 256, 1024 against 4.97, 7.12, 9.67). Dense: horizon
+    at most 2048, built once per horizon (about 0.3 s at T = 1024) and cached; O(T d) state.
 
     Parameters
     ----------
     horizon, dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, seed,
     element_sensitivity
-        See :class:`dpol.counters.Counter`. Gaussian noise: ``"gaussian"`` or its exact
-        discrete twin ``"secure"``.
+        See :class:`dpol.counters.Counter`. Noise ``"gaussian"`` or ``"secure"``.
 
     Privacy
     -------
-    Neighbouring relation: replace-one (Delta = 2 bound; add/remove: bound). Changing
-    element i by delta (||delta|| <= Delta) changes the encoder C x by the outer product
-    of column i of C and delta, of Frobenius norm ||C e_i|| ||delta||: sensitivity Delta
-    max_i ||C e_i|| (the strategy's ``column_norm_sq``, computed from C itself; about 1
-    at the optimum; tested by brute force on tiny streams). C x + z is one Gaussian
-    mechanism; the release B (C x + z) is post-processing, and for adaptively chosen
-    elements a lower-triangular factorization keeps the guarantee (Denisov, McMahan,
-    Rush, Smith, Thakurta 2022, Theorem 2.1). Tight: std z Delta max_i ||C e_i|| with
-    z = 1/mu*(epsilon, delta) from dp-accounting (the base class). No paper of ours
-    publishes this counter, so ``calibration="paper"`` is refused. Laplace noise (float
-    or discrete) is refused: the l1 column norms of C grow with T.
-
-    Secure noise (``noise="secure"``): C x is real, so C x + z on a grid would give
-    neighbours disjoint supports. The noisy encoder is w_t = round_g(E_t) + z_t instead,
-    E_t = sum_{j <= t} C_tj x_j computed in float64 from the grid-rounded elements (row t
-    of C times the kept history: O(t d) time and O(T d) memory in this mode), z_t discrete
-    Gaussian on g Z^d: an exact grid value. The release is B w (row t of B times the noisy
-    encoder kept so far), post-processing of the noisy encoder alone (B w = A x + B z up
-    to rounding). Sensitivity of round_g(E): (Delta + half g sqrt(d)) max_i ||C e_i|| +
-    sqrt(T d) (g + 2 e) (every coordinate may round differently, e the float error bound
-    of one coordinate, from the largest absolute row sum of C; derivation in
-    :func:`~dpol.counters._secure_release.setup_encoder_grid`), within (1 + 2^-10) of the
-    float sensitivity by the choice of the (much finer) grid. Calibration: the discrete
-    Gaussian of std s on g Z^(T d) is (Delta''^2 / (2 s^2))-zCDP (Canonne, Kamath, Steinke
-    2020, Theorem 14), through the base class's RDP route with CKS Theorem 15's slack;
-    under adaptive inputs the per-step shifts, conditioned on the past releases, have
-    squared norms summing to at most that sensitivity squared, so Renyi composition
-    (Feldman and Zrnic 2021, Theorem 3.1) gives the same zCDP. ``run`` is the ``add``
-    loop in secure mode.
+    Replace-one (Delta = 2 bound; add/remove: bound). Sensitivity: Delta max_i ||C e_i||
+    (the strategy's ``column_norm_sq``). C x + z is one Gaussian mechanism, B (C x + z)
+    post-processing, adaptive inputs included (Denisov et al. 2022, Theorem 2.1). Tight:
+    std z Delta max_i ||C e_i||, z = 1/mu*(epsilon, delta); ``calibration="paper"`` and
+    Laplace noise are refused. Secure noise: the encoder is rounded to a grid (sensitivity
+    within 1 + 2^-10), zCDP (CKS 2020, Theorem 14; Feldman and Zrnic 2021, adaptive).
+    Derivation: docs/derivations/matrix_counters.md.
 
     Examples
     --------

@@ -79,12 +79,9 @@ def resolve_counter(counter: str | type[Counter]) -> type[Counter]:
 def make_counter(counter: str | type[Counter], horizon: int, dim: int, **kwargs) -> Counter:
     """Build a counter by name or class; keywords go to its constructor.
 
-    A keyword the constructor does not take (:func:`counter_keywords`) is refused as an
-    ``InvalidInputError`` naming ``counter_options`` (where learners take these
-    keywords), before anything is built.
-
-    A counter of :data:`ENDLESS` is built with ``horizon=None``: a learner's horizon
-    changes nothing in it (its noise and guarantee hold for every prefix of the stream).
+    A keyword the constructor does not take is refused naming ``counter_options``. A
+    counter of :data:`ENDLESS` is built with ``horizon=None`` (its guarantee holds for
+    every prefix).
 
     Examples
     --------

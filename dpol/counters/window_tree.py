@@ -14,42 +14,31 @@ __all__ = ["WindowTreeCounter"]
 class WindowTreeCounter(Counter):
     """Private prefix sums under window DP: only the last W elements are protected.
 
-    The stream is cut into aligned blocks of W' = 2^ceil(log2 W) elements, each a complete
-    binary tree of depth log2 W' + 1 (WDP Section III; the layout the paper leaves implicit:
-    docs/errata.md, WDP-8). With t = (k-1)W' + j, the
-    release is
-
-        S_t  +  noise of the suffix nodes of block k-1 covering offsets [j, W')
-             +  noise of the prefix nodes of block k covering offsets [0, j),
-
-    i.e. the exact sum of the elements up to t - W' plus the noisy dyadic decomposition of
-    the window (t - W', t]: at most log2 W' + 1 noisy nodes. Node noise is drawn once and
-    reused; prefix nodes when they close, the suffix nodes of a block when the next block
-    starts (the law of drawing every node at completion; WDP-8). With W' >= T the
-    draws and releases are exactly those of :class:`BinaryTreeCounter`. Memory O(W d).
+    Aligned blocks of W' = 2^ceil(log2 W) elements, each a complete binary tree (WDP
+    Section III; layout: docs/errata.md, WDP-8). The release at t is the exact sum up to
+    t - W' plus the noisy dyadic decomposition of the window (t - W', t], at most
+    log2 W' + 1 noisy nodes, each drawn once. With W' >= T the draws and releases are the
+    :class:`BinaryTreeCounter`'s. Memory O(W d).
 
     Parameters
     ----------
     horizon, dim, bound, noise_multiplier, epsilon, delta, neighbouring, calibration, noise, seed
         See :class:`dpol.counters.Counter`.
     window : int, optional
-        W, the number of most recent elements protected (rounded up to a power of two,
-        which protects more: docs/errata.md, WDP-4). Default: the horizon, i.e. DP over
-        the whole stream (the releases are then exactly the binary tree's).
+        W, the number of most recent elements protected (rounded up to a power of two:
+        docs/errata.md, WDP-4). Default: the horizon, i.e. DP over the whole stream.
 
     Privacy
     -------
-    Window DP (WDP Definition 6, off-by-one fixed: docs/errata.md, WDP-4): element i is
-    protected at (epsilon, delta) in the releases at times i .. i+W-1; later releases
-    contain it exactly, so **expired elements are not protected**. Neighbouring:
-    replace-one (Δ = 2*bound; the paper's L + μD: WDP-1). Element i lies in
-    m = min(log2 W', floor(log2 T)) + 1 block-internal nodes (its leaf and ancestors), the
-    only ones that carry it noisily, so the noisy-node vector has l2 sensitivity Δ sqrt(m) (WDP-8).
-    Gaussian, tight: std z Δ sqrt(m), z = 1/mu*(epsilon, delta) (dp-accounting analytic
-    Gaussian; exactly window (epsilon, delta)-DP: docs/errata.md, WDP-2). Gamma (window
-    epsilon-DP, Lemma 1): density exp(-||n||/theta) per node, theta = m Δ / epsilon by
-    basic composition, tight for pure DP. ``calibration="paper"``: WDP Lemma 1 theta
-    (c1 = 4, WDP-8) or Lemma 3 sigma, verbatim; sound but 5-20x more noise (WDP-2).
+    Window DP (WDP Definition 6, off-by-one fixed: WDP-4): element i is protected at
+    (epsilon, delta) in the releases at times i .. i+W-1; later releases contain it
+    exactly, so **expired elements are not protected**. Replace-one (Δ = 2*bound; the
+    paper's L + μD: WDP-1). Sensitivity: element i lies in m = min(log2 W', floor(log2 T))
+    + 1 noisy nodes: Δ sqrt(m). Gaussian, tight: std z Δ sqrt(m), z = 1/mu*(epsilon,
+    delta) (exactly window (epsilon, delta)-DP: WDP-2). Gamma (window epsilon-DP, Lemma
+    1): theta = m Δ / epsilon. ``calibration="paper"``: WDP Lemma 1 theta (c1 = 4, WDP-8)
+    or Lemma 3 sigma, verbatim; sound but 5-20x more noise (WDP-2). Derivation:
+    docs/derivations/tree_counters.md.
 
     Examples
     --------

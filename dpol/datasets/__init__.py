@@ -7,14 +7,10 @@
   :func:`load_dataset`, every named stream of :data:`DATASETS`;
 * :mod:`dpol.datasets.files` — CSV / NPY / Parquet tables (or standard input) as streams
   within declared bounds;
-* :mod:`dpol.datasets.normalize` — the normalisation of the reproductions (rows into the
-  unit ball, targets centred in [-1, 1]), shared by the loaders above;
-* :mod:`dpol.datasets.private_bounds` — bounds estimated privately (OpenDP's private
-  quantile, ``opendp`` extra) on a declared share of the budget;
-* :mod:`dpol.datasets.private_scaling` — per-feature scaling and the bounds after it,
-  released privately the same way;
-* :mod:`dpol.datasets.private_label_mean` — the labels' mean (the trivial model) by the
-  Gaussian mechanism, which the estimators centre the labels with.
+* :mod:`dpol.datasets.normalize` — the reproductions' normalisation;
+* :mod:`dpol.datasets.private_bounds`, :mod:`dpol.datasets.private_scaling` — bounds and
+  per-feature scaling released privately (OpenDP, ``opendp`` extra);
+* :mod:`dpol.datasets.private_label_mean` — the labels' private mean (the trivial model).
 """
 
 from dpol.datasets.files import NORMALIZATIONS, TASKS, read_table, table_stream

@@ -4,13 +4,10 @@
 decide by :func:`csv_header` whether a CSV's first line names the columns, so a file
 reads the same whole or in chunks:
 
-* a first line with a field that is not a number is a header;
-* a first line of numbers is a data row, unless it reads ``0,1,...,k-1`` or
-  ``1,2,...,k`` (k >= 2 columns: how pandas' ``to_csv`` names unnamed columns) above
-  rows not all written as integers (a field of the next :data:`SAMPLE` lines is a
-  finite number with a decimal point or an exponent): then it is a header. A line of
-  that pattern is never read silently: a :class:`HeaderWarning` says which way it was
-  read, and why.
+a first line with a non-number is a header; a line of numbers is data, unless it reads
+``0,1,...,k-1`` or ``1,2,...,k`` (pandas' names of unnamed columns) above rows not all
+written as integers. That pattern always gets a :class:`HeaderWarning` saying how it was
+read.
 """
 
 from __future__ import annotations

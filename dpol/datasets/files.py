@@ -5,23 +5,15 @@
 declared bounds, counting what it changed (:class:`Clipping`); :func:`table_stream` does
 all three. Two normalisations:
 
-* ``"clip"`` (default): rows of l2 norm above ``x_bound`` are scaled down to it and
-  labels outside ``[-y_bound, y_bound]`` are clipped. It reads nothing of the data but
-  each row itself, so the privacy guarantee of what is learned covers the whole run.
-* ``"standardize"``: columns standardised, rows divided by the 95th percentile of
-  their norms, the label centred at its mean and divided by the 95th percentile of its
-  distance from it; the 5% beyond are clipped, and the rows scaled to ``x_bound``, the
-  labels to ``y_bound`` (as dpol's reproductions of JKT's Appendix G, which leaves the
-  normalisation open). It reads means, standard deviations and those quantiles: treat
-  them as public, since the guarantee does not cover them.
+* ``"clip"`` (default): rows scaled down to ``x_bound``, labels clipped to ``y_bound``.
+  It reads nothing but each row itself, so the guarantee covers the whole run.
+* ``"standardize"``: standardised columns, rows and centred labels divided by the 95th
+  percentile of their norms, then clipped and scaled to the bounds (as dpol's
+  reproductions of JKT's Appendix G). The means, stds and quantiles it reads are not
+  covered by the guarantee: treat them as public.
 
-A CSV's first line is a header when a field of it is not a number, or when it reads
-``0,1,...,k-1`` or ``1,2,...,k`` (pandas' names of unnamed columns) above rows not all
-written as integers; a first line of that pattern is never read silently either way: a
-:class:`HeaderWarning` says how it was read (the rule: :mod:`dpol.datasets._csv_header`).
-Classification labels must take exactly two values; the smaller becomes -1 and the
-larger +1. Errors name a cell by its **row**, counted from 1 over the data rows (a header
-line is not a row), its column, and, for text files, its line in the file.
+Header detection: :mod:`dpol.datasets._csv_header`. Two-valued classification labels
+become -1 / +1. Errors name a cell by its data row (from 1), column and line.
 """
 
 from __future__ import annotations
@@ -143,13 +135,11 @@ def read_table(source: str | Path | TextIO | Table) -> tuple[np.ndarray, list[st
     """A numeric table (n, k) and its column names from a file, ``"-"``, a text stream or
     a :class:`~dpol.datasets.table.Table` in memory.
 
-    CSV (``.csv``, ``.txt``, ``.data``, gzipped as ``.gz`` too, or standard input):
-    comma-separated numbers, with an optional header line (detected: a first line that is
-    not all numbers, or one of pandas' default names ``0,1,...,k-1`` above rows not all
-    written as integers; that pattern read either way comes with a :class:`HeaderWarning`;
-    columns without a header are ``x0, x1, ...``). NPY: a 2-d array (columns ``x0, x1,
-    ...``). Parquet: numeric columns (the ``parquet`` extra). A CSV cell that is not a
-    finite number is refused with its row (data rows counted from 1), column and line.
+    CSV (``.csv``, ``.txt``, ``.data``, ``.gz``, or standard input): numbers with an
+    optional header line (a first line not all numbers, or pandas' default ``0,1,...``
+    names, with a :class:`HeaderWarning`; else columns ``x0, x1, ...``). NPY: a 2-d
+    array. Parquet: numeric columns (the ``parquet`` extra). A non-finite CSV cell is
+    refused with its row, column and line.
 
     Examples
     --------
@@ -157,11 +147,6 @@ def read_table(source: str | Path | TextIO | Table) -> tuple[np.ndarray, list[st
     >>> table, names = read_table(io.StringIO("a,b,label\\n1,2,3\\n4,5,6\\n"))
     >>> table.shape, names
     ((2, 3), ['a', 'b', 'label'])
-    >>> import warnings
-    >>> with warnings.catch_warnings():  # pandas' to_csv of unnamed columns: a header
-    ...     warnings.simplefilter("ignore", HeaderWarning)  # that says so
-    ...     read_table(io.StringIO("0,1,2\\n0.5,1.5,1.0\\n"))[1]
-    ['0', '1', '2']
     >>> read_table(io.StringIO("a,b\\n1,2\\n3,x\\n"))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
@@ -303,8 +288,6 @@ def clip_to_bounds(X: np.ndarray, y: np.ndarray, x_bound: float = 1.0, y_bound: 
     >>> Xc, yc, c = clip_to_bounds(X, np.array([0.5, -3.0, 0.2]), 1.0, 1.0)
     >>> Xc.round(3).tolist(), yc.tolist(), c.clipped
     ([[0.6, 0.8], [0.3, 0.4], [0.0, 0.1]], [0.5, -1.0, 0.2], 2)
-    >>> c.x_suggested, c.y_suggested  # none of 3 may exceed: the largest of each
-    (5.0, 3.0)
     """
     x_bound = check_bound("x_bound", x_bound)
     y_bound = check_bound("y_bound", y_bound)

@@ -7,10 +7,8 @@ public grid of candidates, at a declared epsilon; its :meth:`PrivateBounds.priva
 compose with the learner's into one guarantee
 (:func:`dpol.accounting.events.compose_guarantee`).
 
-Needs the optional extra ``opendp`` (``pip install 'dpol[opendp]'``). OpenDP gates its
-constructors behind ``opendp.prelude.enable_features("contrib")``; :func:`private_bounds`
-enables that feature itself (OpenDP's mechanisms here are not yet vetted by its own
-review process: that is what the flag acknowledges).
+Needs the ``opendp`` extra; :func:`private_bounds` enables OpenDP's ``"contrib"`` feature
+itself (its mechanisms are not yet vetted by OpenDP's own review).
 """
 
 from __future__ import annotations
@@ -166,8 +164,7 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
     X : array of shape (n, d), optional
         Rows whose norm bound is wanted (None: not estimated).
     y : array of shape (n,), optional
-        Labels whose bound ``|y|`` is wanted (None: not estimated). With both, the rows
-        must be the same n (one stream element is ``(x, y)``).
+        Labels whose bound ``|y|`` is wanted (None: not estimated); with X, the same n.
     epsilon : float
         Total epsilon of the estimate, split equally between the releases.
     quantile : float in (0, 1)
@@ -182,39 +179,19 @@ def private_bounds(X: object = None, y: object = None, *, epsilon: float,
 
     Notes
     -----
-    OpenDP draws its noise from the operating system's randomness, by design (no seed):
-    the estimate is not reproducible from a seed.
-
-    Utility: with probability at least ``1 - beta``, the released candidate ``c`` has a
-    score (below) at most ``m + (2 / epsilon_i) ln(K / beta)``, ``m`` the best
-    candidate's and ``K`` the number of candidates: by a union bound over the candidates,
-    each worse by g winning with probability ``exp(-epsilon_i g / 2) / 2`` under the
-    noisy max (:meth:`PrivateBounds.min_rows`); the exponential mechanism's bound
-    (McSherry, Talwar 2007, Theorem 6) is the same.
-    Candidates above all the data score ``(1 - quantile) n`` only, so small data sets
-    or small budgets can release one of them: :meth:`PrivateBounds.min_rows` says how
-    many rows a reliable estimate needs, :meth:`PrivateBounds.note` warns below it.
+    OpenDP's noise comes from OS randomness (no seed). Few rows or a small budget can
+    release a candidate above all the data: :meth:`PrivateBounds.min_rows` says how many
+    rows a reliable estimate needs (utility bound: docs/derivations/private_bounds.md).
 
     Privacy
     -------
-    Relation: replace-one (one stream element ``(x, y)`` replaced by any other; ``n`` is
-    public, as it is under replace-one). Each release is OpenDP's ``make_private_quantile``
-    (Smith 2011's quantile score over the candidates, selected by report-noisy-max with
-    exponential noise, i.e. permute-and-flip, McKenna, Sheldon 2020, which is pure DP at
-    the exponential mechanism's epsilon) on the sized domain of n values under
-    symmetric distance 2, which is one replacement. Score of candidate c:
-    ``s(c) = |(1 - a) #{v < c} - a #{v > c}|`` (a the quantile). Sensitivity: a
-    replacement moves one value across c at most, changing ``#{v < c}`` by 1 and
-    ``#{v > c}`` by 1 in the opposite direction, so ``s`` moves by at most
-    ``(1 - a) + a = 1`` (under add/remove it would be ``max(a, 1 - a)``; reading a
-    replacement as a removal and an addition would double that to ``2 max(a, 1 - a)``,
-    1.9 at a = 0.95: the sized domain is what makes it 1). Calibration: the scores are
-    not monotone in the data, so ``epsilon_i = 2 * 1 / scale``; the scale is set so that
-    OpenDP's privacy map at distance 2 gives ``epsilon_i = epsilon / k`` for k releases,
-    and the event states that map. The releases compose by basic composition (Dwork,
-    Roth, Theorem 3.16) to ``epsilon``, pure DP. Reference: OpenDP's
-    ``make_private_quantile`` (docs.opendp.org), Smith 2011 ("Privacy-preserving
-    statistical estimation with optimal convergence rates").
+    Replace-one (n public). Each release is OpenDP's ``make_private_quantile``: Smith
+    2011's quantile score, selected by permute-and-flip (McKenna, Sheldon 2020), pure
+    epsilon-DP at the exponential mechanism's epsilon, on the sized domain of n values.
+    Sensitivity of the score: 1 under one replacement (one value crosses c at most).
+    Calibration: the scale that OpenDP's privacy map sends to ``epsilon / k`` for k
+    releases, composed by basic composition (Dwork, Roth, Theorem 3.16) to ``epsilon``.
+    Derivation: docs/derivations/private_bounds.md.
 
     Examples
     --------

@@ -1,26 +1,18 @@
 """The trivial model inside the guarantee: a private mean of the labels.
 
-A private linear model shrinks its weights towards 0 while its noise is large (the
-noise ridge of :class:`~dpol.learners.PrivateQuadraticFTL` must, to dominate the
-noise), and its intercept with them, so on imbalanced classes or labels far from 0 it
-predicts *worse* than the trivial model (the class prior, the mean label). Learning the
-labels' offset apart, as one noisy sum, and the model on the centred labels makes the
-learner shrink towards the trivial model instead of towards 0: a drowned model predicts
-the (private) prior or mean. :func:`private_label_mean` releases that offset; the
-estimators of :mod:`dpol.adapters.sklearn` spend a share of their budget on it
-(``centre_budget``).
+A private linear model shrinks towards 0 while its noise is large, intercept included,
+so on imbalanced classes or labels far from 0 it predicts worse than the trivial model.
+Learning the labels' offset apart (:func:`private_label_mean`) and the model on the
+centred labels makes a drowned model predict the private prior or mean instead
+(``centre_budget`` of :mod:`dpol.adapters.sklearn`).
 
 Privacy
 -------
-Gaussian mechanism on the sum of the labels, each clipped first to the ball
-``||y|| <= bound`` (scalar labels: ``|y| <= bound``). Sensitivity of the sum: under
-replace-one two clipped labels differ by at most ``2 bound`` (``sqrt(2)`` for one-hot
-rows ``e_k``: ``||e_k - e_j|| = sqrt(2)``, and 0 for ``j = k``); under add/remove one
-label moves it by at most ``bound``. Noise N(0, (z * sensitivity)^2) per coordinate is
-one Gaussian mechanism of noise multiplier z (Dwork and Roth 2014, Thm A.1; accounted
-exactly by dp-accounting's ``GaussianDpEvent(z)``). The number of rows n is public (the
-estimators' horizon, as for the learner), so the mean ``sum / n`` and its clipping to
-the ball are post-processing.
+Replace-one or add/remove. Sensitivity of the sum of labels clipped to ``||y|| <=
+bound``: ``2 bound`` under replace-one (``sqrt(2)`` for one-hot rows), ``bound`` under
+add/remove. Calibration: N(0, (z * sensitivity)^2) per coordinate, one Gaussian
+mechanism of multiplier z (Dwork and Roth 2014, Thm A.1; ``GaussianDpEvent(z)``). n is
+public, so the mean and its clipping are post-processing.
 """
 
 from __future__ import annotations
@@ -91,9 +83,8 @@ def private_label_mean(y: object, *, bound: float, noise_multiplier: float,
     bound : float
         The labels' public bound (they are clipped to it).
     noise_multiplier : float
-        z (0: the exact mean, for a non-private twin). Calibrate it with
-        :func:`dpol.accounting.closed_forms.gaussian_noise_multiplier` or a share of a
-        budget (:func:`dpol.accounting.closed_forms.gaussian_share`).
+        z (0: the exact mean), e.g. :func:`dpol.accounting.closed_forms.gaussian_share`
+        of a budget.
     one_hot : bool
         Whether every row is some e_k (then the replace-one sensitivity is sqrt(2) bound).
     neighbouring : {"replace_one", "add_remove"}

@@ -3,11 +3,10 @@
 YearPredictionMSD and Covertype are large downloads that dpol never fetches itself. From
 the UCI Machine Learning Repository (https://archive.ics.uci.edu):
 
-* YearPredictionMSD (dataset 203): download ``YearPredictionMSD.txt.zip`` (about 200 MB),
-  unzip it; ``YearPredictionMSD.txt`` holds 515,345 rows of 91 comma-separated numbers,
-  the year first. The first 463,715 rows are the usual training part.
-* Covertype (dataset 31): download ``covtype.data.gz`` (about 11 MB); 581,012 rows of 55
-  comma-separated integers, 54 features then the class 1..7. It can be read gzipped.
+* YearPredictionMSD (dataset 203, ``YearPredictionMSD.txt.zip``, about 200 MB, unzipped):
+  515,345 rows of 91 numbers, the year first; the first 463,715 are the training part.
+* Covertype (dataset 31, ``covtype.data.gz``, about 11 MB, read gzipped): 581,012 rows,
+  54 features then the class 1..7.
 
 Then pass the path (``.csv``, ``.txt``, ``.data``, optionally ``.gz``, or ``.npy`` /
 ``.parquet``), e.g. ``dpol reproduce jkt-year --data YearPredictionMSD.txt``. Without a

@@ -54,12 +54,11 @@ def load_shuttle(limit: int | None = None) -> Stream:
 def load_randhie(seed: object = 0) -> Stream:
     """statsmodels' RAND health insurance experiment (20,190 x 9), shuffled by seed.
 
-    The label is ``log1p(mdvis)`` (outpatient visits, a heavy-tailed count) mapped onto
-    [-1, 1].
+    The label ``log1p(mdvis)`` (outpatient visits) is mapped onto [-1, 1]. Needs the
+    ``statsmodels`` extra (without it, the error says what to install).
 
     Examples
     --------
-    Needs statsmodels (the ``statsmodels`` extra); without it, one line says what to install:
 
     >>> try:
     ...     s = load_randhie(seed=0)

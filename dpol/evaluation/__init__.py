@@ -5,14 +5,9 @@
 * :mod:`dpol.evaluation.prequential` — online (test-then-train) accuracy and squared
   error, and held-out accuracy;
 * :mod:`dpol.evaluation.excess_risk` — KNJ's excess empirical risk of every release;
-* :mod:`dpol.evaluation.audit` — empirical DP audits: a lower bound on epsilon from many
-  runs of a counter, learner or bandit learner on two neighbouring streams (the statistics;
-  the runs in :mod:`~dpol.evaluation.audit_counters`, :mod:`~dpol.evaluation.audit_learners`
-  and :mod:`~dpol.evaluation.audit_bandit`, the neighbouring pairs that attain a learner's
-  declared sensitivity and the under-noised twins in :mod:`~dpol.evaluation.audit_pairs`,
-  every learner and counter kind in :mod:`~dpol.evaluation.audit_suite`; an adversary
-  that chooses each element after seeing the releases in
-  :mod:`~dpol.evaluation.audit_adaptive`).
+* :mod:`dpol.evaluation.audit` — empirical DP audits: a lower bound on epsilon from
+  runs on two neighbouring streams (runners, pairs, the suite and the adaptive adversary
+  in the ``audit_*`` modules).
 """
 
 from dpol.evaluation.audit import AuditResult, audit, audit_releases, expected_gaussian_audit

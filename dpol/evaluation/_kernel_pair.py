@@ -1,30 +1,12 @@
 """The neighbouring pair for :class:`~dpol.learners.PrivateKernelRegression`'s audits.
 
-The learner's noise is calibrated for the whole transcript, mu = max_s sqrt(sum_{t > s}
-(Delta_t(s) / s_t)^2) (:mod:`dpol.learners._kernel_sensitivity`). A change at s = 0
-moves release t by at most Delta_t(0) = h_0 / m_{t-1}, h_0 = 2 t0^(1 - theta) kappa M
-(w_0 = 0: the one-step diameter is g(0) = 2), and this pair attains it exactly:
-
-* at s = 0 both streams take the same x = p, ||phi(p)|| = kappa, with labels +M against
-  -M: w_1 differs by 2 eta_0 M phi(p), of norm h_0 / m_0;
-* every other element is (q, 0) on both sides, phi(q) . phi(p) = K(p, q) = 0 (the kernel
-  of the feature map: random features or the exact one). The later labels cancel, so the
-  difference follows d <- (a_j I - eta_j phi(q) phi(q)^T) d = a_j d: it stays along
-  phi(p) and shrinks by exactly a_j = 1 - 1/m_j, the bound's contraction, and release t
-  differs by Delta_t(0) (before the change, y = 0 keeps w = 0).
-
-The noiseless releases divided by the stds then differ by the s = 0 term of mu: all of
-mu where s = 0 is the worst position (short horizons), less elsewhere (0.922 of mu for
-the audit suite's learner, T = 16, whose worst position is s = 2: a change from an
-iterate of norm R_2, which its 16 random features reach only approximately, 0.994 of mu
-by a numerical search over streams). Zeros of K(p, q) in the ball: the polynomial kernel
-has p . q = -coef0 when coef0 <= R^2 (else q = -p); random Fourier features depend on v
-= p - q only (p = v / 2, q = -v / 2), a zero found by a sign change along fixed rays,
-||v|| <= 2R. The exact kernel (``query_points``) releases f_t(U): p is the candidate (U,
-the directions of +-U and of the axes) that U sees most, ||K(U, p)||, against the bound's
-sqrt(lambda_max K(U, U)) kappa; the Gaussian kernel never vanishes, so q = -p at radius R
-loses a little at every step. :func:`~dpol.evaluation.audit_pairs.sensitivity_attainment`
-measures what a pair attains.
+A change at s = 0 moves release t by at most Delta_t(0) = h_0 / m_{t-1}
+(:mod:`dpol.learners._kernel_sensitivity`), and this pair attains it: at s = 0 the same
+x = p, ||phi(p)|| = kappa, with labels +M against -M; every other element (q, 0) with
+K(p, q) = 0, so the difference stays along phi(p) and shrinks by exactly a_j. It attains
+all of the transcript's mu where s = 0 is the worst position, less elsewhere. How q is
+found per kernel, and what the audit suite's learner attains:
+docs/derivations/kernel_regression.md, The audits' neighbouring pair.
 """
 
 from __future__ import annotations

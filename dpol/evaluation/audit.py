@@ -7,24 +7,15 @@ satisfy ``P[M(b) in E] <= e^epsilon P[M(a) in E] + delta`` (and with a, b swappe
 
     epsilon >= ln((P[M(b) in E] - delta) / P[M(a) in E]).
 
-The audit picks the event (a threshold on a linear discriminant, and which side) on one
-half of the runs and counts it on the other, held-out half; one-sided Clopper-Pearson
-bounds on both probabilities then give an epsilon lower bound that holds with the stated
-confidence (:func:`audit_releases`). **What it proves:** a bound above the claimed epsilon
-is a privacy violation at that confidence; a bound below it proves nothing about privacy
-(other streams, events or more runs might find more). For Gaussian linear mechanisms (all
-Gaussian counters) the discriminant is the likelihood-ratio test, so the audit is close to
-tight: :func:`expected_gaussian_audit` predicts its bound, which is how to choose ``n_runs``.
-
-Under window DP (``privacy.window`` = W) an element is protected only in the W releases
-from the first one that depends on it (WDP Definition 6); :func:`audited_rows` selects
-those, and only those, for the audit.
-
-This module holds the statistics and the generic :func:`audit`; it imports no runner. The
-runs live in :mod:`dpol.evaluation.audit_counters` (counters),
-:mod:`dpol.evaluation.audit_learners` (full-information learners) and
-:mod:`dpol.evaluation.audit_bandit` (bandit learners); the neighbouring pairs and the
-under-noised twins in :mod:`dpol.evaluation.audit_pairs`.
+The event (a threshold on a linear discriminant) is picked on half the runs and counted
+on the held-out half; Clopper-Pearson bounds give a lower bound at the stated confidence
+(:func:`audit_releases`). **A bound above the claim is a violation; a bound below it
+proves nothing.** For Gaussian linear mechanisms the discriminant is the likelihood-ratio
+test, so the audit is nearly tight (:func:`expected_gaussian_audit` predicts it: use it
+to choose ``n_runs``). Under window DP only the W protected releases are audited
+(:func:`audited_rows`). The runners: :mod:`dpol.evaluation.audit_counters`,
+:mod:`dpol.evaluation.audit_learners`, :mod:`dpol.evaluation.audit_bandit`; the pairs
+and under-noised twins: :mod:`dpol.evaluation.audit_pairs`.
 """
 
 from __future__ import annotations
@@ -53,12 +44,9 @@ __all__ = [
 class AuditResult:
     """Outcome of one audit: an epsilon lower bound and the evidence behind it.
 
-    ``epsilon_lower``: with probability >= ``confidence`` the mechanism is not
-    (e, delta)-DP for any e < epsilon_lower (0 when the runs show nothing), at the
-    ``delta`` of the tested claim ``claimed_epsilon``. ``n_runs``: runs per stream (a, b),
-    training and held-out together. ``event``: the held-out test, ``"score > t"`` or
-    ``"score <= t"`` with t = ``threshold``; ``counts`` of the ``n_test`` held-out runs of
-    a and of b fell in it. ``name``: what was audited.
+    ``epsilon_lower``: with probability >= ``confidence`` the mechanism is not (e,
+    delta)-DP for any e < epsilon_lower, at the claim's ``delta``. ``event``: the held-out
+    test on ``threshold``; ``counts`` of the ``n_test`` held-out runs of a and b in it.
 
     Examples
     --------
@@ -257,10 +245,8 @@ def expected_gaussian_audit(mu: float, n_test: int, *, delta: float,
                             confidence: float = 0.95) -> tuple[float, float]:
     """Predicted audit bound for a Gaussian mechanism with ratio mu, and its standard error.
 
-    Plugs the expected held-out counts of the best threshold test between N(0, 1) and
-    N(mu, 1) into the Clopper-Pearson bounds; the standard error is the delta-method
-    spread sqrt((1-p)/(n p) + (1-q)/(n q)) of ln(q/p) at that threshold. Use it to choose
-    ``n_runs`` (``n_test`` held-out runs per side) before auditing.
+    The best threshold test's expected held-out counts through the Clopper-Pearson
+    bounds, with the delta-method error of ln(q/p). Use it to choose ``n_runs``.
 
     Examples
     --------
@@ -307,12 +293,9 @@ def audit(release: Callable, stream_a: object, stream_b: object, *, n_runs: int,
 def audited_rows(claimed: PrivacyGuarantee, first: int, n_rows: int) -> slice:
     """The releases an audit of ``claimed`` reads, as a slice of the ``n_rows`` releases.
 
-    ``first`` is the index of the first release that depends on the differing element.
-    Without a window (DP of the whole transcript) every release is read. Under window DP
-    with window W (WDP Definition 6: element i is protected in the releases at times
-    i .. i+W-1) only the W releases ``first .. first+W-1`` are read: later ones may
-    contain the element exactly, and a claim about them would be a claim the mechanism
-    does not make; earlier ones do not depend on it.
+    ``first`` is the first release depending on the differing element. Without a window
+    every release is read; under window DP only ``first .. first+W-1`` (WDP Definition 6:
+    later ones may contain the element exactly).
 
     Examples
     --------
@@ -320,8 +303,6 @@ def audited_rows(claimed: PrivacyGuarantee, first: int, n_rows: int) -> slice:
     slice(0, 10, None)
     >>> audited_rows(PrivacyGuarantee(1.0, 1e-5, window=4), 3, 10)
     slice(3, 7, None)
-    >>> audited_rows(PrivacyGuarantee(1.0, 1e-5, window=4), 8, 10)  # cut at the end
-    slice(8, 10, None)
     """
     n_rows = check_int("n_rows", n_rows, low=1)
     first = check_int("first", first, low=0)

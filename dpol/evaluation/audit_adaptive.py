@@ -1,58 +1,18 @@
 """Empirical DP audits against an adaptive adversary (layer L5).
 
-The learners' proofs (WDP for PrivateFTAL, JKT for PrivateQuadraticFTL, ENV for the
-bandit) run through continual-release counters whose inputs are chosen *after* the
-adversary has seen the earlier releases: x_t may depend on w_1 .. w_t. The oblivious
-audits (:mod:`dpol.evaluation.audit_learners`) fix both streams in advance and never test
-that. Here the adversary plays the learner step by step.
+The learners' proofs run through counters whose inputs are chosen *after* the earlier
+releases (x_t may depend on w_1 .. w_t); the oblivious audits
+(:mod:`dpol.evaluation.audit_learners`) never test that. Here a fixed, public,
+deterministic adversary plays the learner step by step: both worlds run the same rule and
+differ only at position p (a worst-case pair at the current iterate); other rounds get
+elements aligned with the released iterate, so the worlds' streams diverge after p.
 
-**The game** (adaptive continual release). The adversary is a fixed deterministic rule
-mapping what it has seen to the next element. Both worlds run the same rule; they differ
-only at position p, where world a gets one element of a pair and world b the other (under
-add/remove: the null element). After p the worlds' streams diverge, because the rule
-reacts to releases that now differ: the adaptive setting the counters' Gaussian-DP
-composition covers (:mod:`dpol.accounting.events`; it is adaptive by construction). Rounds
-other than p get an element *aligned with the released iterate*; round p gets the
-*worst-case pair at the current iterate*:
-
-* PrivateFTAL: x_t = X w^_t, y_t = -Y (w^ = w / ||w||, e_1 at 0), whose smoothed hinge
-  (h <= 1) is active at every iterate; at p, x_p = X v with v a unit vector orthogonal to
-  w_p and y = +-Y: the margin is 0 for both labels, so the data gradients are -+Y X v, a
-  change of 2L, the counter's sensitivity, at *any* iterate (a fixed pair such as x = e_1
-  stops attaining it once the noisy w_p has |<w_p, e_1>| X Y > 1 - h);
-* PrivateQuadraticFTL: x_t = R w^_t, y_t = Y; at p, x_p = R w^_p, y = +-Y: the label flip
-  moves u by 2 R Y (at Y = R 94% of the stacked sensitivity 3/sqrt(2) R^2; all of it
-  when Y^2 >= 2 R^2), all of it in the part the iterates show almost linearly (V does
-  not change);
-* bandits (played points are the releases): f_t(x) = L <v_t, x - c>, v_t the direction
-  of the previous played point from the centre c (|f_t| <= L (D + zeta) = B); at p the
-  constants +B / -B, which attain 2 (n/zeta) B whatever u_p.
-
-**What is audited.** The adversary's rule is public and fixed before the runs, so any
-function of a run's transcript is a valid statistic. ``release="residual"`` (default)
-reads the releases back into the mechanism's noisy sums (PrivateFTAL: -mu t w_(t+1),
-exact while the ball's projection is inactive, which is checked; PQFTL: (t alpha I + V_t)
-w_(t+1), V_t the adversary's own Gram matrix, exact up to the V noise times w, negligible
-for large alpha, and up to clipping with ``fixes``; bandits: the counter's releases s~_R,
-as the bandit audit's ``"sums"``), subtracts the adversary's own
-contributions (known functions of the transcript) and turns each run by the reflection
-that maps the challenge direction (v, w^_p or u_p) to e_1. For a counter that is private
-for adaptive inputs (linear, noise independent of the inputs) what remains is its
-release of the challenge alone: a Gaussian of ratio mu*, on which Fisher's discriminant
-is the likelihood-ratio test, so the audit is nearly tight and a half-noise twin shows.
-Noise that depended on earlier inputs, or a learner that fed the counter more than the
-calibrated change of an adaptively chosen element, can show in it. ``release="raw"``
-audits the turned iterates or played points as a user sees them (weaker).
-
-Under window DP only the releases p+1 .. p+W are audited. The default p = 0 is the
-element every node of a binary tree holding it is released for (t = 1, 2, 4, ...); later
-positions give valid but weaker audits.
-
-**Cost.** Runs advance in lockstep: per step the adversary's choice is computed for all
-runs at once, each learner takes it through ``learn_one`` (bandits: ``run`` with an
-adaptive ``loss_fn``, which also sees the batch's later points; they are the learner's
-data-free sphere samples, and the proof holds for every value of them). Each run builds
-its learner with ``factory(seed)`` (~1 ms, mostly the counter's calibration).
+``release="residual"`` (default) reads the releases back into the mechanism's noisy sums,
+subtracts the adversary's own contributions and turns the challenge direction to e_1:
+for a counter private under adaptive inputs what remains is a Gaussian of ratio mu*, on
+which Fisher's discriminant is the likelihood-ratio test, so the audit is nearly tight.
+``release="raw"`` audits what a user sees (weaker). Under window DP only releases p+1 ..
+p+W are audited. Each learner's adversary, and why: docs/derivations/adaptive_audit.md.
 """
 
 from __future__ import annotations
@@ -107,7 +67,7 @@ def _turn(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 class _FTALGame:
-    """The adversary of PrivateFTAL (module docstring) and the read-back of its sums."""
+    """The adversary of PrivateFTAL (docs/derivations/adaptive_audit.md) and its read-back."""
 
     def __init__(self, learner: PrivateFTAL, release: str) -> None:
         if learner.dim < 2:
@@ -145,7 +105,7 @@ class _FTALGame:
 
 
 class _QuadraticGame:
-    """The adversary of PrivateQuadraticFTL (module docstring) and the read-back of u."""
+    """The adversary of PrivateQuadraticFTL (docs/derivations/adaptive_audit.md), u read back."""
 
     def __init__(self, learner: PrivateQuadraticFTL, release: str) -> None:
         if release == "residual" and learner.noise_ridge:
@@ -335,7 +295,7 @@ def audit_adaptive(factory: object, *, n_runs: int, claimed: PrivacyGuarantee | 
     >>> from dpol.sets import L2Ball
     >>> make = lambda s: PrivateFTAL(2, loss=Regularized(HingeLoss(0.5), 1.0),
     ...                              domain=L2Ball(2, 1e6), horizon=4, epsilon=1.0,
-    ...                              delta=1e-2, counter="tree", seed=s)
+    ...                              delta=1e-2, counter="binary_tree", seed=s)
     >>> print(audit_adaptive(make, n_runs=300, seed=0).summary())  # doctest: +ELLIPSIS
     DP audit of PrivateFTAL (adaptive, residual): epsilon >= ... at delta=0.01 ...
       PASSED: no violation found (an audit cannot prove privacy)

@@ -1,20 +1,11 @@
 """Empirical DP audits of bandit learners: their played points, or their counter's releases.
 
-Bandits (:class:`~dpol.learners.PrivateBanditFrankWolfe`) see one loss function per round
-and only its value at the played point. Their privacy proof (the learner's Privacy section)
-runs through the counter: given the learner's own sphere directions u_t (free of data), the
-batch sums of neighbouring loss sequences differ in one batch, by (n/zeta)(F - F') u_t0, and
-the counter's releases s~_R are (epsilon, delta)-DP for that sensitivity; so the pair
-(u, s~) is, and the played points, a function of it, are too. :func:`audit_bandit` audits
-either the played points themselves (``release="points"``, the default: what a user sees,
-the claim as stated; weak, since Frank-Wolfe and the exploration noise blur what the points
-show of the sums) or that pair (``release="sums"``: the statement the proof establishes and
-the played points inherit, so the stronger test).
-
-Release indexing (0-based): the loss of round p lies in batch b = p // K, whose sum enters
-the counter's releases b, b + 1, ...; release r steers the centre played throughout batch
-r + 2. Under a window claim with window W the audit reads the releases b .. b + W - 1
-(``"sums"``) or the points of the batches b + 2 .. b + W + 1 (``"points"``).
+A bandit's proof runs through its counter: given its data-free sphere directions u, the
+releases s~ are DP, so the pair (u, s~) is and the played points inherit it.
+:func:`audit_bandit` audits the played points (``release="points"``, what a user sees;
+weak) or that pair (``"sums"``; stronger). Round p's loss enters batch b = p // K, whose
+sum is in releases b, b + 1, ...; release r steers batch r + 2. A window W reads releases
+b .. b + W - 1 or the points of batches b + 2 .. b + W + 1.
 """
 
 from __future__ import annotations
@@ -71,19 +62,12 @@ def bandit_releases(factory: Callable, losses: tuple, n_runs: int, *, position: 
     """``n_runs`` runs of ``factory(seed).run_linear(C, b)``, turned so that u_position = e_1.
 
     ``losses = (C, b)`` (``b`` may be None). ``release="sums"``: the counter's releases
-    s~_1 .. s~_(m-1) (``trace.noisy_sums``); ``"points"``: the played points minus the
-    learner's centre c. Each run's rows are multiplied by the reflection that maps its own
-    sphere direction u_position to e_1: one loss changes the batch sums along that random
-    direction, so without the turn the mean difference between neighbours averages out
-    and a linear statistic sees nothing. The turn is invertible given u_position, i.e. a
-    post-processing of (u, s~), the pair the privacy proof covers; for ``"points"`` with
-    ``position`` in the first batch it is a post-processing of the played points alone
-    (u = (x_position - c) / zeta there, x~_0 = c being public). Gaussian noise is isotropic,
-    so the turned sums are the counter's releases on a fixed direction.
-
-    Runs are reseeded deep copies of one template, or fresh factory calls (``fresh``), as in
-    :func:`~dpol.evaluation.audit_learners.learner_releases`; every copy draws new sphere
-    directions and new counter noise.
+    (``trace.noisy_sums``); ``"points"``: the played points minus the centre c. Each run's
+    rows are reflected so that its own sphere direction u_position becomes e_1 (else the
+    neighbours' mean difference averages out); the turn is post-processing of (u, s~), the
+    pair the proof covers (of the points alone when ``position`` is in the first batch),
+    and isotropic noise stays the counter's. Runs as in
+    :func:`~dpol.evaluation.audit_learners.learner_releases` (``fresh``).
 
     Returns an array (n_runs, k * dim): the rows ``rows`` (a slice, default all) of the
     m - 1 releases (``"sums"``) or of the T points (``"points"``).
@@ -157,14 +141,11 @@ def audit_bandit(factory: Callable, *, n_runs: int, claimed: PrivacyGuarantee | 
         only the rows it covers are read (module docstring).
     losses : ((C_a, b_a), (C_b, b_b)), optional
         Neighbouring linear loss sequences; default :func:`worst_case_bandit_losses` at
-        ``position`` (the round whose loss differs; default 0, in the first batch, whose sum
-        every counter release holds).
+        ``position`` (default 0: in the first batch, which every release holds).
     release : {"points", "sums"}
-        What is audited (:func:`bandit_releases`). ``"points"`` (default): the played
-        points, what a user sees and the claim as stated; Frank-Wolfe and the exploration
-        noise hide most of the sums from them, so this audit is weak. ``"sums"``: the
-        counter's releases with the sphere directions, the statement the privacy proof
-        establishes and the played points inherit by post-processing; the stronger audit.
+        What is audited (:func:`bandit_releases`): the played points (default; what a
+        user sees, a weak audit: Frank-Wolfe and exploration hide the sums) or the
+        counter's releases, which the proof protects (stronger).
     seed, fresh, **options
         ``seed`` of the runs; ``fresh`` as
         :func:`~dpol.evaluation.audit_learners.learner_releases`; ``statistic``,

@@ -64,16 +64,9 @@ def counter_releases(counter: object, stream: object, n_runs: int, *,
                      batch_size: int = 65_536) -> np.ndarray:
     """``n_runs`` independent runs of a fresh copy of ``counter`` on ``stream``, flattened.
 
-    Gaussian and Laplace noise are i.i.d. across coordinates, so B runs come from one
-    counter of dimension B*dim fed the stream in every block of coordinates: its bound
-    is sqrt(B) bound (the block vector of B rows of norm <= bound is never clipped; the
-    stream is clipped to ``bound`` first, as the counter itself would) and its
-    ``element_sensitivity`` is set so that its per-coordinate noise scale equals
-    ``counter.noise_scale`` (checked, with the structure, before use). Other noises, or a
-    counter that cannot be rebuilt so, are run one fresh copy per run.
-
-    Returns an array (n_runs, k * dim): the releases ``rows`` (a slice of 0 .. T-1,
-    default all) of each run.
+    Gaussian and Laplace noise are i.i.d. across coordinates, so B runs are one counter
+    of dimension B*dim with the same per-coordinate noise scale (checked); other noises
+    run one copy per run. Returns (n_runs, k * dim): the releases ``rows`` of each run.
 
     Examples
     --------
@@ -149,13 +142,10 @@ def audit_counter(counter: object, *, n_runs: int, claimed: PrivacyGuarantee | N
         The guarantee to test (default ``counter.privacy``; give the original's to audit
         an under-noised twin against it).
     streams : (stream_a, stream_b), optional
-        Default :func:`worst_case_streams` at ``position``, the index of the differing
-        element. Release t (0-based) is the sum of elements 0 .. t, so under window DP
-        with window W the releases ``position .. position + W - 1`` are audited
-        (:func:`~dpol.evaluation.audit.audited_rows`), without a window all of them.
+        Default :func:`worst_case_streams` at ``position``; a window W audits releases
+        ``position .. position + W - 1`` (:func:`~dpol.evaluation.audit.audited_rows`).
     length : int, optional
-        The stream length for a counter of an endless stream (``horizon=None``; then
-        required unless ``streams`` are given); ignored for a counter with a horizon.
+        The stream length for an endless counter (``horizon=None``), unless ``streams``.
     seed, **options
         ``seed`` of the runs; ``statistic``, ``confidence``, ``train_fraction`` go to
         :func:`~dpol.evaluation.audit.audit_releases`.

@@ -1,15 +1,10 @@
 """Empirical DP audits of full-information learners: many runs on neighbouring streams.
 
-The runs behind :func:`audit_learner`: many independent runs of a learner on two
-neighbouring streams, of which the audit reads what a user sees, the released iterates;
-:func:`~dpol.evaluation.audit.audit_releases` turns them into an epsilon lower bound. The
-default neighbouring pair attains the learner's declared sensitivity
-(:func:`~dpol.evaluation.audit_pairs.worst_case_learner_streams`).
-
-Release indexing: row k of a run is the iterate released after k elements (row 0 is the
-data-independent first iterate, row T the one after the last element), so element p
-(0-based) enters rows p + 1 onwards, and under window DP with window W it is protected in
-rows p + 1 .. p + W only, the rows audited (:func:`~dpol.evaluation.audit.audited_rows`).
+:func:`audit_learner` reads what a user sees, the released iterates of many runs on a
+neighbouring pair that attains the declared sensitivity
+(:func:`~dpol.evaluation.audit_pairs.worst_case_learner_streams`). Row k of a run is the
+iterate after k elements, so element p enters rows p + 1 on (a window W: rows p + 1 ..
+p + W, :func:`~dpol.evaluation.audit.audited_rows`).
 """
 
 from __future__ import annotations
@@ -86,16 +81,11 @@ def learner_releases(factory: Callable, X: object, y: object, n_runs: int, *,
                      fresh: bool = False) -> np.ndarray:
     """``n_runs`` independent runs of ``factory(seed)`` on (X, y); iterates flattened.
 
-    The release of one run is ``trace.weights`` followed by ``trace.final_weights``
-    (T + 1 iterates, row k released after k elements; ``rows``, a slice, keeps some of
-    them). ``fresh=True`` calls the factory for every run. By default it is called once
-    and every run is a deep copy whose ``np.random.Generator`` objects all get fresh
-    independent states (much faster when the constructor calibrates noise); randomness
-    drawn at construction (random features, projections) is then shared by all runs, i.e.
-    the audit holds it fixed, as a guarantee valid for every such draw allows. Without any
-    Generator to reseed, the factory is called for every run. Generators are searched in
-    attributes, dicts, lists, tuples and sets; a learner keeping randomness elsewhere
-    needs ``fresh=True``.
+    A run releases ``trace.weights`` then ``trace.final_weights`` (T + 1 iterates; ``rows``
+    keeps a slice). By default runs are deep copies of one factory call with every
+    ``np.random.Generator`` reseeded (construction-time draws are then held fixed, which
+    a guarantee for every such draw allows); ``fresh=True`` (or no Generator found) calls
+    the factory per run.
 
     Examples
     --------
@@ -133,10 +123,9 @@ def audit_learner(factory: Callable, *, n_runs: int, claimed: PrivacyGuarantee |
         Default :func:`~dpol.evaluation.audit_pairs.worst_case_learner_streams` at
         ``position``, which attains the learner's declared sensitivity.
     position : int, optional
-        The index of the differing element (default the first one the releases depend
-        on, :func:`~dpol.evaluation.audit_pairs.first_data_position`). Under a window
-        claim only the rows ``position + 1 .. position + W`` are audited (module
-        docstring), without a window all T + 1 rows.
+        The differing element (default
+        :func:`~dpol.evaluation.audit_pairs.first_data_position`); a window claim audits
+        rows ``position + 1 .. position + W``.
     seed, fresh, **options
         ``seed`` of the runs; ``fresh`` as :func:`learner_releases`; ``statistic``,
         ``confidence``, ``train_fraction`` go to :func:`~dpol.evaluation.audit.audit_releases`.

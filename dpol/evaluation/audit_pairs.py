@@ -1,29 +1,12 @@
 """Neighbouring pairs that attain a learner's declared sensitivity, and under-noised twins.
 
-An audit can only see what its neighbouring pair shows: a pair whose noise-free outputs
-differ by an eighth of the sensitivity the noise is calibrated for hides an under-noised
-learner. :func:`worst_case_learner_streams` builds, for each learner, the pair its Privacy
-section's bound is attained by (in configurations where the bound is attainable; the
-learners' docstrings say which), :func:`sensitivity_attainment` measures on noiseless
-runs how much of the declared sensitivity a pair attains, and :func:`under_noised` turns a
-learner into its twin with a fraction of the noise, which an audit should flag when it
-still claims the original guarantee.
-
-What is compared, per learner:
-
-* counter-based learners (:class:`~dpol.learners.PrivateFTAL`,
-  :class:`~dpol.learners.PrivateOnlineFrankWolfe`, :class:`~dpol.learners.PrivateQuadraticFTL`,
-  :class:`~dpol.learners.PrivateIncrementalRegression` and its projected variant): the
-  change of the element fed to the counters (all counters stacked), against the counter's
-  element sensitivity (``node_sensitivity``, or :func:`outer_product_sensitivity` for the
-  stacked pair of sums);
-* output perturbation (:class:`~dpol.learners.OutputPerturbation`, ``PrivateIGD``,
-  ``PrivateGIGA``): the clean iterate after step t against ``sensitivity(t)``;
-* :class:`~dpol.learners.PrivateOfflineLearner`: the clean average against ``sensitivity``;
-* :class:`~dpol.learners.PrivateKernelRegression`: the clean release t against
-  ``sensitivity(t)``, and the whole transcript against its mu;
-* bandits: the counter's releases of the batch sums against ``element_sensitivity`` (the
-  pair: :func:`worst_case_bandit_losses`).
+An audit sees only what its pair shows: a pair attaining an eighth of the calibrated
+sensitivity hides an under-noised learner. :func:`worst_case_learner_streams` builds the
+pair attaining each learner's Privacy bound, :func:`sensitivity_attainment` measures on
+noiseless runs what a pair attains (the counters' stacked element against their element
+sensitivity; output perturbation's clean iterates against ``sensitivity(t)``; kernel
+regression's transcript against its mu; a bandit's batch sums), and :func:`under_noised`
+builds the twin with a fraction of the noise that an audit should flag.
 """
 
 from __future__ import annotations
@@ -97,14 +80,9 @@ def _scaled_counter(counter: Counter, factor: float) -> Counter:
 def under_noised(learner: object, factor: float) -> object:
     """Scale every noise of a fresh ``learner`` by ``factor`` in place; returns the learner.
 
-    The twin runs the same algorithm with ``factor`` times the noise std (Gaussian), scale
-    (Laplace) or theta (Gamma) of every mechanism inside it: each counter is rebuilt with
-    ``factor`` times its noise multiplier (same parameters and seed; a seed that was a
-    ``SeedSequence`` spawns new children, so its draws are new ones), and the learners
-    that add their own noise get their stds scaled (the same draws, scaled). ``factor=0``
-    gives the noiseless run of the same algorithm (for :func:`sensitivity_attainment`).
-    Its ``privacy`` may or may not follow (it does where it is derived from the noise that
-    runs): audit a twin against the original's claim, passed explicitly.
+    Every counter is rebuilt with ``factor`` times its noise multiplier (same seed), and
+    learners adding their own noise scale their stds; ``factor=0`` is the noiseless run.
+    The twin's ``privacy`` need not follow: audit it against the original's claim.
 
     Examples
     --------
@@ -180,26 +158,14 @@ def worst_case_learner_streams(learner: object, *, position: int | None = None
                                ) -> tuple[tuple, tuple]:
     """Neighbouring streams ``((X_a, y_a), (X_b, y_b))`` attaining the declared sensitivity.
 
-    Every row but ``position`` is the null element (x = 0, y = 0; the kernel learner's
-    is below): it adds nothing to a counter and its gradient is zero, so the change made
-    at ``position`` is all the pair shows, and later steps only carry it forward. At
-    ``position`` (default :func:`first_data_position`), x has norm ``x_bound`` (the
-    kernel learner: ||phi(x)|| = kappa) and the labels are ``+y_bound``
-    against ``-y_bound`` (replace-one; add/remove: against the null element), with:
-
-    * counter-based gradient learners (FTAL, online Frank-Wolfe): x orthogonal to the
-      data-independent first iterate, so the margin is 0 and a loss whose derivative is
-      constant around 0 (the smoothed hinge) changes its data gradient by 2 L, the
-      counter's element sensitivity;
-    * learners summing x x^T and y x (PQFTL, incremental regression): x' with
-      <x, x'> = Y^2 / 2 on the other side, which attains :func:`outer_product_sensitivity`
-      (X = Y = R: 3 R^2 / sqrt(2)), X and Y the bounds of the counters' elements
-      (``element_bounds``: PQFTL's labels enter rescaled to R); projected regression
-      places the projected features so;
-    * :class:`~dpol.learners.PrivateKernelRegression`: x = p at ``position`` and every
-      other row (q, 0), phi(q) orthogonal to phi(p) (:mod:`dpol.evaluation._kernel_pair`):
-      at position 0 the releases differ by the transcript bound's Delta_t(0) exactly;
-    * every other learner: the same x on both sides.
+    Every row but ``position`` (default :func:`first_data_position`) is the null element
+    (x = 0, y = 0: nothing enters a counter), so the change there is all the pair shows.
+    At ``position``, ||x|| = ``x_bound`` and the labels are ``+y_bound`` against
+    ``-y_bound`` (add/remove: against the null element), with x orthogonal to the first
+    iterate for FTAL and online Frank-Wolfe (a 2 L gradient change), x' with <x, x'> =
+    Y^2 / 2 on the other side for learners summing x x^T and y x (attains
+    :func:`outer_product_sensitivity`), the pair of :mod:`dpol.evaluation._kernel_pair`
+    for kernel regression (Delta_t(0) exactly), and the same x elsewhere.
 
     Examples
     --------
@@ -241,12 +207,9 @@ def worst_case_learner_streams(learner: object, *, position: int | None = None
 def worst_case_bandit_losses(learner: object, *, position: int = 0) -> tuple[tuple, tuple]:
     """Neighbouring linear loss sequences ``((C_a, b_a), (C_b, b_b))`` for a bandit learner.
 
-    For :meth:`run_linear`: f_t(x) = <C[t], x> + b[t]. Every loss is zero except at round
-    ``position``: the constant ``+B`` against ``-B`` (replace-one) or against zero
-    (add/remove), B = ``learner.loss_bound``. Constant losses are 0-Lipschitz and bounded by
-    B, so they are never clipped, and the batch sums then differ by exactly
-    (n/zeta)(B - (-B)) u_position, whatever the direction: the ``element_sensitivity``
-    2 (n/zeta) B the learner's counter is calibrated for (half under add/remove).
+    For :meth:`run_linear` (f_t(x) = <C[t], x> + b[t]): zero losses but at ``position``,
+    the constant ``+B`` against ``-B`` (add/remove: 0), B = ``learner.loss_bound``; the
+    batch sums then differ by exactly the ``element_sensitivity`` 2 (n/zeta) B.
 
     Examples
     --------
@@ -286,10 +249,8 @@ def _outer_product_pair(learner: object, X: float, Y: float) -> tuple[np.ndarray
 class Attainment:
     """How much of the declared sensitivity a neighbouring pair attains, output by output.
 
-    ``declared[i]`` and ``attained[i]`` are the declared bound and the measured change of
-    noise-free output i (``what`` says which outputs: counter elements, releases);
-    ``transcript``, for a learner calibrated for its whole transcript, the pair's
-    sqrt(sum_t (change_t / std_t)^2) as a share of the mu its noise is calibrated for.
+    ``declared[i]``, ``attained[i]``: bound and measured change of noise-free output i
+    (``what`` names them); ``transcript``: the pair's share of a transcript-calibrated mu.
 
     Examples
     --------
@@ -332,18 +293,14 @@ def sensitivity_attainment(factory: Callable, *, streams: tuple | None = None,
                            position: int | None = None, seed: int = 0) -> Attainment:
     """Declared against attained sensitivity on noiseless runs of ``factory(seed)``.
 
-    Both streams (default :func:`worst_case_learner_streams`) are run by the noiseless
-    twin (:func:`under_noised` with factor 0, the same seed: the same public randomness).
-    Counter-based learners: the change of the counters' exact sums at the end, which is
-    the change of the one differing element when every other element is null (the
-    default pair), against the element sensitivity. Learners adding their own noise: the
-    change of every release after the first data step, against its declared bound.
+    Both streams (default :func:`worst_case_learner_streams`) run through the noiseless
+    twin (:func:`under_noised`, factor 0, same seed). Counter-based learners: the change
+    of the counters' exact sums against the element sensitivity; learners adding their
+    own noise: each release's change against its declared bound.
 
     Examples
     --------
-    Implicit gradient descent moves a changed iterate by at most 2 L / (alpha (t + 1)),
-    the prox's contraction, and its noise is calibrated for that (``sensitivity(t)``;
-    JKT Lemma 4's lam / t would give the ratios t / (t + 1)):
+    Implicit gradient descent attains its ``sensitivity(t)`` = lam / (t + 1):
 
     >>> from dpol.learners import PrivateIGD
     >>> from dpol.losses import HingeLoss, Regularized

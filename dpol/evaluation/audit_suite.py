@@ -1,18 +1,11 @@
 """The audit suite: every learner with every counter kind it accepts, audited on its releases.
 
-One small configuration per (learner, counter kind), chosen so that the default
-neighbouring pair attains the learner's declared sensitivity where the learner allows it
-(:func:`~dpol.evaluation.audit_pairs.worst_case_learner_streams`): a smoothed hinge loss
-(its derivative is constant around the margin 0 the pair sits at), a domain too large to
-project onto where the iterate should stay an invertible map of the noisy sums. Every case
-claims (1, 0.05)-DP under replace-one: a large delta keeps the runs an audit needs few
-(the calibration code is the one used at any delta), and the window counter runs with a
-window of 4 releases (the learners that take it), so its window claim is audited on the
-releases inside the window.
-
-:func:`run_case` audits one case, or its under-noised twin against the real claim;
-``benchmarks/audits.py`` records every case in ``docs/audits.md`` and the tests run the
-whole suite with few runs.
+One small configuration per (learner, counter kind) whose default pair attains the
+declared sensitivity where the learner allows it (a smoothed hinge loss, a domain too
+large to project onto). Every case claims (1, 0.05)-DP under replace-one (a large delta
+keeps the runs few; the calibration code is the same at any delta), with a window of 4
+for the window counter. :func:`run_case` audits one case or its under-noised twin;
+``benchmarks/audits.py`` writes docs/audits.md.
 
 Examples
 --------

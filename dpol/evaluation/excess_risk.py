@@ -6,11 +6,9 @@ judge an incremental estimator by its **unnormalised** excess empirical risk at 
     excess_t = L(theta_t; Gamma_t) - min_{theta in C} L(theta; Gamma_t),
     L(theta; Gamma_t) = sum_{i <= t} (y_i - <x_i, theta>)^2,
 
-where theta_t is the model released *after* seeing z_t (not the online-learning iterate
-used before it). For the squared loss everything follows from the running sums
-Q_t = sum x x^T, q_t = sum y x: L(theta) = c_t - 2 q_t.theta + theta^T Q_t theta, so the risk
-of a released model is exact in O(d^2) per step, and the optimum over C is a convex
-quadratic program solved per step, warm-started from the previous step.
+theta_t the model released *after* z_t. From the running sums Q_t = sum x x^T and
+q_t = sum y x the risk is exact in O(d^2) per step; the optimum is a warm-started convex
+quadratic program.
 """
 
 from __future__ import annotations
@@ -48,10 +46,8 @@ class ExcessRisk:
     optimum : array (k,)
         ``L`` at the best point found in C (``min_C L`` up to ``gap``).
     gap : array (k,)
-        Certified bound on ``optimum - min_C L``: the Frank-Wolfe duality gap
-        ``<grad L(theta), theta - v>`` (v from the set's linear oracle), which bounds the
-        suboptimality of any convex objective; 0 for ``domain=None`` (exact pseudo-inverse
-        solve, rounding aside).
+        Certified bound on ``optimum - min_C L``: the Frank-Wolfe duality gap; 0 for
+        ``domain=None`` (exact solve, rounding aside).
     minimizers : array (k, d)
         The points achieving ``optimum``.
 
@@ -201,8 +197,7 @@ def excess_empirical_risk(
     Parameters
     ----------
     weights : array (T, d) or Trace
-        ``weights[t-1]`` is the model released after step t (use :func:`released_models`
-        for a learner's Trace; a Trace is converted automatically).
+        ``weights[t-1]`` is the model released after step t (:func:`released_models`).
     X : array (T, d)
     y : array (T,)
         The stream the learner saw, after its clipping.
@@ -214,8 +209,7 @@ def excess_empirical_risk(
         Stop the per-step solver when its certified gap is ``<= tol + rtol * sum y^2``
         (sum scale, KNJ's units).
     max_iter : int
-        Iteration budget per block of steps (a :class:`~dpol.errors.NumericalWarning`
-        reports blocks whose certificate stayed above the tolerance).
+        Iteration budget per block of steps (else a :class:`~dpol.errors.NumericalWarning`).
 
     Returns
     -------
@@ -223,11 +217,9 @@ def excess_empirical_risk(
 
     Notes
     -----
-    ``risk`` is exact up to rounding and ``excess`` is formed without cancellation.
-    ``optimum`` is exact for ``domain=None`` (pseudo-inverse, directions below
-    ``d * eps * lambda_max`` dropped) and an ``L2Ball`` (secular equation), FISTA to the
-    tolerance on other sets, warm-started from the previous step. The squared loss is
-    KNJ's ``(y - <x, theta>)^2`` (no 1/2; halve for the 1/2 convention).
+    ``optimum`` is exact for ``domain=None`` (pseudo-inverse) and an ``L2Ball`` (secular
+    equation), FISTA to the tolerance on other sets. The squared loss is KNJ's
+    ``(y - <x, theta>)^2`` (no 1/2).
 
     Examples
     --------

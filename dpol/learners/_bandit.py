@@ -1,19 +1,9 @@
 """Shared machinery of the projection-free bandit learners (ENV Algorithm 1; layer L4).
 
-ENV's PrivateBandit splits T rounds into m = ceil(T/K) batches of K = ceil(sqrt T) rounds.
-Throughout batch R it plays x_t = x~_{R-1} + zeta u_t, u_t uniform on the unit sphere,
-observes the scalar f_t(x_t), and sums the one-point estimates (n/zeta) f_t(x_t) u_t into
-g~_R. A continual-release counter turns the batch sums into (noisy) prefix sums s~_R. During
-batch R one Frank-Wolfe iteration per round (one linear-oracle call each) approximates
-x~_R = argmin_{x in D} 1/2 ||x - c||^2 + eta <s~_{R-1}, x> = Proj_D(c - eta s~_{R-1}), the
-lazy-projection (FTRL) point, warm-started at x~_{R-1}. Nothing but the linear oracle of D is
-ever called (and, in shrink mode, a ball inside D that the user supplies).
-
-:class:`BanditFrankWolfeBase` implements all of it; its subclasses only build the counter
-(:class:`~dpol.learners.BanditFrankWolfe`: exact sums; :class:`PrivateBanditFrankWolfe`: a
-calibrated private counter). Paper: ENV Algorithm 1, the Frank-Wolfe step of Lemma C.4
-and the shrunk domain of Appendix D; where it is wrong or silent: docs/errata.md, ENV-1 to
-ENV-3.
+The algorithm is :class:`~dpol.learners.PrivateBanditFrankWolfe`'s (ENV Algorithm 1, the
+Frank-Wolfe step of Lemma C.4, Appendix D's shrunk domain; docs/errata.md, ENV-1 to
+ENV-3): only D's linear oracle is ever called. :class:`BanditFrankWolfeBase` implements
+it; subclasses build the counter (exact sums, or a calibrated private counter).
 """
 
 from __future__ import annotations
@@ -79,14 +69,6 @@ class BanditFrankWolfeBase(LearnerAPI, Checkpointable, ABC):
     >>> m.tell(float(x @ [0.5, -0.5]))  # only the loss value is observed
     >>> m.t, m.n_oracle_calls_, box.contains(m.iterate), m.privacy.epsilon
     (1, 1, True, 1.0)
-    >>> restored = PrivateBanditFrankWolfe.from_state(m.get_state())
-    >>> bool(np.array_equal(restored.ask(), m.ask()))  # a checkpoint continues identically
-    True
-    >>> m.ask()  # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    dpol.errors.InvalidInputError: ask must be followed by tell(loss_value) before the next
-    ask(); got 'a second ask() while x_t is pending'
     """
 
     #: the parameter bounding the loss values, as the clipping warning names it

@@ -19,16 +19,12 @@ class Checkpointable:
 
     Privacy
     -------
-    A state holds the un-noised sums and the noise generators' positions: whoever reads
-    it can remove the noise from every release, so keep it like the raw data. A restored
-    object draws the noise the original would have drawn next, so the original and its
-    restored copy, or two restores of one state, are a fork of one noise stream: given
-    different elements, their releases are not independently noised (for the counters
-    inside, their difference carries no noise), and the guarantee covers one
-    continuation only. Restore a state once, where the original stopped (a crash, a new
-    process); a second restore of the same state in one process warns
-    (:class:`~dpol.errors.ForkedStateWarning`). ``copy.deepcopy`` and pickle copy an
-    object likewise, without the warning.
+    A state holds the un-noised sums and the generators' positions: keep it like the raw
+    data. A restored object draws the noise the original would have drawn next, so two
+    continuations of one state fork one noise stream (their releases' difference carries
+    no noise): the guarantee covers one continuation only. Restore a state once, where
+    the original stopped; a second restore in one process warns
+    (:class:`~dpol.errors.ForkedStateWarning`; ``copy.deepcopy`` and pickle do not).
 
     Examples
     --------
@@ -43,17 +39,6 @@ class Checkpointable:
     >>> restored = Walk.from_state(walk.get_state())
     >>> restored.step() == walk.step(), restored.rng is walk.rng
     (True, False)
-    >>> import warnings
-    >>> state = walk.get_state()
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     a, b = Walk.from_state(state), Walk.from_state(state)  # b forks a's noise
-    >>> [w.category.__name__ for w in caught], a.step() == b.step()
-    (['ForkedStateWarning'], True)
-    >>> Walk.from_state({"class": "Other"})
-    Traceback (most recent call last):
-    ...
-    dpol.errors.InvalidInputError: state must come from Walk.get_state(); got 'Other'
     """
 
     def get_state(self) -> dict:

@@ -131,14 +131,11 @@ def joint_events(counters: tuple, element_sensitivity: float | None
 
     Privacy
     -------
-    The counters' own events always hold: independent mechanisms compose (mu^2 = sum_k
-    (s_k / sigma_k)^2, zCDP: rho = sum_k rho_k), adaptively chosen elements included.
-    With a proven bound s on the stacked element's change, the stacked node vectors are
-    one mechanism of sensitivity S = s times the encoder's column norm (rounding included
-    for secure noise, :func:`secure_joint_sensitivity`), every coordinate with std >=
-    min_k sigma_k: mu = S / min_k sigma_k (secure: :func:`joint_zcdp`). That event
-    replaces the counters' when smaller, under their common relation, window and horizon
-    (docs/derivations/joint_counters.md).
+    The counters' own events always hold (independent mechanisms compose, adaptively
+    too). With a proven bound s on the stacked element's change, the stacked node vectors
+    are one mechanism of sensitivity S = s times the column norm (secure: rounding
+    included), every std >= min_k sigma_k: mu = S / min_k sigma_k (secure:
+    :func:`joint_zcdp`), used when smaller (docs/derivations/joint_counters.md).
 
     Examples
     --------
@@ -151,8 +148,6 @@ def joint_events(counters: tuple, element_sensitivity: float | None
     ...                                    element_sensitivity=bound)
     >>> [e.name for e in joint_events(counters, stacked)]
     ['BinaryTreeCounter x2, stacked']
-    >>> compose_guarantee(joint_events(counters, stacked), 1e-5, target=1.0).epsilon
-    1.0
     >>> round(compose_guarantee(joint_events(counters, None), 1e-5).epsilon, 3)  # own: looser
     1.373
     """
@@ -189,57 +184,43 @@ def joint_counters(cls: type, horizon: int, specs: list[tuple[int, dict]], *,
     """Build one counter per ``(dim, keywords)`` spec, all fed by the same element.
 
     Tight: the stacked node vectors are one mechanism, and every counter gets the noise
-    that mechanism needs; ``element_sensitivity``, when given, is a proven bound on the
-    l2 change of the stacked element (e.g. :func:`outer_product_sensitivity`). Paper:
-    ``paper`` holds the published per-counter sigmas and the formula's name (binary tree
-    only). ``epsilon=inf`` builds noiseless counters. The counters are built under
-    ``neighbouring``, which ``options`` may not override (nor anything else the
-    calibration sets). Derivation: docs/derivations/joint_counters.md.
+    it needs; ``element_sensitivity``, when given, is a proven bound on the stacked
+    element's l2 change (e.g. :func:`outer_product_sensitivity`). Paper: ``paper`` holds
+    the published per-counter sigmas and the formula's name (binary tree only).
+    ``epsilon=inf`` builds noiseless counters. ``options`` may not override what the
+    calibration sets (``neighbouring`` included).
 
     Returns
     -------
     counters : tuple of Counter
     element_sensitivity : float or None
-        What to pass to :func:`joint_events` for the events the calibration certified:
-        the stacked bound under tight calibration, None under paper calibration (the
-        published per-tree noise, composed as the warning states) or without noise.
+        What to pass to :func:`joint_events`: the stacked bound under tight calibration,
+        None under paper calibration or without noise.
 
     Privacy
     -------
-    No guarantee is made here: the learner's is derived from :func:`joint_events`, under
-    the learner's relation. Sensitivity: the stacked node vectors move by J c, J =
-    min(sqrt(sum_k Delta_k^2), element_sensitivity), c the encoder's column norm (common
-    to all counters), Delta_k counter k's node sensitivity. Tight (Gaussian): every
-    counter gets std z J c, z the single Gaussian's multiplier from
-    :func:`dpol.accounting.calibrate`, exact by Gaussian DP (docs/errata.md, JKT-4).
-    Secure (tight only): every counter rounds its part to its grid and adds exact
-    discrete Gaussian noise (CKS 2020); the rounding inflates the sensitivity
-    (:func:`secure_joint_sensitivity`) and the grids move with the stds, so
-    :func:`~dpol.accounting.calibrate` sizes z on the zCDP events the counters will report
-    (:func:`joint_zcdp`, :func:`joint_events`), certified at most ``epsilon`` by
-    dp-accounting's RDP accountant. Paper: the published sigmas; a
-    ``PaperCalibrationWarning`` names the real epsilon of their composition when it
-    exceeds ``epsilon``.
+    No guarantee is made here: the learner's comes from :func:`joint_events`, under its
+    relation. Sensitivity: the stacked node vectors move by J c, J = min(sqrt(sum_k
+    Delta_k^2), element_sensitivity), c the common encoder column norm. Tight: every
+    counter gets std z J c, z from :func:`dpol.accounting.calibrate` (Gaussian DP;
+    docs/errata.md, JKT-4); secure noise adds the rounding
+    (:func:`secure_joint_sensitivity`) and sizes z on the zCDP events
+    (:func:`joint_zcdp`). Paper: the published sigmas, with a ``PaperCalibrationWarning``
+    when their composition exceeds ``epsilon``. Derivation:
+    docs/derivations/joint_counters.md.
 
     Examples
     --------
     Two trees fed vec(x x^T) (4 entries) and y x (2): each gets sqrt(2) times its std
-    alone, less with the stacked bound (3/sqrt(2) against the quadrature sum 2 sqrt(2)).
+    alone (less with a stacked bound: 3/sqrt(2) against 2 sqrt(2)).
 
     >>> from dpol.counters import BinaryTreeCounter
     >>> kw = dict(epsilon=1.0, delta=1e-5, neighbouring="replace_one", calibration="tight",
     ...           options={}, seed=0)
     >>> counters, stacked = joint_counters(BinaryTreeCounter, 64, [(4, {}), (2, {})], **kw)
-    >>> [c.dim for c in counters], stacked
-    ([4, 2], None)
     >>> alone = BinaryTreeCounter(64, 4, epsilon=1.0, delta=1e-5).noise_scale
-    >>> [round(c.noise_scale / alone, 4) for c in counters]
-    [1.4142, 1.4142]
-    >>> bound = outer_product_sensitivity(1.0, 1.0, "replace_one")
-    >>> counters, _ = joint_counters(BinaryTreeCounter, 64, [(4, {}), (2, {})], **kw,
-    ...                              element_sensitivity=bound)
-    >>> round(counters[0].noise_scale / alone, 4)
-    1.0607
+    >>> [c.dim for c in counters], stacked, round(counters[0].noise_scale / alone, 4)
+    ([4, 2], None, 1.4142)
     """
     kind = noise_kind(noise, among=JOINT_NOISES)
     kind.check_calibration(calibration)
@@ -292,7 +273,7 @@ def _paper_multipliers(cls: type, horizon: int, nodes: list[float],
     [26.457513110645905, 26.457513110645905]
     """
     if cls is not BinaryTreeCounter or paper is None:
-        raise fail("calibration", "be 'tight' unless counter='tree' (the published "
+        raise fail("calibration", "be 'tight' unless counter='binary_tree' (the published "
                    "formulas are for the binary tree)", "paper")
     sigmas, formula = paper
     column = math.sqrt(float(tree_levels(horizon)))  # the tree's encoder column norm

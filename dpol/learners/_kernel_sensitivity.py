@@ -1,57 +1,21 @@
 """The exact l2 sensitivity of :class:`PrivateKernelRegression`'s releases (NW eq. (3)).
 
-Notation: a step at 0-based position s is ``w <- a_s w - eta_s (phi . w - y) phi`` with
-``m_s = s + t0``, ``eta_s = m_s^-theta``, ``a_s = 1 - eta_s lambda_s = 1 - 1/m_s``, features
-``||phi|| <= kappa`` (random features in R^D, or K_x in the RKHS), labels ``|y| <= M``;
-``t0^theta >= kappa^2 + 1`` gives ``eta_s kappa^2 <= a_s``. Release t (1-based) is w_t.
+A step at 0-based position s is ``w <- a_s w - eta_s (phi . w - y) phi`` with ``m_s = s +
+t0``, ``eta_s = m_s^-theta``, ``a_s = 1 - 1/m_s``, ``||phi|| <= kappa``, ``|y| <= M``.
 
-1. **Norm of the iterate.** ``R_0 = 0`` and
-   ``R_{s+1} = min(a_s R_s + eta_s kappa M, a_s sqrt(R_s^2 + eta_s M^2 / (2 a_s - eta_s
-   kappa^2)))`` bound ``||w_s||``. With ``phi = b e`` (``||e|| = 1``) and ``c = e . w``,
-   ``||w'||^2 = a^2 (||w||^2 - c^2) + ((a - eta b^2) c + eta b y)^2``; at ``|y| = M`` this
-   is a concave quadratic in c whose maximum over all real c is
-   ``a^2 [||w||^2 + eta M^2 / (2 a - eta b^2)]``, increasing in b. The first term is the
-   triangle inequality (the step of NW Lemma 2, whose closed form kappa M / lambda_s is
-   3-9 times R_s at T = 10^3 for kappa = 1). The recursion is the exact supremum whenever
-   the maximising c is at most R_s (from the second or third step on in the settings
-   tested).
-2. **One step.** Two neighbours share w_s and their steps differ by ``eta_s D``,
-   ``D = (y - phi . w) phi - (y' - phi' . w) phi'``. Over ``|y|, |y'| <= M``,
-   ``||phi||, ||phi'|| <= kappa``, ``||w|| <= R``: ``sup ||D|| = kappa M g(kappa R / M)``,
-   ``g(r) = max_{0 <= c <= 1} 2 (1 + r c) sqrt(1 - c^2)``, at
-   ``c* = (sqrt(1 + 8 r^2) - 1) / (4 r)``. Proof (scale kappa = M = 1): D is affine in y,
-   y' and w, so |y| = |y'| = 1 and ||w|| = R; ``(y, phi) -> (-y, -phi)`` leaves the step
-   unchanged, so y = y' = 1 and ``D = F(phi) - F(phi')``, ``F(u) = (1 - u . w) u``. D lies
-   in the plane of phi, phi', where only w's projection (norm r <= R, on the first axis)
-   acts; there, along each ray, ``F(t e(psi)) = t (1 - r t cos psi) e(psi)`` stays on
-   segments from 0 to the limacon ``L(psi) = (1 - r cos psi) e(psi)`` or on the chord
-   ``x = 1/(4r)`` between ``L(+-psi_0)``, ``r cos psi_0 = 1/2``, and 0 is the midpoint of
-   ``L(+-pi/2)``: the image of the disc lies in the convex hull of L. Two points of L,
-   with ``psi_{1,2} = tau +- s``, ``A_i = 1 - r cos psi_i`` and ``k = r cos s``, are at
-   squared distance
-   ``(A_1 + A_2)^2 sin^2 s + (A_1 - A_2)^2 cos^2 s = 4 sin^2 s (1 - 2 k cos tau + k^2)
-   <= [2 (1 + r |cos s|) |sin s|]^2 <= g(r)^2``; equality at ``psi_2 = -psi_1`` on the side
-   opposite to w, ``|cos s| = c*``. NW's (16) bounds ``||D||`` by
-   ``2 kappa M + 2 kappa^2 R``; g(r) <= 2 + r.
-3. **Later steps** multiply the difference by ``A_j = a_j I - eta_j phi_j phi_j^T``,
-   ``||A_j|| <= a_j``, and ``prod_{j=s+1}^{t-1} a_j = m_s / m_{t-1}``: a change at
-   position s moves release t > s by at most ``Delta_t(s) = h_s / m_{t-1}``,
-   ``h_s = m_s eta_s kappa M g(kappa R_s / M)``, and release t alone has sensitivity
-   ``max_{s < t} Delta_t(s)`` (the last position wherever h grows, as in all settings
-   tested).
-4. **Transcript.** Divided by their stds s_t, the T releases are one Gaussian mechanism
-   on the stacked ``(w_1 / s_1, ..., w_T / s_T)``, and a change at s moves only t > s:
-   ``mu = max_s sqrt(sum_{t > s} (Delta_t(s) / s_t)^2)`` (mu-GDP). For elements chosen
-   adaptively, the conditional sensitivities satisfy this bound path by path, which
-   suffices (fully adaptive composition of Gaussian DP, Smith & Thakurta 2022). Summing
-   every release's own worst case, ``sum_t max_s (...)^2``, overcounts: no single change
-   is at every release's worst position. Secure noise adds the rounding slack to each
-   shift and sums the per-release Renyi costs the same way (:func:`transcript_rho`), a
-   Renyi filter for adaptive inputs (Feldman & Zrnic 2021, Theorem 3.1).
+1. **Norm of the iterate**: a recursion R_s bounds ``||w_s||`` (exact from the second or
+   third step on; NW Lemma 2's closed form is 3-9 times larger).
+2. **One step**: two neighbours' steps from one w differ by at most ``eta_s kappa M
+   g(kappa R / M)``, ``g(r) = max_{0 <= c <= 1} 2 (1 + r c) sqrt(1 - c^2)`` (NW's (16):
+   2 + r).
+3. **Later steps** contract by a_j: a change at s moves release t > s by at most
+   ``Delta_t(s) = h_s / m_{t-1}``, ``h_s = m_s eta_s kappa M g(kappa R_s / M)``.
+4. **Transcript**: ``mu = max_s sqrt(sum_{t > s} (Delta_t(s) / s_t)^2)`` (mu-GDP, adaptive
+   inputs included: Smith & Thakurta 2022); secure noise sums the Renyi costs the same
+   way (:func:`transcript_rho`; Feldman & Zrnic 2021, Theorem 3.1).
 
-Features in a plane suffice to attain the bounds (step 4 takes later features orthogonal
-to the difference): the tests maximise both numerically over tiny streams of the
-learner with D = 2 random features and reach them (to 1e-8 in development).
+The bounds are attained (tests maximise them over tiny streams). Proofs:
+docs/derivations/kernel_regression.md, The sensitivity, step by step.
 """
 
 from __future__ import annotations

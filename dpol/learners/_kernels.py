@@ -1,22 +1,10 @@
 """Kernels, their bound kappa, and finite feature maps of :class:`PrivateKernelRegression`.
 
-Two Mercer kernels on the ball ``||x|| <= R`` (R = ``x_bound``):
-
-* Gaussian ``K(x, x') = exp(-||x - x'||^2 / (2 bandwidth^2))``: ``K(x, x) = 1``, so
-  kappa = sup_x sqrt(K(x, x)) = 1 whatever R (kappa as the proof of NW Theorem 1 needs it:
-  docs/errata.md, NW-2).
-* Polynomial ``K(x, x') = (x . x' + coef0)^degree`` with coef0 >= 0: kappa =
-  (R^2 + coef0)^(degree / 2) (e.g. 2 for ``(1 + x . x')^2`` on the unit ball).
-
-Feature maps phi with ``phi(x) . phi(x') ~ K(x, x')`` and ``||phi(x)|| <= kappa``:
-
-* Gaussian: random Fourier features (Rahimi & Recht 2007), D/2 frequencies
-  omega ~ N(0, I / bandwidth^2), phi(x) = [cos(omega . x), sin(omega . x)] / sqrt(D/2), so
-  ``||phi(x)|| = 1`` exactly and ``E[phi(x) . phi(x')] = K(x, x')``.
-* Polynomial: the exact finite map (no randomness): with x~ = (x, sqrt(coef0)), one feature
-  sqrt(degree! / prod(alpha_i!)) prod x~_i^alpha_i per multi-index |alpha| = degree, so
-  ``phi(x) . phi(x') = (x~ . x~')^degree = K(x, x')`` and ``||phi(x)||^2 = K(x, x)``;
-  dimension C(d + degree, degree).
+On the ball ``||x|| <= R``, kappa = sup sqrt(K(x, x)) (docs/errata.md, NW-2) is 1 for the
+Gaussian kernel and (R^2 + coef0)^(degree / 2) for the polynomial one. Feature maps with
+``||phi(x)|| <= kappa``: random Fourier features for the Gaussian (Rahimi & Recht 2007;
+``||phi(x)|| = 1``, ``E[phi(x) . phi(x')] = K(x, x')``), the exact multinomial map of
+dimension C(d + degree, degree) for the polynomial.
 """
 
 from __future__ import annotations
@@ -116,8 +104,8 @@ class FeatureMap:
         D for the Gaussian kernel (even, default 256); must be None for the polynomial
         kernel, whose exact map has D = C(d + degree, degree).
     feature_seed : int
-        Public seed of the random frequencies. It must not be secret-dependent and it is
-        mixed with a fixed tag, so it never reproduces a noise stream of the same integer.
+        Public seed of the random frequencies, mixed with a fixed tag (never a noise
+        stream of the same integer).
 
     Examples
     --------

@@ -1,57 +1,22 @@
 """PQFTL with K outputs: labels y_t in R^K, one Gram matrix, K right-hand sides.
 
-Least squares with K outputs (one-hot rows for K classes) minimises
-sum_t 1/2 ||y_t - W^T x_t||^2 + t alpha/2 ||W||_F^2 over W (d x K), column by column
-the scalar problem: W_t = (t alpha I + V_t)^-1 U_t with the same V_t = sum x x^T for every
-column and U_t = sum x y^T. :class:`~dpol.learners.PrivateQuadraticFTL` with
-``outputs=K`` releases V_t through its V counter as before and U_t through one u counter
-of dimension d K (the element vec(x y^T), row-major), and solves the K systems on one
-factorisation a step (:class:`~dpol.learners._psd_solve._PsdSolver` takes a (d, K)
-right-hand side, through :func:`tridiagonal_block` and :func:`eigen_solve` here). The
-stacked element's sensitivity is the scalar labels' (Privacy), so K classes cost no
-more noise per coordinate than 2: what grows is the number of noisy coordinates of U
-(d K), not their std. This module holds the label side (validation, clipping, the
-loss) and the solver's K-column steps; the counters stay the learner's.
-
-Predictions of the averaged model are clipped to [-y_bound, y_bound] output by output
-(an entry of a label row of norm <= y_bound lies there): the argmax of K class scores
-only needs their order, and the clip spends nothing.
-
-Against one-vs-rest (K binary PQFTLs on labels +-1, each at the epsilon whose Gaussian
-mechanism composes K-fold to the same (epsilon, delta = 1e-5): the noise multiplier
-sqrt(K) times larger), measured by ``benchmarks/multi_output.py``: scikit-learn's iris
-(K = 3, 120 training rows) and digits (K = 10, 1,437 rows), 80/20 splits, standardised
-features, rows divided by the 95th percentile of their norms, alpha = 0.01, noise
-ridge, BLT counter, an intercept; held-out accuracy of the argmax, mean [worst] of 5
-seeds:
-
-    =========  =======  ==============  ==============  ===============
-    data       epsilon  outputs=K       one-vs-rest     non-private
-    =========  =======  ==============  ==============  ===============
-    iris       1        0.627 [0.533]   0.580 [0.233]   0.860 (both)
-    iris       0.1      0.420 [0.333]   0.387 [0.000]
-    digits     1        0.505 [0.478]   0.337 [0.267]   0.921 (both)
-    digits     0.1      0.130 [0.097]   0.116 [0.083]
-    =========  =======  ==============  ==============  ===============
-
-(chance: 1/3 and 1/10). One V for all classes, and no sqrt(K) on the noise, is what
-wins; at epsilon = 0.1 neither learns from data sets this small.
+Least squares with K outputs (one-hot rows for K classes) solves W_t = (t alpha I +
+V_t)^-1 U_t, the same V_t = sum x x^T for every column and U_t = sum x y^T.
+:class:`~dpol.learners.PrivateQuadraticFTL` with ``outputs=K`` releases U_t through one u
+counter of dimension d K (vec(x y^T), row-major) and solves the K systems on one
+factorisation a step (:func:`tridiagonal_block`, :func:`eigen_solve`). This module holds
+the label side (validation, clipping, the loss) and the solver's K-column steps. Against
+one-vs-rest it wins at equal privacy (docs/benchmarks/defaults.md). Predictions are
+clipped to [-y_bound, y_bound] output by output, which keeps their order.
 
 Privacy
 -------
-Replace-one, ||x||, ||x'|| <= R, labels rescaled to ||y||, ||y'|| <= R (PQFTL's R / Y),
-a = ||x||^2, b = ||x'||^2, c = <x, x'>, g = <y, y'>:
-
-    ||x y^T - x' y'^T||_F^2 = a ||y||^2 + b ||y'||^2 - 2 c g,
-
-the scalar ||y x - y' x'||^2 with y y' replaced by g. Given the norms, g ranges over
-[-||y|| ||y'||, ||y|| ||y'||] (the whole interval once K >= 2; the scalar case has its
-two ends only), and the expression is linear in g, so its maximum is at an end: where
-the scalar case has it. With the V part a^2 + b^2 - 2 c^2 unchanged, the supremum of the
-stacked change is the scalar one, 2 R^4 + 2 R^2 R^2 + R^4/2 = (9/2) R^4 (attained by the
-scalar witness y = R e_1 = -y', c = R^2/2), i.e. ``outer_product_sensitivity(R, R)``.
-Add/remove: a^2 + a ||y||^2 <= 2 R^4, as for scalars. Labels with ||y|| > Y are scaled
-to norm Y (and counted), as scalar labels are clipped to [-Y, Y]; the proof needs it.
+Replace-one, ||x|| <= R, labels rescaled to ||y|| <= R. ||x y^T - x' y'^T||_F^2 = a ||y||^2
++ b ||y'||^2 - 2 c g (a, b the squared row norms, c = <x, x'>, g = <y, y'>) is linear in
+g, so its maximum is at an end of g's range, where the scalar case has it: the stacked
+sensitivity is the scalar labels' ``outer_product_sensitivity(R, R)`` (add/remove: as for
+scalars), and K classes cost no more noise per coordinate. Labels with ||y|| > Y are scaled
+to norm Y (counted). Derivation: docs/derivations/pqftl.md, Several outputs.
 """
 
 from __future__ import annotations

@@ -101,21 +101,13 @@ class _PsdSolver:
     """w = (P(S) + ridge I)^-1 u, S symmetric given by its lower packed entries (svec order,
     unscaled), P the projection on the PSD cone (negative eigenvalues set to 0).
 
-    Where Cholesky of S succeeds, S is positive definite, P(S) = S, and a Cholesky solve
-    of S + ridge I gives w. Elsewhere S = Q T Q^T (Householder tridiagonalisation) and
-    P(S) + ridge I = Q (T + ridge I + Z diag(-lam) Z^T) Q^T over the k negative
-    eigenpairs (lam, Z) of T; as Z spans an invariant subspace,
+    Where Cholesky of S succeeds, P(S) = S and a Cholesky solve gives w. Elsewhere, with
+    S = Q T Q^T and the negative eigenpairs (lam, Z) of T,
         w = Q [(T + ridge I)^-1 (c - Z Z^T c) + Z Z^T c / ridge],  c = Q^T u,
-    exact, with a tridiagonal solve that is well conditioned (eigenvalues >= ridge/2)
-    when lam_min >= -ridge/2; below that (the first, noise-dominated steps) through all
-    eigenpairs of T (``_tridiagonal_eigh``): w = Q Z (Z^T c / (max(lam, 0) + ridge)).
-    Measured at d = 90 over the issue-8 stream (one core): the Cholesky route 55-90 us a
-    step (two factorizations: S's tells whether P(S) = S), the tridiagonal one 480-620 us
-    (dsytrd ~35%, dsterf ~30%, dstein on the ~19 negative pairs ~30%) where dsyevd took
-    700-1000 us: it forms all 90 eigenvectors of S (602 against 810 us where all of T's
-    are needed). Below d = 24 dsyevd is faster. Every step runs the same LAPACK calls on the
-    same numbers whatever the block or process, so ``run`` reproduces ``learn_one`` bit
-    for bit.
+    exact, well conditioned when lam_min >= -ridge/2; below that, through all eigenpairs
+    of T: w = Q Z (Z^T c / (max(lam, 0) + ridge)). About 7x faster than dsyevd on the
+    Cholesky route at d = 90 (docs/benchmarks/defaults.md). The same LAPACK calls on the
+    same numbers in any block or process: ``run`` reproduces ``learn_one`` bit for bit.
     """
 
     def __init__(self, d: int) -> None:
@@ -273,20 +265,12 @@ def _read(fd: int, size: int) -> bytes | None:
 class _Helper:
     """A forked child process solving chunks of steps from shared memory: the second core.
 
-    Threads cannot share the solves: a step makes ~5 LAPACK calls of 5-200 us, each
-    releasing and retaking the GIL, and two threads doing so hand the GIL to and fro
-    (measured at d = 90: two threads of scipy's dpotrf ran 1.3-1.7x slower than one after
-    the other, and a replay with two solver threads no faster than with none). The child
-    has its own interpreter; the parent keeps drawing the noise (one generator, in order)
-    and solves a chunk itself whenever the child has ``_SLOTS`` queued. A step is a pure
-    function of (S, u, ridge) computed by the same code in either process, so who solves
-    it does not change its bits. The child only runs LAPACK and numpy on the shared
-    buffers and leaves by ``os._exit``; should it die, the parent solves its chunks.
-
-    ``out`` (the iterates) must be shared memory (``_shared_empty``): the child writes its
-    chunks' w there itself. Copying them back cost the parent ~1.7 us a row at d = 90
-    (profiled; 111 us a 64-row chunk, the lines coming from the other core's cache), in
-    the late steps where the parent, drawing the noise, is the slower process.
+    A process, not a thread: GIL hand-offs between LAPACK calls made two solver threads
+    no faster than one (docs/benchmarks/defaults.md). The parent draws the noise in order
+    and solves a chunk itself whenever ``_SLOTS`` are queued; a step is a pure function of
+    (S, u, ridge), so who solves it does not change its bits. The child runs only LAPACK
+    and numpy on shared buffers, writes its w into ``out`` (shared memory,
+    ``_shared_empty``) and leaves by ``os._exit``; if it dies, the parent solves its chunks.
     """
 
     _MSG = struct.Struct("iii")  # (slot, rows, first row of out)

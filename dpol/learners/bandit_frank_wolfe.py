@@ -12,27 +12,20 @@ __all__ = ["BanditFrankWolfe"]
 class BanditFrankWolfe(BanditFrankWolfeBase):
     """ENV's PrivateBandit with exact batch sums: the non-private baseline (ask/tell).
 
-    Identical, draw for draw, to ``PrivateBanditFrankWolfe(..., epsilon=inf)`` with the
-    same seed (the same code with a zero-noise counter). Its regret is O(T^(3/4) n^(1/2) L D)
-    (ENV Lemma 3.1 with zero noise; Garber-Kretzu's non-private rate). It is non-private by
-    name, so it does not emit ``NonPrivateWarning``.
+    Draw for draw ``PrivateBanditFrankWolfe(..., epsilon=inf)`` with the same seed, without
+    its ``NonPrivateWarning``; regret O(T^(3/4) n^(1/2) L D) (ENV Lemma 3.1).
 
     Parameters
     ----------
-    domain : object
-        The decision set D: anything with ``linear_oracle(c)`` (argmin over D of <c, x>),
-        ``dim`` and ``diameter`` (a :mod:`dpol.sets` set, or a
-        :class:`~dpol.learners._bandit.LinearOracleDomain`). ``project`` is never called.
-    horizon, lipschitz, loss_bound, mode, inner_ball, center, batch_size, zeta, eta
+    domain, horizon, lipschitz, loss_bound, mode, inner_ball, center, batch_size, zeta, eta
         As :class:`~dpol.learners.private_bandit_frank_wolfe.PrivateBanditFrankWolfe`.
     neighbouring, seed
         Its only privacy keywords (:attr:`accepts`: no target, no noise), as there.
 
     Privacy
     -------
-    None: the batch sums are used exactly (``privacy.epsilon`` is inf). The played points
-    depend on every earlier loss value. With a horizon so short that there is a single batch
-    (T <= 2), nothing data-dependent is ever played and the guarantee is (0, 0).
+    None: exact batch sums (``privacy.epsilon`` is inf); (0, 0) when T <= 2 leaves a
+    single batch and nothing data-dependent is played.
 
     Examples
     --------

@@ -1,13 +1,9 @@
 """DP-MF / DP-FTRL mini-batch training over several epochs of a data set (layer L4).
 
-Kairouz, McMahan, Song, Thakkar, Thakurta, Xu 2021, "Practical and private (deep)
-learning without sampling or shuffling" (DP-FTRL, Algorithm 1 without momentum), and
-Choquette-Choo, McMahan, Rush, Thakurta 2023, "Multi-epoch matrix factorization
-mechanisms for private machine learning" (DP-MF: the prefix sums of the gradients
-released by a factorisation calibrated for k epochs of b steps). This module holds the
-private step (the clipping rule, the counter, the release) and the public batch
-schedule; the engines that hold the data and compute the gradient sums where it lives
-are in :mod:`dpol.experiments.training`.
+Kairouz et al. 2021 (DP-FTRL, Algorithm 1 without momentum) and Choquette-Choo et al.
+2023 (DP-MF: a factorisation calibrated for k epochs of b steps). This module holds the
+private step and the public batch schedule; the engines that compute the gradient sums
+where the data live are in :mod:`dpol.experiments.training`.
 """
 
 from __future__ import annotations
@@ -105,13 +101,11 @@ class PrivateMiniBatchFTRL:
     """DP-FTRL over E epochs of n rows: theta_{t+1} = theta_0 - lr G_hat_t / batch_size.
 
     The n rows are split into b = n // batch_size steps per epoch by the public schedule
-    :func:`batch_steps`; at step t (epoch t // b, batch t mod b) the gradient sum g_t of
-    the batch's rows, each per-example gradient clipped to ``clip`` at the released
-    theta_t (:func:`gradient_sum`), goes to a counter built for T = E b steps and the
-    participation (E, b); its release G_hat_t = sum_{s <= t} g_s + noise_t gives the next
-    iterate, theta_0 = 0 (no momentum, no regulariser: with zero noise this is
-    mini-batch gradient descent with step lr). :meth:`step` takes g_t (however it was
-    computed: one process, or partition sums added by an engine) and releases theta_{t+1}.
+    :func:`batch_steps`; step t's sum g_t of per-example gradients clipped to ``clip`` at
+    the released theta_t (:func:`gradient_sum`) goes to a counter for T = E b steps and
+    participation (E, b), whose release G_hat_t gives the next iterate (theta_0 = 0; no
+    momentum: with zero noise, mini-batch gradient descent). :meth:`step` takes g_t
+    however computed (one process, or partition sums added by an engine).
 
     Parameters
     ----------
@@ -130,35 +124,24 @@ class PrivateMiniBatchFTRL:
     lr : float
         The step size.
     mechanism, **privacy
-        A :class:`~dpol.accounting.Mechanism` or its short keywords (epsilon, delta,
-        neighbouring, calibration, noise, counter, counter_options, seed), as for every
-        learner; what it takes is its ``accepts``: ``neighbouring`` "replace_one" only (the
-        schedule reads row ids, which adding a row would shift), ``calibration`` "tight",
-        ``noise`` "gaussian"; ``counter`` "blt" (default), "banded_toeplitz",
-        "binary_tree" or any counter name.
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`,
+        docs/privacy_conventions.md): replace-one only (adding a row would shift the
+        schedule's ids), tight calibration, Gaussian noise, counter ``blt`` by default.
     shuffle_seed : int
         The public seed of the batch schedule (not the noise's).
 
     Privacy
     -------
-    Relation: replace-one of a record (its features and label), i.e. of all its E
-    participations. Sensitivity: the record with id i is in the batch of step s = s(i)
-    of every epoch (:func:`batch_steps`: a function of the id only), so it enters
-    exactly the E steps s, s + b, ..., s + (E - 1) b: a pattern of the participation
-    (E, b) (k = E steps, any two b apart). Replacing it changes each of those g_t by at
-    most 2 C (two clipped gradients; the gradients are taken at released, hence public,
-    iterates) and no other; the counter's encoder C' then moves by at most 2 C
-    sqrt(max_pi sum_{i,j in pi} |(C'^T C')_ij|) (the counter's ``sensitivity`` with
-    ``participation=(E, b)`` and ``element_sensitivity=2 C``:
-    :mod:`dpol.counters.strategies._participation`, exact for the Toeplitz family, an
-    upper bound for the tree). Adaptivity is free: the counter is a causal linear map
-    plus Gaussian noise, released step by step on adaptively chosen inputs (Denisov,
-    McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1; the multi-participation setting of
-    Choquette-Choo et al. 2023). The batch sizes and the division by ``batch_size`` are
-    public (functions of the ids and the arguments). Calibration: z*(epsilon, delta) of the one
-    calibrator (:func:`dpol.accounting.calibrate`, tight) times that sensitivity. The
-    iterates are post-processing. ``privacy`` is derived from the counter's event by
-    :func:`dpol.accounting.compose_guarantee`, the unit one record.
+    Relation: replace-one of a record, i.e. of its E participations. Sensitivity: record
+    i is in step s(i) of every epoch (:func:`batch_steps`, a function of the id), so it
+    enters the steps s, s + b, ..., s + (E - 1) b, a pattern of participation (E, b);
+    replacing it changes each of those g_t by at most 2 C (gradients at public iterates),
+    and the counter's ``sensitivity`` with ``participation=(E, b)``,
+    ``element_sensitivity=2 C`` bounds the encoder's change
+    (:mod:`dpol.counters.strategies._participation`). Adaptivity is free (Denisov et al.
+    2022, Theorem 2.1; Choquette-Choo et al. 2023). Calibration: z*(epsilon, delta) of
+    :func:`dpol.accounting.calibrate` times that sensitivity. ``privacy`` is the
+    counter's event, the unit one record.
 
     Examples
     --------

@@ -71,11 +71,8 @@ def npg_bound(radius: float, iterations: int, lipschitz: float, alpha: float, *,
     """Guarantee of NoisyProjGrad: ``f(theta_bar) - min_C f`` for f convex and L-Lipschitz on C
     and a gradient oracle with error at most alpha uniformly on C.
 
-    KNJ Proposition B.1 prints ``(alpha + L)||C||/sqrt(r) + alpha ||C||``; that is wrong
-    (||C|| is the largest norm in C, so ||theta_1 - theta*|| and
-    ||theta* - theta_k|| reach 2||C||; a counterexample has gap 0.21 against a
-    printed 0.10). The standard analysis, ``f(theta_bar) - f* <= D1^2/(2 eta r)
-    + eta (alpha + L)^2/2 + alpha max_k ||theta* - theta_k||``, gives:
+    KNJ Proposition B.1's printed ``(alpha + L)||C||/sqrt(r) + alpha ||C||`` is wrong
+    (distances in C reach 2||C||; docs/errata.md, KNJ-3). The standard analysis gives:
 
     * ``constant="corrected"`` (step c = 2), any start: ``2(alpha+L)R/sqrt(r) + 2 alpha R``;
     * ``constant="paper"`` (c = 1), any start: ``2.5(alpha+L)R/sqrt(r) + 2 alpha R``;

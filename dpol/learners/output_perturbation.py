@@ -40,57 +40,41 @@ class OutputPerturbation(OnlineLearner):
     ----------
     dim : int
     step : callable ``step(w, t, x, y) -> w_next``, optional
-        The clean update after the t-th element (1-based). Subclasses define
-        ``_clean_step`` instead.
+        The clean update after the t-th element (1-based); or define ``_clean_step``.
     lam : float
-        lambda_A: sup over neighbouring streams of t * ||w_{t+1} - w'_{t+1}||, so release
-        t has l2 sensitivity Delta_t = lam / t (:meth:`sensitivity`; a subclass whose
-        iterates move less states its own Delta_t there, e.g. PIGD's lam / (t + 1)).
+        lambda_A: sup over neighbouring streams of t ||w_{t+1} - w'_{t+1}||, so release
+        t has l2 sensitivity lam / t (a subclass may state less in :meth:`sensitivity`).
     project : callable, optional
         Euclidean projection onto C applied to releases (identity when None).
     loss : callable ``loss(w, X, y) -> array``
         The loss suffered, for traces.
     horizon : int
     schedule : str
-        One of :data:`SCHEDULES`.
-        ``fixed`` (Alg. 1): s_t = beta / t for a known horizon. ``doubling`` (Alg. 7):
-        beta_t constant on epochs 2^k <= t < 2^(k+1), at (eps, delta) / log2 T as JKT
-        Section 6.2 prescribes for a constant target. ``anytime`` (not in the paper;
-        docs/errata.md, JKT-2): s_t = lam / (t mu* sqrt(w_t)), w_t = 1 / (2 t (1 + ln t)^2);
-        private for every stream length.
+        One of :data:`SCHEDULES`: ``fixed`` (Alg. 1, s_t = beta / t), ``doubling``
+        (Alg. 7, beta_t constant on epochs 2^k <= t < 2^(k+1), each at (epsilon, delta) /
+        log2 T, JKT Section 6.2) or ``anytime`` (not in the
+        paper, private for every stream length; docs/errata.md, JKT-2).
     w0 : array, optional
         The data-independent first iterate (default: the projection of 0).
     mechanism, **privacy
-        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
-        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
-        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
-        conventions). ``noise="secure"``: exact discrete Gaussian noise on OS
-        randomness (see Privacy); needs ``calibration="tight"``. ``seed`` then drives
-        nothing: releases are not reproducible, and a restored checkpoint continues with
-        fresh OS randomness.
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`,
+        docs/privacy_conventions.md); ``noise="secure"`` needs tight calibration.
 
     Privacy
     -------
     Replace-one (``add_remove`` halves lam where the subclass says so), one stream
     element. Sensitivity: the clean iterates never see the noise, so release t is a
-    Gaussian mechanism of sensitivity Delta_t (lam/t, or the subclass's
-    :meth:`sensitivity`). Tight (default): std s_t = z Delta_t, z = sqrt(n) / mu*(epsilon,
-    delta) over the n noised releases, exact by Gaussian DP composition (adaptive too);
-    anytime: s_t = Delta_t / (mu* sqrt(w_t)) with sum_t w_t <= 1, every prefix DP.
-    Paper: JKT Alg. 1's beta (Lemma 1 / Theorem 1) or Alg. 7's beta_t (Theorem 13);
-    ``privacy`` reports what they really give, with a ``PaperCalibrationWarning`` when
-    above epsilon. Secure noise: rounding to the grid adds g_t sqrt(d) to Delta_t, and
-    the zCDP releases (CKS 2020, Theorem 14) are sized by dp-accounting (4-11% more
-    std). ``privacy`` is derived from :meth:`privacy_events`; float rounding of the
-    iterates lies outside the guarantee (docs/errata.md, JKT-7). Derivation:
-    docs/derivations/output_perturbation.md.
+    Gaussian mechanism of sensitivity Delta_t = lam / t (or the subclass's). Tight: s_t =
+    z Delta_t, z = sqrt(n) / mu*(epsilon, delta) over the n releases (Gaussian DP
+    composition, adaptive too); anytime: s_t = Delta_t / (mu* sqrt(w_t)), w_t = 1 / (2 t
+    (1 + ln t)^2). Paper: JKT Alg. 1's beta (Theorem 1) or Alg. 7's beta_t (Theorem 13),
+    with a ``PaperCalibrationWarning`` when above epsilon. Secure noise adds the grid's
+    rounding g_t sqrt(d) to Delta_t (zCDP, CKS 2020, Theorem 14). ``privacy`` is derived
+    from :meth:`privacy_events`. Derivation: docs/derivations/output_perturbation.md.
 
     Examples
     --------
-    Projected gradient descent, step 1/t, on the ridge loss 1/2 (y - <x, w>)^2 + 1/2 ||w||^2
-    over the unit ball: a changed example moves the iterate by at most 2 L / t = 4/t (the
-    data gradients differ by at most twice L = 2), and every later step contracts by
-    1 - 1/s (smoothness <= 2), so t ||w_{t+1} - w'_{t+1}|| <= lam = 4:
+    Projected gradient descent, step 1/t, on the ridge loss over the unit ball (lam = 4):
 
     >>> def step(w, t, x, y):
     ...     w = w - ((x @ w - y) * x + w) / t

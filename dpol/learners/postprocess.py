@@ -1,52 +1,26 @@
 """The model a user predicts with: post-processing of a learner's released iterates.
 
-A full-information learner releases an iterate after every step (its ``weights``), and
-its guarantee covers the whole sequence of releases. Any function of the releases and of
-public constants is then exactly as private (post-processing: Dwork and Roth 2014,
-Proposition 2.1), so the model a user gets may be built from all of them at no privacy
-cost. :class:`~dpol.learners.OnlineLearner` keeps, release by release:
+A learner's guarantee covers its whole sequence of releases (``weights``), so any
+function of them and of public constants is as private (Dwork and Roth 2014,
+Proposition 2.1). :class:`~dpol.learners.OnlineLearner` keeps, release by release:
 
-1. **Averaging** (``postprocess="average"``, the default): the model after step t is
-   M_t = sum_{s <= t} a_s w_s / sum_{s <= t} a_s, w_s the release after step s and
-   a_s = s^2 (:func:`release_weights`). Output perturbation (JKT Alg. 1-3) adds
-   independent noise of std s_t proportional to 1/t to release t, so these are the
-   inverse-variance weights: the noise std of M_T is about sqrt(3/T) times that of the
-   last release. The counters' learners (PQFTL, FTAL, KNJ) carry noise of order
-   sqrt(log t)/t in release t, correlated across releases, so averaging cuts less there.
-   Measured held-out at epsilon = 1 (5 seeds, ``benchmarks/utility.py``'s
-   preprocessing), last release -> average: PQFTL as ridge with an intercept on breast
-   cancer 0.872 -> 0.911, Phishing 0.819 -> 0.838, diabetes R^2 worst seed -0.067 ->
-   0.010, Shuttle 0.997 either way; GIGA on diabetes R^2 -0.103 (worst seed -0.193; last
-   release, no intercept) -> 0.002 (-0.003; averaged, with an intercept). Kernel
-   regression (NW, random features) averages its releases with weights 1/sens_t^2 (its
-   own noise is independent across releases too): R^2 held-out at epsilon = 1 on
-   diabetes -3.08 -> 0.09, TrumpApproval -5.63 -> 0.21 (the noiseless twin 0.11, 0.26).
-2. **Shrinkage** (``postprocess="shrink"``, off by default): the averaged model shrunk
-   towards 0 (towards the intercept alone, for :class:`~dpol.learners.intercept.WithIntercept`)
-   by the positive-part James-Stein factor (1 - p v / ||M||^2)_+, v the public
-   per-coordinate noise variance of M_T (:func:`js_shrink`), so that a model drowned by
-   noise predicts like the trivial baseline. It needs a learner that states that
-   variance (``_release_noise_variance``: output perturbation and POL, whose noise is
-   independent across releases); the counters' learners shrink inside their solve
-   instead (``noise_ridge`` of PQFTL and FTAL). Off by default because it lost utility
-   wherever measured: the public variance bounds the noise from above (projection only
-   shrinks it), so the factor over-shrinks. Held-out, average -> shrink: GIGA on
-   diabetes R^2 0.002 -> -0.011 at epsilon = 1 (the trivial score, as designed) but
-   0.072 -> 0.052 at epsilon = 10; IGD with an intercept on breast cancer 0.596 -> 0.351
-   at epsilon = 1 and 0.942 -> 0.837 at 10 (a classifier's features shrunk towards its
-   noisy intercept), Phishing 0.764 -> 0.572 (the majority class), Shuttle 0.997 both.
-   Kernel regression, average -> shrink, held-out (prequential) R^2 on diabetes: epsilon
-   = 0.1 -1.35 -> 0.02 (-2.03 -> -0.12), 1: 0.09 -> 0.01 (-0.37 -> 0.005), 10: 0.11
-   -> 0.10 (0.04 -> 0.05); TrumpApproval at 0.1 -1.06 -> -0.10, at 1 0.21 -> 0.05.
-3. **Predictions clipped to the label bound** for least-squares learners: their labels
-   lie in [-y_bound, y_bound] (clipped there while learning), so clipping a prediction
-   to it never moves it away from the label.
+1. **Averaging** (``postprocess="average"``, the default): M_t = sum_{s <= t} a_s w_s /
+   sum_{s <= t} a_s with a_s = s^2 (:func:`release_weights`), the inverse-variance
+   weights of output perturbation's noise std ~ 1/t: M_T's noise std is about sqrt(3/T)
+   times the last release's. The counters' learners (noise ~ sqrt(log t)/t, correlated)
+   gain less; kernel regression weights by 1/sens_t^2.
+2. **Shrinkage** (``postprocess="shrink"``, off): M shrunk towards 0 (towards the
+   intercept for :class:`~dpol.learners.intercept.WithIntercept`) by the positive-part
+   James-Stein factor (1 - p v / ||M||^2)_+, v the public noise variance of M_T
+   (:func:`js_shrink`), for learners that state it (``_release_noise_variance``). Off:
+   v bounds the noise from above, so it over-shrinks; the counters' learners shrink in
+   their solve (``noise_ridge``).
+3. **Predictions clipped to the label bound** for least-squares learners (labels lie in
+   [-y_bound, y_bound]), which never moves a prediction away from the label.
 
-``weights`` keeps its meaning (the raw release the papers analyse) and
-``predict_one(x, raw=True)`` predicts with it. A release may be a (d, K) matrix (PQFTL's
-``outputs``): the average is taken entrywise, shrinkage is per output (column) and the
-K predictions are clipped each to [-y_bound, y_bound] (every entry of a label row of
-norm <= y_bound lies there).
+Measured effects of 1 and 2: docs/benchmarks/defaults.md. ``weights`` stays the raw
+release the papers analyse (``predict_one(x, raw=True)``). A (d, K) release (PQFTL's
+``outputs``) is averaged entrywise, shrunk and clipped per output.
 
 Privacy
 -------
@@ -115,9 +89,8 @@ def js_shrink(model: np.ndarray, variance: float, intercept: int | None = None
     (1 - v / b^2)_+; v is the per-coordinate noise variance (public; nan: none stated,
     no shrinkage).
 
-    With independent N(0, v) noise this factor (p in place of p - 2) dominates no
-    shrinkage for p > 4 (James and Stein 1961), and a model that is noise alone,
-    ||model||^2 about p v, goes to about 0: the trivial prediction.
+    With independent N(0, v) noise it dominates no shrinkage for p > 4 (James and Stein
+    1961); a model of noise alone goes to about 0.
 
     >>> js_shrink(np.array([3.0, 4.0]), 1.0).round(12).tolist()  # 1 - 2/25
     [2.76, 3.68]
@@ -156,11 +129,9 @@ def _factor(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 class ReleaseAverage:
     """Running weighted mean of the released iterates (and the variance of its noise).
 
-    Releases enter in step order, one by one (:meth:`add`) or by blocks (:meth:`extend`,
-    the same floating-point operations in the same order: the same model bit for bit).
-    ``variance`` is sum a_s^2 v_s / (sum a_s)^2, the per-coordinate variance of the
-    noise of the mean when release s carries independent noise of variance v_s (nan
-    when a learner states none).
+    Releases enter in step order by :meth:`add` or :meth:`extend` (the same bits).
+    ``variance`` = sum a_s^2 v_s / (sum a_s)^2 for independent release noise of variance
+    v_s (nan when a learner states none).
 
     Examples
     --------
@@ -168,8 +139,6 @@ class ReleaseAverage:
     >>> avg.add(np.array([1.0, 0.0]), 1.0, 4.0); avg.add(np.array([0.0, 1.0]), 3.0, 4.0)
     >>> avg.mean().tolist(), avg.variance  # (1 * 1 + 9 * 4) / 4^2 ... of 4 each
     ([0.25, 0.75], 2.5)
-    >>> avg.mean(np.zeros(2)) is not None, ReleaseAverage(2).mean(np.ones(2)).tolist()
-    (True, [1.0, 1.0])
     """
 
     def __init__(self, dim: int | tuple[int, int]) -> None:

@@ -37,72 +37,55 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
     """Differentially private bandit convex optimisation with one linear-oracle call per round.
 
     ENV's PrivateBandit (Algorithm 1), ask/tell: ``x = learner.ask()``, play x, then
-    ``learner.tell(f_t(x))``. Only the scalar loss is seen. Rounds are grouped into
-    m = ceil(T/K) batches of K = ceil(sqrt T); batch R plays x~_{R-1} + zeta u_t (u_t uniform
-    on the sphere), sums the one-point estimates (n/zeta) f_t(x_t) u_t into g~_R, and a
-    private counter releases s~_R ~ sum_{j<=R} g~_j. Meanwhile K Frank-Wolfe iterations, one
-    per round, move from x~_{R-1} towards Proj_D(c - eta s~_{R-1}); the result is x~_R.
+    ``learner.tell(f_t(x))``. m = ceil(T/K) batches of K = ceil(sqrt T) rounds; batch R
+    plays x~_{R-1} + zeta u_t (u_t uniform on the sphere), sums (n/zeta) f_t(x_t) u_t into
+    g~_R, and a counter releases s~_R ~ sum_{j<=R} g~_j, while K Frank-Wolfe steps move
+    from x~_{R-1} towards Proj_D(c - eta s~_{R-1}).
 
     Parameters
     ----------
     domain : object
-        D, given by ``linear_oracle(c) = argmin_{x in D} <c, x>`` plus ``dim`` and
-        ``diameter``, an upper bound on its l2 diameter (any :mod:`dpol.sets` set, or a
-        ``LinearOracleDomain``, which states one). No projection, no membership test.
+        D: ``linear_oracle(c) = argmin_{x in D} <c, x>``, ``dim`` and ``diameter`` (an
+        upper bound; any :mod:`dpol.sets` set or a ``LinearOracleDomain``).
     horizon : int
         T, known in advance.
     mechanism, **privacy
-        The privacy arguments: a :class:`~dpol.accounting.Mechanism` or its fields as
-        keywords; what it takes is :attr:`accepts` (the API reference's table).
-        ``epsilon=inf`` is the non-private twin (``NonPrivateWarning``); ``delta=None``
-        (default): 1e-5, or 1/T where smaller (:func:`dpol.accounting.default_delta`),
-        ignored for Laplace and Gamma noise (pure DP). ``noise``: coordinate-wise
-        Gaussian or Laplace (the paper's two choices), or l2-Gamma node noise; "secure" /
-        "secure_laplace": their exact discrete twins on OS randomness (tight calibration,
-        tree or window counter; see :class:`dpol.counters.Counter`). ``counter``: the
-        continual release of the batch sums (ENV: TreeBasedAgg, the binary tree), with
-        ``counter_options`` such as ``{"padded": True}`` (ENV Alg. 4's padding to
-        ceil(log2 m) draws per release; the default with ``calibration="paper"``).
-        ``calibration``: see Privacy. ``seed``: two independent streams are spawned, the
-        sphere samples and the counter noise.
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`,
+        docs/privacy_conventions.md). ``noise``: Gaussian or Laplace (ENV's two) or
+        l2-Gamma, or their secure twins. Counter: ENV's TreeBasedAgg, ``binary_tree``;
+        ``counter_options={"padded": True}`` is ENV Alg. 4's padding (the default under
+        ``calibration="paper"``). The seed spawns the sphere samples and the noise.
     log : {"log2", "ln"}
         Reading of the printed "log T" in the paper presets (docs/errata.md, ENV-3).
     lipschitz : float
         L, the l2 Lipschitz constant of every f_t (on D + zeta B in extended mode).
     loss_bound : float, optional
-        B: observed values are clipped to [-B, B] and counted in ``n_clipped_``. Default
-        L (D + zeta) in extended mode, L D in shrink mode (ENV-3: exact whenever every f_t
-        has a zero in D, the paper's convention; Lemma C.2 bounds values only on D).
+        B: observed values are clipped to [-B, B] (``n_clipped_``). Default L (D + zeta)
+        (extended) or L D (shrink), exact when every f_t has a zero in D (ENV-3).
     mode : {"extended", "shrink"}
-        ``extended``: play x~ + zeta u, up to zeta outside D (f_t must be defined there).
-        ``shrink`` (App. D): play phi(x~ + zeta u), phi(x) = c' + (1 - zeta/r)(x - c'), a
-        point of D whenever c' + r B is inside D.
+        ``extended``: play x~ + zeta u, up to zeta outside D. ``shrink`` (App. D): shrink
+        towards c' so that the played point is in D.
     inner_ball : (array, float), optional
         (c', r) with c' + r B in D; required by ``mode="shrink"``.
     center : array, optional
-        c: regulariser centre and first iterate x~_0 (ENV-3); it must lie in D (not
-        checked: there is no membership oracle). Default: c' in shrink mode,
-        otherwise the mean of the 2n vertices LOO(+-(e_i - 1/(n+1))) (feasible, free of data;
-        the centre of a box).
+        c, regulariser centre and x~_0, in D (not checked). Default: c' in shrink mode,
+        else the mean of the 2n vertices LOO(+-(e_i - 1/(n+1))).
     batch_size, zeta, eta : optional
         K, zeta, eta; default ceil(sqrt T), D sqrt(n) / T^(1/4) (shrink mode: ENV-3,
         min(that * sqrt(r/(r+D)), r/2)) and D / (T^(3/4) sqrt(n) L) (Alg. 1).
 
     Privacy
     -------
-    Replace-one (ENV Def. 2.1; or add/remove), one loss function; the whole sequence of
-    played points is protected. Sensitivity: neighbours change one batch sum, by (n/zeta)
-    (F - F') u_t0, so Delta_2 = 2 (n/zeta) B (add/remove: half) and Delta_1 = sqrt(n)
-    Delta_2 (per-summand argument, docs/errata.md, ENV-2; secure noise adds its rounding,
-    g sqrt(n), to Delta_2). Tight (default): the counter
-    over the m - 1 used batch sums, h = floor(log2(m - 1)) + 1 levels, gets Gaussian std
-    Delta_2 sqrt(h) / mu*(epsilon, delta) (Gaussian DP, adaptive), Laplace scale h Delta_1
-    / epsilon or Gamma theta h Delta_2 / epsilon (pure DP). Paper: ENV's printed scales
-    (Lemmas 5.1, 5.4); ``privacy`` reports their exact guarantee, with a
+    Replace-one (ENV Def. 2.1; or add/remove) of one loss function; the whole sequence of
+    played points is protected. Sensitivity: neighbours change one batch sum by (n/zeta)
+    (F - F') u_t0: Delta_2 = 2 (n/zeta) B (add/remove: half), Delta_1 = sqrt(n) Delta_2
+    (ENV-2; secure noise adds its rounding g sqrt(n) to Delta_2). Tight calibration: the
+    counter over the m - 1 used sums, h = floor(log2(m - 1)) + 1 levels, gets Gaussian std
+    Delta_2 sqrt(h) / mu*(epsilon, delta), Laplace scale h Delta_1 / epsilon or Gamma
+    theta h Delta_2 / epsilon. Paper: ENV's Lemmas 5.1, 5.4, with a
     ``PaperCalibrationWarning`` when weaker than ``epsilon``. ``privacy`` is derived from
-    the counter's events; a window counter shorter than the m - 1 sums is refused.
-    Derivation, and the decisions where the paper is wrong or silent (ENV-1 to ENV-3):
-    docs/derivations/bandit_frank_wolfe.md.
+    the counter's events; a window shorter than the m - 1 sums is refused. Derivation and
+    ENV-1 to ENV-3: docs/derivations/bandit_frank_wolfe.md.
 
     Examples
     --------
@@ -122,7 +105,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
 
     _tags = frozenset({"bandit"})
     #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`): every noise kind
-    accepts = Accepts(noises=tuple(KINDS), counter="tree")
+    accepts = Accepts(noises=tuple(KINDS), counter="binary_tree")
 
     def __init__(self, domain: object, *, horizon: int, log: str = "log2",
                  lipschitz: float = 1.0, loss_bound: float | None = None,
@@ -139,7 +122,7 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
                        "for pure epsilon-DP)", self.delta)
         if self.is_private and self.calibration == "paper":
             if self._counter_cls is not BinaryTreeCounter:
-                raise fail("counter", "be 'tree' with calibration='paper' (ENV's "
+                raise fail("counter", "be 'binary_tree' with calibration='paper' (ENV's "
                            "TreeBasedAgg)", self.counter)
             if self.noise not in _ENV_PRESETS:
                 raise fail("noise", "be 'gaussian' or 'laplace' with calibration='paper' "
@@ -196,6 +179,6 @@ class PrivateBanditFrankWolfe(BanditFrankWolfeBase):
                            f"{self.n_releases} batch sums (ENV's analysis needs full DP of "
                            f"the counter: with window W={event.window} a loss is protected "
                            "in W batch sums only, and every later played point depends on "
-                           "it); use counter='tree' or a larger window",
+                           "it); use counter='binary_tree' or a larger window",
                            self.counter_options)
         return counter

@@ -61,11 +61,10 @@ def polytope_vertices(domain: object) -> np.ndarray:
 class PrivateFrankWolfe:
     """Frank-Wolfe whose linear step picks a vertex by report-noisy-min.
 
-    Minimises ``sum_i loss(theta; x_i, y_i)`` over a polytope C = conv(V): at iteration j,
-    every vertex v is scored by ``<v, grad(theta_j)>`` (the gradient of the sum), the
-    noisy minimiser s is chosen, and ``theta_{j+1} = (1 - mu_j) theta_j + mu_j s`` with
-    ``mu_j = 2/(j+2)``. Every iterate is a convex combination of vertices, hence in C; no
-    projection. For the L1 ball the scores of the 2d vertices +-R e_i cost O(d).
+    Minimises ``sum_i loss(theta; x_i, y_i)`` over a polytope C = conv(V): iteration j
+    scores every vertex v by ``<v, grad(theta_j)>``, picks the noisy minimiser s and sets
+    ``theta_{j+1} = (1 - mu_j) theta_j + mu_j s``, ``mu_j = 2/(j+2)``: always in C, no
+    projection. On the L1 ball the 2d scores cost O(d).
 
     Parameters
     ----------
@@ -74,34 +73,24 @@ class PrivateFrankWolfe:
     iterations : int
         Frank-Wolfe iterations per call (TTZ take about (Gamma n epsilon/(L ||C||_1))^(2/3)).
     selection : {"gumbel", "laplace"}
-        The noise of the report-noisy-min selection (:data:`SELECTIONS`): ``"gumbel"``:
-        Gumbel noise of scale b, i.e. the exponential mechanism ``P(v) ~ exp(-<v, g>/b)``
-        (Gumbel-max trick). ``"laplace"``: Laplace(b) report-noisy-min, TTZ's mechanism.
+        The selection's noise of scale b (:data:`SELECTIONS`): Gumbel, i.e. the
+        exponential mechanism ``P(v) ~ exp(-<v, g>/b)``, or Laplace, TTZ's mechanism.
     noise : {"gumbel", "laplace"}, optional
         The former name of ``selection`` (still taken; ``noise`` reads it back).
 
     Privacy
     -------
-    Replace-one, n public (KNJ Definition 4). Changing one example moves the gradient of the
-    sum by ``g - g'``, the difference of two data gradients (a regulariser's
-    ``n alpha theta`` is the same on both sides and cancels), so a score moves by
-    ``|<v, g - g'>| <= Delta = 2 L max_v ||v||_2`` (L the data loss's Lipschitz constant
-    on the domain, Cauchy-Schwarz).
-    Report-noisy-min with noise of scale b (either law) is then pure eps0-DP with
-    ``eps0 = 2 Delta / b`` per iteration (the factor 2: scores may move in both
-    directions). Composition over all iterations of all calls, k of them: the exponential
-    mechanism is eps0-bounded-range, hence ``eps0^2/8``-zCDP (Cesar & Rogers 2021);
-    Laplace report-noisy-min is eps0-DP, hence ``eps0^2/2``-zCDP (Bun & Steinke 2016).
-    :meth:`epsilon` certifies ``min(k eps0, epsilon of k rho-zCDP at delta)``, the zCDP
-    conversion by dp-accounting's RDP accountant; :meth:`calibrate` inverts it.
-    :meth:`privacy_events` lists the same mechanisms, one event per call (k
-    ``ZCDpEvent(rho)``, with the pure ``k eps0`` when basic composition is the smaller),
-    and the guarantee of a learner calling the solver is derived from them.
-    ``calibration="paper"``: TTZ's Laplace scale as recalled from memory,
-    ``b = L ||C||_1 sqrt(8 k ln(1/delta)) / epsilon`` (sum scale, to be verified against
-    TTZ); :meth:`epsilon` states what it really certifies under replace-one, more
-    than epsilon (1.3 to 2x): the recalled scale matches a score sensitivity of
-    L ||C||_1, not the replace-one 2 L ||C||_1.
+    Replace-one, n public (KNJ Definition 4). Sensitivity: one example moves the gradient
+    of the sum by a difference of two data gradients (a regulariser cancels), so a score
+    by at most ``Delta = 2 L max_v ||v||_2``; report-noisy-min of scale b is pure eps0-DP,
+    ``eps0 = 2 Delta / b``, per iteration. Composition over the k iterations of all calls:
+    eps0^2/8-zCDP for the exponential mechanism (bounded range, Cesar & Rogers 2021),
+    eps0^2/2-zCDP for Laplace (Bun & Steinke 2016); :meth:`epsilon` certifies ``min(k
+    eps0, zCDP at delta)`` and :meth:`calibrate` inverts it; :meth:`privacy_events` lists
+    them. ``calibration="paper"``: TTZ's Laplace scale ``b = L ||C||_1 sqrt(8 k
+    ln(1/delta)) / epsilon`` as recalled (unverified against TTZ); it matches a score
+    sensitivity of L ||C||_1, and :meth:`epsilon` states the 1.3-2x larger replace-one
+    epsilon it really gives.
 
     Examples
     --------
@@ -181,11 +170,9 @@ class PrivateFrankWolfe:
         report-noisy-min selections (class Privacy), replace-one; ``scale`` one b for all
         calls or one per call.
 
-        Every selection is pure eps0-DP, eps0 = 2 Delta / b, and rho-zCDP (rho =
-        eps0^2/8 for Gumbel, eps0^2/2 for Laplace): each call's event is its
-        ``iterations`` ``ZCDpEvent(rho)``, and when basic composition certifies less at
-        ``delta`` than the zCDP sum (as :meth:`epsilon` decides), every call also carries
-        its pure epsilon ``iterations eps0``, which composition then uses.
+        Each call's event is ``iterations`` ``ZCDpEvent(rho)`` (rho = eps0^2/8 Gumbel,
+        eps0^2/2 Laplace, eps0 = 2 Delta / b), with its pure epsilon ``iterations eps0``
+        where basic composition certifies less (as :meth:`epsilon` decides).
 
         Examples
         --------
@@ -195,10 +182,6 @@ class PrivateFrankWolfe:
         >>> fw.score_sensitivity, [e.pure_epsilon for e in fw.privacy_events([300], 100.0,
         ...                                                                  1e-5)]
         (4.0, [0.16])
-        >>> fw = PrivateFrankWolfe(SquaredLoss(), L1Ball(5), iterations=50,
-        ...                        selection="laplace")
-        >>> [e.pure_epsilon for e in fw.privacy_events([300], 100.0, 1e-5)]  # zCDP is less
-        [None]
         """
         calls = per_call(sizes, scale)
         eps0 = [self._eps0(b) for _, b in calls]

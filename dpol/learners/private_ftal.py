@@ -41,47 +41,26 @@ class PrivateFTAL(OnlineLearner):
         C, with a projection.
     horizon : int
     window : int or None
-        W of window DP; None (default) protects every element over the whole stream.
+        W of window DP; None protects every element over the whole stream.
     mechanism, **privacy
-        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
-        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
-        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
-        conventions). ``noise``: Gaussian for (window) (epsilon, delta)-DP
-        (Option II), the l2 Gamma mechanism for pure (window) epsilon-DP (Option I);
-        "secure" is exact discrete Gaussian noise on OS randomness (every counter; see
-        :class:`dpol.counters.Counter`). ``counter``: the continual-release mechanism of
-        the gradient sums (a name or a Counter subclass), with ``counter_options``; with
-        a window, only the window tree applies.
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`,
+        docs/privacy_conventions.md). ``noise``: Gaussian (Option II), l2 Gamma for pure
+        epsilon-DP (Option I), or secure. With a window, only ``window_tree`` applies.
     noise_ridge : bool
-        Beyond the papers (default False: WDP's algorithm). Adds lambda_t/2 ||w - w_bar_t||^2
-        to the leader's objective, w_bar_t = S_t / t the mean of the released iterates and
-        lambda_t = s_t (sqrt(d) + sqrt(2 ln(1/beta))) / R, beta = 0.05, R the radius of C,
-        s_t the per-coordinate noise std of the release at t (``variance(t)``): the first
-        factor bounds the release noise's norm with probability 1 - beta, so the noise
-        alone cannot move the unconstrained leader by more than R. The leader becomes
-        Proj_C((lambda_t w_bar_t - G_t) / (mu t + lambda_t)), G_t the released data-gradient
-        sum: it leans on the average of past iterates while the noise swamps the gradients
-        and fades as mu t outgrows lambda_t. Post-processing of releases with public
-        constants, no privacy cost (as PQFTL's ``noise_ridge``); in
-        ``benchmarks/excess_regret.py`` it cuts excess regret 1.6-1.7x at every epsilon.
+        Beyond the papers: shrink the leader towards the mean of the released iterates by
+        a public bound on the noise's norm; post-processing, 1.6-1.7x less excess regret
+        (docs/derivations/ftal.md).
 
     Privacy
     -------
-    Only the data part of the gradient, grad phi(<w_t, x_t>, y_t) x_t, enters the counter;
-    the regulariser's part mu w_t is a function of released iterates and is added back
-    outside (post-processing). Replace-one: one element changes one counter input by at
-    most 2L, L the data loss's Lipschitz constant on C (docs/errata.md, WDP-1: not L + mu D);
-    with ``calibration="tight"`` by the loss's ``gradient_sensitivity(C)``, the exact
-    change of a data gradient at one (public) iterate w_t, which can be smaller: 1.100
-    instead of 2 L = 1.462 for the logistic loss on the unit ball with unit data
-    (:func:`dpol.losses.logistic.logistic_gradient_diameter`; the counter's
-    ``element_sensitivity``). The paper calibration keeps WDP's 2L. Add/remove: L. The
-    iterates are post-processing of the counter's releases, and the
-    inputs' adaptivity is covered by the counter's Gaussian-DP / basic composition
-    argument (WDP Section III), so the learner's guarantee is derived from the counter's
-    event (``privacy_events``): window DP with window W (expired elements are not
-    protected), or DP when window is None (the window tree then runs with W = T).
-    Calibration "tight" / "paper" is passed to the counter (paper: WDP Lemmas 1 and 3).
+    Replace-one (or add/remove), one stream element. Sensitivity: only the data gradient
+    enters the counter (mu w_t is added back from releases); one element changes one
+    input by at most 2L (docs/errata.md, WDP-1; add/remove: L), or under tight
+    calibration by the loss's ``gradient_sensitivity(C)`` at the public iterate (1.100
+    instead of 1.462 for the logistic loss on the unit ball). Calibration, tight or paper
+    (WDP Lemmas 1 and 3), is the counter's, adaptive inputs included (WDP Section III).
+    ``privacy`` is the counter's event: window DP with window W, or DP when window is
+    None. Derivation: docs/derivations/ftal.md.
 
     Examples
     --------
@@ -97,7 +76,7 @@ class PrivateFTAL(OnlineLearner):
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
     #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`): every noise kind
-    accepts = Accepts(noises=tuple(KINDS), counter="window", window=True)
+    accepts = Accepts(noises=tuple(KINDS), counter="window_tree", window=True)
 
     def __init__(self, dim: int, *, loss: object, domain: object, horizon: int,
                  window: int | None = None, noise_ridge: bool = False,
@@ -127,7 +106,7 @@ class PrivateFTAL(OnlineLearner):
         cls = resolve_counter(counter)
         if self.window is not None:
             if cls is not WindowTreeCounter:
-                raise fail("counter", "be 'window' when a window is given", counter)
+                raise fail("counter", "be 'window_tree' when a window is given", counter)
             if options.get("window", self.window) != self.window:
                 raise fail("counter_options", f"not give a window other than window="
                            f"{self.window}", options)

@@ -36,20 +36,17 @@ DEFAULT_ETA_SCALE = 4.0
 class PrivateFTRL(OnlineLearner):
     """DP-FTRL: w_{t+1} = Proj_C(w_0 - eta g_hat_t), g_hat_t a private gradient sum.
 
-    At step t the learner has released w_t, receives (x_t, y_t) and feeds the data
-    gradient g_t = phi'(<w_t, x_t>, y_t) x_t to a continual counter, whose release is
-    the noisy sum G_t + n_t. With the regulariser's part mu sum_{s <= t} w_s added back
-    (public: a function of the releases), g_hat_t is the noisy gradient sum, and the next
-    iterate minimises <g_hat_t, w> + ||w - w_0||^2 / (2 eta) over C: the lazy projection
-    Proj_C(w_0 - eta g_hat_t) (Kairouz et al. 2021, Algorithm 1 without momentum; w_0 =
-    Proj_C(0)). With zero noise it is non-private FTRL with a quadratic regulariser.
+    The data gradient g_t = phi'(<w_t, x_t>, y_t) x_t at the released w_t goes to a
+    continual counter; g_hat_t is its release plus the public regulariser part
+    mu sum_{s <= t} w_s, and the next iterate is the lazy projection minimising
+    <g_hat_t, w> + ||w - w_0||^2 / (2 eta) over C (Kairouz et al. 2021, Algorithm 1
+    without momentum; w_0 = Proj_C(0)). With zero noise: non-private FTRL.
 
-    **Several passes** (``epochs=E``): the stream is E passes over n = horizon / E records
-    in a fixed order, record i at steps i, i + n, ..., so each record enters the gradient
-    sum E times, n steps apart: the counter is calibrated for that participation (E, n)
-    and the guarantee protects one record. :meth:`run_passes` runs the passes over the n
-    records; ``run`` and ``learn_one`` take the stream as it comes, and the guarantee
-    holds for any stream in which a record enters at most E steps, n apart.
+    **Several passes** (``epochs=E``): E passes over n = horizon / E records in a fixed
+    order, record i at steps i, i + n, ...; the counter is calibrated for that
+    participation (E, n) and the guarantee protects one record. :meth:`run_passes` runs
+    the passes; ``run`` and ``learn_one`` hold for any stream in which a record enters at
+    most E steps, n apart.
 
     Parameters
     ----------
@@ -63,54 +60,29 @@ class PrivateFTRL(OnlineLearner):
     epochs : int
         E >= 1 passes; E must divide the horizon.
     eta : float, optional
-        Step size. Default c R / sqrt(T L (L + s sqrt(d))), c = ``DEFAULT_ETA_SCALE`` = 4,
-        R the radius of C (1 for R^d), L the data loss's Lipschitz constant on C and s the
-        root mean per-coordinate noise std of the counter's releases (public). The form
-        balances R^2 / (2 eta) against eta T L^2 / 2 and the cost of the noise's shift of
-        the iterate, about T L eta s sqrt(d); c = 4 gave the best held-out loss of the
-        last iterate, or within 0.1% of it, in all 12 cells (3 data sets, epsilon 1 and
-        10, E = 1 and 4) of ``benchmarks/multi_pass.py --eta-sweep`` over c in {1/4, 1,
-        4, 16, 64, 256}; from c = 16 on the iterate sits on the boundary of C and the
-        losses stop changing (docs/benchmarks/multi_pass.md).
+        Default c R / sqrt(T L (L + s sqrt(d))), c = ``DEFAULT_ETA_SCALE``, R the radius of
+        C (1 for R^d), L the data loss's Lipschitz constant, s the public noise std per
+        coordinate: it balances the regulariser, the gradients and the noise's shift (c = 4
+        measured best: docs/benchmarks/multi_pass.md).
     mechanism, **privacy
-        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
-        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
-        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
-        conventions). Float Gaussian noise and ``calibration="tight"`` only:
-        no paper publishes a calibration of this counter-and-passes pairing.
-        ``counter``: the continual counter of the gradient sums. Default "blt": O(b d)
-        per step at any n, and within 0.0002 of square-root Toeplitz's held-out loss
-        (the best at one pass, with the tree and banded far behind) in every cell of
-        ``benchmarks/multi_pass.py``. For several passes the banded square root with n
-        bands (``counter="banded"``, whose default band is then the separation n), whose
-        sensitivity grows only like sqrt(E), did better: at epsilon = 1 and
-        E = 8, held-out logistic loss 0.4424 against BLT's 0.4438 (optimum 0.4386) on the
-        synthetic set and 0.5193 against 0.5215 (0.5108) on Shuttle, at O(n d) per
-        ``learn_one`` step (docs/benchmarks/multi_pass.md). ``counter_options``: its
-        keywords (``bands``, ``buffers``, ``objective``...).
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`, docs/privacy_conventions.md).
+        Float Gaussian noise, tight calibration only. Default counter ``blt`` (O(b d) per
+        step); for several passes ``banded_toeplitz`` with n bands does a little better at
+        O(n d) (docs/benchmarks/multi_pass.md).
 
     Privacy
     -------
-    Relation: replace-one (or add/remove) of one record, i.e. of the E stream elements
-    it is (E = 1: one stream element). Sensitivity: one record changes its E data
-    gradients, each by at most Delta = the loss's ``gradient_sensitivity(C)`` (2 L under
-    replace-one unless the loss proves less, L under add/remove), each evaluated at a
-    released, hence public, iterate; the counter's encoder C' then moves by at most Delta
-    sqrt(max_pi sum_{i,j in pi} |(C'^T C')_ij|) over the patterns pi of E steps n apart
-    (the counter's ``sensitivity`` with ``participation=(E, n)``,
-    :mod:`dpol.counters.strategies._participation`: for banded strategies with at most
-    n bands it is sqrt(E) times the one-pass figure). Adaptivity costs nothing: the
-    gradients depend on earlier releases, but the counter is a linear map of its inputs
-    plus Gaussian noise, causal (a noised value depends only on inputs already given),
-    and such a mechanism released step by step on adaptively chosen inputs has the
-    privacy of the non-adaptive Gaussian mechanism of the same sensitivity (Denisov,
-    McMahan, Rush, Smith, Thakurta 2022, Theorem 2.1; the multi-participation setting of
-    Choquette-Choo et al. 2023). Calibration: the noise multiplier z*(epsilon, delta)
-    of the one calibrator (:func:`dpol.accounting.calibrate` on the Gaussian's
-    :func:`dpol.accounting.noise_events`), relative to that sensitivity.
-    The iterates, their average and the regulariser's part mu sum w_s are
-    post-processing of the releases. ``privacy`` is derived from the counter's event,
-    its unit restated as one record when E > 1.
+    Relation: replace-one (or add/remove) of one record, i.e. of its E stream elements.
+    Sensitivity: each of the record's E gradients, taken at a released (public) iterate,
+    moves by at most Delta = the loss's ``gradient_sensitivity(C)`` (2 L under
+    replace-one unless the loss proves less, L under add/remove); the counter's
+    ``sensitivity`` with ``participation=(E, n)`` then bounds the encoder's change
+    (:mod:`dpol.counters.strategies._participation`). Adaptivity costs nothing: a causal
+    linear Gaussian mechanism on adaptive inputs has the privacy of the non-adaptive one
+    (Denisov et al. 2022, Theorem 2.1; Choquette-Choo et al. 2023 for participations).
+    Calibration: z*(epsilon, delta) of :func:`dpol.accounting.calibrate` relative to that
+    sensitivity. Iterates and averages are post-processing; ``privacy`` is the counter's
+    event, its unit restated as one record when E > 1.
 
     Examples
     --------

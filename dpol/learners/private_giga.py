@@ -32,20 +32,14 @@ class PrivateGIGA(OutputPerturbation):
 
     Privacy
     -------
-    Erratum (JKT Lemma 5): in the changed step the iterate moves by
-    eta_tau ||grad f_tau - grad f'_tau|| <= (2/(alpha tau)) 2L, so lam = 4L/alpha, not the
-    printed 2G/alpha; the later steps contract (needs tau >= t_q). L is the Lipschitz
-    constant of the data loss on C: the shared regulariser cancels in the difference, so
-    the bound is 4L/alpha <= 4G/alpha (a witness attains 4L/alpha = 8 at
-    alpha = 0.5). add/remove: 2L/alpha. Only the releases after steps t >= t_q depend on
-    the data, so tight calibration spreads mu* over those n = T - t_q + 1 releases:
-    s_t = z lam / t with z = sqrt(n) / mu*(epsilon, delta) (as :class:`OutputPerturbation`).
-    ``privacy`` is derived from the events of those n releases only
-    (:meth:`OutputPerturbation.privacy_events`; none, (0, 0), when the warm-up covers
-    the horizon). ``calibration="paper"``: JKT Alg. 3's beta (Theorem 9, claimed (3 eps,
-    2 delta)) with this corrected lam, not the printed 2G/alpha, which bounds no
-    sensitivity (so the verbatim preset would not be private); the derived epsilon is
-    the one its noise really gives.
+    Replace-one (add/remove: lam / 2). Sensitivity (erratum of JKT Lemma 5, docs/errata.md,
+    JKT-3): the changed step moves the iterate by at most (2/(alpha tau)) 2L and later
+    steps contract, so lam = 4L/alpha, L the data loss's Lipschitz constant on C
+    (attained), not the printed 2G/alpha. Calibration: only the n = T - t_q + 1 releases
+    from t_q on depend on the data; tight: s_t = z lam / t, z = sqrt(n) / mu*(epsilon,
+    delta) (as :class:`OutputPerturbation`); paper: JKT Alg. 3's beta (Theorem 9) with the
+    corrected lam, its real epsilon derived. ``privacy`` is those n releases' events
+    (none when the warm-up covers the horizon).
 
     Examples
     --------

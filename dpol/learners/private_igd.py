@@ -35,27 +35,13 @@ class PrivateIGD(OutputPerturbation):
 
     Privacy
     -------
-    Replace-one. Step t's objective is (1 + eta_t alpha)/2 ||w - w_t/(1 + eta_t alpha)||^2
-    + eta_t phi_t(w) + I_C(w) + const, so w_{t+1} = prox_{c_t (phi_t + I_C)}(w_t / (1 +
-    eta_t alpha)) with c_t = eta_t / (1 + eta_t alpha) = 1/(alpha (t + 1)) (eta_t alpha =
-    1/t). At the changed step tau both prox points share their input: subtracting their
-    optimality conditions (the normal cone of C is monotone) gives ||w_{tau+1} -
-    w'_{tau+1}|| <= c_tau ||grad phi - grad phi'|| <= 2L / (alpha (tau + 1)). Later steps
-    share phi_t, and a prox is non-expansive, so the difference shrinks at least by the
-    input's factor 1/(1 + eta_t alpha) = t/(t + 1); the product telescopes:
-    ||w_{t+1} - w'_{t+1}|| <= 2L/(alpha (tau + 1)) (tau + 1)/(t + 1) = lam / (t + 1) for
-    every tau <= t, lam = 2L/alpha, L the Lipschitz constant of the *data* loss on C
-    (the shared regulariser cancels); add/remove: L/alpha. So release t has sensitivity
-    Delta_t = lam / (t + 1) (:meth:`sensitivity`), attained (a hinge element in its
-    linear zone flipped at step tau, null elements after it: equality in every step),
-    not JKT Lemma 4's lam / t, which drops the factor 1/(1 + eta_t alpha) and would
-    over-noise release t by (t + 1)/t (twice at t = 1; docs/errata.md, JKT-8). Calibration as
-    :class:`OutputPerturbation` with this Delta_t (tight: exact Gaussian DP over the
-    horizon releases, s_t = z lam / (t + 1); paper: JKT Alg. 2's beta_t / t, noise
-    verbatim, about 5x over-noised, its derived epsilon from this Delta_t). ``privacy``
-    is derived from the events of the noised releases
-    (:meth:`OutputPerturbation.privacy_events`: release t a Gaussian of noise
-    multiplier (t + 1) s_t / lam).
+    Replace-one (add/remove halves lam). Sensitivity: the prox step contracts by t/(t + 1)
+    after the changed step, so release t moves by at most Delta_t = lam / (t + 1), lam =
+    2L/alpha, L the data loss's Lipschitz constant on C; attained, and not JKT Lemma 4's
+    lam / t (docs/errata.md, JKT-8). Calibration as :class:`OutputPerturbation` with this
+    Delta_t (tight: s_t = z lam / (t + 1); paper: JKT Alg. 2's beta_t / t verbatim).
+    ``privacy`` is derived from the noised releases' events. Derivation:
+    docs/derivations/output_perturbation.md.
 
     Examples
     --------

@@ -44,58 +44,46 @@ class PrivateIncrementalERM(OnlineLearner):
     """KNJ Mechanism 1: every tau steps, solve the ERM on the whole prefix privately.
 
     At t = j tau the model ``theta_t = A(z_1..z_t)`` of a private batch solver A is
-    released; between calls the released model stays fixed. Before the first call the
-    released model is the data-independent ``P_C(0)`` (Mechanism 1's theta_0 = 0 may lie
-    outside C: docs/errata.md, KNJ-4).
+    released; between calls it stays fixed. Before the first call it is the
+    data-independent ``P_C(0)`` (Mechanism 1's theta_0 = 0 may lie outside C:
+    docs/errata.md, KNJ-4).
 
     Parameters
     ----------
     dim : int
     loss : LinearLoss or Regularized(LinearLoss, alpha)
-        The per-example loss j of the ERM (its x_bound / y_bound are enforced by clipping).
+        The per-example loss of the ERM (its bounds enforced by clipping).
     domain : ConvexSet
         C.
     horizon : int
     tau : int, optional
-        Period; default :func:`default_tau` (Theorem 3.1(1)). ``tau=1`` is the naive
-        re-solve-every-step baseline.
+        Period; default :func:`default_tau` (Theorem 3.1(1)); 1 re-solves every step.
     solver : str or solver object
-        One of :data:`SOLVERS`, or a solver object.
-        ``"sgd"``: :class:`PrivateProjectedSGD` full-batch (noisy GD); ``"bst"``: the same
-        with one sampled example per step (BST14 Alg. 1); ``"frank-wolfe"``:
-        :class:`PrivateFrankWolfe` (TTZ, polytopes; Theorem 3.1(3)). Any object with
-        ``fit``, ``calibrate`` and ``privacy_events(sizes, scales, delta)`` (the
-        :class:`~dpol.accounting.MechanismEvent` of one call per size at those noise
-        scales), and ``has_paper`` / ``paper_sigma`` for a published per-call calibration.
+        One of :data:`SOLVERS`: ``"sgd"`` (:class:`PrivateProjectedSGD`, full batch),
+        ``"bst"`` (one sampled example per step, BST14 Alg. 1), ``"frank-wolfe"``
+        (:class:`PrivateFrankWolfe`, polytopes; Theorem 3.1(3)); or an object with
+        ``fit``, ``calibrate``, ``privacy_events(sizes, scales, delta)`` and, for a
+        published calibration, ``has_paper`` / ``paper_sigma``.
     solver_options : dict, optional
-        Keywords for the named solver (``steps``, ``iterations``, Frank-Wolfe's ``noise``,
-        ...).
+        Keywords for the named solver (``steps``, ``iterations``, ``noise``, ...).
     mechanism, **privacy
-        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
-        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
-        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
-        conventions). Replace-one neighbours only, the relation the solvers are
-        analysed for. ``noise="secure"`` (``solver="sgd"``, tight calibration): every
-        noisy gradient of the solver is released on a grid with exact discrete Gaussian
-        noise on OS randomness (:class:`PrivateProjectedSGD`); not reproducible from
-        ``seed``. A solver object must then have ``noise="secure"`` itself.
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`,
+        docs/privacy_conventions.md): replace-one only (the solvers' relation);
+        ``noise="secure"`` with ``solver="sgd"`` and tight calibration.
 
     Privacy
     -------
-    Replace-one (KNJ Definition 4; n = t public at every call), one stream element. Each
-    element enters at most l = floor(T/tau) calls (the whole prefix is passed); releases
-    between calls are copies (post-processing). Sensitivity: the solver's per step
-    (``"sgd"``: 2L, plus the rounding g sqrt(p) for secure noise; ``"bst"``: 2nL on the
-    sampled example; Frank-Wolfe: its scores'). ``calibration="tight"`` (default): one
-    noise scale for all calls, the smallest whose every step of every call the solver's
-    accountant certifies at (epsilon, delta) (Gaussian DP; RDP of the subsampled
-    Gaussian, Wang-Balle-Kasiviswanathan 2019; zCDP). Paper: KNJ's split eps' = eps / (2
-    sqrt((2T/tau) ln(2/delta))), delta' = delta tau / (2T) per call, totalled by advanced
-    composition (Theorem A.4, :func:`~dpol.accounting.presets.knj_mechanism1_split`), by
-    the solver's published formula where it has one; a ``PaperCalibrationWarning`` when
-    the calls' composition exceeds epsilon. ``privacy`` is derived from the calls' events
-    (:meth:`privacy_events`, composed adaptively). Secure noise: ``"sgd"`` only.
-    Derivation: docs/derivations/incremental_erm.md.
+    Replace-one (KNJ Definition 4; n = t public at every call), one stream element, which
+    enters at most l = floor(T/tau) calls; releases between calls are copies.
+    Sensitivity: the solver's per step (``"sgd"``: 2L, plus the rounding g sqrt(p) for
+    secure noise; ``"bst"``: 2nL on the sampled example; Frank-Wolfe: its scores').
+    ``calibration="tight"``: one noise scale for all calls, the smallest whose every step
+    the solver's accountant certifies at (epsilon, delta) (Gaussian DP; subsampled-Gaussian
+    RDP, Wang-Balle-Kasiviswanathan 2019; zCDP). Paper: KNJ's split eps' = eps / (2
+    sqrt((2T/tau) ln(2/delta))), delta' = delta tau / (2T) per call (advanced composition,
+    Theorem A.4, :func:`~dpol.accounting.presets.knj_mechanism1_split`), with a
+    ``PaperCalibrationWarning`` when the calls exceed epsilon. ``privacy`` composes the
+    calls' events adaptively. Derivation: docs/derivations/incremental_erm.md.
 
     Examples
     --------

@@ -35,14 +35,10 @@ _BLOCK_FLOATS = 1 << 22
 def l2_ball_quadratic_min(A: np.ndarray, b: np.ndarray, radius: float) -> np.ndarray:
     """``argmin_{||theta|| <= R} theta^T A theta - 2 b.theta`` for A PSD, batched and exact.
 
-    A (n, p, p) symmetric (negative eigenvalues are clipped to 0 first), b (n, p). With
-    A = V diag(e) V^T and c = V^T b the minimiser is ``theta(lam) = V c/(e + lam)``, with
-    lam = 0 when that is well defined and inside the ball, else the root of
-    ``||theta(lam)|| = R`` (decreasing in lam, bracketed by [0, ||b||/R]); 200 bisection
-    halvings reach it to rounding. Directions with e = 0 and c = 0 get 0 (the
-    minimum-norm minimiser); eigenvalues below ``p * 4e-16 * max|e|`` count as 0, and so
-    do components of c along them below ``1e-12 ||b||`` (rounding of an exact ``b`` in the
-    range of A; a released noisy b is far above it).
+    A (n, p, p) symmetric (negative eigenvalues clipped to 0), b (n, p). The minimiser is
+    ``theta(lam) = V c/(e + lam)`` (A = V diag(e) V^T, c = V^T b), lam = 0 when inside the
+    ball, else the root of ``||theta(lam)|| = R`` by bisection; null directions get 0 (the
+    minimum-norm minimiser), up to a rounding tolerance.
 
     >>> l2_ball_quadratic_min(np.eye(2)[None], np.array([[3.0, 4.0]]), 1.0)
     array([[0.6, 0.8]])
@@ -81,10 +77,10 @@ def l2_ball_quadratic_min(A: np.ndarray, b: np.ndarray, radius: float) -> np.nda
 class PrivateIncrementalRegression(OnlineLearner):
     """KNJ PrivIncReg1: tree-released sums of x y and x x^T, then projected gradient.
 
-    After each element the released private gradient function is
-    ``g_t(theta) = 2 (Q_t theta - q_t)``, Q_t and q_t the private prefix sums of x x^T and
-    y x, and the released model is ``theta_t = NoisyProjGrad(C, g_t, r_t)`` (Appendix B):
-    the estimate of ``argmin_C sum_{i<=t} (y_i - <x_i, theta>)^2`` (KNJ's loss, no 1/2).
+    After each element the released gradient function is ``g_t(theta) = 2 (Q_t theta -
+    q_t)``, Q_t and q_t the private prefix sums of x x^T and y x, and the released model
+    ``theta_t = NoisyProjGrad(C, g_t, r_t)`` (Appendix B) estimates ``argmin_C sum_{i<=t}
+    (y_i - <x_i, theta>)^2``.
 
     Parameters
     ----------
@@ -93,30 +89,21 @@ class PrivateIncrementalRegression(OnlineLearner):
         C (with a projection): L2Ball (ridge), L1Ball (Lasso), Simplex, ...
     horizon : int
     solver : {"npg", "surrogate"}
-        ``"npg"`` (default): NoisyProjGrad warm-started at theta_{t-1} with the step of
-        Proposition B.1 corrected, ``2 R/(sqrt(r) (alpha'_t + L_t))`` (docs/errata.md,
-        KNJ-3), r_t = ``ceil((1 + L_t/alpha'_t)^2)`` (Corollary B.2 in closed form, KNJ-4:
-        ``L_t = 2 t x_bound (x_bound R + y_bound)`` and the gradient-error level alpha'_t
-        of :meth:`gradient_error`) capped at ``max_iter`` (KNJ-4); ``bound_`` reports the
-        achieved guarantee ``2(alpha'+L)R/sqrt(r) + 2 alpha' R``. ``"surrogate"`` (KNJ-4,
-        not in the paper): minimise the symmetrised, PSD-clipped quadratic exactly
-        (L2 ball: eigendecomposition and secular equation) or by ``max_iter`` accelerated
-        projected gradient steps from theta_{t-1}. Both are post-processing.
+        ``"npg"``: NoisyProjGrad warm-started at theta_{t-1}, with Proposition B.1's step
+        corrected (docs/errata.md, KNJ-3) and r_t of Corollary B.2 in closed form capped
+        at ``max_iter`` (KNJ-4); ``bound_`` reports the achieved guarantee.
+        ``"surrogate"`` (KNJ-4, not in the paper): minimise the symmetrised, PSD-clipped
+        quadratic exactly (L2 ball) or by ``max_iter`` accelerated steps.
     max_iter : int
         Iteration cap per step.
     beta : float
         Failure probability in alpha'_t (utility only).
     x_bound, y_bound : float
-        ||x|| and |y| bounds (KNJ: 1); larger inputs are clipped and counted
-        (docs/errata.md, KNJ-4).
+        ||x|| and |y| bounds (KNJ: 1); larger inputs are clipped and counted.
     mechanism, **privacy
-        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
-        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
-        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
-        conventions). ``counter``: the continual-release mechanism of both sums
-        (KNJ: TreeMech, the binary tree), with ``counter_options``. ``noise="secure"``:
-        exact discrete Gaussian noise on OS randomness in both counters (binary or window
-        tree, tight calibration; not reproducible from ``seed``).
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`,
+        docs/privacy_conventions.md). Counter of both sums: KNJ's TreeMech,
+        ``binary_tree``, by default.
 
     Privacy
     -------
@@ -124,15 +111,12 @@ class PrivateIncrementalRegression(OnlineLearner):
     stream element. Sensitivity of the stacked element (x x^T, x y): sqrt(2 X^4 + 2 X^2
     Y^2 + Y^4 / 2) under replace-one (2 X Y if Y^2 > 2 X^2; ``outer_product_sensitivity``,
     docs/errata.md, KNJ-2), sqrt(X^4 + X^2 Y^2) under add/remove, in K = floor(log2 T) + 1
-    tree nodes (KNJ-1). Tight (default): one Gaussian mechanism of std s sqrt(K) /
-    mu*(epsilon, delta) on both counters, exact by Gaussian DP, adaptive inputs included
-    (replacing KNJ's two (eps/2, delta/2) trees); secure noise adds the grids' rounding to
-    s and sizes the stds on the counters' zCDP events (4-11% more std). Paper (tree only):
-    KNJ's TreeMech sigma (Alg. 4) per tree, T = 1 refused; ``privacy`` reports the exact
-    epsilon, with a ``PaperCalibrationWarning`` when it exceeds epsilon. The solvers read
-    only the releases and public constants: post-processing. ``privacy`` is derived from
-    ``privacy_events`` (the counters' joint events); a window counter with W < horizon
-    gives window DP. Derivation: docs/derivations/incremental_regression.md.
+    tree nodes (KNJ-1). Tight: one Gaussian mechanism of std s sqrt(K) / mu*(epsilon,
+    delta) on both counters (Gaussian DP, adaptive); secure noise adds the grids' rounding
+    to s (zCDP). Paper (tree only): KNJ's TreeMech sigma (Alg. 4) per tree, with a
+    ``PaperCalibrationWarning`` when the exact epsilon exceeds epsilon. The solvers are
+    post-processing; ``privacy`` is the counters' joint events (a window W < horizon
+    gives window DP). Derivation: docs/derivations/incremental_regression.md.
 
     Examples
     --------
@@ -148,7 +132,7 @@ class PrivateIncrementalRegression(OnlineLearner):
     #: capabilities (:data:`dpol.learners._api.TAGS`)
     _tags = frozenset({"least_squares"})
     #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`)
-    accepts = Accepts(noises=("gaussian", "secure"), counter="tree", window=True)
+    accepts = Accepts(noises=("gaussian", "secure"), counter="binary_tree", window=True)
 
     SOLVERS = ("npg", "surrogate")
 

@@ -34,67 +34,52 @@ MODES = ("random_features", "query_points", "published_scalar")  #: the ``mode``
 class PrivateKernelRegression(OnlineLearner):
     """Online kernel least squares (NW eq. 3) with a private release after every step.
 
-    f_{t+1} = f_t - eta_t [(f_t(x_t) - y_t) K_{x_t} + lambda_t f_t], f_0 = 0, with
-    eta_t = (t + t0)^-theta and lambda_t = (t + t0)^-(1 - theta) (t = 0, 1, ...;
-    eta_t lambda_t = 1 / (t + t0)). The t-th element (1-based) yields f_t.
+    f_{t+1} = f_t - eta_t [(f_t(x_t) - y_t) K_{x_t} + lambda_t f_t], f_0 = 0, eta_t =
+    (t + t0)^-theta, lambda_t = (t + t0)^-(1 - theta). The t-th element yields f_t.
 
     Parameters
     ----------
     dim : int
     horizon : int
     mode : {"random_features", "query_points", "published_scalar"}
-        What is released after step t (``weights``, of length ``n_outputs``):
-        ``random_features`` (default): the update runs on w in R^D with features phi, and
-        w~_t = w_t + N(0, s_t^2 I_D) is released; ``predict_one(x)`` = phi(x) . M_t in
-        [-y_bound, y_bound], M_t the releases' mean weighted by 1/sens_t^2 (their noises'
-        inverse variances up to a factor; or ``postprocess``), ``raw=True``: phi(x) . w~_t.
-        ``query_points``: the exact kernel algorithm, releasing f_t(U) + N(0, s_t^2 I_q)
-        at the public points U; ``predict_one(x)`` is the release at the query point
-        nearest to x. ``published_scalar`` (NW Theorem 1, **not private**, for
-        reproduction only): f_t + b_t with one scalar b_t ~ Laplace(C_t / epsilon);
-        ``weights`` is the released function at U and ``predict_one(x)`` = f_t(x) + b_t.
+        The release after step t (``weights``). ``random_features``: w~_t = w_t + N(0,
+        s_t^2 I_D) on D features phi; ``predict_one(x)`` = phi(x) . M_t clipped to
+        ``y_bound``, M_t the releases' inverse-variance-weighted mean (or ``postprocess``).
+        ``query_points``: f_t(U) + N(0, s_t^2 I_q) at public points U, predicting the
+        nearest one. ``published_scalar`` (NW Theorem 1, **not private**, reproduction
+        only): f_t + b_t, b_t ~ Laplace(C_t / epsilon).
     kernel : str or Kernel
-        A :class:`~dpol.learners.Kernel` (``Kernel("gaussian", bandwidth=0.1)``,
-        ``Kernel("polynomial", degree=3, coef0=1.0)``), or its name with the default
-        parameters (bandwidth 1, degree 2, coef0 1); its ball is ``x_bound``'s.
+        A :class:`~dpol.learners.Kernel` or its name with default parameters; its ball
+        is ``x_bound``'s.
     theta : float in (1/2, 1)
-        Default 0.8: the noise std at the end is of order T^(1 - 3 theta / 2) (Privacy:
-        sens_T ~ T^((1 - 3 theta) / 2), J ~ sqrt(T)), which vanishes for theta > 2/3.
+        The final noise std is of order T^(1 - 3 theta / 2): it vanishes for theta > 2/3.
     t0 : float, optional
-        Must satisfy t0^theta >= kappa^2 + 1; default the smallest integer that does.
+        t0^theta >= kappa^2 + 1; default the smallest integer that does.
     n_features : int, optional
-        D for Gaussian random Fourier features (even, default 256). The polynomial kernel
-        uses its exact feature map (D = C(d + degree, degree)); leave it None.
+        D for Gaussian random Fourier features (even, default 256); the polynomial
+        kernel uses its exact feature map (leave None).
     feature_seed : int
-        **Public** seed of the random features (default 0), independent of ``seed``:
-        publishing the feature map must not reveal the noise.
+        **Public** seed of the random features, independent of the noise ``seed``.
     query_points : array (q, dim)
-        The public, data-independent points U, fixed at construction; required by
-        ``query_points`` and ``published_scalar``.
+        Public, data-independent points U; required by the two other modes.
     x_bound, y_bound : float
-        R and M: ||x|| <= R, |y| <= M (larger values are clipped and counted). kappa
-        = sup sqrt(K(x, x)) over the ball: 1 (Gaussian) or (R^2 + coef0)^(degree/2).
+        R and M: ||x|| <= R, |y| <= M (clipped, counted). kappa = sup sqrt(K(x, x)).
     mechanism, **privacy
-        The privacy arguments: a :class:`~dpol.accounting.Mechanism` or its fields as
-        keywords (``epsilon=1.0``); what it takes is :attr:`accepts` (the API
-        reference's table), ``seed`` drives the noise only. ``noise="secure"``
-        (``random_features`` and ``query_points``): exact discrete Gaussian noise on OS
-        randomness on a grid (see Privacy); not reproducible from ``seed``.
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`,
+        docs/privacy_conventions.md); ``noise="secure"`` in the two private modes.
 
     Privacy
     -------
-    Replace-one, one stream element (x_t, y_t); ``add_remove`` is refused (no input is a
-    null element). Sensitivity: a change at step s moves release t > s by at most
-    Delta_t(s) (NW (15)-(16) and Lemma 2, recomputed exactly in
-    :mod:`dpol.learners._kernel_sensitivity`; docs/errata.md, NW-2); ``sensitivity(t)``
-    = max_{s < t} Delta_t(s), times sqrt(lambda_max(K(U, U))) for ``query_points``.
-    Tight, the only sound calibration (docs/errata.md, NW-3): the releases are one
-    Gaussian mechanism over the whole transcript; s_t = sens_t J / mu*(epsilon, delta)
-    makes it (epsilon, delta)-DP, adaptive inputs included (GDP filter, Smith & Thakurta
-    2022). Secure noise: rounding to a grid adds g_t sqrt(n) to each Delta_t(s) and the
-    transcript is rho-zCDP (CKS 2020, Theorem 14; Renyi filter, Feldman & Zrnic 2021),
-    rho sized by dp-accounting at (epsilon, delta). ``published_scalar`` is not DP (NW-1):
-    it warns, epsilon = inf. ``privacy`` is derived from :meth:`privacy_events`.
+    Replace-one, one stream element (``add_remove`` refused: no input is a null element).
+    Sensitivity: a change at step s moves release t > s by at most Delta_t(s) (NW
+    (15)-(16), Lemma 2, recomputed exactly in :mod:`dpol.learners._kernel_sensitivity`;
+    docs/errata.md, NW-2); ``sensitivity(t)`` = max_{s < t} Delta_t(s), times
+    sqrt(lambda_max(K(U, U))) for ``query_points``. Calibration, tight only (NW-3): the
+    releases are one Gaussian mechanism over the transcript, s_t = sens_t J /
+    mu*(epsilon, delta), adaptive inputs included (GDP filter, Smith & Thakurta 2022).
+    Secure noise: grid rounding adds g_t sqrt(n) to each Delta_t(s), rho-zCDP (CKS 2020,
+    Theorem 14; Renyi filter, Feldman & Zrnic 2021). ``published_scalar`` is not DP
+    (NW-1): it warns, epsilon = inf. ``privacy`` is derived from :meth:`privacy_events`.
     Derivation: docs/derivations/kernel_regression.md.
 
     Examples

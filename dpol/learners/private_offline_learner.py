@@ -46,31 +46,21 @@ class PrivateOfflineLearner(OnlineLearner):
         epsilon_g, the target excess risk; fixes alpha.
     horizon : int
     mechanism, **privacy
-        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
-        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
-        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
-        conventions). ``noise="secure"``: exact discrete Gaussian noise on OS
-        randomness (tight calibration only; not reproducible from ``seed``).
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`,
+        docs/privacy_conventions.md); ``noise="secure"`` with tight calibration.
 
     Privacy
     -------
-    Replace-one. By JKT Lemma 4 (tight form) ||w_{t+1} - w'_{t+1}|| <= 2L / (alpha
-    (t + 1)), and also <= 2r (both in C), so the average of w_2..w_{T+1} has sensitivity
-    Delta = (1/T) sum_{s=2}^{T+1} min(2r, 2L/(alpha s)), with L the data loss's Lipschitz
-    constant (the regulariser cancels); add/remove: L. Erratum: eq. (37) drops the
-    1/alpha and is not private for small alpha (real epsilon about 79 at a claimed 1
-    for alpha = 0.01). ``privacy`` is derived from the one mechanism that
-    runs (:meth:`privacy_events`): the noisy average, a Gaussian of noise multiplier
-    beta / Delta (``epsilon=inf``: a ``NonPrivateDpEvent``). Tight (default): beta =
-    Delta / mu*(eps, delta), exactly (epsilon, delta). Paper: eq. (37) verbatim; the
-    derived epsilon is what it really gives against the corrected Delta, with a
-    ``PaperCalibrationWarning`` when that exceeds epsilon. Secure noise: the average is
-    rounded to the grid g Z^d (g the largest power of two <= min(z Delta, Delta /
-    sqrt(d)) / 2^10) and g N_Z(0, (beta/g)^2 I) is added, exactly (CKS 2020); rounding
-    both neighbours adds g sqrt(d) to Delta, so the event is a ``ZCDpEvent`` of rho =
-    Delta'^2 / (2 beta^2) (CKS Theorem 14), Delta' = Delta + g sqrt(d), and beta = z Delta'
-    with z the smallest multiplier whose 1/(2 z^2)-zCDP dp-accounting's RDP accountant
-    certifies (epsilon, delta): 4-11% more std than the analytic Gaussian.
+    Replace-one (add/remove: L). Sensitivity: by JKT Lemma 4 (tight form)
+    ||w_{t+1} - w'_{t+1}|| <= min(2r, 2L / (alpha (t + 1))), so the average has Delta =
+    (1/T) sum_{s=2}^{T+1} min(2r, 2L/(alpha s)), L the data loss's Lipschitz constant.
+    Erratum (docs/errata.md, JKT-6): eq. (37) drops the 1/alpha (real epsilon about 79 at
+    a claimed 1 for alpha = 0.01). Calibration: one Gaussian of noise multiplier beta /
+    Delta; tight: beta = Delta / mu*(eps, delta); paper: eq. (37) verbatim, with a
+    ``PaperCalibrationWarning`` and its real epsilon. Secure noise: the average is
+    rounded to a grid g Z^d and discrete Gaussian noise added, Delta' = Delta + g sqrt(d),
+    rho = Delta'^2 / (2 beta^2) (CKS 2020, Theorem 14). ``privacy`` is that event
+    (:meth:`privacy_events`).
 
     Examples
     --------

@@ -16,11 +16,10 @@ __all__ = ["PrivateOnlineFrankWolfe"]
 class PrivateOnlineFrankWolfe(PrivateFTAL):
     """Projection-free private FTAL: one local-linear-oracle call per step, never a projection.
 
-    WDP-COCOL (WDP Algorithm 2) with constants re-derived from the proof, since the
-    published ones are illegible (docs/errata.md, WDP-6): rho from the set's LLOO, step
-    a = 1/(2 rho^2), C0 = 16 rho^2, E a public high-probability bound on the counter error,
-    G_u = L + 2E (L bounds the whole loss's gradient, regulariser included:
-    ``gradient_bound``), K = 74 rho^4 G_u^2 and, with sigma_t = mu (t + C0),
+    WDP-COCOL (WDP Algorithm 2) with constants re-derived from the proof (docs/errata.md,
+    WDP-6): rho from the set's LLOO, step a = 1/(2 rho^2), C0 = 16 rho^2, E a public
+    high-probability bound on the counter error, G_u = L + 2E (L bounds the whole loss's
+    gradient: ``gradient_bound``), K = 74 rho^4 G_u^2 and, with sigma_t = mu (t + C0),
 
         c_t = g_hat_t + mu ((t + C0) w_t - S_t - C0 w_1)      (grad of J_t at w_t, WDP-6)
         p_t = LLOO(w_t, sqrt(2K) / sigma_t, c_t)
@@ -29,34 +28,21 @@ class PrivateOnlineFrankWolfe(PrivateFTAL):
     Parameters
     ----------
     dim, loss, horizon, window, mechanism, **privacy
-        As :class:`PrivateFTAL` (no ``noise_ridge``: a Frank-Wolfe step moves toward an
-        oracle point, there is no leader to regularise).
+        As :class:`PrivateFTAL` (no ``noise_ridge``: there is no leader to regularise).
     domain : ConvexSet
-        A set with ``local_linear_oracle`` and ``linear_oracle`` and its ``rho``
-        (Simplex, Box, L1Ball, L2Ball, ConvexHull). ``project`` is never called.
+        A set with ``local_linear_oracle``, ``linear_oracle`` and ``rho`` (Simplex, Box,
+        L1Ball, L2Ball, ConvexHull). ``project`` is never called.
     failure_prob : float
         beta of the public noise bound E (the regret guarantee holds on that event).
 
     Privacy
     -------
-    As :class:`PrivateFTAL`: the counter's guarantee (window DP with window W, or DP).
-    rho, a, C0, K and r_t are data-independent and E comes from the noise scale and the
-    horizon only (docs/errata.md, WDP-5: never from the realised noise), so every iterate is
-    post-processing of the counter's releases (WDP Theorem 5).
-
-    ``noise="secure"`` (window or binary tree): privacy as the counter's secure noise.
-    The Gaussian bound E also holds for the discrete Gaussian, so it is kept, plus the
-    rounding: (i) N_Z(0, s^2) is s-subgaussian, E e^(lam X) <= e^(lam^2 s^2 / 2) (CKS
-    2020; e^(lam x - x^2/(2 s^2)) = e^(lam^2 s^2/2) e^(-(x - lam s^2)^2/(2 s^2)) and the
-    shifted lattice sum is largest unshifted, by Poisson summation as for their Theorem
-    14); a release's noise sums node noises with integer weights, so each coordinate is
-    sqrt(v_t)-subgaussian, v_t = ``variance(t)``. (ii) For X_i independent and
-    s-subgaussian, E e^(lam X_i^2) = E_G E e^(sqrt(2 lam) G X_i) <= (1 - 2 lam s^2)^(-1/2)
-    (G ~ N(0, 1)): ||e_t||^2 / v_t is dominated in moment generating function by
-    chi^2_d, whose Chernoff bound (Laurent & Massart 2000) gives P(||e_t|| >= sqrt(v_t)
-    (sqrt(d) + sqrt(2x))) <= e^-x, the Gaussian figure; x = ln(T/beta) and a union bound
-    over t, as for float noise. (iii) The counter rounds each gradient to its grid g, so
-    the sum of t rounded gradients is off by at most t g sqrt(d)/2: E adds T g sqrt(d)/2.
+    As :class:`PrivateFTAL`: replace-one (or add/remove), the counter's sensitivity,
+    calibration and guarantee (window DP with window W, or DP). rho, a, C0, K and r_t are
+    data-independent and E comes from the noise scale and horizon only (docs/errata.md,
+    WDP-5: never from the realised noise), so every iterate is post-processing of the
+    releases (WDP Theorem 5). Secure noise keeps the Gaussian E plus the rounding, T g
+    sqrt(d)/2 (derivation: docs/derivations/ftal.md).
 
     Examples
     --------

@@ -77,42 +77,34 @@ class PrivateProjectedSGD:
     Parameters
     ----------
     loss : LinearLoss
-        A linear-model loss from :mod:`dpol.losses` (optionally ``Regularized``); its
-        ``lipschitz(domain)`` L bounds every per-example gradient on C.
+        A linear-model loss (optionally ``Regularized``); ``lipschitz(domain)`` L bounds
+        every per-example gradient on C.
     domain : ConvexSet
         C, with ``project``.
     sampling : str
-        One of :data:`SAMPLINGS`.
-        ``"one"``: BST14 Algorithm 1: each step uses ``n grad loss(theta; z)``
-        for one index drawn uniformly (with replacement across steps) plus N(0, sigma^2 I),
-        step ``||C|| / sqrt(j (n^2 L^2 + p sigma^2))``, last iterate. ``"full"``: noisy
-        gradient descent with the full gradient plus N(0, sigma^2 I), step
-        ``min(1/(n beta), D/(sigma sqrt(p k)))`` (beta the loss smoothness, D the diameter),
-        averaged iterates.
+        One of :data:`SAMPLINGS`. ``"one"``: BST14 Algorithm 1, ``n grad loss(theta; z)``
+        of one uniformly drawn example plus N(0, sigma^2 I), step ``||C|| / sqrt(j (n^2
+        L^2 + p sigma^2))``, last iterate. ``"full"``: noisy full-gradient descent, step
+        ``min(1/(n beta), D/(sigma sqrt(p k)))``, averaged iterates.
     steps : int, optional
         Steps per call; BST prescribes n^2 (``"one"``), capped at ``max_steps``.
     max_steps : int
         Cap on the steps of one call (fewer steps only spend less privacy).
     noise : {"gaussian", "secure"}
-        ``"secure"`` (``sampling="full"`` only): every noisy gradient is released on a grid
-        with exact discrete Gaussian noise on OS randomness (see Privacy); the noise then
-        ignores ``rng``.
+        ``"secure"`` (``sampling="full"`` only): exact discrete Gaussian noise on a grid,
+        from OS randomness.
 
     Privacy
     -------
-    Replace-one neighbours with n public (KNJ Definition 4). Sensitivity of one step's
-    noisy gradient: ``"full"``: 2L (one term of the sum replaced); ``"one"``: 2nL when the
-    sampled example is the changed one. ``"full"``: k Gaussian steps of all calls compose
-    exactly (Gaussian DP, adaptive) to mu = 2L sqrt(k_total) / sigma, and tight
-    calibration sets sigma = 2L sqrt(k_total) / mu*(epsilon, delta). ``"one"``: a
-    subsampled Gaussian of sample size 1, accounted by dp-accounting's RDP accountant
-    (Wang-Balle-Kasiviswanathan 2019), tight calibration bisecting on sigma; paper: BST14's
-    sigma^2 = 32 L^2 n^2 ln(n/delta) ln(1/delta) / epsilon^2 (Algorithm 1), whose real
-    guarantee :meth:`epsilon` states. Secure noise (``"full"`` only): gradients rounded to
-    the grid :meth:`grid` (sigma) before discrete Gaussian noise, sensitivity 2L + g
-    sqrt(p), rho = k (2L + g sqrt(p))^2 / (2 sigma^2) (CKS 2020, Theorem 14), sigma the
-    smallest whose events dp-accounting certifies. :meth:`privacy_events` lists the
-    mechanisms. Derivation: docs/derivations/noisy_sgd.md.
+    Replace-one with n public (KNJ Definition 4). Sensitivity of one step's noisy
+    gradient: 2L (``"full"``), 2nL when the sampled example is the changed one
+    (``"one"``). ``"full"``: the k_total Gaussian steps compose exactly (Gaussian DP,
+    adaptive), and tight calibration sets sigma = 2L sqrt(k_total) / mu*(epsilon, delta).
+    ``"one"``: a subsampled Gaussian, accounted by dp-accounting's RDP accountant
+    (Wang-Balle-Kasiviswanathan 2019); paper: BST14's sigma^2 = 32 L^2 n^2 ln(n/delta)
+    ln(1/delta) / epsilon^2 (Algorithm 1), its real guarantee in :meth:`epsilon`. Secure:
+    sensitivity 2L + g sqrt(p), zCDP (CKS 2020, Theorem 14). :meth:`privacy_events` lists
+    the mechanisms. Derivation: docs/derivations/noisy_sgd.md.
 
     Examples
     --------

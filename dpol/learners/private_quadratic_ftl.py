@@ -59,84 +59,60 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
     alpha : float
         Regularisation (alpha > 0); JKT's experiments use 1.
     bound : float
-        R: ||x_t|| <= R, and |y_t| <= R unless ``y_bound`` is given (larger values are
-        clipped and counted).
+        R: ||x_t|| <= R, and |y_t| <= R unless ``y_bound`` is given (clipped, counted).
     y_bound : float, optional
-        Y: |y_t| <= Y, when the labels' scale is not the rows' (default R). The labels
-        are learnt times R / Y and ``weights`` given back in their units (Privacy), so the
-        noise is R's whatever Y: the fit is the same at every label scale.
+        Y: |y_t| <= Y. Labels are learnt times R / Y and ``weights`` given back in their
+        units, so the noise and the fit are the same at every label scale.
     horizon : int
     fixes : bool
-        Free post-processing (docs/errata.md, JKT-5): release V symmetrically (svec, see Privacy),
-        project it on the PSD cone, and clip w to the ball of radius min(Y/sqrt(alpha),
-        R Y/alpha), which holds every exact FTL iterate (its objective at w is at most its
-        value t Y^2/2 at 0, and ||u_t|| <= t R Y). Without them (JKT as printed: noise
-        on the full d x d matrix, not symmetrised) the solve can be indefinite
-        (``NumericalWarning``) and the regret explodes.
+        Free post-processing (docs/errata.md, JKT-5): a symmetric V (svec), projected on
+        the PSD cone, and w clipped to a ball holding every exact FTL iterate. Without
+        them (JKT as printed) the solve can be indefinite and the regret explodes.
     noise_ridge : bool
-        Beyond the papers (default False: JKT's algorithm; needs fixes). Adds lambda_t =
-        s_t (2 sqrt(d) + 2 sqrt(ln(1/beta))), beta = 0.05, to the ridge at step t, s_t the
-        std of the off-diagonal entries of the noise of the released V_t: a high-probability
-        bound on the noise's operator norm (Gaussian orthogonal ensemble: mean <= 2 s sqrt(d),
-        and lambda_max is sqrt(2) s-Lipschitz in the entries), so the noisy system dominates
-        the exact one. It is AdaSSP's idea (Wang 2018) with the public noise level in place
-        of a private eigenvalue estimate: post-processing, data-independent, no privacy cost.
-        It shrinks the iterates toward 0 while the noise swamps the signal; in
-        ``benchmarks/excess_regret.py`` it cuts PQFTL's excess regret 3-5x at every epsilon.
+        Beyond the papers (needs fixes): add a public high-probability bound on the
+        noise's operator norm to the ridge (AdaSSP's idea, Wang 2018); post-processing.
+        It cuts the excess regret 3-5x (``benchmarks/excess_regret.py``).
     mechanism, **privacy
-        The privacy arguments: a :class:`~dpol.accounting.Mechanism`, or its fields as
-        keywords (``epsilon=1.0, noise="secure"``); which values it takes is its
-        ``accepts`` (:class:`~dpol.learners.Accepts`, tabled in the docs' privacy
-        conventions). ``counter``: the continual-release mechanism of both sums
-        (JKT: the binary tree), with ``counter_options`` (e.g. ``{"window": 64}``).
-        ``noise="secure"``: exact discrete Gaussian noise on OS randomness in both
-        counters (binary or window tree, tight calibration; not reproducible from
-        ``seed``).
+        The privacy arguments (:class:`~dpol.accounting.Mechanism`,
+        docs/privacy_conventions.md). Counter of both sums: JKT's ``binary_tree`` by
+        default, with ``counter_options`` (e.g. ``{"window": 64}``).
     n_jobs : {1, 2}
-        2: ``run`` solves part of the steps in a forked helper process on a second core
-        (Linux, d >= 8, at least 4096 rows; measured 9.7 s against 18.8 s at d = 90,
-        T = 20,000). The releases are bit for bit those of ``n_jobs=1``. Off by default: a
-        library should not fork unasked (a parent with locks held or in a server).
+        2: ``run`` solves on a forked second core (Linux, d >= 8), with the same bits.
     solves_per_doubling : int, optional
-        B: solve only on a public schedule (None, the default: every step, as JKT). The
-        counters run and a w is released at every step, but w is recomputed only at t <
-        2B, then at the multiples of 2^k for t in [2^k B, 2^(k+1) B), and at t = horizon
-        (~B (1 + log2(T/B)) solves); a skipped step releases the last solved w again, a
-        solved one the every-step learner's w (``dpol.learners._solve_schedule``).
+        B: solve ~B (1 + log2(T/B)) times on a public schedule (None: every step).
     outputs : int
-        K: labels are rows y_t, ||y_t|| <= Y (one-hot: K classes); ``weights`` (d, K) solve
-        the system for U_t = sum x y^T (Frobenius-clipped). Needs fixes, tight calibration.
+        K: labels are rows y_t, ||y_t|| <= Y (one-hot: K classes); ``weights`` (d, K)
+        solve for U_t = sum x y^T (Frobenius-clipped). Needs fixes, tight calibration.
+
+    Options beyond the paper, in full: docs/derivations/pqftl.md.
 
     Privacy
     -------
-    Replace-one (or add/remove: ``neighbouring``), one stream element. Labels enter times
-    the public R / Y, so both counters' elements, svec(x x^T) (vec without ``fixes``) and
-    (R / Y) y x, are bounded by R; the solve, clipping, ``noise_ridge`` and the solve
-    schedule are post-processing. Sensitivity of the stacked element: s = 3 R^2 / sqrt(2)
-    under replace-one, sqrt(2) R^2 under add/remove (``outer_product_sensitivity``), in m
-    = floor(log2 T) + 1 tree nodes. Tight (default): one Gaussian mechanism of std sigma =
-    s sqrt(m) / mu*(epsilon, delta) on both counters, exact by Gaussian DP (JKT Theorem 3;
-    docs/errata.md, JKT-4); secure noise adds the grids' rounding to s and sizes the stds
-    on the counters' zCDP events (4-11% more std). Paper: JKT's PrivateSum sigma at
-    (epsilon/2, delta/2) per tree; a ``PaperCalibrationWarning`` names the real epsilon.
-    ``privacy`` is derived from ``privacy_events`` (the counters' joint events); a window
-    counter with W < horizon gives window DP. Derivation: docs/derivations/pqftl.md.
+    Replace-one (or add/remove), one stream element. Labels enter times the public R / Y,
+    so both counters' elements, svec(x x^T) (vec without ``fixes``) and (R / Y) y x, are
+    bounded by R. Sensitivity of the stacked element: s = 3 R^2 / sqrt(2) under
+    replace-one, sqrt(2) R^2 under add/remove (``outer_product_sensitivity``), in m =
+    floor(log2 T) + 1 tree nodes. Tight: one Gaussian mechanism of std s sqrt(m) /
+    mu*(epsilon, delta) on both counters (JKT Theorem 3; docs/errata.md, JKT-4); secure
+    noise adds the grids' rounding to s and sizes the stds by zCDP. Paper: JKT's
+    PrivateSum sigma at (epsilon/2, delta/2) per tree, with a ``PaperCalibrationWarning``.
+    The solve, clipping, ``noise_ridge`` and the schedule are post-processing; ``privacy``
+    is the counters' joint events (a window W < horizon gives window DP). Derivation:
+    docs/derivations/pqftl.md.
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 3)) / 2; y = X @ [0.3, -0.2, 0.1]
     >>> m = PrivateQuadraticFTL(3, horizon=500, epsilon=1.0, delta=1e-5, seed=0)
-    >>> m.run(X, y).weights.shape
-    (500, 3)
-    >>> m.privacy.epsilon
-    1.0
+    >>> m.run(X, y).weights.shape, m.privacy.epsilon
+    ((500, 3), 1.0)
     """
 
     #: capabilities (:data:`dpol.learners._api.TAGS`)
     _tags = frozenset({"least_squares"})
     #: what of a Mechanism it takes (:class:`~dpol.learners.Accepts`)
-    accepts = Accepts(noises=("gaussian", "secure"), counter="tree", window=True)
+    accepts = Accepts(noises=("gaussian", "secure"), counter="binary_tree", window=True)
 
     bound_names = ("bound", "y_bound")  # its parameters (OnlineLearner.bound_names)
     #: a least-squares learner: its post-processed predictions are clipped to y_bound

@@ -69,58 +69,45 @@ def projection_dimension(width: float, horizon: int, beta: float = 0.05,
 class ProjectedIncrementalRegression(PrivateIncrementalRegression):
     """KNJ PrivIncReg2: PrivIncReg1 on m-dimensional random projections, lifted back to C.
 
-    A Gaussian matrix Phi (m x d, i.i.d. N(0, 1/m)), drawn once from its own seed stream
-    and independent of the data, maps each x to ``u = ||x|| Phi x / ||Phi x||`` (so
-    ``||u|| = ||x||``; u = 0 when x = 0 or Phi x = 0: docs/errata.md, KNJ-4). Two counters
-    release the sums of u u^T and y u; NoisyProjGrad runs over Phi C with the released gradient
-    ``2 (Q_t v - q_t)``, and the result is lifted to C (Alg. 3 line 9).
+    A data-independent Gaussian Phi (m x d, i.i.d. N(0, 1/m), its own seed stream) maps
+    x to ``u = ||x|| Phi x / ||Phi x||`` (u = 0 when Phi x = 0: docs/errata.md, KNJ-4).
+    Two counters release the sums of u u^T and y u; NoisyProjGrad runs over Phi C with
+    the released gradient ``2 (Q_t v - q_t)``, and the result is lifted to C (Alg. 3).
 
     Parameters
     ----------
     dim, domain, horizon, max_iter, x_bound, y_bound, mechanism, **privacy
-        See :class:`PrivateIncrementalRegression` (its failure probability ``beta`` is
-        its default, 0.05). ``domain``: L1Ball, Simplex, L2Ball or ConvexHull (their sup
-        over Phi C is exact: max column norm, operator norm, vertices).
+        See :class:`PrivateIncrementalRegression`. ``domain``: L1Ball, Simplex, L2Ball or
+        ConvexHull (their sup over Phi C is exact).
     projection_dim : int, optional
-        m; default :func:`projection_dimension` of W = sqrt(d) + w(C), sqrt(d) the
-        Gaussian width of the unit ball of covariates (for k-sparse rows, whose width is
-        sqrt(2 k ln(d/k)), pass ``projection_dimension(that + gaussian_width(C), T)``;
-        a width is never estimated from data). A warning recommends PrivIncReg1 when
-        m >= d (then m is capped at d).
+        m; default :func:`projection_dimension` of W = sqrt(d) + w(C) (for k-sparse rows
+        pass ``projection_dimension(sqrt(2 k ln(d/k)) + gaussian_width(C), T)``; a width
+        is never estimated from data). m >= d warns and is capped at d.
     solver : {"npg", "surrogate"}
-        ``"npg"``: NoisyProjGrad over Phi C; the projection onto Phi C is the constrained
-        least squares ``Phi argmin_{theta in C} ||Phi theta - v||^2`` (an oracle Section 5.1
-        leaves unstated: KNJ-4), solved by ``inner_iter`` accelerated projected gradient
-        steps from the current preimage, and every iterate is carried with its preimage in
-        C. ``"surrogate"`` (KNJ-4, not in the paper): ``max_iter`` accelerated steps on the
-        PSD-clipped projected quadratic in theta.
+        ``"npg"``: NoisyProjGrad over Phi C, projecting by constrained least squares
+        ``Phi argmin_{theta in C} ||Phi theta - v||^2`` (an oracle Section 5.1 leaves
+        unstated: KNJ-4) with ``inner_iter`` accelerated steps. ``"surrogate"`` (KNJ-4,
+        not in the paper): ``max_iter`` accelerated steps on the PSD-clipped projected
+        quadratic in theta.
     max_iter, inner_iter : int
-        NoisyProjGrad iterations per step (default 30, each costs ``inner_iter`` = 20
-        projection steps) or accelerated steps of the surrogate solver.
+        NoisyProjGrad iterations per step and projection steps per iteration, or the
+        surrogate solver's steps.
     lift : str
-        One of :data:`LIFTS`.
-        ``"gauge"``: Alg. 3's ``argmin ||theta||_C s.t. Phi theta = vartheta_t`` (L2 ball: the
-        minimum-norm solution ``Phi^+ vartheta``; L1 ball: basis pursuit, a linear program),
-        rescaled by max(1, gauge) against rounding. The simplex and polytopes do not
-        contain 0, so their gauge is undefined (Section 5's lifting assumes 0 in C: KNJ-4):
-        the averaged preimage is used.
-        ``"preimage"``: always the averaged preimage (feasible, Phi theta = vartheta_t),
-        which avoids one linear program per step on the L1 ball.
+        One of :data:`LIFTS`: ``"gauge"``, Alg. 3's ``argmin ||theta||_C s.t. Phi theta =
+        vartheta_t`` (where C does not contain 0, the averaged preimage: Section 5's
+        lifting assumes 0 in C: KNJ-4), or ``"preimage"``, the averaged preimage (no
+        linear program per step on the L1 ball).
     projection_seed : optional
         Seed of Phi (default: an independent stream of ``seed``).
 
     Privacy
     -------
-    As :class:`PrivateIncrementalRegression`, on p = m dimensions: ``||u|| = ||x|| <= X``, so
-    ``||u y - u' y'|| <= 2 X Y`` and ``||u u^T - u' u'^T||_F <= sqrt(2) X^2`` (docs/errata.md,
-    KNJ-2), and the two trees are calibrated jointly (tight) or by KNJ's TreeMech sigma
-    (paper, KNJ-1). Phi is data-independent and may be published (its own seed stream:
-    KNJ-4); the projection onto Phi C, NoisyProjGrad and the lifting read only released
-    sums and public objects: post-processing. The noise now grows with sqrt(m) instead of
-    sqrt(d). ``noise="secure"``: as there, with the grid rounding of the m-dimensional parts
-    in the joint zCDP calibration.
-    ``privacy`` is derived from the two counters' events as there (Phi, its width and m
-    are public: no event of their own).
+    As :class:`PrivateIncrementalRegression`, on p = m dimensions: ``||u|| = ||x|| <= X``,
+    so ``||u y - u' y'|| <= 2 X Y`` and ``||u u^T - u' u'^T||_F <= sqrt(2) X^2``
+    (docs/errata.md, KNJ-2); the two trees are calibrated jointly (tight) or by KNJ's
+    TreeMech sigma (paper, KNJ-1). Phi is data-independent and public; the projection,
+    NoisyProjGrad and the lift read only released sums: post-processing. The noise grows
+    with sqrt(m), not sqrt(d). ``privacy`` is the two counters' events.
 
     Examples
     --------

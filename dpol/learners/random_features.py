@@ -1,19 +1,14 @@
 """A linear learner on random Fourier features: a private model non-linear in x.
 
-The papers' learners fit a model linear in x. On data whose classes or trend are not
-linear in a few features, no linear model does better than the trivial baseline: on
-river's Bananas (2 features, two interleaved banana-shaped classes) the non-private
-linear twin scores 54.1% prequential accuracy against the majority class's 54.8%.
-:class:`WithRandomFeatures` runs any linear learner of dimension D on
+The papers' learners fit a model linear in x, which on data like river's Bananas does no
+better than the majority class. :class:`WithRandomFeatures` runs a linear learner on
 
     phi(x) = (1 - 1e-12) [cos(Omega^T x), sin(Omega^T x)] / sqrt(D / 2),
 
-Omega (d, D/2) with i.i.d. N(0, 1 / (b x_bound)^2) entries drawn from a public seed
-(Rahimi & Recht 2007: phi(x) . phi(x') estimates the Gaussian kernel exp(-||x - x'||^2 /
-(2 (b x_bound)^2)), b the ``bandwidth`` in units of the declared bound on ||x||), so the
-model x -> <w, phi(x)> (+ an intercept) is a kernel model with D weights. (The ``kernel``
-learner, NW's algorithm, runs its own updates on such features; this wrapper gives them
-to any linear learner, e.g. the adapters' default.)
+Omega (d, D/2) with i.i.d. N(0, 1 / (b x_bound)^2) entries from a public seed (Rahimi &
+Recht 2007: phi(x) . phi(x') estimates the Gaussian kernel of bandwidth b x_bound), so
+x -> <w, phi(x)> is a kernel model with D weights (NW's ``kernel`` learner runs its own
+updates on such features).
 """
 
 from __future__ import annotations
@@ -34,7 +29,7 @@ __all__ = ["BANDWIDTH", "FAR", "N_RANDOM_FEATURES", "WithRandomFeatures"]
 
 #: b, the Gaussian kernel's bandwidth in units of x_bound (see :class:`WithRandomFeatures`)
 BANDWIDTH = 0.2
-#: D, the default number of random features (the Notes: 32 since 2026-11-28, from 64)
+#: D, the default number of random features (docs/benchmarks/defaults.md)
 N_RANDOM_FEATURES = 32
 #: the features' norm, strictly inside the learner's bound 1, so rounding never clips them
 _SHRINK = 1.0 - 1e-12
@@ -60,16 +55,14 @@ class WithRandomFeatures(LearnerWrapper):
     bandwidth : float
         b, the kernel's bandwidth in units of ``x_bound``.
     x_bound : float
-        The declared scale of ||x||: the bandwidth is b x_bound. Rows are not clipped
-        to it (the features have norm 1 whatever x): only rows longer than
-        ``row_bound`` = 1e6 x_bound, whose features float64 cannot compute, are scaled
-        to that norm (counted in ``n_clipped_`` when learnt).
+        The declared scale of ||x||: the bandwidth is b x_bound. Rows are not clipped to
+        it; only rows beyond ``row_bound`` = 1e6 x_bound (float64 loses their phase)
+        are scaled to that norm (counted in ``n_clipped_``).
     feature_seed : int
         **Public** seed of Omega, independent of the learner's noise seed.
     linear_weight : float in [0, 1)
         c: the learner sees [c x / x_bound, sqrt(1 - c^2) phi(x)] (x clipped to
-        ``x_bound``, counted), a linear model in x beside the kernel model; 0 (default):
-        the features alone. See Notes.
+        ``x_bound``), a linear model in x beside the kernel model; 0: features alone.
 
     Attributes
     ----------
@@ -80,51 +73,18 @@ class WithRandomFeatures(LearnerWrapper):
 
     Notes
     -----
-    Choice of b and D, measured on river's Bananas (``benchmarks/utility.py``'s split and
-    preprocessing, ``ridge_classifier`` with an intercept, epsilon = 1, 5 seeds; held-out
-    accuracy, mean [worst]): D = 64, b = 0.1 / 0.15 / 0.2 / 0.4: 80.3 [76.8] / 84.8 [84.4]
-    / 88.7 [87.9] / 81.8 [80.1] (non-private 87.9 / 89.7 / 89.9 / 87.6); b = 0.2, D = 16 /
-    32 / 64 / 128: 72.2 / 78.6 / 88.7 / 85.8. Majority class 56.8; the linear model 53.3
-    (non-private 58.1). Each feature adds a coordinate to the learner's noise, and one
-    bandwidth does not suit every scale: on the other data sets of that benchmark, where
-    a linear model
-    is good, the features alone cost accuracy at epsilon = 1 (breast cancer 72.8
-    against 93.2 linear, Phishing 61.4 against 85.8, the 10-feature synthetic logistic
-    stream 50.3 against 89.4: b = 0.2 is far below its rows' spacing). Beside x
-    (``linear_weight`` c, same protocol, held-out / prequential, D = 64, b = 0.2):
-    c = 0.8 scores Bananas 82.8 / 76.6 (majority 56.8 / 54.8), Phishing 85.8 / 81.2,
-    breast cancer 90.9 / 77.6, Shuttle 99.7 / 99.2 and the synthetic stream 89.1 / 88.5
-    (the linear model: 85.8 / 84.3, 93.2 / 82.5, 99.7 / 99.2, 89.4 / 89.1), above the
-    majority class on all five in every seed; c = 0.9 costs the linear sets less (0.06
-    held out) but closes less than half the gap on Bananas' stream; c = 0.7 or b = 0.5
-    cost more. :class:`~dpol.adapters.OnlineClassifier` uses c = 0.8.
-
-    The figures above are of one draw of Omega (``feature_seed`` 0), and the draw moves
-    them more than D does: Bananas at epsilon = 1 and D = 64 scores 0.736 to 0.832 over
-    draws 0-4. Over 5 draws x 5 noise seeds (held-out, the tuning sets of
-    ``benchmarks/utility.py``, c = 0.8, b = 0.2), D = 32 / 48 / 64: Phishing 0.857 /
-    0.847 / 0.853 at epsilon 1 and 0.694 / 0.624 / 0.639 at 0.1, Bananas 0.791 / 0.796 /
-    0.786 and 0.642 / 0.649 / 0.638, breast cancer 0.887 / 0.901 / 0.900 and 0.653 /
-    0.571 / 0.619, Shuttle (0.1, draws 1-4) 0.981 / 0.980 / 0.967: D = 32 within the
-    noise seeds' spread of 64 everywhere, D = 48 below it at 0.1. D = 32 is the default:
-    the learner's V counter has (D + d + 1)(D + d + 2) / 2 coordinates, and
-    ``OnlineClassifier().fit`` of 40,000 x 10 rows takes 1.5 s of CPU against 3.5 s at
-    D = 64 (``benchmarks/fit_time.py``). With draw 0, Bananas at epsilon 1 scores 0.76
-    at D = 32 against 0.83 at 64: a lucky draw, not a better D.
+    b = 0.2, D = 32 and :class:`~dpol.adapters.OnlineClassifier`'s c = 0.8 were measured
+    on ``benchmarks/utility.py``'s tuning sets (docs/benchmarks/defaults.md).
 
     Privacy
     -------
-    phi is a fixed public map (Omega comes from ``feature_seed``, never from the data or
-    the noise seed), applied to each element before the learner sees it, and
-    ||phi(x)|| = 1 - 1e-12 < 1 for every x; with ``linear_weight`` c the row is
-    (1 - 1e-12) [c x / x_bound, sqrt(1 - c^2) phi(x)], x clipped to ``x_bound`` first
-    (counted in ``n_clipped_``), of norm below 1 too. So neighbouring streams
-    (replace-one or add/remove) map to neighbouring streams of rows within the learner's
-    bound (>= 1): every sensitivity of the learner holds unchanged, and the guarantee is
-    the learner's, derived from its events (``privacy_events``). The features alone
-    need no clipping (rows beyond ``row_bound`` are scaled for numerical reasons only);
-    labels are clipped to the learner's ``y_bound`` (counted in ``n_clipped_``).
-    Predictions are post-processing of the releases.
+    phi is a fixed public map (Omega from ``feature_seed``, never from the data or the
+    noise seed) with ||phi(x)|| = 1 - 1e-12 < 1 for every x; with ``linear_weight`` c the
+    row (1 - 1e-12) [c x / x_bound, sqrt(1 - c^2) phi(x)] (x clipped to ``x_bound``) has
+    norm below 1 too. Neighbouring streams (replace-one or add/remove) thus map to
+    neighbouring streams within the learner's bound (>= 1): the learner's sensitivities,
+    calibration and events (``privacy_events``) hold unchanged, and so does its guarantee.
+    Labels are clipped to the learner's ``y_bound``; predictions are post-processing.
 
     Examples
     --------
@@ -135,12 +95,10 @@ class WithRandomFeatures(LearnerWrapper):
     ...                             noise_ridge=True, seed=0)
     >>> m = WithRandomFeatures(inner, 2, bandwidth=0.5)
     >>> trace = m.run(X, y)
-    >>> trace.weights.shape, str(m.privacy) == str(inner.privacy)
-    ((3000, 64), True)
     >>> test = rng.uniform(-1, 1, size=(1000, 2))
     >>> accuracy = np.mean(np.sign(m.predict_rows(test)) == np.sign(test[:, 0] * test[:, 1]))
-    >>> round(float(accuracy), 2)  # a linear model: 0.5
-    0.95
+    >>> round(float(accuracy), 2), str(m.privacy) == str(inner.privacy)  # linear: 0.5
+    (0.95, True)
     """
 
     def __init__(self, learner: OnlineLearner, dim: int, *, bandwidth: float = BANDWIDTH,

@@ -1,55 +1,32 @@
 """The trivial model as a floor: predict the private prior until the model privately beats it.
 
-A private model on a small or imbalanced stream can predict worse than the trivial model
-(the majority class) for a long time, or for ever at a small epsilon: its noise drowns
-what it learns. :class:`WithTrivialFallback` runs a learner beside two small Gaussian
+A private model on a small or imbalanced stream can predict worse than the majority class
+for a long time. :class:`WithTrivialFallback` runs a learner beside two small Gaussian
 mechanisms, released once per block of a public doubling schedule (blocks of 1, 2, 4, ...
-rows, the last one cut at the horizon):
+rows, the last cut at the horizon):
 
 * the **prior**: the block's sum of clipped labels (one-hot rows for K classes), and
-* the **gate**: the block's sum of e_t = err(model) - err(prior), each 0-1 error of the
-  predictions made *before* row t (the model's from the learner's releases, the prior's
-  from the prior's releases), so e_t is in {-1, 0, 1}.
+* the **gate**: the block's sum of e_t = err(model) - err(prior) in {-1, 0, 1}, the 0-1
+  errors of the predictions made *before* row t.
 
-Every released block sum S_j of n_j rows estimates a rate S_j / n_j; the inverse-variance
-mean of the released rates, sum_j n_j S_j / sum_j n_j^2 (public noise of equal variance
-per block), is the prior (its margin: the mean label, or per-class rates) and the gate's
-mean error difference d, of public standard deviation s = z_gate sens / sqrt(sum n_j^2).
-The wrapper predicts with the model only while d < -``threshold`` s, the prior otherwise:
-the one-sided test keeps the trivial model wherever the model is not clearly better
-(always, at a small n epsilon), and its choice and both estimates are post-processing.
-
-Measured (``benchmarks/trivial_fallback.py``: the default classifier of
-:class:`~dpol.adapters.OnlineClassifier` on the nine binary sets of the utility benchmark,
-5 seeds, held-out accuracy mean [worst], without / with the fallback at its defaults).
-On the four evaluation sets at epsilon = 0.1 the model alone falls below the majority
-class and the fallback holds it: SolarFlare 74.3 [45.5] / 97.7 [97.7] (majority 97.7),
-ImageSegments 79.7 [68.4] / 86.8 [86.8] (86.8), Yeast 62.1 [55.9] / 68.1 [68.1] (68.1),
-fair 67.0 [63.9] / 66.6 [66.6] (66.6). It costs where the model wins and the stream is
-small: breast cancer at epsilon = 1 89.6 [82.5] / 75.6 [64.9] (the gate opens in some
-seeds only), and at 0.1 on small balanced sets its own prior can take the wrong sign
-(Phishing 70.0 [60.0] / 54.3 [42.8]); on the stream the model comes in late, so
-prequential accuracy falls there too (Phishing at epsilon = 1: 80.1 / 67.2). Hence an
-option (``OnlineClassifier(fallback=True)``), not the default: the defaults are chosen
-on the tuning group, where it costs more than it saves.
+The inverse-variance mean of the released block rates, sum_j n_j S_j / sum_j n_j^2, is
+the prior and the gate's mean error difference d, of public std s = z_gate sens /
+sqrt(sum n_j^2). The model predicts only while d < -``threshold`` s: a one-sided test
+that keeps the trivial model wherever the model is not clearly better. It is an option
+(``OnlineClassifier(fallback=True)``), not the default: it costs where the model wins on
+small streams (docs/benchmarks/trivial_fallback.md).
 
 Privacy
 -------
-Under replace-one neighbouring (one stream element swapped for any other), three
-mechanisms run in sequence, each later one given the outputs of the earlier ones:
-the learner (its own guarantee, ``learner.privacy_events()``), the prior's block sums,
-then the gate's block sums. Each element falls in exactly one block. Prior: its label
-clipped to ``|y| <= y_bound`` moves one block sum by at most 2 y_bound (one-hot rows:
-||e_k - e_j|| = sqrt(2)), so the vector of all block sums has l2 sensitivity 2 y_bound
-(sqrt(2)). Gate: given the learner's and the prior's releases, every e_s with s != t is
-a function of those releases and of element s alone, unchanged; e_t moves by at most 2,
-so sensitivity 2. Noise N(0, (z sens)^2) per coordinate of each block sum makes each a
-Gaussian mechanism of noise multiplier z (``GaussianDpEvent(z)``; Dwork and Roth 2014,
-Thm A.1), and the adaptive composition of the three is accounted from their events
-(Gaussian mechanisms compose as mu^2 = sum mu_i^2: Dong, Roth and Su 2019, Cor. 3.3).
-:func:`fallback_budget` splits a Gaussian budget so that the whole composes exactly to
-the target. Add/remove neighbouring is refused: an added row shifts every later row into
-another block.
+Replace-one (add/remove is refused: an added row shifts later rows into other blocks).
+Three mechanisms run in sequence, each seeing the earlier outputs: the learner
+(``learner.privacy_events()``), the prior's block sums, the gate's block sums; each
+element falls in one block. Sensitivity: prior 2 y_bound (one-hot rows: sqrt(2)); gate 2,
+since given the earlier releases every e_s with s != t depends on element s alone.
+Calibration: N(0, (z sens)^2) per coordinate is a Gaussian mechanism of multiplier z
+(Dwork and Roth 2014, Thm A.1), composed adaptively as mu^2 = sum mu_i^2 (Dong, Roth and
+Su 2019, Cor. 3.3); :func:`fallback_budget` splits a Gaussian budget so that the whole
+composes exactly to the target.
 
 Examples
 --------
@@ -99,10 +76,8 @@ def fallback_budget(epsilon: float, delta: float, prior_share: float = PRIOR_SHA
                     gate_share: float = GATE_SHARE) -> tuple[float, float, float]:
     """(z of the prior, z of the gate, epsilon left for the learner) at (epsilon, delta).
 
-    The prior and the gate take mu_p^2 = prior_share mu*^2 and mu_g^2 = gate_share mu*^2
-    of the Gaussian budget mu* (``gaussian_share``); the learner gets the epsilon of the
-    rest, so the three compose exactly to (epsilon, delta) for a Gaussian learner.
-    epsilon = inf gives no noise (z = 0) and an infinite rest.
+    Shares of mu*^2 for the prior and the gate (``gaussian_share``), the rest's epsilon for
+    the learner: exactly (epsilon, delta) for a Gaussian learner (inf: no noise).
 
     Examples
     --------
@@ -146,26 +121,23 @@ class WithTrivialFallback(LearnerWrapper):
         A fresh full-information learner (or wrapper) with scalar labels, or with K
         outputs read as one-hot classes; replace-one neighbouring.
     prior_multiplier, gate_multiplier : float
-        z of the prior's and of the gate's block sums (0: no noise; see
-        :func:`fallback_budget` for a split of a budget).
+        z of the prior's and the gate's block sums (:func:`fallback_budget`).
     threshold : float
         The gate opens where the gate's mean error difference is below ``-threshold``
         times its public standard deviation.
     link : str
-        One of :data:`LINKS`.
-        The prior's margin: the mean label (a least-squares learner's scale) or its
-        logit (a logistic learner's).
+        One of :data:`LINKS`: the prior's margin is the mean label (least squares) or
+        its logit (logistic).
     seed : None, int, SeedSequence or Generator
         The two mechanisms' noise (None: fresh OS entropy).
     epsilon : float, optional
-        The whole's epsilon the budget was split for (:func:`fallback_budget`), as
-        ``privacy`` states it; by default the learner's (then ``privacy`` states the
-        composition as computed).
+        The whole's target epsilon (:func:`fallback_budget`), as ``privacy`` states it;
+        default: the composition as computed.
     offset : float or array (K,), optional
         A public centre b the learner's labels and margins are measured from (a
-        least-squares learner fitting y - b, ``link="rate"``): the prior sums and the
-        gate judges the classes of y and m + b, and the wrapper's own predictions are
-        centred the same way (the prior's margin minus b).
+        least-squares learner fitting y - b, ``link="rate"``): the prior sums the labels
+        y and the gate judges the classes of y and m + b; the wrapper's predictions are
+        centred likewise (the prior's margin minus b).
 
     Attributes
     ----------
@@ -174,18 +146,16 @@ class WithTrivialFallback(LearnerWrapper):
     prior : float or array (K,)
         The prior's margin (0 before its first release).
     releases_ : list of (int, float or array (K,), float)
-        Per released block: its rows, its noisy label sum, its noisy error-difference sum.
+        Per block: its rows, noisy label sum and noisy error-difference sum.
 
     Privacy
     -------
-    Replace-one neighbours. Each row enters one block: its clipped label moves that
-    block's label sum by at most 2 y_bound (sqrt(2) for one-hot rows) and, given the
-    learner's and the prior's releases, its e_t moves the gate's sum by at most 2. Both
-    are Gaussian mechanisms of multipliers ``prior_multiplier`` and ``gate_multiplier``
-    (Dwork and Roth 2014, Thm A.1), composed adaptively with the learner's own events
-    (Dong, Roth and Su 2019, Cor. 3.3) in ``privacy``; :func:`fallback_budget` sizes them
-    with dp-accounting so the whole meets a target. The derivation is in the module's
-    docstring; the choice and the predictions are post-processing.
+    Replace-one. Sensitivity: a row moves one block's label sum by at most 2 y_bound
+    (sqrt(2) one-hot) and, given the earlier releases, the gate's sum by at most 2.
+    Calibration: Gaussian mechanisms of multipliers ``prior_multiplier`` and
+    ``gate_multiplier`` (Dwork and Roth 2014, Thm A.1), composed adaptively with the
+    learner's events (Dong, Roth and Su 2019, Cor. 3.3); derivation in the module
+    docstring. The choice and the predictions are post-processing.
     """
 
     def __init__(self, learner: OnlineLearner, *, prior_multiplier: float,

@@ -13,15 +13,9 @@ __all__ = ["HingeLoss"]
 class HingeLoss(LinearLoss):
     """Quadratically smoothed hinge loss ``f(w; x, y) = φ_h(y·⟨w, x⟩)``.
 
-    ``φ_h`` is the smoothed hinge of Shalev-Shwartz & Zhang (SDCA, 2013): the Moreau
-    envelope of ``max(0, 1 − m)`` with parameter ``h``,
-
-    * ``φ_h(m) = 0`` for ``m ≥ 1``,
-    * ``φ_h(m) = (1 − m)²/(2h)`` for ``1 − h < m < 1``,
-    * ``φ_h(m) = 1 − m − h/2`` for ``m ≤ 1 − h``,
-
-    so ``φ_h'(m) = −clip((1 − m)/h, 0, 1)`` and ``∇_w f = φ_h'(m)·y·x``. It is within
-    ``h/2`` of the hinge and tends to it as ``h → 0``.
+    ``φ_h`` is the smoothed hinge of Shalev-Shwartz & Zhang (SDCA, 2013), the Moreau
+    envelope of ``max(0, 1 − m)``: 0 for ``m ≥ 1``, ``(1 − m)²/(2h)`` for ``1 − h < m <
+    1``, ``1 − m − h/2`` below; within ``h/2`` of the hinge.
 
     Parameters
     ----------
@@ -30,21 +24,13 @@ class HingeLoss(LinearLoss):
     x_bound : float, default 1.0
         Declared bound on ``‖x‖₂``.
     y_bound : float, default 1.0
-        Declared bound on ``|y|``, > 0; labels are meant to be ±1 (real ``y`` is accepted,
-        ``φ_h(y·z)`` stays convex in ``w``).
+        Declared bound on ``|y|``, > 0 (labels ±1; real ``y`` keeps it convex in ``w``).
 
     Notes
     -----
-    With ``‖x‖ ≤ X``, ``|y| ≤ Y`` and ``‖w‖ ≤ R``, so that ``m ≥ −Y·R·X``:
-
-    * ``lipschitz(domain) = X·Y·min(1, (1 + Y·R·X)/h)``: ``‖∇f‖ = |φ_h'(m)|·|y|·‖x‖``
-      and ``|φ_h'|`` is non-increasing in ``m``, so the supremum is at
-      ``m = −|y|·R·X``; the result increases with ``|y|``. Attained at ``w = −R·u``,
-      ``x = X·u``, ``y = Y``; it equals the usual ``X·Y`` unless ``h`` exceeds
-      ``1 + Y·R·X``.
-    * ``smoothness = X²·Y²/h``: the Hessian is ``y²·φ_h''(m)·x xᵀ`` and
-      ``φ_h'' ≤ 1/h`` (equality in the quadratic zone).
-    * ``strong_convexity = 0``.
+    With ``‖x‖ ≤ X``, ``|y| ≤ Y``, ``‖w‖ ≤ R``: ``lipschitz = X·Y·min(1, (1 + Y·R·X)/h)``
+    (``|φ_h'|`` is largest at ``m = −Y·R·X``; attained at ``w = −R·u``, ``x = X·u``),
+    ``smoothness = X²·Y²/h`` (``φ_h'' ≤ 1/h``), ``strong_convexity = 0``.
 
     Examples
     --------
@@ -53,8 +39,6 @@ class HingeLoss(LinearLoss):
     >>> x = np.array([1.0, 0.0])
     >>> loss.value([1.5, 0.0], x, 1), loss.value([1.5, 0.0], x, -1), loss.grad([1.5, 0.0], x, -1)
     (0.0, 2.25, array([1., 0.]))
-    >>> round(loss.value([0.8, 0.0], x, 1), 12)  # quadratic zone: (1 − 0.8)²/(2·0.5)
-    0.04
     >>> loss.smoothness, loss.lipschitz(1.0)
     (2.0, 1.0)
     """

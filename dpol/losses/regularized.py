@@ -22,16 +22,9 @@ class Regularized(Loss):
 
     Notes
     -----
-    The gradient is ``∇f + alpha·w``; the Hessian gains ``alpha·I``. Hence, over a
-    domain of radius ``R``:
-
-    * ``lipschitz(domain) = L_f(domain) + alpha·R`` (triangle inequality; attained when
-      the worst-case gradient of ``f`` is parallel to ``w``, as for the squared loss at
-      ``w = R·u``, ``x = X·u``, ``y = −Y``);
-    * ``smoothness = β_f + alpha`` (eigenvalues of ``∇²f + alpha·I``);
-    * ``strong_convexity = μ_f + alpha``: ``∇²f ⪰ μ_f·I`` gives
-      ``∇²f + alpha·I ⪰ (μ_f + alpha)·I``, with equality in directions where the base
-      Hessian vanishes (for a linear-model loss: directions orthogonal to ``x``).
+    The gradient gains ``alpha·w`` and the Hessian ``alpha·I``, so over a domain of
+    radius ``R``: ``lipschitz = L_f + alpha·R`` (attained for the squared loss),
+    ``smoothness = β_f + alpha``, ``strong_convexity = μ_f + alpha``.
 
     Examples
     --------
@@ -43,9 +36,6 @@ class Regularized(Loss):
     (0.25, array([0.5, 0. ]))
     >>> loss.strong_convexity, loss.smoothness, loss.lipschitz(2.0)
     (0.5, 1.5, 4.0)
-    >>> X = np.random.default_rng(0).normal(size=(5, 2))
-    >>> loss.grad(w, X, np.zeros(5)).shape
-    (5, 2)
     """
 
     def __init__(self, loss: Loss, alpha: float) -> None:

@@ -1,23 +1,12 @@
 """Exact discrete Gaussian and discrete Laplace samplers on OS randomness (secure noise).
 
-Floating-point Gaussian or Laplace samplers leak the data through the low-order bits of
-``value + noise`` (Mironov 2012). The samplers here follow Canonne, Kamath and Steinke,
-"The discrete Gaussian for differential privacy" (NeurIPS 2020; CKS below), Algorithms
-1-3, as OpenDP does: every probability is an exact rational, every coin is a call of
-``randrange`` on a cryptographically secure generator (the OS, via ``secrets``), and no
-floating-point number enters the sampling loop. Samples are Python ints: the noise lives
-on the integer lattice, which callers scale by a power of two (:func:`grid_spacing`), so
-that sums of noise and grid-rounded data stay exact in float64.
-
-Speed is the price of exactness: in pure Python on the OS generator, about 4 x 10^4
-discrete Gaussian and 6 x 10^4 discrete Laplace samples per second at scale ~ 2^10
-(one core of a loaded 2-core machine; ~3x more with ``random.Random``, i.e. the OS
-calls dominate), against ~10^8 per second for numpy's float samplers.
-
-``rng`` is any object with ``randrange(n)`` (uniform on 0..n-1). The default, :data:`OS_RNG`
-(``secrets.SystemRandom()``), reads the OS generator (``os.urandom``); tests pass
-``random.Random(seed)`` to check the laws reproducibly. Never pass a non-cryptographic
-generator in production.
+Float samplers leak the data through the low-order bits of ``value + noise`` (Mironov
+2012). These follow Canonne, Kamath and Steinke 2020 (CKS), Algorithms 1-3: exact
+rationals, coins from ``randrange`` of a cryptographically secure generator, integer
+samples that callers scale by a power of two (:func:`grid_spacing`) so sums stay exact in
+float64. About 4 x 10^4 samples per second (numpy's float samplers: ~10^8). ``rng``
+defaults to :data:`OS_RNG` (``secrets.SystemRandom()``); tests pass ``random.Random``,
+never do so in production.
 """
 
 from __future__ import annotations
@@ -140,10 +129,8 @@ def discrete_laplace(scale: object, size: int, rng: object = None) -> list[int]:
 
     Privacy
     -------
-    For integer-valued q with l1 sensitivity Delta_1, q(x) + Z (i.i.d. coordinates) is
-    (Delta_1 / scale)-DP: the log-ratio of the pmfs at any point is
-    (|z - q(x')| - |z - q(x)|) / scale <= ||q(x) - q(x')||_1 / scale per coordinate sum
-    (CKS Section 1; the discrete analogue of the Laplace mechanism).
+    For integer-valued q of l1 sensitivity Delta_1, q(x) + Z is (Delta_1 / scale)-DP: the
+    pmfs' log-ratio is at most ||q(x) - q(x')||_1 / scale (CKS Section 1).
 
     Examples
     --------
@@ -191,16 +178,11 @@ def discrete_gaussian(sigma2: object, size: int, rng: object = None) -> list[int
 
     Privacy
     -------
-    For integer-valued q with l2 sensitivity Delta_2, q(x) + Z with i.i.d. coordinates
-    N_Z(0, sigma2) satisfies (Delta_2^2 / (2 sigma2))-zCDP, exactly the continuous
-    Gaussian's Renyi curve (CKS Theorem 14). Derivation: for integers mu, nu the two
-    pmfs share their normalizer Z, and alpha (x - mu)^2 + (1 - alpha) (x - nu)^2 =
-    (x - c)^2 + alpha (1 - alpha) (mu - nu)^2 with c = alpha mu + (1 - alpha) nu, so
-    D_alpha = alpha (mu - nu)^2 / (2 sigma^2) + log(sum_x exp(-(x - c)^2 / (2 sigma^2)) /
-    Z) / (alpha - 1), and the last sum is largest at integer c (Poisson summation): D_alpha
-    <= alpha (mu - nu)^2 / (2 sigma^2); Renyi divergences of independent coordinates add.
-    The direct (epsilon, delta) bound of the multivariate discrete Gaussian carries a
-    slack :func:`discrete_gaussian_tau` (CKS Theorem 15).
+    For integer-valued q of l2 sensitivity Delta_2, q(x) + Z with i.i.d. N_Z(0, sigma2)
+    coordinates is (Delta_2^2 / (2 sigma2))-zCDP, the continuous Gaussian's Renyi curve
+    (CKS Theorem 14: the two pmfs share their normaliser, and the shifted lattice sum is
+    largest unshifted, by Poisson summation; coordinates add). The direct (epsilon,
+    delta) bound carries a slack :func:`discrete_gaussian_tau` (CKS Theorem 15).
 
     Examples
     --------
@@ -260,11 +242,9 @@ def grid_spacing(scale: float) -> float:
 def grid_release(value: np.ndarray, std: float, grid: float, rng: object = None) -> np.ndarray:
     """round_g(value) + g Y, Y ~ N_Z(0, (std/g)^2 I): one secure Gaussian release on g Z^d.
 
-    ``value`` is rounded to the nearest grid point (each coordinate moves by g/2 at most,
-    so two neighbouring values' l2 distance grows by g sqrt(d) at most: callers add it to
-    the sensitivity) and the discrete Gaussian of std parameter ``std`` in grid units is
-    added. Both are integers times the power of two g, so the result is exact in float64;
-    it is refused (before drawing) if magnitudes could reach 2^52 g, where that stops.
+    Rounding adds at most g sqrt(d) to neighbours' l2 distance (callers add it to the
+    sensitivity); the result is exact in float64, refused where magnitudes could reach
+    2^52 g.
 
     Examples
     --------

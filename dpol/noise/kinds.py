@@ -1,13 +1,9 @@
 """Noise kinds as objects: what a mechanism asks instead of comparing the ``noise`` string.
 
-A mechanism asks its kind everything that depends on the kind: how to draw it
-(``sample``, or a whole noisy release: ``noisy``), which norm of the sensitivity its
-scale is relative to, its dp-accounting event (``dp_event`` at a multiplier z, ``event``
-of a release of given sensitivity and scale), the grid the data is rounded to first
-(``grid``: none for float noise) and what it refuses (``check_calibration``). Sizing it
-is the accounting layer's: :func:`dpol.accounting.calibrate` of the kind's events at z.
-:data:`STRATEGY_NOISES` is the one table of which counter strategy takes which kind;
-:func:`noise_kind` parses the ``noise=`` argument.
+A kind knows how to draw (``sample``, ``noisy``), its sensitivity's norm, its
+dp-accounting events (``dp_event``, ``event``), its grid (none for float noise) and what
+it refuses; :func:`dpol.accounting.calibrate` sizes it. :data:`STRATEGY_NOISES` says which
+strategy takes which kind; :func:`noise_kind` parses ``noise=``.
 
 Examples
 --------
@@ -18,8 +14,6 @@ Examples
 LaplaceDpEvent(noise_multiplier=2.0)
 >>> noise_kind("secure").dp_event(1.0), noise_kind("gamma").pure_epsilon(0.5)
 (ZCDpEvent(rho=0.5, xi=0.0), 2.0)
->>> noise_kind("secure").event(2.0, 4.0), noise_kind("gaussian").event(2.0, 4.0)
-(ZCDpEvent(rho=0.125, xi=0.0), GaussianDpEvent(noise_multiplier=2.0))
 """
 
 from __future__ import annotations
@@ -64,16 +58,13 @@ class NoiseKind:
     secure : bool
         Exact discrete noise on a power-of-two grid from OS randomness (never seeded).
     approximate : bool
-        (epsilon, delta)-DP noise (the Gaussian kinds, which need delta > 0); otherwise
-        pure epsilon-DP, at epsilon = 1 / noise multiplier.
+        (epsilon, delta)-DP (Gaussian kinds, delta > 0); else pure, epsilon = 1 / z.
     norm : {"l2", "l1"}
-        The norm of one node's change that the scale is relative to (Laplace: l1, so an
-        l2 bound r gives sqrt(d) r; the Gaussian and the l2 Gamma mechanism: l2).
+        The norm of a node's change the scale is relative to (Laplace: l1).
     secure_twin : str or None
         The secure kind with the same law on a grid, if any.
     paper : bool
-        Whether a published (``calibration="paper"``) formula may size it: the papers'
-        formulas are for continuous noise, so the exact discrete kinds refuse them.
+        Whether a published formula may size it (continuous kinds only).
     """
 
     name = ""

@@ -17,15 +17,10 @@ def l2_gamma(
 ) -> np.ndarray:
     """Draw ``n`` vectors in R^dim with density proportional to exp(-||x||_2 / theta).
 
-    In polar coordinates the density of the radius is proportional to
-    r^(dim-1) exp(-r/theta), i.e. Gamma(shape=dim, scale=theta), and the direction is
-    uniform on the sphere (a normalised standard Gaussian). Per-coordinate variance is
-    ``(dim + 1) theta^2`` and E||x|| = dim * theta (WDP Proposition A1; docs/errata.md, WDP-3:
-    not independent coordinates, not an Exp(theta) radius).
-
-    Directions come from ``rng`` and radii from ``radius_rng`` (default: ``rng``). With
-    two generators, draws of sizes a and b concatenate to a draw of size a + b, which
-    the counters need for streaming == vectorized.
+    Radius Gamma(shape=dim, scale=theta), direction uniform on the sphere: per-coordinate
+    variance ``(dim + 1) theta^2`` (WDP Proposition A1; docs/errata.md, WDP-3). Directions
+    from ``rng``, radii from ``radius_rng`` (default ``rng``); with two generators, draws
+    of sizes a and b concatenate to one of a + b (streaming == vectorized).
 
     Examples
     --------

@@ -32,14 +32,10 @@ class NoiseSource:
     dim : int
     scale : float
     seed : None, int, SeedSequence or Generator
-        Only the seed's entropy is used; two child streams are spawned from it (the Gamma
-        mechanism draws directions and radii from separate streams), of a Generator's bit
-        generator kind (PCG64 otherwise; ``spawn_seeds``). Secure kinds validate the seed
-        and ignore it: their noise is never reproducible.
+        Its entropy spawns two child streams (``spawn_seeds``). Secure kinds ignore it.
     grid : float, optional
         Secure kinds only: the grid g, a power of two <= scale / 2^10 (default
-        :func:`~dpol.noise.discrete.grid_spacing` of ``scale``). A mechanism passes the
-        grid it rounded its data to.
+        :func:`~dpol.noise.discrete.grid_spacing`), the one the data were rounded to.
 
     Examples
     --------

@@ -1,13 +1,9 @@
 """Shared machinery of the constraint sets (layer L3).
 
-Every set is a compact convex subset of R^d with the oracles the learners call:
-Euclidean projection, linear minimisation (Frank–Wolfe), the local linear optimisation
-oracle (LLOO) of Garber–Hazan (Assumption 1 of WDP; constructions in each set), its
-diameter and radius, a membership test and, where 0 is in the set, the Minkowski gauge.
-Public methods validate their arguments (one message format, :mod:`dpol._validation`)
-and call the protected ``_`` implementations with clean float64 arrays; points and costs
-with an entry above ``MAX_ENTRY`` = 1e150 in magnitude are refused (their squares would
-overflow).
+A set offers projection, linear minimisation, Garber–Hazan's LLOO (WDP Assumption 1;
+docs/derivations/local_linear_oracles.md), diameter, radius, membership and, where 0 is
+in the set, the gauge. Public methods validate their arguments and call the ``_``
+implementations with clean float64 arrays (entries above ``MAX_ENTRY`` = 1e150 refused).
 """
 
 from __future__ import annotations
@@ -81,8 +77,7 @@ class ConvexSet(ABC):
 
     Examples
     --------
-    The smallest working set, the interval [1, 2] of R^1 (a set containing 0 would also
-    override ``_gauge``; without it, ``gauge`` refuses):
+    The smallest working set, the interval [1, 2] of R^1:
 
     >>> class Interval(ConvexSet):
     ...     dim, rho, diameter, radius = 1, 2.0, 1.0, 2.0
@@ -95,10 +90,6 @@ class ConvexSet(ABC):
     (array([2.]), array([2.]), True, False)
     >>> s.local_linear_oracle([1.0], 0.25, [-1.0])  # the best point within 0.25 of x
     array([1.25])
-    >>> s.gauge([1.5])  # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    ...
-    dpol.errors.GaugeUndefinedError: Interval implements no Minkowski gauge
     """
 
     dim: int
@@ -176,16 +167,9 @@ class ConvexSet(ABC):
     def _lloo_by_projection(self, x: np.ndarray, r: float, c: np.ndarray) -> np.ndarray:
         """A projection-based LLOO with ``ρ = 2``, valid for any set with an exact projection.
 
-        ``p(t) = P(x − t·c)`` minimises ``⟨c, y⟩ + ‖y − x‖²/(2t)`` over the set, so for
-        every feasible ``y`` with ``‖y − x‖ <= ‖p(t) − x‖`` we get ``⟨c, p(t)⟩ <= ⟨c, y⟩``:
-        ``p(t)`` is an exact minimiser over ``set ∩ B(x, ‖p(t) − x‖)``. For ``x`` in the
-        set, ``φ(t) = ‖p(t) − x‖`` is non-decreasing and ``φ(t)/t`` non-increasing
-        (Calamai & Moré 1987, Lemma 2.2), so ``φ(2t) <= 2φ(t)``. Starting from
-        ``t = r/‖c‖`` (where ``φ <= t‖c‖ = r``) and doubling ``t`` until ``φ(t) >= r``
-        stops with ``r <= φ(t) < 2r``: (i) and (ii) with ``ρ = 2``. If ``φ`` levels off
-        below ``r`` (the minimisers of ``⟨c, ·⟩`` form a face within reach), the loop
-        stops once ``D²/(2t)``, the optimality gap of ``p(t)`` over the whole set, is
-        below ``1e-15·‖c‖·D``; then (ii) holds and (i) holds to rounding.
+        ``p(t) = P(x − t·c)`` is an exact minimiser over ``set ∩ B(x, ‖p(t) − x‖)``;
+        doubling ``t`` from ``r/‖c‖`` until ``‖p(t) − x‖ >= r`` stops below ``2r``
+        (Calamai & Moré 1987, Lemma 2.2). Proof: docs/derivations/local_linear_oracles.md.
         """
         v = self._linear_oracle(c)
         if np.linalg.norm(v - x) <= 2.0 * r:

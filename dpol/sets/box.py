@@ -25,18 +25,11 @@ class Box(ConvexSet):
 
     Notes
     -----
-    * Projection ``clip(x, low, high)``; linear oracle ``low_i`` where ``c_i >= 0`` and
-      ``high_i`` where ``c_i < 0``.
-    * Diameter ``‖high − low‖₂``; radius ``‖max(|low|, |high|)‖₂``.
-    * Gauge, for boxes containing 0: ``max_i x_i/high_i`` over ``x_i > 0`` and
-      ``x_i/low_i`` over ``x_i < 0`` (``inf`` if that bound is 0). It raises
-      :class:`~dpol.sets.GaugeUndefinedError` when 0 is outside the box.
-    * LLOO by an ℓ₁ relaxation (``rho = √d``; dpol's construction): ``p`` minimises
-      ``⟨c, ·⟩`` exactly over ``box ∩ B₁(x, √d·r) ⊇ box ∩ B₂(x, r)``: (i); and
-      ``‖p − x‖₂ <= ‖p − x‖₁ <= √d·r``: (ii). That LP is a fractional knapsack: moving
-      ``x_i`` towards its cheaper bound gains ``|c_i|`` per unit of ℓ₁ budget, so the
-      budget goes to coordinates by decreasing ``|c_i|`` (coordinates with ``c_i = 0``
-      last, towards ``low_i``, so that ``r = inf`` gives the linear-oracle vertex).
+    * Projection ``clip(x, low, high)``; linear oracle: the cheaper bound per coordinate.
+      Diameter ``‖high − low‖₂``; radius ``‖max(|low|, |high|)‖₂``.
+    * Gauge for boxes containing 0 (else :class:`~dpol.sets.GaugeUndefinedError`).
+    * LLOO (``rho = √d``): the exact minimiser over ``box ∩ B₁(x, √d·r)``, a fractional
+      knapsack (proof: docs/derivations/local_linear_oracles.md).
 
     Examples
     --------
@@ -46,8 +39,6 @@ class Box(ConvexSet):
     (array([1., 0.]), array([-1.,  2.]))
     >>> box.local_linear_oracle([0.0, 1.0], 0.5, [1.0, -2.0]).round(6)
     array([0.      , 1.707107])
-    >>> box.gauge([0.5, 1.0]), Box(-1.0, 1.0, dim=3).diameter
-    (0.5, 3.4641016151377544)
     """
 
     def __init__(self, low: object, high: object, dim: int | None = None) -> None:

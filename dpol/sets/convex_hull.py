@@ -28,14 +28,10 @@ def min_norm_point(points: np.ndarray, gap_tol: float = GAP_TOL) -> tuple[np.nda
     """The least-norm point of ``conv(points)`` by Wolfe's algorithm (1976).
 
     Returns the support (row indices, affinely independent, at most ``d + 1``) and the
-    convex weights ``λ`` on it; the point is ``λ @ points[support]``. Wolfe's method is
-    an active-set method: it ends at the exact optimum in finitely many steps in exact
-    arithmetic. In floating point it stops when the Frank–Wolfe gap
-    ``‖y‖² − min_i ⟨y, p_i⟩ <= gap_tol·max_i ‖p_i‖²``; that gap bounds
-    ``‖y‖² − ‖y*‖²`` and ``‖y − y*‖ <= sqrt(2·gap)``. It also stops on a stall (the
-    entering point dropped again by rounding) and after ``50(k + d) + 100`` major
-    cycles. The weights are always a convex combination, so the point is feasible
-    whatever the stopping reason.
+    convex weights ``λ`` on it; the point is ``λ @ points[support]``. It stops when the
+    Frank–Wolfe gap is at most ``gap_tol·max_i ‖p_i‖²`` (then ``‖y − y*‖ <=
+    sqrt(2·gap)``), on a stall or after ``50(k + d) + 100`` major cycles; the point is
+    feasible whatever the reason.
 
     >>> sup, lam = min_norm_point(np.array([[1.0, -1.0], [1.0, 1.0], [2.0, 0.0]]))
     >>> sorted(sup.tolist()), lam.round(12)
@@ -83,28 +79,20 @@ class ConvexHull(ConvexSet):
         The points; non-extreme points are allowed.
     rho : float, optional
         LLOO parameter ``ρ > 0``; defaults to ``√d``. Property (i) of the LLOO holds
-        when ``ρ >= √d·μ_P·D`` (Garber–Hazan; see :meth:`rho_bound`). A smaller ``ρ``
-        voids (i), and with it the regret guarantee of a learner built on it, but
-        never feasibility: every output is a convex combination of the points.
+        when ``ρ >= √d·μ_P·D`` (Garber–Hazan; :meth:`rho_bound`); a smaller ``ρ`` voids
+        it, never feasibility.
 
     Notes
     -----
-    * Projection by Wolfe's min-norm-point algorithm (:func:`min_norm_point`) on
-      ``{v_i − a}``: an exact active-set method; it stops at a Frank–Wolfe gap of
-      ``1e-13·max_i ‖v_i − a‖²``, that is the variational inequality
-      ``⟨a − P(a), v_i − P(a)⟩ <= 1e-13·max_i ‖v_i − a‖²`` for every point.
-    * ``contains(x, tol)``: ``‖x − P(x)‖₂ <= tol``. Linear oracle: the point of least
-      ``⟨c, v_i⟩``. Radius ``max ‖v_i‖``; diameter ``max ‖v_i − v_j‖`` (O(k²d)).
-    * No gauge (raises :class:`~dpol.sets.GaugeUndefinedError`).
-    * LLOO of Garber–Hazan for polytopes: with ``x = Σ λ_i v_i``, move ``Δ = min(ρ·r/D, 1)`` of the
-      weight, taken greedily from the points of largest ``⟨c, v_i⟩``, onto the
-      linear-oracle point ``v⁺``. (ii): ``‖p − x‖ = ‖Σ Δ_i (v⁺ − v_i)‖ <= Δ·D <= ρ·r``.
-      (i): by Garber–Hazan's lemma any ``y`` in ``P ∩ B(x, r)`` is
-      ``Σ(λ_i − Δ'_i)v_i + (ΣΔ'_i)z`` with ``z`` in P and ``ΣΔ'_i <= √d·μ_P·r <= Δ``,
-      and the greedy exchange is at least as cheap. The LLOO needs a decomposition of
-      ``x``: pass the maintained ``weights`` (learners update them as
-      ``(1 − α)λ + α·λ_p`` with ``λ_p`` from :meth:`lloo_weights`), or let
-      :meth:`decompose` compute one (a min-norm-point solve).
+    * Projection by Wolfe's min-norm-point algorithm (:func:`min_norm_point`), exact up
+      to a Frank–Wolfe gap of ``1e-13·max_i ‖v_i − a‖²``; ``contains(x, tol)``:
+      ``‖x − P(x)‖₂ <= tol``. Linear oracle: the point of least ``⟨c, v_i⟩``. Radius
+      ``max ‖v_i‖``; diameter ``max ‖v_i − v_j‖`` (O(k²d)). No gauge.
+    * LLOO of Garber–Hazan: move ``min(ρ·r/D, 1)`` of the weight of ``x = Σ λ_i v_i``,
+      greedily from the points of largest ``⟨c, v_i⟩``, onto the linear-oracle point
+      (proof: docs/derivations/local_linear_oracles.md). Pass the maintained ``weights``
+      (updated as ``(1 − α)λ + α·λ_p``, :meth:`lloo_weights`) or let :meth:`decompose`
+      compute them.
 
     Examples
     --------

@@ -24,33 +24,11 @@ class L1Ball(ConvexSet):
 
     Notes
     -----
-    * Projection: sort-based (Duchi et al. 2008): ``sign(x)·P_Δ(|x|)`` with ``P_Δ`` the
-      projection onto ``{w >= 0, Σw = R}`` when ``‖x‖₁ > R``.
-    * Linear oracle ``−R·sign(c_j)·e_j`` with ``j = argmax |c_j|``.
-    * Diameter ``2R`` (between ``±R·e₁``), radius ``R``, gauge ``‖x‖₁/R``.
-    * LLOO by an ℓ₁ relaxation (``rho = √d``; dpol's construction): since
-      ``B₂(x, r) ⊂ B₁(x, B)`` with ``B = √d·r``, an exact minimiser ``p`` of ``⟨c, ·⟩``
-      over ``{‖y‖₁ <= R} ∩ {‖y − x‖₁ <= B}`` satisfies (i), and
-      ``‖p − x‖₂ <= ‖p − x‖₁ <= B`` gives (ii). That LP is solved in closed form. Let
-      ``g = |c_j|`` be the largest cost, ``s = sign(c_j)`` and ``m₀ = R − ‖x‖₁`` the
-      free ℓ₁ mass. Every feasible move splits coordinatewise into segments, each
-      costing one unit of ℓ₁ budget per unit of length:
-
-      - *A*: move ``x_i`` towards 0 when ``c_i x_i > 0``: gains ``|c_i|``, frees mass;
-      - *C*: move ``x_i`` towards 0 when ``c_i x_i <= 0``: gains ``−|c_i|``, frees mass;
-      - *grow*: move a coordinate away from 0 against the sign of its cost: gains at
-        most ``g``, uses mass. Growing ``j`` dominates growing any other coordinate,
-        and growing a coordinate along its cost gains less than not moving it.
-
-      So an optimum frees ``S`` units of mass by A and C moves and then grows ``j`` by
-      ``b = min(B − S, m₀ + S)``. Freeing one more unit from an item of gain ``w``
-      changes the total by ``w + g >= 0`` while ``S < S* = (B − m₀)/2`` and by
-      ``w − g <= 0`` after. Hence ``S = min(S*, total capacity)`` filled greedily by
-      decreasing ``w`` (A by decreasing ``|c_i|``, with ``j`` first, then C by
-      increasing ``|c_i|``; coordinates with ``c_i = 0`` count as C). Growing ``j``
-      from the far side of 0 only spends less mass than this accounting, so the point
-      stays feasible. With ``r = inf`` this returns the linear-oracle vertex; with
-      ``c = 0`` it returns ``x``.
+    * Projection: sort-based (Duchi et al. 2008). Linear oracle ``−R·sign(c_j)·e_j``,
+      ``j = argmax |c_j|``. Diameter ``2R``, radius ``R``, gauge ``‖x‖₁/R``.
+    * LLOO (``rho = √d``): the exact minimiser over the ℓ₁ ball intersected with
+      ``B₁(x, √d·r) ⊃ B₂(x, r)``, in closed form by a greedy exchange of ℓ₁ mass
+      (proof: docs/derivations/local_linear_oracles.md).
 
     Examples
     --------
@@ -61,8 +39,6 @@ class L1Ball(ConvexSet):
     >>> x = np.array([0.2, 0.1, -0.3])
     >>> ball.local_linear_oracle(x, 0.1, [0.1, -3.0, 1.0]).round(6)
     array([ 0.2     ,  0.273205, -0.3     ])
-    >>> round(ball.gauge(x), 12)
-    0.6
     """
 
     def __init__(self, dim: int, radius: float = 1.0) -> None:

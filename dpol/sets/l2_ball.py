@@ -25,24 +25,10 @@ class L2Ball(ConvexSet):
     Notes
     -----
     * Projection ``x·min(1, R/‖x‖)``; linear oracle ``−R·c/‖c‖`` (``−R·e₁`` for c = 0).
-    * Diameter ``2R``, radius ``R``, gauge ``‖x‖₂/R``.
-    * The LLOO is **exact** (``rho = 1``): it returns a minimiser of ``⟨c, y⟩`` over
-      ``K = {‖y‖ <= R} ∩ {‖y − x‖ <= r}``. With ``u = −c/‖c‖``:
-
-      (a) if ``‖x + r·u‖ <= R``, then ``x + r·u`` minimises over ``B(x, r) ⊇ K`` and is
-          in ``K``; (b) if ``‖R·u − x‖ <= r``, then ``R·u`` minimises over the ball
-          ``⊇ K`` and is in ``K``. (c) Otherwise, at a minimiser ``y*`` both constraints
-          are active: with one active constraint only, the KKT conditions make ``y*`` the
-          minimiser of that single ball, which is case (a) or (b). So ``y*`` lies on the
-          intersection of the two spheres, which is inside ``K``, and minimises ``⟨c, ·⟩``
-          over it. Subtracting the sphere equations gives the hyperplane
-          ``⟨y, x̂⟩ = t = (R² − r² + ‖x‖²)/(2‖x‖)`` (``x ≠ 0`` in case (c), else (a) or
-          (b) holds); the intersection is the circle ``y = t·x̂ + z``, ``z ⊥ x``,
-          ``‖z‖² = R² − t²``, and ``⟨c, y⟩`` is least at ``z = −‖z‖·c⊥/‖c⊥‖`` with
-          ``c⊥ = c − ⟨c, x̂⟩x̂`` (any ``z`` when ``c⊥ = 0``; then ``t·x̂`` itself, in
-          ``K``, has the same cost). The circle is non-empty: (a) failing gives
-          ``r > R − ‖x‖`` and (b) failing gives ``r < ‖R·u − x‖ <= R + ‖x‖``.
-          ``R − t = (r − g)(r + g)/(2‖x‖)`` with ``g = R − ‖x‖`` avoids cancellation.
+      Diameter ``2R``, radius ``R``, gauge ``‖x‖₂/R``.
+    * The LLOO is **exact** (``rho = 1``): a minimiser of ``⟨c, y⟩`` over
+      ``{‖y‖ <= R} ∩ {‖y − x‖ <= r}``, on one ball's boundary or on the circle where
+      both spheres meet (proof: docs/derivations/local_linear_oracles.md).
 
     Examples
     --------

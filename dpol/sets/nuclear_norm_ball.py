@@ -24,20 +24,12 @@ class NuclearNormBall(ConvexSet):
 
     Notes
     -----
-    * Projection: SVD ``W = U diag(s) Vᵀ``, then ``s`` is projected onto the ℓ₁ ball of
-      radius ``R`` (``s >= 0``, so onto ``{s >= 0, Σs = R}`` when ``Σs > R``). Cost: one
-      full SVD.
-    * Linear oracle ``−R·u₁v₁ᵀ`` for the top singular pair of ``C`` (the dual norm of
-      ``‖·‖_*`` is the spectral norm).
-    * Diameter ``2R`` in the Frobenius norm (``‖W − V‖_F <= ‖W‖_* + ‖V‖_*``, attained
-      by ``±R·u vᵀ``); radius ``R``; gauge ``‖W‖_*/R``.
-    * LLOO (``rho = 2``): the nuclear ball is not a polytope, so the Garber–Hazan
-      constructions do not apply. The oracle is the projection-based one of
-      :meth:`ConvexSet._lloo_by_projection`: ``p = P(x − t·c)`` with ``t`` doubled until
-      ``‖p − x‖ >= r``; ``p`` is then an exact minimiser over
-      ``set ∩ B(x, ‖p − x‖) ⊇ set ∩ B(x, r)`` and ``‖p − x‖ < 2r``. It costs a full SVD
-      per doubling, so it is **not** projection-free; use it for correctness checks and
-      small matrices.
+    * Projection: one full SVD, the singular values projected onto the ℓ₁ ball.
+      Linear oracle ``−R·u₁v₁ᵀ`` for the top singular pair of ``C``. Diameter ``2R``
+      (Frobenius), radius ``R``, gauge ``‖W‖_*/R``.
+    * LLOO (``rho = 2``) by projection (:meth:`ConvexSet._lloo_by_projection`; proof:
+      docs/derivations/local_linear_oracles.md): a full SVD per doubling of the step, so
+      **not** projection-free; for correctness checks and small matrices.
 
     Examples
     --------
@@ -45,12 +37,10 @@ class NuclearNormBall(ConvexSet):
     >>> ball = NuclearNormBall((2, 2), radius=1.0)
     >>> ball.project([3.0, 0.0, 0.0, 1.0]), ball.linear_oracle([0.0, 0.0, 0.0, -2.0])
     (array([1., 0., 0., 0.]), array([0., 0., 0., 1.]))
-    >>> ball.gauge([0.25, 0.0, 0.0, -0.25])
-    0.5
     >>> x = np.array([0.25, 0.0, 0.0, -0.25])
     >>> p = ball.local_linear_oracle(x, 0.1, np.random.default_rng(0).normal(size=4))
-    >>> bool(np.linalg.norm(p - x) <= 0.2), ball.contains(p)
-    (True, True)
+    >>> bool(np.linalg.norm(p - x) <= 0.2), ball.contains(p), ball.gauge(x)
+    (True, True, 0.5)
     """
 
     def __init__(self, shape: tuple[int, int], radius: float = 1.0) -> None:

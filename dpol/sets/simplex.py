@@ -23,19 +23,12 @@ class Simplex(ConvexSet):
 
     Notes
     -----
-    * Projection: sort-based (Held et al. 1974; Duchi et al. 2008), O(d log d).
-    * Linear oracle: the vertex ``e_i`` with ``i = argmin c_i`` (lowest index on ties).
-    * Diameter ``√2`` (0 for d = 1), radius 1 (at the vertices).
-    * ``contains(x, tol)``: ``x_i >= −tol`` and ``|Σx − 1| <= tol``.
-    * No gauge: 0 is not in the simplex (raises
-      :class:`~dpol.sets.GaugeUndefinedError`).
-    * LLOO of Garber–Hazan for the simplex, with ``rho = √d`` (proof here): move
-      ``Δ = min(√d·r/2, 1)`` units of mass, taken greedily from the coordinates of
-      largest ``c_i``, onto ``argmin c_i``. Any ``y`` in ``S_d ∩ B(x, r)`` has
-      ``‖y − x‖₁ <= √d·r`` and, since ``Σ(y − x) = 0``, moves at most ``Δ`` units of
-      mass, each at best from the most expensive to the cheapest coordinate: (i).
-      ``‖p − x‖₂ <= ‖p − x‖₁ = 2Δ <= √d·r``: (ii). When ``Δ = 1`` the linear-oracle
-      vertex is returned exactly.
+    * Projection: sort-based (Held et al. 1974; Duchi et al. 2008). Linear oracle: the
+      vertex ``e_i``, ``i = argmin c_i``. Diameter ``√2`` (0 for d = 1), radius 1. No
+      gauge (0 is outside).
+    * LLOO of Garber–Hazan (``rho = √d``): move ``min(√d·r/2, 1)`` of mass from the
+      costliest coordinates onto ``argmin c_i`` (proof:
+      docs/derivations/local_linear_oracles.md).
 
     Examples
     --------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from dpol.adapters.registry import LEARNERS, make_learner
-from dpol.counters import counter_name
 
 
 @pytest.mark.parametrize("name", ["ridge", "ridge_classifier"])
@@ -19,7 +18,6 @@ def test_default_learners_sum_with_blt_and_the_tree_under_paper_calibration(name
                                                              "honaker_tree")
     assert [LEARNERS[name].counter_for(c) for c in ("tight", "paper")] == ["blt",
                                                                            "binary_tree"]
-    # the paper-faithful entry keeps the paper's counter either way (the constructor's
-    # default: PrivateQuadraticFTL's counter="tree", an old name of it)
+    # the paper-faithful entry keeps the paper's counter either way, by its canonical name
     pqftl = make_learner("pqftl", 3, horizon=64, epsilon=1.0, seed=0)
-    assert counter_name(pqftl.counter) == "binary_tree"
+    assert pqftl.counter == "binary_tree"

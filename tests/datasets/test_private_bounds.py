@@ -25,7 +25,7 @@ def _scale_one_map(alpha, size, d_in):
 
 @pytest.mark.parametrize("alpha", [0.5, 0.95, 0.98])
 def test_replace_one_epsilon_is_two_over_scale_on_the_sized_domain(alpha):
-    # the docstring's derivation: score sensitivity 1 under one replacement (sized
+    # docs/derivations/private_bounds.md: score sensitivity 1 under one replacement (sized
     # domain), non-monotone exponential mechanism: epsilon = 2 * 1 / scale; the unsized
     # domain reads a replacement as symmetric distance 2, sensitivity 2 max(a, 1 - a)
     assert _scale_one_map(alpha, 1000, 2) == pytest.approx(2.0, rel=1e-12)

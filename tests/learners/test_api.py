@@ -189,3 +189,19 @@ def test_accepts_is_what_the_docs_table_and_the_tags_read():
         assert f"| `{cls.__name__}` | {cls.accepts.describe()} |" in table
     assert PrivateQuadraticFTL.accepts.tags == {"counters", "secure", "paper", "window"}
     assert BanditFrankWolfe.accepts.fields == ("neighbouring", "seed")
+
+
+def test_default_counters_are_spelled_by_their_canonical_names():
+    # an alias would resolve to the same counter, but learner.counter, the accepts table
+    # and reports show the default as written: it must be a name of COUNTER_NAMES
+    from dpol.counters import COUNTER_NAMES
+    from dpol.learners import PrivateFTAL, PrivateIncrementalRegression, PrivateOnlineFrankWolfe
+
+    defaults = {cls.__name__: cls.accepts.counter
+                for cls in (PrivateQuadraticFTL, PrivateIncrementalRegression,
+                            PrivateBanditFrankWolfe, PrivateFTAL, PrivateOnlineFrankWolfe)}
+    assert defaults == {"PrivateQuadraticFTL": "binary_tree",
+                        "PrivateIncrementalRegression": "binary_tree",
+                        "PrivateBanditFrankWolfe": "binary_tree",
+                        "PrivateFTAL": "window_tree", "PrivateOnlineFrankWolfe": "window_tree"}
+    assert set(defaults.values()) <= set(COUNTER_NAMES)

@@ -145,7 +145,7 @@ def test_paper_presets_that_suffice_do_not_warn():
 
 def test_paper_calibration_refusals():
     box = Box(0.0, 1.0, dim=2)
-    with pytest.raises(InvalidInputError, match="counter must be 'tree'"):
+    with pytest.raises(InvalidInputError, match="counter must be 'binary_tree'"):
         private(box, 100, calibration="paper", counter="honaker")
     with pytest.raises(InvalidInputError, match="noise must be 'gaussian' or 'laplace'"):
         private(box, 100, calibration="paper", noise="gamma")

@@ -1,23 +1,15 @@
 """Published ("paper") noise calibrations, verbatim, and the guarantee they really give.
 
-Each ``<paper>_*`` function evaluates one printed formula exactly as published, for
-``calibration="paper"`` reproduction; they are **not** recommendations (the default is
-``calibration="tight"``, :mod:`dpol.accounting.closed_forms`). Where docs/errata.md lists an
-erratum, a companion ``*_exact_epsilon`` function gives the *realised* guarantee of the printed
-noise against the true sensitivity (replace-one unless stated): exact for Gaussian noise
-(analytic Gaussian, GDP composition), basic composition for Laplace / l2-Gamma noise (tight for
-pure DP).
-Callers must warn (:class:`~dpol.errors.PaperCalibrationWarning`) with that figure when it
-exceeds the claim, or refuse. Papers: JKT (Jain-Kothari-Thakurta), WDP (window-DP COCO), KNJ
-(Kasiviswanathan-Nissim-Jin), ENV (Ene-Nguyen-Vladu), NW (Nie-Wang).
+Each ``<paper>_*`` function evaluates one printed formula as published, for
+``calibration="paper"`` (not a recommendation: the default is ``"tight"``). Where
+docs/errata.md lists an erratum, ``*_exact_epsilon`` gives the guarantee the printed noise
+really gives (exact for Gaussian noise, basic composition for pure noise); callers warn
+(:class:`~dpol.errors.PaperCalibrationWarning`) or refuse when it exceeds the claim.
+Papers: JKT, WDP, KNJ, ENV, NW (docs/papers.md).
 
-**Log readings.** The papers write "log" without a base. ``log`` selects the base of every
-"log" that counts tree levels: ``"log2"`` (default: a binary tree over T leaves has log2 T
-levels; also the larger, safer value) or ``"ln"``. Terms in delta (``log(x/delta)``) are always
-natural logs; printed ``ln`` stays ``ln`` (docs/errata.md, KNJ-4 and ENV-3).
-
-**Zero noise.** Several printed formulas vanish at T = 1 (``log 1 = 0``); those raise
-:class:`~dpol.errors.InvalidInputError` rather than return a noiseless "private" release.
+``log`` reads the papers' unqualified "log" that counts tree levels as ``"log2"``
+(default, the larger) or ``"ln"``; terms in delta are natural logs (docs/errata.md, KNJ-4,
+ENV-3). Formulas that vanish at T = 1 raise :class:`~dpol.errors.InvalidInputError`.
 
 Examples
 --------

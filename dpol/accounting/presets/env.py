@@ -98,10 +98,9 @@ def env_bandit_gaussian_sigma(
 
     ``sigma = T^(1/4) n^(1/2) L log T ln(T/delta) / eps
     * (ln((n+T)/delta) + sqrt((1 + T^(1/2)/n) ln((n+T)/delta)))``. ``log`` reads the level
-    count "log T" (default ``"log2"``); the delta terms are ``ln``. Worked example
-    (T = 1e4, n = 4, L = 1, eps = 1, delta = 1e-6): about 2.01e5 with ``log="ln"``.
-    Erratum (docs/errata.md, ENV-2): a proof gap; hugely over-noised under the per-summand
-    argument; see :func:`env_bandit_gaussian_exact_epsilon`. T = 1 gives sigma = 0: refused.
+    count "log T" (default ``"log2"``); the delta terms are ``ln``. Erratum (docs/errata.md,
+    ENV-2): a proof gap, hugely over-noised (:func:`env_bandit_gaussian_exact_epsilon`).
+    T = 1 (sigma = 0) is refused.
 
     Examples
     --------

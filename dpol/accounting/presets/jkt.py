@@ -61,8 +61,7 @@ def jkt_pocp_beta(epsilon: float, delta: float, horizon: int, lam: float) -> flo
     ``lam`` is the sensitivity constant lambda_A (s_t <= lam/t): PIGD 2L/alpha; PGIGA as printed
     2G/alpha, correct 4G/alpha (docs/errata.md, JKT-3). Logs are ``ln`` as printed.
 
-    Claimed (3 eps, 2 delta)-DP; sound but about 10x over-noised (docs/errata.md, JKT-1): see
-    :func:`jkt_pocp_exact_epsilon`.
+    Claimed (3 eps, 2 delta)-DP; sound, about 10x over-noised (docs/errata.md, JKT-1).
 
     Examples
     --------
@@ -105,8 +104,6 @@ def jkt_doubling_beta(epsilon: float, delta: float, t: int, lam: float) -> float
 
     Examples
     --------
-    >>> jkt_doubling_beta(0.1, 1e-5, 4, 3.0) == jkt_doubling_beta(0.1, 1e-5, 7, 3.0)  # one epoch
-    True
     >>> round(jkt_doubling_beta(0.1, 1e-5, 4, 3.0), 4)
     96.9602
     """
@@ -147,9 +144,8 @@ def jkt_private_sum_sigma(
     one atom). ``log`` is the base of both "log T" (default ``"log2"``: T counts tree leaves);
     the outer log of the delta term is ``ln``: the "log2 reading" and the "ln reading".
 
-    Erratum (docs/errata.md, JKT-4): Lemma 6 uses sensitivity R where replace-one needs 2R,
-    an item lies in ``floor(log2 T) + 1`` nodes, not log T, and the printed sigma fails its
-    claim for small T; see :func:`jkt_private_sum_exact_epsilon`. T = 1 gives sigma = 0: refused.
+    Erratum (docs/errata.md, JKT-4: 2R not R, ``floor(log2 T) + 1`` nodes not log T; fails
+    for small T: :func:`jkt_private_sum_exact_epsilon`). T = 1 (sigma = 0) is refused.
 
     Examples
     --------
@@ -172,12 +168,8 @@ def jkt_private_sum_exact_epsilon(
     ``"add_remove"`` (Lemma 6's own value); ``floor(log2 N) + 1`` levels with N = ``n_items``
     (default ``horizon``; PQFTL inserts only T-1 items).
 
-    The printed sigma keeps its claim (log2 reading, epsilon = 1, replace-one) only from
-    T = 33 on (docs/errata.md, JKT-4): T = 25..31 pass, but at T = 32 the level count jumps
-    to 6 while log2 T = 5 and the exact epsilon is 1.0099; checked independently with
-    scipy's Balle-Wang formula (``tests/accounting/test_jkt.py``). An earlier
-    estimate, T >= 26, is reproduced by no count (N = T or T - 1 items, ceil or floor
-    levels, ln or log2 outer log).
+    The printed sigma keeps its claim (log2 reading, epsilon = 1, replace-one) from T = 33
+    on (docs/errata.md, JKT-4); at T = 32 the level count is 6 while log2 T = 5.
 
     Examples
     --------
@@ -200,10 +192,8 @@ def jkt_pol_beta(
 
     ``beta = 2 sqrt(2) (L + alpha ||x*||) ln T / (T eps_p) * sqrt(ln(1/delta) + eps_p)``.
 
-    Erratum (docs/errata.md, JKT-6): the averaged iterate's sensitivity is
-    ``2 L' (H_T - 1) / (alpha T)`` (Lemma 4), so the printed beta misses a factor 1/alpha and
-    is **not private** for small alpha (real epsilon about 79 at a claimed 1 for alpha = 0.01,
-    T = 5000); see :func:`jkt_pol_exact_epsilon`. T = 1 gives beta = 0: refused.
+    Erratum (docs/errata.md, JKT-6): the sensitivity is ``2 L' (H_T - 1) / (alpha T)``, so
+    the printed beta misses 1/alpha and is **not private** for small alpha. T = 1 is refused.
 
     Examples
     --------

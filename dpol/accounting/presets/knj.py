@@ -121,9 +121,8 @@ def knj_mechanism1_split(
     even when tau does not divide T (conservative: there are floor(T/tau) calls;
     docs/errata.md, KNJ-4).
 
-    Raises :class:`~dpol.errors.InvalidInputError` where the paper's proof does not apply:
-    eps' > 1 (Theorem A.4 needs eps' <= 1) or eps > 2 ln(2/delta) (then the second-order term
-    ``eps^2/(4 ln(2/delta))`` exceeds eps/2 and the total exceeds eps).
+    Refused (:class:`~dpol.errors.InvalidInputError`) where the proof does not apply:
+    eps' > 1 (Theorem A.4) or eps > 2 ln(2/delta) (the second-order term exceeds eps/2).
 
     Examples
     --------

@@ -66,13 +66,9 @@ def nw_corrected_laplace_scale(
 ) -> float:
     """NW Theorem 1 Laplace scale ``C_t / eps`` with the **corrected** sensitivity C_t.
 
-    **The published mechanism is unsound** (docs/errata.md, NW-1): adding one scalar
-    Laplace draw to the whole function f_t leaves differences f_t(u1) - f_t(u2) noise-free,
-    so it is not DP at all (epsilon = infinity). This scale is epsilon-DP only for releasing a
-    *scalar*, e.g. one prediction f_t(u) at a public, data-independent query point u, and only
-    per release: a transcript of T releases costs the sum of the per-release epsilons
-    (NW-3). The realised epsilon of the printed scale on such a scalar is
-    ``pure_epsilon_of_tree_scale(nw_printed_sensitivity(...) / eps, C_t, 1)`` = kappa eps.
+    **The published mechanism is unsound** (docs/errata.md, NW-1: one scalar draw leaves
+    f_t(u1) - f_t(u2) noise-free). This scale is epsilon-DP only for one *scalar* release
+    such as f_t(u) at a public point, per release (a transcript sums them: NW-3).
 
     Examples
     --------

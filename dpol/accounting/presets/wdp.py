@@ -55,11 +55,9 @@ def wdp_gaussian_sigma(
 
     ``sigma^2 = c2 * Delta_2^2 * (ceil(log2 W) + 1)^2 * ln^p(2/delta) / eps^2``.
 
-    Reading: our OCR copy prints "ln2(2/delta)"; the default ``p = 2`` takes the 2 as an
-    exponent (the likely reading, and the noisier one); ``p = 1`` is the other possible
-    reading and the one the soundness figures of docs/errata.md, WDP-2, use, since it is the
-    least noise either reading allows (WDP-8). ``c2 = 8`` is legible in Lemma 3 (Theorem 2's
-    is illegible). Sound but 5-20x over-noised (WDP-2); see :func:`wdp_gaussian_exact_epsilon`.
+    "ln2(2/delta)" is read with ``p = 2`` as an exponent (default, the noisier) or ``p = 1``
+    (the least noise either reading allows, used in docs/errata.md, WDP-2 and WDP-8);
+    ``c2 = 8`` from Lemma 3. Sound but 5-20x over-noised (:func:`wdp_gaussian_exact_epsilon`).
 
     Examples
     --------

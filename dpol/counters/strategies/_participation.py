@@ -1,16 +1,10 @@
 """Multiple participations: the sensitivity of a factorisation to one participant (L2).
 
-A participant (one record of a data set, one user) may enter the stream more than once,
-as in DP-FTRL's epochs over a data set (Kairouz et al. 2021, "Practical and private
-(deep) learning without sampling or shuffling"): at most k times, any two at least b
-steps apart (b-min-separation; Choquette-Choo et al. 2023, "Multi-epoch matrix
-factorization mechanisms for private machine learning"). Changing the participant
-changes the encoder values C x by sum_{i in pi} C e_i delta_i^T, ||delta_i|| <= Delta, so
-the squared l2 sensitivity is at most Delta^2 max_pi sum_{i, j in pi} |X_ij| with X = C^T
-C, and exactly that when X >= 0 (all delta_i equal attain it). This module computes that
-maximum over the patterns pi, exactly where the structure allows and as an upper bound
-otherwise; ``brute_force_sensitivity_sq`` enumerates the patterns of tiny streams to test
-them.
+A participant enters at most k steps, any two at least b apart (Kairouz et al. 2021's
+epochs; Choquette-Choo et al. 2023's b-min-separation). The squared l2 sensitivity is at
+most Delta^2 max_pi sum_{i, j in pi} |X_ij|, X = C^T C, exactly that when X >= 0. This
+module computes the maximum over patterns pi, exactly where the structure allows, else a
+bound (``brute_force_sensitivity_sq`` checks tiny streams).
 """
 
 from __future__ import annotations
@@ -124,10 +118,8 @@ def toeplitz_envelope_sensitivity_sq(coefficients: np.ndarray, horizon: int,
     """An upper bound on max_pi ||sum_{i in pi} C e_i||^2 for any lower-triangular
     Toeplitz C: exact when c is non-negative and non-increasing.
 
-    The envelope e_m = max_{m' >= m} |c_m'| is non-negative, non-increasing and >= |c|
-    entrywise, so |X_ij| <= sum_m |c_{m + j - i}| |c_m| <= sum_m e_{m + j - i} e_m, the
-    Gram entry of the envelope's Toeplitz matrix, whose maximum over the patterns
-    :func:`toeplitz_sensitivity_sq` gives (the pattern 0, b, 2b, ...). For such c, e = c.
+    The envelope e_m = max_{m' >= m} |c_m'| bounds |c| and is non-increasing, so its Gram
+    entries bound |X_ij| and :func:`toeplitz_sensitivity_sq` maximises them.
 
     Examples
     --------
@@ -155,15 +147,11 @@ def tree_sensitivity_sq(horizon: int, participation: Participation, *,
                         complete: bool = True) -> float:
     """An upper bound on max_pi ||C 1_pi||^2 for a tree of dyadic nodes.
 
-    ||C 1_pi||^2 = sum over nodes of (steps of pi in the node)^2. At level l a node holds
-    at most cap = ceil(2^l / b) steps, there are N_l nodes and pi has k steps in all, so
-    the level contributes at most q cap^2 + r^2 (q full nodes, r the rest). ``complete``:
-    every dyadic node (Honaker), N_l = floor(T / 2^l); else the binary counter's nodes,
-    those closed at the steps with exactly l trailing zeros, N_l = floor(T / 2^l) -
-    floor(T / 2^(l+1)). For the complete tree the pattern 1, 1 + b, ... fills every level
-    that way when b is a power of two and its steps lie in complete nodes: the bound is
-    then exact. The binary counter leaves every other dyadic interval out, so its bound
-    can exceed the maximum (by up to 20% on the brute-forced tiny trees).
+    ||C 1_pi||^2 sums (steps of pi in a node)^2 over nodes; at level l a node holds at most
+    ceil(2^l / b) steps, so a level contributes at most q cap^2 + r^2 (q full nodes, r the
+    rest) over its N_l nodes (``complete``: every dyadic node, Honaker; else the binary
+    counter's). Exact for the complete tree when b is a power of two; up to 20% above
+    the maximum for the binary counter (brute-forced tiny trees).
 
     Examples
     --------

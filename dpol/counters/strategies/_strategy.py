@@ -1,24 +1,12 @@
 """What every strategy offers: a factorisation of the prefix-sum workload (layer L2).
 
-A strategy writes the prefix-sum matrix A (lower-triangular ones, T x T) as A = B C: the
-encoder C maps the stream x to the values that receive noise (tree nodes, C x), the
-decoder B maps the noisy values back to prefix sums. The release at t is
-S_t + (B z)_t: the exact running sum plus correlated noise, so a strategy needs to know
-
-- its structure: ``encode`` (C x for a whole stream), ``levels`` (the most noised
-  values one element enters);
-- the column norms of C, i.e. the sensitivity to one participant, per participation
-  pattern (``column_norm_sq``: one element, or k steps b apart, :mod:`._participation`);
-- ``variance(t)``: the noise variance of the release at t per unit of noise variance
-  (the squared norm of row t of B), and ``loss()`` = max (or mean) variance x column
-  norm^2, the figure to compare strategies by;
-- the streaming noise correlation: ``draws(start, n)`` rows of i.i.d. noise feed
-  ``correlate(state, rows, start, n)``, the release noise of steps start+1 .. start+n, one
-  method for a single step (``add``) and for a block (``run``), from the state the
-  previous call left.
-
-Strategies are stateless beyond their constants: the correlation state lives in the
-dict :meth:`init_state` returns, which the counter owns and checkpoints.
+A strategy writes the prefix-sum matrix A as A = B C: the encoder C maps the stream to
+the noised values, the decoder B maps them back to prefix sums, so the release at t is
+S_t + (B z)_t. It states ``encode``, ``levels``, the column norms of C per participation
+(``column_norm_sq``, :mod:`._participation`), ``variance(t)`` (row t of B squared),
+``loss()`` (max or mean variance x column norm^2) and the streaming correlation
+(``draws`` feeding ``correlate`` for one step or a block). The correlation state lives
+in the dict :meth:`init_state` returns, which the counter owns and checkpoints.
 """
 
 from __future__ import annotations

@@ -9,15 +9,10 @@ Choquette-Choo et al. 2023 ("(Amplified) banded matrix factorization: a unified 
 to private training") and McKenna 2024 ("Scaling up the banded matrix factorization
 mechanism for differentially private ML").
 
-With C the column-normalised band, B^T = C^-T A^T and Lambda^T = C^-1 B^T give the exact
-gradient: d f / d C[u, s] = -2 sum_t B[t, u] Lambda[t, s] / T on the band, then through the
-normalisation d f / d P[:, s] = (G[:, s] - <G[:, s], C[:, s]> C[:, s]) / n_s. All three
-products run by blocks of m >= b rows (C is block-bidiagonal then), as matrix products:
-B^T[I_k] from the last block (its columns start at block k: B is lower-triangular),
-Lambda^T[I_k] from the first, only from column k m on (what the gradient reads). About
-5 m T^2 flops; every column is a solve of its own, so from T = 1024 on two column ranges
-run on two threads. L-BFGS starts from the banded Toeplitz band optimised for the mean
-(:mod:`.banded_toeplitz_optimizer`, milliseconds): 10% fewer steps than from the square-root band.
+The exact gradient comes from B^T = C^-T A^T and Lambda^T = C^-1 B^T, computed by blocks
+of m >= b rows (about 5 m T^2 flops; two threads from T = 1024), then projected through
+the normalisation. L-BFGS starts from the banded Toeplitz band optimised for the mean
+(:mod:`.banded_toeplitz_optimizer`).
 """
 
 from __future__ import annotations

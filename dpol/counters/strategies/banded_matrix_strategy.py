@@ -17,11 +17,9 @@ __all__ = ["BandedMatrixStrategy"]
 class BandedMatrixStrategy(Strategy):
     """Encoder C x with C[t, t-j] = band[t, j] (j < b); release noise A C^-1 z.
 
-    The release noise n_t = n_{t-1} + y_t, y = C^-1 z: y_t = (z_t - sum_{0<j<b} C[t,
-    t-j] y_{t-j}) / C[t, t], streams from the last b - 1 values of y (O(b d) state, the
-    band O(T b) in memory). Variance at t per unit: the squared row t of A C^-1,
-    computed once. Column norms: read off the band (all 1 for the optimised band,
-    :mod:`.banded_matrix_optimizer`).
+    The release noise n_t = n_{t-1} + (C^-1 z)_t streams from the last b - 1 values of
+    C^-1 z (O(b d) state). Variance: the squared rows of A C^-1; column norms read off the
+    band (all 1 for the optimised band, :mod:`.banded_matrix_optimizer`).
 
     Parameters
     ----------

@@ -4,11 +4,9 @@ With c_0 = 1 and g the impulse response of 1/p, p(x) = sum_{k<b} c_k x^k, the re
 rows are h = cumsum(g) and the loss is R(c) K(c): R = sum_{j<T} w_j h_j^2 (w_j = 1 for
 the max loss, whose worst step is the last; (T - j)/T for the mean loss) and K = sum c_k^2
 (every column but the last b - 1 holds the whole band). The gradient is exact and costs
-two FFTs: d(1/p)/dc_k = -x^k / p^2, so dh_j/dc_k = -H_{j-k} with H = cumsum(g * g), and
-dR/dc_k = -2 sum_j w_j h_j H_{j-k}. L-BFGS minimises log R + log K from the square-root
-band (Kalinin and Lampert 2024), the same objective McKenna 2024 ("Scaling up the banded
-matrix factorization mechanism for differentially private ML") optimises over general
-banded matrices; here the band stays Toeplitz, so it streams in O(b d).
+two FFTs (dh_j/dc_k = -H_{j-k}, H = cumsum(g * g)). L-BFGS minimises log R + log K from
+the square-root band (Kalinin and Lampert 2024), McKenna 2024's objective restricted to
+Toeplitz bands, which stream in O(b d).
 """
 
 from __future__ import annotations

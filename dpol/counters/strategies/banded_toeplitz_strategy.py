@@ -25,12 +25,9 @@ __all__ = ["BandedToeplitzStrategy"]
 class BandedToeplitzStrategy(Strategy):
     """Encoder C x with b bands; release noise A C^-1 z from the inverse recursion.
 
-    Column norms: column i of C holds c_0..c_{min(b, T - i + 1) - 1}, so the largest is
-    sqrt(sum_k c_k^2) (every column but the last b - 1). Variance at t per unit:
-    sum_{k < t} h_k^2 with h = cumsum(g), g the impulse response of 1 / (sum_k c_k x^k)
-    (the squared row t of B). ``correlate`` runs the recursion for one step and filters
-    a block with ``scipy.signal.lfilter`` started from the kept values of y: the same
-    draws, equal to rounding.
+    The largest column norm is sqrt(sum_k c_k^2); the variance at t is sum_{k < t} h_k^2,
+    h = cumsum of the impulse response of 1 / (sum_k c_k x^k). ``correlate`` filters a
+    block with ``scipy.signal.lfilter`` (the same draws, equal to rounding).
 
     Parameters
     ----------

@@ -6,12 +6,9 @@ Pillutla, Steinke, Thakurta 2024, "Efficient and near-optimal noise generation f
 streaming differential privacy"). Writing omega_i = -(1 - theta_i) s_i, the release
 matrix B = A G has the coefficients h_k = (1 - S) + sum_i s_i theta_i^k (S = sum_i s_i),
 and C = G^{-1} is the impulse response c_0 = 1, c_k = |omega|^T M^(k-1) 1 of the
-nonnegative state matrix M = diag(theta) + 1 |omega|^T. Every figure below is a sum of
-positive terms: no cancellation, so they stay exact to rounding even when several
-theta_i crowd near 1. (Expanding G = P/Q into polynomial coefficients and running
-``lfilter(Q, P, impulse)`` does not: clustered roots near 1 are ill-conditioned in the
-coefficients: for the default five buffers optimized at T = 2^16 that path is off by up
-to 1.8% in c_k, and at T = 2^20 it diverges (sum c_k^2 of 3.3e7 instead of 5.45).)
+nonnegative state matrix M = diag(theta) + 1 |omega|^T: sums of positive terms, exact to
+rounding even when several theta_i crowd near 1 (polynomial coefficients are not: off by
+1.8% at T = 2^16, divergent at 2^20).
 """
 
 from __future__ import annotations
@@ -254,17 +251,12 @@ def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS,
     largest squared column norm (the mean loss of Dvijotham et al. 2024): the error that
     adds up over a stream, as regret does.
 
-    L-BFGS-B on theta = exp(-e^p), s = softmax with a slack (so 0 < theta < 1 and
-    sum s < 1 hold by construction), from the arcsine quadrature start; deterministic.
-
-    ``participation=(k, b)`` (k steps of a participant, b apart; see
-    :class:`~dpol.counters.strategies.Participation`) minimises the loss the strategy
-    reports under it instead, ``BltStrategy.loss(objective, participation)``: the
-    variance factor times the squared sensitivity to the participant, in closed form
-    (O(k b^3 + b^3 log T) per evaluation, :func:`_pattern_sensitivity_sq`; exact, as C's
-    coefficients are non-negative and non-increasing: BltCounter's Privacy), from the
-    single-participation optimum, which is kept if the result does no better. A pattern
-    with one step in the horizon is the single-participation case.
+    Deterministic L-BFGS-B on a parametrisation that keeps the parameters valid, from the
+    arcsine quadrature start. ``participation=(k, b)``
+    (:class:`~dpol.counters.strategies.Participation`) minimises
+    ``BltStrategy.loss(objective, participation)`` instead (exact squared sensitivity in
+    closed form, :func:`_pattern_sensitivity_sq`), from the single-participation optimum,
+    kept if the result does no better.
 
     Examples
     --------
@@ -274,12 +266,6 @@ def optimal_blt_parameters(horizon: int, buffers: int = DEFAULT_BUFFERS,
     >>> thetas, omegas = optimal_blt_parameters(2**10, buffers=3, objective="mean")
     >>> round(blt_loss(thetas, omegas, 2**10, "mean"), 2)
     9.36
-    >>> from dpol.counters.strategies import BltStrategy
-    >>> p = (4, 8)  # 4 epochs over 8 records
-    >>> single = BltStrategy(32, *optimal_blt_parameters(32, buffers=3))
-    >>> tuned = BltStrategy(32, *optimal_blt_parameters(32, buffers=3, participation=p))
-    >>> round(single.loss("max", p), 2), round(tuned.loss("max", p), 2)
-    (32.0, 29.77)
     """
     horizon = check_int("horizon", horizon, low=1)
     buffers = check_int("buffers", buffers, low=1)

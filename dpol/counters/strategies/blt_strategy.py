@@ -104,10 +104,8 @@ class BltStrategy(Strategy):
     of C has the largest norm, sqrt(sum_{k < T} c_k^2) (a prefix of the same sum for
     every later column).
 
-    ``correlate`` runs the recursion row by row for one step and, from ``dim`` 512 on,
-    for a block too (whole-row numpy operations, bit-identical to the steps); narrower
-    blocks filter each buffer along time with ``scipy.signal.lfilter`` started from the
-    current buffers: the same draws, equal to rounding.
+    ``correlate`` runs blocks by ``scipy.signal.lfilter`` from the current buffers (the
+    same draws, equal to rounding), or row by row from ``dim`` 512 (bit-identical).
 
     Parameters
     ----------

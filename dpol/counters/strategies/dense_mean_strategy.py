@@ -1,22 +1,11 @@
 """The dense factorization optimal for the mean error, by a fixed-point iteration (T small).
 
-Among all factorizations A = B C of the prefix-sum matrix A whose encoder has column norms
-at most 1, the one minimising ||B||_F^2 (T times the mean release variance) depends on C
-only through X = C^T C: ||A C^-1||_F^2 = tr(A^T A X^-1). Denisov, McMahan, Rush, Smith and
-Thakurta 2022 ("Improved differential privacy for SGD via optimal private linear operators
-on adaptive streams", Theorem 3.2 and their fixed-point algorithm) show that the optimum
-under diag(X) = 1 is X = V^(-1/2) R V^(-1/2), R = (V^(1/2) A^T A V^(1/2))^(1/2), for the
-positive v (V = diag(v)) fixed by v = diag(R), and iterate that map from v = 1.
-
-A step needs only diag(R), and R^-2 = V^(-1/2) (A^T A)^-1 V^(-1/2) is tridiagonal (A^-1
-is the difference matrix): diag(R) = diag(K^(-1/2)) for a tridiagonal K, which a
-quadrature over shifted tridiagonal solves gives in O(T) per node
-(:func:`diag_inverse_sqrt`) instead of a dense O(T^3) eigendecomposition per step. Only
-the final X is formed, from one tridiagonal eigendecomposition.
-
-The encoder is the lower-triangular C with C^T C = X (the Cholesky factor of X with the
-order of time reversed), so B = A C^-1 is lower-triangular too and the factorization
-streams: release t reads draws 1..t only.
+Minimising ||B||_F^2 = tr(A^T A X^-1), X = C^T C, under unit column norms: the optimum
+is X = V^(-1/2) R V^(-1/2), R = (V^(1/2) A^T A V^(1/2))^(1/2), v = diag(R) at the fixed
+point (Denisov, McMahan, Rush, Smith, Thakurta 2022, Theorem 3.2), iterated from v = 1.
+R^-2 is tridiagonal, so diag(R) costs O(T) per quadrature node
+(:func:`diag_inverse_sqrt`). C is the time-reversed Cholesky factor of X, so B = A C^-1 is
+lower-triangular and the factorization streams.
 """
 
 from __future__ import annotations
@@ -157,11 +146,8 @@ def mean_optimal_factors(horizon: int) -> tuple[np.ndarray, np.ndarray, int]:
 class DenseMeanStrategy(Strategy):
     """Encoder C x, release noise B z with the mean-optimal dense lower-triangular C, B.
 
-    Variance at t per unit: ||row t of B||^2; column norms of C: all about 1 at the
-    optimum (diag(C^T C) = v-normalised X), the largest exactly. ``loss("mean")`` at
-    T = 64, 256, 1024: 4.41, 6.37, 8.73 against the square root's 4.97, 7.12, 9.67.
-    State: every past draw (O(T d)); one step is a row of B times the draws, a block a
-    slice of B times them (the two agree to rounding, not bit for bit).
+    Variance at t: ||row t of B||^2; column norms all about 1 at the optimum. State: every
+    past draw (O(T d)); a step or a block multiplies by B (equal to rounding).
 
     Examples
     --------

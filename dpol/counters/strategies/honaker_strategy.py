@@ -51,16 +51,10 @@ class _PrefixFromEstimates:
 class HonakerStrategy(Strategy):
     """Every complete dyadic node noised when it closes, re-estimated online (Honaker 2015).
 
-    A closing node's estimate is the inverse-variance weighted mean of its own noisy value
-    and the sum of its children's estimates; the release at t sums the estimates of the
-    set bits of t, so its variance is sum_{bits k of t} v_k < popcount(t). The encoder is
-    the vector of all complete nodes: one element lies in at most floor(log2 T) + 1 of
-    them. State: the estimate of the latest node per level (O(d log T)); step t draws
-    tz(t) + 1 rows (its leaf and the nodes it closes, bottom up).
-
-    ``correlate`` continues from any state, one level at a time; the rows it receives
-    may be noisy node *values* rather than node noises (secure mode): the arithmetic is
-    the same.
+    A closing node's estimate is the inverse-variance mean of its noisy value and its
+    children's estimates; the release at t sums those of the set bits of t (variance <
+    popcount(t)). One element lies in at most floor(log2 T) + 1 nodes. O(d log T) state;
+    ``correlate`` takes node noises or, in secure mode, noisy node values alike.
 
     Examples
     --------

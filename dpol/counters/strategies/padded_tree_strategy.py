@@ -13,10 +13,8 @@ __all__ = ["PaddedTreeStrategy"]
 class PaddedTreeStrategy(TreeStrategy):
     """:class:`TreeStrategy` whose release at t adds pad_to - popcount(t) fresh draws.
 
-    Every release carries the same number of draws, pad_to = ceil(log2 T) (ENV Algorithms
-    3-4; at T = 1 the single node already exceeds ceil(log2 1) = 0, so pad_to >= the
-    largest popcount). The padding is post-processing: the nodes, the encoder and the
-    sensitivity are the tree's.
+    Every release carries pad_to = max(ceil(log2 T), 1) draws (ENV Algorithms 3-4); the
+    padding is post-processing (the tree's nodes and sensitivity).
 
     Examples
     --------

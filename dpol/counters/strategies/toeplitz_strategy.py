@@ -32,14 +32,10 @@ def sqrt_toeplitz_coefficients(n: int) -> np.ndarray:
 class ToeplitzStrategy(Strategy):
     """Encoder C x, decoder C (C lower-triangular Toeplitz with coefficients f_k).
 
-    The release noise is C z: sum_{k < t} f_k z_{t-k}, of variance sum_{k < t} f_k^2 per
-    unit (about (ln t)/pi); column 1 of C has the largest norm, sqrt(sum_{k < T} f_k^2)
-    (Fichtenberger, Henzinger, Upadhyay 2023; Henzinger, Upadhyay, Upadhyay 2023). State:
-    every past draw (O(T d)); one step is a direct dot product, a block of n > 1 steps an
-    FFT convolution over the whole history (the two agree to rounding, not bit for bit),
-    one coordinate at a time. ``run`` takes its block whole (``run_chunks`` False): every
-    chunk would convolve the whole history again, and the state already holds every draw,
-    so chunks would bound nothing but the FFT's O(T) working set.
+    The release noise C z has variance sum_{k < t} f_k^2 per unit (about (ln t)/pi); column
+    1 is the longest. State: every past draw (O(T d)); a step is a dot product, a block an
+    FFT convolution (equal to rounding). ``run`` takes its block whole (``run_chunks``
+    False): chunks would convolve the whole history again.
 
     Examples
     --------

@@ -38,22 +38,12 @@ def block_of(t: int) -> tuple[int, int]:
 class UnboundedTreeStrategy(Strategy):
     """Doubling blocks [2^k, 2^(k+1)), each covered by a binary tree of horizon 2^k.
 
-    Block k's tree has k + 1 levels (nodes (j - lowbit(j), j] of the offsets j = t - 2^k + 1),
-    and its nodes enter the encoder with weight 1 / sqrt(k + 1): an element of block k lies
-    in at most k + 1 nodes, all of its block (the block's first element in all), so every
-    column of C has squared norm at most (k + 1) / (k + 1) = 1, whatever t
-    (``column_norm_sq`` is 1, no horizon needed). The release at t in block k sums the roots
-    of blocks 0..k-1 (the whole prefix before 2^k) and the dyadic nodes of offset j, decoded
-    with weight sqrt(k' + 1) each: ``variance(t)`` = sum_{k' < k} (k' + 1) + (k + 1)
-    popcount(j), at most k(k+1)/2 + k(k+1) ~ 1.5 log2(t)^2, against the bounded tree's
-    popcount(t) (log2 T + 1). The hybrid mechanism of Chan, Shi and Song (2011, "Private and
-    continual release of statistics", ACM TISSEC 14(3)), whose logarithmic mechanism is here
-    the block roots themselves, with the per-block budget split by weights so that every
-    element has the same (unit) sensitivity.
-
-    State: the noise of the finished blocks' roots (d) and the current block's tree
-    state (k + 1 rows): O(d log t). Steps draw one row each; ``correlate`` continues
-    vectorized from any state, splitting a block of steps at block boundaries.
+    Block k's k + 1 levels enter the encoder with weight 1 / sqrt(k + 1), so every column
+    has squared norm at most 1 (``column_norm_sq``, no horizon needed). The release at t
+    sums the earlier blocks' roots and the dyadic nodes of t's offset j:
+    ``variance(t)`` = sum_{k' < k} (k' + 1) + (k + 1) popcount(j) ~ 1.5 log2(t)^2 at most
+    (Chan, Shi and Song 2011's hybrid mechanism; docs/derivations/matrix_counters.md).
+    O(d log t) state; ``correlate`` continues vectorized from any state.
 
     Examples
     --------

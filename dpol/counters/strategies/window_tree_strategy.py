@@ -14,14 +14,11 @@ __all__ = ["WindowTreeStrategy"]
 class WindowTreeStrategy(Strategy):
     """Blocks of W' = 2^ceil(log2 W) steps, each a complete binary tree (WDP Section III).
 
-    With t = (k-1)W' + j, the release noise is that of the suffix nodes of block k-1
-    covering offsets [j, W') plus that of the prefix nodes of block k covering [0, j):
-    the noisy dyadic decomposition of the window (t - W', t], at most log2 W' + 1 draws;
-    the rest of the prefix sum is exact. Prefix nodes are drawn when they close, the
-    W' - 1 suffix nodes of a block when the next block starts (docs/errata.md, WDP-8).
-    One element lies in m = min(log2 W', floor(log2 T)) + 1 noised nodes. With W' >= T
-    the draws and the noise are those of :class:`~dpol.counters.strategies.TreeStrategy`.
-    ``correlate`` continues from any state.
+    The release noise at t is the noisy dyadic decomposition of the window (t - W', t]
+    (at most log2 W' + 1 draws; docs/errata.md, WDP-8; derivation:
+    docs/derivations/tree_counters.md); with W' >= T it is
+    :class:`~dpol.counters.strategies.TreeStrategy`'s. ``correlate`` continues from any
+    state.
 
     Examples
     --------
