@@ -181,21 +181,17 @@ def test_refusals_say_why():
 
 
 @pytest.mark.slow
-def test_audit_of_a_participant_passes_and_its_half_noise_twin_is_flagged():
+def test_audit_of_a_participant_passes_and_a_twin_calibrated_for_one_element_is_flagged():
     # Toeplitz over T = 16, a participant at steps 0, 4, 8, 12: the releases reveal C
     # times the change exactly (C invertible), so the pair of release laws is a Gaussian
-    # pair at mu = 1/z; the twin with z/2 is at 2 mu*(1, 1e-5) = 0.536, audited at 1.39
-    # with se 0.12 on 1e5 held-out runs (expected_gaussian_audit), 3.3 se above 1
+    # pair at mu = 1/z. (The twin at z/2 is the counters' audit of every counter:
+    # tests/evaluation/test_audit_counters.py; here the twin is the one participation
+    # makes: the noise of a single-element calibration.)
     delta, p = 1e-5, Participation(4, 4)
     original = make("toeplitz", 16, epsilon=1.0, delta=delta, participation=p)
     assert audit_counter(original, n_runs=100_000, seed=3).passed
     z = gaussian_noise_multiplier(1.0, delta)
     assert original.noise_multiplier == pytest.approx(z, rel=1e-6)
-    twin = make("toeplitz", 16, noise_multiplier=z / 2.0, delta=delta, participation=p)
-    expected, se = expected_gaussian_audit(2.0 / z, 100_000, delta=delta)
-    assert expected - 3.0 * se > 1.0
-    result = audit_counter(twin, n_runs=200_000, claimed=original.privacy, seed=5)
-    assert not result.passed, result.summary()
     # a twin calibrated for one element only under-noises a participant by
     # r = sqrt(S_4 / S_1) = 2.66: mu = r / z = 0.71, audited at 1.61 with se 0.17 on 4e4
     # held-out runs, 3.5 se above 1
