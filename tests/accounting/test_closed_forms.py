@@ -37,7 +37,7 @@ def test_mu_star_reproduces_the_specs_reference_values(eps, delta, text):
 @pytest.mark.parametrize(("eps", "delta", "text"), [
     (1.0, 1e-5, "0.268051"), (1.0, 1e-6, "0.236704"), (0.1, 1e-5, "0.032521"),
     (5.0, 1e-5, "1.121242")])
-def test_mu_star_matches_review_item_6(eps, delta, text):
+def test_mu_star_matches_its_printed_values(eps, delta, text):
     assert printed(mu_star(eps, delta), text)
 
 
@@ -175,7 +175,7 @@ def test_tight_never_adds_more_noise_than_the_paper_for_the_same_guarantee(
     assert same.noise_scale <= paper.noise_scale * (1 + 1e-9)
 
 
-def test_paper_private_sum_fails_at_small_horizon_as_the_review_says():
+def test_paper_private_sum_fails_at_small_horizon():
     # review item 3: log2 reading, Delta = 2R, T = 8, target 1 -> real epsilon 1.45
     from dpol.errors import PaperCalibrationWarning
 

@@ -16,7 +16,7 @@ from preset_cases import printed
 from dpol.accounting import presets as P
 
 
-def test_env_worked_example_spec_6_4():
+def test_env_worked_example():
     horizon, dim, lip, eps, delta = 10**4, 4, 1.0, 1.0, 1e-6
     assert printed(P.env_bandit_laplace_scale(eps, horizon, dim, lip, log="ln"), "3684.1")
     assert printed(P.env_bandit_laplace_scale(eps, horizon, dim, lip), "5315.1")  # log2
@@ -50,12 +50,12 @@ def _env_ratios(horizon: int, dim: int) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize(("horizon", "dim", "lam_text", "sigma_text"), ENV_TABLE)
-def test_env_preset_ratio_table_spec_2_7(horizon, dim, lam_text, sigma_text):
+def test_env_preset_ratio_table(horizon, dim, lam_text, sigma_text):
     lam_ratio, sigma_ratio = _env_ratios(horizon, dim)
     assert printed(lam_ratio, lam_text) and printed(sigma_ratio, sigma_text)
 
 
-def test_env_preset_ratio_last_row_spec_2_7():
+def test_env_preset_ratio_last_row():
     """T = 1e8, n = 100: lambda ratio 56 reproduces; the spec's sigma ratio 1175 does not
     quite: we get 1174.46 (0.05% lower; h = 15, zeta = 0.1, B = 1.1). Reported to the lead."""
     lam_ratio, sigma_ratio = _env_ratios(10**8, 100)
@@ -63,7 +63,7 @@ def test_env_preset_ratio_last_row_spec_2_7():
     assert printed(sigma_ratio, "1174.5")
 
 
-def test_env_laplace_preset_is_insufficient_at_small_t_spec_test_25():
+def test_env_laplace_preset_is_insufficient_at_small_t():
     for horizon, dim, over in ((16, 2, True), (100, 10, True), (10**4, 10, False)):
         lam = P.env_bandit_laplace_scale(1.0, horizon, dim, 1.0, log="ln")
         realised = P.env_bandit_laplace_exact_epsilon(lam, horizon, dim, 1.0, 1.0)

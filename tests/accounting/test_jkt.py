@@ -18,7 +18,7 @@ from dpol.accounting import gaussian_delta, gaussian_epsilon, mu_star
 from dpol.accounting import presets as P
 
 
-def test_pocp_beta_and_recommended_multiplier_review_item_5():
+def test_pocp_beta_and_recommended_multiplier():
     horizon = 10**5
     assert printed(P.jkt_pocp_beta(1.0, 1e-5, horizon, lam=1.0), "5302")
     assert P.jkt_pocp_beta(1.0, 1e-5, horizon, lam=2.5) == pytest.approx(
@@ -39,7 +39,7 @@ def test_pocp_c_identity_and_sign():
 @pytest.mark.parametrize("eps", [0.01, 0.1, 1.0, 10.0])
 @pytest.mark.parametrize("delta", [1e-2, 1e-5])
 @pytest.mark.parametrize("horizon", [10, 10**3, 10**5])
-def test_pocp_printed_beta_meets_its_claim_spec_test_5(eps, delta, horizon):
+def test_pocp_printed_beta_meets_its_claim(eps, delta, horizon):
     beta = P.jkt_pocp_beta(eps, delta, horizon, lam=1.0)
     assert P.jkt_pocp_exact_epsilon(beta, 1.0, horizon, 2 * delta) <= 3 * eps
 
@@ -47,7 +47,7 @@ def test_pocp_printed_beta_meets_its_claim_spec_test_5(eps, delta, horizon):
 @pytest.mark.parametrize(("eps", "delta", "texts"), [
     (0.1, 1e-5, ("0.016", "0.014")), (1.0, 1e-5, ("0.21", "0.18")),
     (10.0, 1e-5, ("2.63", "2.33")), (10.0, 1e-2, ("2.83", "2.26"))])
-def test_pocp_exact_epsilon_table_spec_5_1(eps, delta, texts):
+def test_pocp_exact_epsilon_table(eps, delta, texts):
     for horizon, text in zip((10**3, 10**5), texts, strict=True):
         beta = P.jkt_pocp_beta(eps, delta, horizon, 1.0)
         assert printed(P.jkt_pocp_exact_epsilon(beta, 1.0, horizon, 2 * delta), text)
@@ -55,7 +55,7 @@ def test_pocp_exact_epsilon_table_spec_5_1(eps, delta, texts):
 
 @pytest.mark.parametrize(("eps", "delta", "spec_text"), [
     (0.1, 1e-5, "0.019"), (1.0, 1e-5, "0.24"), (10.0, 1e-5, "2.96"), (10.0, 1e-2, "3.45")])
-def test_pocp_t10_column_used_sqrt_t_review_item_5(eps, delta, spec_text):
+def test_pocp_t10_column_used_sqrt_t(eps, delta, spec_text):
     beta = P.jkt_pocp_beta(eps, delta, 10, 1.0)
     # the spec's T = 10 entries come from sensitivity lam sqrt(T) ...
     assert printed(P.exact_epsilon_of_tree_sigma(beta, 1.0, 10, 2 * delta), spec_text)
@@ -66,7 +66,7 @@ def test_pocp_t10_column_used_sqrt_t_review_item_5(eps, delta, spec_text):
         assert printed(exact, "0.227")
 
 
-def test_doubling_beta_is_constant_per_epoch_and_exact_epsilon_spec_5_2():
+def test_doubling_beta_is_constant_per_epoch_and_exact_epsilon():
     lam, eps, delta = 3.0, 0.1, 1e-5
     assert P.jkt_doubling_beta(eps, delta, 1, lam) == pytest.approx(
         lam * math.sqrt(2 / eps * (math.log(1 / delta) + math.sqrt(eps))), rel=1e-12)
@@ -88,7 +88,7 @@ PRIVATE_SUM_TABLE = [  # review item 3: one tree, delta = 1e-5, target eps = 1
 
 
 @pytest.mark.parametrize(("log", "relation", "texts"), PRIVATE_SUM_TABLE)
-def test_private_sum_exact_epsilon_table_review_item_3(log, relation, texts):
+def test_private_sum_exact_epsilon_table(log, relation, texts):
     for horizon, text in zip((2, 8, 1024, 10**5), texts, strict=True):
         sigma = P.jkt_private_sum_sigma(1.0, 1e-5, horizon, 1.0, log=log)
         got = P.jkt_private_sum_exact_epsilon(sigma, 1.0, horizon, 1e-5, neighbouring=relation)
@@ -126,12 +126,12 @@ def _private_sum_failures(eps: float, log: str, top: int = 4096) -> list[int]:
 
 @pytest.mark.parametrize(("eps", "log", "threshold"), [
     (1.0, "ln", 634), (0.1, "log2", 11), (0.1, "ln", 91)])
-def test_private_sum_exact_thresholds_review_item_3(eps, log, threshold):
+def test_private_sum_exact_thresholds(eps, log, threshold):
     fails = _private_sum_failures(eps, log)
     assert max(fails) + 1 == threshold  # every T >= threshold meets eps, T = threshold-1 fails
 
 
-def test_private_sum_threshold_log2_eps1_does_not_reproduce_review():
+def test_private_sum_threshold_log2_eps1_is_not_reproduced():
     """Review item 3 says T >= 26 (log2, eps = 1). Exact accounting gives T >= 33.
 
     T = 25..31 pass (0.994 at 25), but at T = 32 the level count jumps to 6 while log2 T = 5,
@@ -146,7 +146,7 @@ def test_private_sum_threshold_log2_eps1_does_not_reproduce_review():
     assert printed(P.jkt_private_sum_exact_epsilon(sigma, 1.0, 32, 1e-5), "1.010")
 
 
-def test_pol_printed_beta_and_realised_epsilon_review_item_2():
+def test_pol_printed_beta_and_realised_epsilon():
     horizon, delta = 5000, 1e-5
     rows = [  # alpha, measured sensitivity, printed 2L' ln T / T, corrected bound, exact eps
         (0.1, "0.0251", "0.00375", "0.036", "6.2"),

@@ -18,7 +18,7 @@ from dpol.accounting import presets as P
 from dpol.errors import InvalidInputError
 
 
-def test_knj_tree_mech_small_t_review_item_10():
+def test_knj_tree_mech_small_t():
     for log, text in (("log2", "1.07"), ("ln", "1.61")):
         sigma = P.knj_tree_mech_sigma(1.0, 1e-5, 2, 1.0, log=log)
         assert printed(P.knj_tree_mech_exact_epsilon(sigma, 1.0, 2, 1e-5), text)
@@ -34,7 +34,7 @@ def test_knj_tree_mech_verbatim_formula():
     assert [h for h in range(2, 40) if math.log(h) ** 2 < P.tree_levels(h)] == [2, 3, 4, 5]
 
 
-def test_knj_exact_failures_grid_review_item_10():
+def test_knj_exact_failures_grid():
     grid = [(e, d) for e in (0.01, 0.1, 1.0, 3.0, 10.0) for d in (1e-10, 1e-6, 1e-2)]
     fails = {"log2": set(), "ln": set()}
     for log in fails:

@@ -13,7 +13,7 @@ from preset_cases import printed
 from dpol.accounting import presets as P
 
 
-def test_nw_sensitivity_review_item_8_and_spec_6():
+def test_nw_sensitivity():
     # Gaussian kernel (kappa = 1), theta = 0.75, t0 = 3, T = 300: printed C_T = 0.23
     assert printed(P.nw_printed_sensitivity(300, 1.0, 1.0, 0.75, 3), "0.23")
     assert P.nw_corrected_sensitivity(300, 1.0, 1.0, 0.75, 3) == pytest.approx(
@@ -24,7 +24,7 @@ def test_nw_sensitivity_review_item_8_and_spec_6():
         2 * P.nw_corrected_sensitivity(5000, 1.0, 1.0, 0.6, 4))
 
 
-def test_nw_printed_kappa_slip_spec_4_3():
+def test_nw_printed_kappa_slip():
     # kappa = 2 (polynomial kernel on the unit ball): printed C_t smaller by a factor kappa
     args = (50, 2.0, 1.0, 0.75, 9)  # t0^theta = 5.2 >= kappa^2 + 1
     assert P.nw_corrected_sensitivity(*args) == pytest.approx(
