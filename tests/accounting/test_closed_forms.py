@@ -83,7 +83,7 @@ def test_sensitivities_follow_the_level_counts():
     assert half.sensitivity == pytest.approx(math.sqrt(4))
 
 
-def test_window_tree_gaussian_is_the_specs_recommended_sigma():
+def test_window_tree_gaussian_is_the_recommended_sigma():
     # WDP spec 3.4 / 9.6: sigma = Delta_node sqrt(m) / mu*(eps, delta), exact to 1e-6
     c = WindowTreeCounter(10_000, window=16, epsilon=1.0, delta=1e-5)
     sigma = 2 * math.sqrt(5) / mu_star(1.0, 1e-5)

@@ -190,7 +190,7 @@ def test_probe_matches_reference_noise_structure(monkeypatch, label, kind, horiz
         assert max(len(s) for s in per_item.values()) <= m
 
 
-def test_reference_window_tree_follows_spec_layout():
+def test_reference_window_tree_follows_the_papers_layout():
     # Self-check of the reference against WDP §3.2: the pseudo-code's release uses exactly
     # the suffix nodes of block k-1 and the prefix nodes of block k, and the paper's example
     # (W = 4, t = 7: noisy v4, s56, v7; t = 8: only s58).

@@ -205,7 +205,7 @@ def test_pqftl_u_counter_bound_is_r_squared_and_extreme_elements_pass_unclipped(
 
 
 # ----------------------------------------------------------------- JKT erratum 5.5
-def test_pqftl_clip_radius_keeps_the_spec_counterexample_unclipped():
+def test_pqftl_clip_radius_keeps_the_counterexample_unclipped():
     # Spec 5.5: d = 1, v = y = R = 4, alpha = 100. The exact FTL iterate after t copies
     # of (v, y) is (t alpha + t v^2)^-1 t y v = 16/116 = 0.138: inside
     # min(R/sqrt(alpha), R^2/alpha) = min(0.4, 0.16), outside the printed 2R/alpha = 0.08.

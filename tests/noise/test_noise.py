@@ -11,7 +11,7 @@ from dpol.noise import gaussian, l2_gamma, laplace
 ALPHA = 1e-4
 
 
-def test_gamma_mechanism_matches_wdp_spec_checks():
+def test_gamma_mechanism_matches_wdps_lemma_checks():
     # WDP spec section 9, test 5: N = 2e5 draws, d = 4, theta = 0.5
     rng = np.random.default_rng(0)
     d, theta, n = 4, 0.5, 200_000
