@@ -39,12 +39,12 @@ def test_the_guarantee_is_the_target_with_the_fallback_share_inside():
 
 
 def test_a_closed_gate_predicts_the_private_prior_for_every_x():
-    # epsilon 0.1 and 300 rows: the gate's mean error difference, in [-1, 1] before
-    # noise, has the public std s = 2 z_g / sqrt(sum n_j^2) = 2 x 97.2 / 154.5 = 1.26
-    # (blocks of 1, ..., 128 rows and 45), so it opens (below -2 s) with probability at
-    # most P(Z < 1 / s - 2) = 11% whatever the model; seeded: the closed outcome is fixed
-    model = _learn(RiverClassifier(epsilon=0.1, horizon=300, seed=0, fallback=True), 300,
-                   signal=True)
+    # epsilon 1 and 300 rows of 10% True that x does not explain: the model is no better
+    # than the prior, so the gate (std sqrt(11.8^2 + 11.8^2) / 154.5 = 0.11; blocks of 1,
+    # ..., 128 rows and 45) opens, below -1 std, with probability at most 16%; seeded: the
+    # closed outcome is fixed
+    model = _learn(RiverClassifier(epsilon=1.0, horizon=300, seed=0, fallback=True), 300,
+                   signal=False)
     assert not model.learner_.uses_model
     prior = model.learner_.prior
     margin_p = 0.5 * (1.0 + min(1.0, max(-1.0, prior)))  # least squares: p = (1 + m) / 2
@@ -69,10 +69,10 @@ def test_an_open_gate_predicts_with_the_model_as_the_learner_does():
 
 
 def test_k_classes_fall_back_to_the_majority_class():
-    # 10% "b", 90% "a" and no signal: the gate stays closed at epsilon 0.1 (as above) and
-    # the prior's argmax is "a" (rates 0.9 against 0.1, noise std z_p sqrt(2) /
-    # sqrt(sum n_j^2) = 0.89 on each: a wrong class is likely too, so the seed is fixed)
-    model = _learn(RiverClassifier(epsilon=0.1, horizon=300, seed=0, fallback=True,
+    # 10% "b", 90% "a" and no signal at epsilon 1: the gate stays closed as above and the
+    # prior's argmax is "a" (rates 0.9 against 0.1, noise std z_p sqrt(2) / sqrt(sum
+    # n_j^2) = 11.8 x 1.41 / 154.5 = 0.11 on each; seeded)
+    model = _learn(RiverClassifier(epsilon=1.0, horizon=300, seed=0, fallback=True,
                                    classes=("a", "b", "c")), 300, signal=False,
                    classes=("a", "b", "c"))
     assert not model.learner_.uses_model and model.learner_.prior.shape == (3,)

@@ -48,29 +48,42 @@ def test_run_gives_the_learn_one_loop(outputs):
     assert a.uses_model == b.uses_model and np.allclose(a.prior, b.prior)
 
 
+def _replay(releases, margins, y, b=0.0):
+    """The predictions, gate state and prior replayed from ``releases_`` by the module
+    docstring's formulas at zero noise (every std 0): each block's label sum and model
+    error count are the exact ones, the prior's errors are counted on the labels (not read
+    off the sums), and the model predicts where d < 0 or the prior's rate is exactly 0."""
+    num, gate, weight, start, uses, expected = 0.0, 0.0, 0.0, 0, False, []
+    for n, labels, errors in releases:
+        rows = slice(start, start + n)
+        prior = num / weight if weight else 0.0
+        assert labels == pytest.approx(y[rows].sum())
+        assert errors == np.sum(np.where(margins[rows] > 0, 1, -1) != y[rows])
+        trivial = np.sum(y[rows] != (1 if prior > 0 else -1))
+        expected.extend(margins[rows] - b if uses else np.full(n, prior - b))
+        num, gate, weight = num + n * labels, gate + n * (errors - trivial), weight + n * n
+        uses, start = bool(gate / weight < 0 or num == 0), start + n
+    return np.array(expected), uses, num / weight
+
+
 def test_zero_noise_gives_the_exact_statistics():
     X, y = _stream()
     with pytest.warns(NonPrivateWarning):  # the non-private twin says so
-        inner = _inner(epsilon=math.inf)
+        twin, inner = _inner(epsilon=math.inf), _inner(epsilon=math.inf)
     m = WithTrivialFallback(inner, prior_multiplier=0.0, gate_multiplier=0.0, seed=0)
-    m.run(X, y)
-    sizes = [n for n, _, _ in m.releases_]
-    assert sizes == [1, 2, 4, 8, 16, 32, 64, 128, 45]
-    ends = np.cumsum(sizes)
-    exact = [y[e - n:e].sum() for n, e in zip(sizes, ends, strict=True)]
-    assert [s for _, s, _ in m.releases_] == pytest.approx(exact)
-    weights = np.array(sizes, dtype=float)
-    assert m.prior == pytest.approx(float(weights @ exact / (weights @ weights)))
-    gate = weights @ np.array([e for _, _, e in m.releases_]) / (weights @ weights)
-    assert m.uses_model == (gate < 0) and m.uses_model  # the model beats the prior here
+    out = m.run(X, y).model_predictions
+    assert [n for n, _, _ in m.releases_] == [1, 2, 4, 8, 16, 32, 64, 128, 45]
+    expected, uses, prior = _replay(m.releases_, twin.run(X, y).prequential_predictions, y)
+    np.testing.assert_allclose(out, expected, atol=1e-12)
+    assert m.uses_model == uses and uses  # the model beats the prior here
+    assert m.prior == pytest.approx(prior)
     assert m.privacy.epsilon == math.inf
 
 
 def test_an_offset_judges_the_classes_of_the_labels_and_of_m_plus_b():
     # a learner fitting y - b (b = 0.4, public) inside a wrapper told the offset: without
-    # noise its label sums are the labels' own, and each e_t compares the class of
-    # m_t + b (the class the estimator predicts) with the prior's, against y's class;
-    # the prior and the gate are replayed here by their formulas (module docstring)
+    # noise its label sums are the labels' own, and each error count compares the class
+    # of m_t + b (the class the estimator predicts) with y's class
     X, y = _stream()
     b = 0.4
     with pytest.warns(NonPrivateWarning):
@@ -78,18 +91,9 @@ def test_an_offset_judges_the_classes_of_the_labels_and_of_m_plus_b():
     m = WithTrivialFallback(inner, prior_multiplier=0.0, gate_multiplier=0.0, offset=b)
     out = m.run(X, y - b).model_predictions
     margins = twin.run(X, y - b).prequential_predictions + b
-    num, gate, weight, start, uses, expected = 0.0, 0.0, 0.0, 0, False, []
-    for n, labels, errors in m.releases_:
-        rows = slice(start, start + n)
-        prior = num / weight if weight else 0.0
-        assert labels == pytest.approx(y[rows].sum())
-        wrong = np.where(margins[rows] > 0, 1, -1) != y[rows]
-        assert errors == np.sum(wrong) - np.sum(np.where(prior > 0, 1, -1) != y[rows])
-        expected.extend(margins[rows] - b if uses else np.full(n, prior - b))
-        num, gate, weight = num + n * labels, gate + n * errors, weight + n * n
-        uses, start = gate / weight < 0, start + n
+    expected, uses, prior = _replay(m.releases_, margins, y, b)
     np.testing.assert_allclose(out, expected, atol=1e-12)  # centred, as the learner's
-    assert m.uses_model == uses and m.prior == pytest.approx(num / weight)
+    assert m.uses_model == uses and m.prior == pytest.approx(prior)
     assert m.predict_one(X[0]) == pytest.approx(inner.predict_one(X[0]) if uses
                                                 else m.prior - b)
     with pytest.raises(InvalidInputError, match="offset must be 0 with link='logit'"):
@@ -98,6 +102,35 @@ def test_an_offset_judges_the_classes_of_the_labels_and_of_m_plus_b():
     with pytest.raises(InvalidInputError, match="offset must be a finite number"):
         WithTrivialFallback(_inner(), prior_multiplier=1.0, gate_multiplier=1.0,
                             offset=float("nan"))
+
+
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_the_prior_errors_read_off_a_label_sum_are_the_counted_ones(outputs):
+    _, y = _stream(n=50, outputs=outputs)
+    m = _wrapped(**({} if outputs == 1 else {"outputs": outputs}))
+    labels, classes = m._labels(y)
+    for c in ((-1, 1) if outputs == 1 else range(outputs)):
+        assert m.prior_errors(50, labels.sum(axis=0), c) == pytest.approx(np.sum(classes != c))
+
+
+def test_a_prior_within_its_noise_of_the_boundary_lets_the_model_predict():
+    # a gate that never opens (threshold 1e300): the model predicts exactly where the
+    # released prior's rate lies within `significance` of its public std, z 2 / sqrt(W),
+    # of 0 (replayed from releases_); a noiseless prior of a balanced-but-not-even stream
+    # is never within 0 stds of 0, and the cases cover both outcomes
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(300, 3)) / 3, np.where(rng.random(300) < 0.5, -1.0, 1.0)
+    seen = set()
+    for z_prior, significance, seed in itertools.product((0.0, 5.0), (0.0, 1.0, 3.0), range(3)):
+        m = WithTrivialFallback(_inner(), prior_multiplier=z_prior, gate_multiplier=1.0,
+                                threshold=1e300, significance=significance, seed=seed)
+        m.run(X, y)
+        n = np.array([r[0] for r in m.releases_], dtype=float)
+        rate = n @ np.array([r[1] for r in m.releases_]) / (n @ n)
+        expected = bool(abs(rate) <= significance * z_prior * 2.0 / math.sqrt(n @ n))
+        assert m.uses_model == expected, (z_prior, significance, seed)
+        seen.add(expected)
+    assert seen == {True, False}
 
 
 def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it():
@@ -117,16 +150,16 @@ def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it
             inner.learn_one(x, v)
         model = np.array(model)
         m.run(X, y)
-        start, prior = 0, 0.0
+        start = 0
         for n, labels, errors in m.releases_:
-            exact_labels, exact_errors = block_sums(model[start:start + n], prior,
+            exact_labels, exact_errors = block_sums(model[start:start + n],
                                                     y[start:start + n],
                                                     np.where(y[start:start + n] > 0, 1, -1))
             label_res.append(labels - exact_labels)
             error_res.append(errors - exact_errors)
-            prior = float(np.clip(labels, -1.0, 1.0))  # block 1's rate: its sum / 1 row
             start += n
-    for res, std in ((label_res, z_prior * 2.0), (error_res, z_gate * 2.0)):
+    # stds: the label sum's 2 y_bound z_prior, the error count's 1 z_gate
+    for res, std in ((label_res, z_prior * 2.0), (error_res, z_gate * 1.0)):
         ratio = float(np.mean(np.square(res))) / std**2
         assert abs(ratio - 1.0) < 0.16
         for wrong in (2 / 3, 3 / 2):
@@ -136,22 +169,20 @@ def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it
 @pytest.mark.parametrize("outputs", [1, 3])
 def test_the_sensitivities_are_the_largest_changes_of_the_block_sums(outputs):
     # Every stream of 7 labels (blocks of 1, 2, 4 rows) against every neighbour that
-    # replaces one label, given fixed model margins and block priors (the outputs the
-    # gate is conditioned on): the l2 distance of the vectors of block sums.
+    # replaces one label, given fixed model margins (the outputs the gate is conditioned
+    # on): the l2 distance of the vectors of block sums. The prior's errors are read off
+    # the released label sums, so they need no sensitivity of their own.
     rng = np.random.default_rng(0)
     m = _wrapped(**({} if outputs == 1 else {"outputs": outputs}))
-    alphabet = [np.array(v) for v in ([-3.0], [0.25], [1.0])] if outputs == 1 \
+    alphabet = [np.array(v) for v in ([-1.0], [1.0])] if outputs == 1 \
         else list(np.eye(outputs))
     model = rng.normal(size=(7, outputs)) if outputs > 1 else rng.normal(size=7)
-    priors = [rng.normal(size=outputs) if outputs > 1 else float(rng.normal())
-              for _ in range(3)]
     blocks = [slice(0, 1), slice(1, 3), slice(3, 7)]
 
     def sums(stream):
         y = np.array(stream) if outputs > 1 else np.array(stream)[:, 0]
         labels, classes = m._labels(y)
-        out = [block_sums(model[b], p, labels[b], classes[b]) for b, p in zip(blocks, priors,
-                                                                             strict=True)]
+        out = [block_sums(model[b], labels[b], classes[b]) for b in blocks]
         return np.concatenate([np.ravel(s) for s, _ in out]), np.array([e for _, e in out])
 
     most = np.zeros(2)
@@ -205,6 +236,10 @@ def test_bad_input_is_refused_and_changes_nothing():
     with pytest.raises(InvalidInputError, match="one-hot"):
         m.learn_one(X[0], [1.0, 1.0, 0.0])
     assert m.t_ == 0 and m.releases_ == []
+    two = _wrapped()
+    with pytest.raises(InvalidInputError, match=r"y must be -1 or \+1"):
+        two.run(X, np.array([1.0, -1.0, 0.5, 1.0]))
+    assert two.t_ == 0 and two.releases_ == [] and two.learner.t_ == 0
     with pytest.raises(InvalidInputError, match=r"learner\.noise must be 'gaussian'"):
         WithTrivialFallback(_inner(noise="secure"), prior_multiplier=1.0,
                             gate_multiplier=1.0)
