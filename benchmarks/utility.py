@@ -5,10 +5,11 @@ One command measures, for every data set that is available offline and every eps
 learners: the **prequential** score (each stream row predicted by ``predict_one`` before
 it is learned, averaged over the stream) and the **held-out** score of the final released
 model on a fixed 20% split. Beside them: the trivial baseline (majority class / training
-mean / predict 0), each learner's non-private twin (epsilon = inf), river's and
-scikit-learn's non-private online linear models, and diffprivlib's offline private
-LogisticRegression / LinearRegression at the same epsilon and the same declared bounds.
-The data sets are split once, in the code (``GROUPS`` in ``_utility_data.py``), into a
+mean / predict 0) and the private trivial model (the same learned privately on the whole
+budget, ``_utility_trivial.py``: T1's baseline), each learner's non-private twin
+(epsilon = inf), river's and scikit-learn's non-private online linear models, and
+diffprivlib's offline private LogisticRegression / LinearRegression at the same epsilon
+and the same declared bounds. The data sets are split once, in the code (``GROUPS`` in ``_utility_data.py``), into a
 tuning group (the defaults may be chosen on it) and an evaluation group (never tuned on).
 It judges the utility targets (``_utility_targets.py``) for the default learner of each
 task (the default of ``OnlineClassifier`` / ``OnlineRegressor``) at epsilon 1 and 0.1,
@@ -68,7 +69,8 @@ from _utility_dpol import (
 from _utility_estimators import run_multiclass, run_raw_labels
 from _utility_markdown import write_outputs
 from _utility_report import print_tables
-from _utility_targets import summarise, targets
+from _utility_targets import TARGET_EPSILONS, eps_key, summarise, targets
+from _utility_trivial import run_private_trivial
 
 ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.1, 1.0, 10.0)
@@ -108,6 +110,8 @@ def run_job(job: dict) -> dict:
         return {**base, **adapter_check(ds, job["method"])}
     if job["kind"] == "diffprivlib":
         out = diffprivlib_offline(ds, job["epsilon"], job["seed"])
+    elif job["kind"] == "private-trivial":
+        out = run_private_trivial(ds, job["epsilon"], job["seed"])
     else:
         out = {"trivial": trivial, "river": river_online, "sklearn": sklearn_online}[
             job["kind"]](ds)
@@ -153,6 +157,9 @@ def plan(names, methods_wanted, epsilons, seeds, max_rows, with_dpl) -> tuple[li
             if with_dpl:
                 jobs += [{**common, "kind": "diffprivlib", "method": "diffprivlib",
                           "epsilon": e, "seed": seed} for e in epsilons]
+            jobs += [{**common, "kind": "private-trivial", "method": "private-trivial",
+                      "epsilon": e, "seed": seed} for e in epsilons
+                     if eps_key(e) in TARGET_EPSILONS]  # T1's baseline
             if name in RAW_LABELS and defaults[ds.task] in chosen:
                 jobs += [{**common, "kind": "raw-labels", "method": "raw-labels",
                           "epsilon": e, "seed": seed} for e in epsilons]

@@ -187,6 +187,27 @@ def test_t1_tolerates_one_standard_error_and_t3_needs_two_thirds(helpers):
         "overall"]["T3"]  # 1 of 2 < two thirds
 
 
+def test_t1_judges_the_mean_and_the_worst_seed_against_the_private_trivial_model(helpers):
+    targets = helpers[2]
+    info = {"a": {"task": "classification", "default": "d", "rows": 100, "group": "tuning"}}
+    summary = {"a": {"trivial": {"-": _entry([0.80], se=0.02)},
+                     "private-trivial": {"1": _entry([0.70, 0.60])}}}
+
+    def t1(accuracies):
+        summary["a"]["d"] = {"1": _entry(accuracies)}
+        return targets.targets(summary, info, False)["groups"]["tuning"]["1"][
+            "per_dataset"]["a"]["T1_held_out"]
+
+    # below the majority class (0.80), within one se (0.02) of the private trivial
+    # model's mean (0.65) and worst seed (0.60)
+    row = t1([0.68, 0.59])
+    assert row["pass"] and not row["beats_majority"] and row["baseline"] == "private trivial"
+    assert not t1([0.72, 0.57])["pass"]  # worst seed 0.57 < 0.60 - 0.02
+    assert not t1([0.62, 0.62])["pass"]  # mean 0.62 < 0.65 - 0.02
+    del summary["a"]["private-trivial"]  # older results: judged against the majority
+    assert t1([0.79, 0.81])["baseline"] == "majority" and not t1([0.68, 0.59])["pass"]
+
+
 def test_multiclass_sets_run_every_baseline(bench, tmp_path):
     result = bench.main(["--group", "evaluation", "--sets", "iris", "--epsilons", "1",
                          "--seeds", "1", "--out", str(tmp_path)])

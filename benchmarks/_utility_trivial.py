@@ -1,0 +1,69 @@
+"""The private trivial model, the baseline of ``benchmarks/utility.py``'s T1.
+
+No private learner knows a stream's majority class (or its mean label) before it has paid
+to learn it: predicting it from the first row, without noise, is a target no private
+method meets on small streams at small epsilon (docs/benchmarks/trivial_fallback.md: the
+class prior alone, on the whole budget, misses it). T1 therefore compares the default
+learner with the trivial model *learned privately on the whole budget* at the same
+epsilon and delta:
+
+* classification (two or K classes): the class prior released once per block of the
+  doubling schedule, as the trivial fallback releases it
+  (:class:`~dpol.learners.trivial_fallback.WithTrivialFallback` with a gate that never
+  opens, on the learner's placeholder that never predicts): each stream row is predicted
+  by the prior released before it, the held-out rows by the final prior;
+* regression: the labels' mean released once on the whole budget
+  (:func:`~dpol.datasets.private_label_mean.private_label_mean`, the mechanism of
+  ``OnlineRegressor``'s centre), predicting every row.
+
+The non-private trivial model (the majority class, or the mean) stays in the tables beside
+it. Both are seeded like the learners (``seed``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from _utility_data import DataSet
+from _utility_dpol import delta_for
+
+from dpol.accounting.closed_forms import mu_star
+from dpol.datasets.private_label_mean import private_label_mean
+from dpol.errors import NonPrivateWarning
+from dpol.learners import PrivateQuadraticFTL
+from dpol.learners.trivial_fallback import WithTrivialFallback
+
+__all__ = ["run_private_trivial"]
+
+
+def _prior_alone(dim: int, horizon: int, outputs: int, z: float,
+                 seed: int) -> WithTrivialFallback:
+    """The block prior of multiplier ``z``, whose gate never opens and whose coin-flip
+    rule is off: the learner inside never predicts (a noiseless placeholder)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonPrivateWarning)
+        placeholder = PrivateQuadraticFTL(dim, horizon=horizon, epsilon=math.inf,
+                                          outputs=outputs)
+    return WithTrivialFallback(placeholder, prior_multiplier=z, gate_multiplier=1.0,
+                               threshold=1e300, significance=0.0, seed=seed)
+
+
+def run_private_trivial(ds: DataSet, epsilon: float, seed: int) -> dict[str, np.ndarray]:
+    """Prequential and held-out predictions of the private trivial model at ``epsilon``
+    (delta as the learners'), in the units ``_utility_baselines.score`` reads."""
+    n = len(ds.y_train)
+    z = 1.0 / mu_star(epsilon, delta_for(n))  # one Gaussian mechanism, the whole budget
+    if ds.task == "regression":
+        mean = private_label_mean(ds.y_train, bound=1.0, noise_multiplier=z, seed=seed).value
+        return {"prequential": np.full(n, mean), "held_out": np.full(len(ds.y_test), mean)}
+    k = ds.n_classes if ds.task == "multiclass" else 1
+    y = np.eye(k)[ds.y_train.astype(int)] if k > 1 else ds.y_train
+    prior = _prior_alone(ds.dim, n, k, z, seed)
+    stream = np.asarray(prior.run(ds.X_train, y).model_predictions, dtype=float)
+    held = prior.predict_rows(ds.X_test)
+    if k > 1:  # class indices
+        return {"prequential": np.argmax(stream, axis=1).astype(float),
+                "held_out": np.argmax(held, axis=1).astype(float)}
+    return {"prequential": stream, "held_out": held}
