@@ -9,8 +9,9 @@ mean / predict 0) and the private trivial model (the same learned privately on t
 budget, ``_utility_trivial.py``: T1's baseline), each learner's non-private twin
 (epsilon = inf), river's and scikit-learn's non-private online linear models, and
 diffprivlib's offline private LogisticRegression / LinearRegression at the same epsilon
-and the same declared bounds. The data sets are split once, in the code (``GROUPS`` in ``_utility_data.py``), into a
-tuning group (the defaults may be chosen on it) and an evaluation group (never tuned on).
+and the same declared bounds. The data sets are split once, in the code (``GROUPS`` in
+``_utility_data.py``), into a tuning group (the defaults may be chosen on it) and an
+evaluation group (never tuned on).
 It judges the utility targets (``_utility_targets.py``) for the default learner of each
 task (the default of ``OnlineClassifier`` / ``OnlineRegressor``) at epsilon 1 and 0.1,
 on each group separately, and writes a table, JSON, a plot and
