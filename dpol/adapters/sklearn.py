@@ -113,7 +113,7 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
     (1, 1e-05)-DP, replace_one, unit: one stream element; seeded noise: private only
     while the seed stays secret
     >>> np.round(reg.coef_, 2), round(reg.intercept_, 2)
-    (array([ 0.32, -0.13,  0.11]), 0.29)
+    (array([ 0.33, -0.13,  0.11]), 0.29)
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], *,

@@ -12,6 +12,7 @@ import pytest
 from stream_cases import make_stream
 
 from dpol.adapters import comparator, make_learner
+from dpol.adapters.registry import REGRESSION_RIDGE_ALPHA
 from dpol.errors import HorizonExceededError, InvalidInputError, NonPrivateWarning
 
 sklearn = pytest.importorskip("sklearn")
@@ -126,7 +127,9 @@ def test_adapters_fit_an_intercept_and_predict_with_the_post_processed_model():
     with pytest.warns(NonPrivateWarning):
         reg = OnlineRegressor(epsilon=math.inf, centre_budget=0.0).fit(X, y)
     k2c2 = (reg.learner_._kappa * reg.intercept_scaling) ** 2
-    assert reg.intercept_ == pytest.approx(0.5 * k2c2 / (k2c2 + 0.01), rel=1e-9)
+    alpha = reg.learner_.base.alpha  # REGRESSION_RIDGE_ALPHA
+    assert alpha == REGRESSION_RIDGE_ALPHA
+    assert reg.intercept_ == pytest.approx(0.5 * k2c2 / (k2c2 + alpha), rel=1e-9)
     np.testing.assert_array_equal(reg.coef_, 0.0)
     # centred on the labels' exact mean (the twin's centre has no noise), the learner
     # sees labels 0 and stays at 0: the intercept is the mean, unshrunk
