@@ -10,9 +10,9 @@ learners (ask/tell, one scalar loss per round) take no (x, y) stream and are not
 
 The adapters' default learners, :data:`DEFAULT_LEARNERS`, are ``ridge_classifier`` and
 ``ridge``: PQFTL (JKT Alg. 4) with alpha = 0.01 (0.001 for ``ridge``) and its noise
-ridge, BLT-released sums, an intercept and the averaged releases; they beat the majority class or the training mean
-on every tuning set measured, and the former defaults, IGD and POL by far on the small
-sets (figures: docs/benchmarks/defaults.md).
+ridge, BLT-released sums, an intercept and the averaged releases; they beat the majority
+class or the training mean on every tuning set measured, and the former defaults, IGD
+and POL by far on the small sets (figures: docs/benchmarks/defaults.md).
 """
 
 from __future__ import annotations
