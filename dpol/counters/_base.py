@@ -324,7 +324,9 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         from any state (the tag ``"continues_vectorized"``); a counter without it
         continues a started stream with the ``add`` loop. Streams in chunks of about
         ``run_chunk_values`` noise values (bounded memory: the input, its copy that
-        becomes the output, and one chunk), with the bits of one block.
+        becomes the output, and one chunk), with the bits of one block; a strategy that
+        takes its block whole (Toeplitz: the draws are its state) bounds its own working
+        set (``add_correlated``).
         """
         sums = self._run_owned(as_matrix("values", values, self.dim))
         note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements", raw=lambda: (
