@@ -39,19 +39,21 @@ def test_toeplitz_bruteforce_sensitivity(horizon, neighbouring):
     assert best == pytest.approx(counter.sensitivity, rel=1e-12)
 
 
-@pytest.mark.parametrize(("start", "n", "block"), [(0, 37, 4), (5, 32, 4), (0, 37, 8),
-                                                   (11, 26, 3), (0, 37, 64)])
-def test_blocked_product_is_the_direct_one(start, n, block):
-    # blocks of 3-8 rows over 37: many blocks, lags and partial blocks (37 is no multiple
-    # of any; start 5 and 11 fall inside a block); 64 > 37: one block. Each output sums
-    # at most 13 blocks' FFT products of length <= 16, each within a few x log2(16) x
-    # 2^-52 of sum_k |f_k z_{t-k}| <= sum_k f_k max|z| (about 7 x 3): 1e-12 is 1000x that
+@pytest.mark.parametrize(("start", "n", "block", "sweep"), [
+    (0, 37, 4, 4), (5, 32, 4, 4), (0, 37, 8, 1), (11, 26, 3, 2), (0, 37, 3, 8), (0, 37, 64, 8)])
+def test_blocked_product_is_the_direct_one(start, n, block, sweep):
+    # blocks of 3-8 rows over 37: many blocks, lags, sweeps and partial blocks (37 is no
+    # multiple of any; start 5 and 11 fall inside a block); 64 > 37: one block; two
+    # coordinates a batch over 3 (fft_values). Each output sums at most 13 blocks' FFT
+    # products of length <= 16, each within a few x log2(16) x 2^-52 of
+    # sum_k |f_k z_{t-k}| <= sum_k f_k max|z| (about 7 x 4): 1e-12 is 1000x that
     f = ToeplitzCounter(40, noise_multiplier=1.0).strategy.coefficients
     z = np.random.default_rng(1).normal(size=(start + n, 3))
     direct = np.stack([f[: t + 1][::-1] @ z[: t + 1] for t in range(start, start + n)])
     out = np.full((n, 3), np.nan)
-    for lo, cols, piece in blocked_toeplitz(z, f, start, n, block=block, fft_values=2 * block):
-        out[lo:lo + len(piece), cols] = piece  # fft_values: one column at a time
+    for lo, cols, piece in blocked_toeplitz(z, f, start, n, block=block,
+                                            fft_values=4 * block, sweep=sweep):
+        out[lo:lo + len(piece), cols] = piece
     np.testing.assert_allclose(out, direct, rtol=0, atol=1e-12)
 
 

@@ -13,12 +13,15 @@ __all__ = ["ToeplitzStrategy", "blocked_toeplitz", "sqrt_toeplitz_coefficients"]
 #: the matrix factorizations refuse pure noise: their l1 column norm grows like sqrt(T)
 MATRIX_REFUSAL = "a matrix-factorization counter (its l1 column norm grows like sqrt(T))"
 
-#: rows of a block of the blocked product (FFTs of twice this length); at T = 1e6, d = 10
-#: 2^17 took less CPU than 2^16 or 2^18 and than one FFT over the history
+#: the blocked product's shape (:func:`blocked_toeplitz`): blocks of 2^17 rows (FFTs of
+#: 2^18), one coordinate at a time, 8 output blocks per sweep; its working set is about
+#: 38 MiB whatever T, and at T = 1e6 / 4e6, d = 10 it took 0.85 / 5.7 s of CPU where
+#: 2^19 values a batch, sweeps of 4 took 0.88 / 7.1 s (40 MiB), one block a sweep 1.6 s
 BLOCK_ROWS = 2**17
-#: float64 values per batch of transforms: coordinates go through the FFTs
-#: FFT_VALUES / (2 block) at a time (4 at 2^17: 8 MiB per array)
-FFT_VALUES = 2**20
+#: float64 values per batch of transforms: FFT_VALUES / (2 block) coordinates at a time
+FFT_VALUES = 2**18
+#: output blocks that share each transform of a block of draws (one accumulator each)
+SWEEP_BLOCKS = 8
 
 
 def sqrt_toeplitz_coefficients(n: int) -> np.ndarray:
@@ -51,18 +54,20 @@ def _lag_spectrum(f: np.ndarray, lag: int, block: int) -> np.ndarray:
 
 
 def blocked_toeplitz(z: np.ndarray, f: np.ndarray, start: int, n: int,
-                     block: int = BLOCK_ROWS, fft_values: int = FFT_VALUES):
+                     block: int = BLOCK_ROWS, fft_values: int = FFT_VALUES,
+                     sweep: int = SWEEP_BLOCKS):
     """Rows start .. start+n-1 of C z (C lower-triangular Toeplitz, first column f), in
     pieces: yields ``(lo, cols, piece)``, ``piece`` the rows start+lo .. of columns ``cols``.
 
     Blocked: an output block of at most ``block`` rows sums, over the blocks of draws
     ``lag`` blocks before it, their product with the Toeplitz block of that lag, each an
     FFT of length 2 ``block`` (:func:`_lag_spectrum`), summed in the frequency domain
-    and transformed back once. The working set is a few (columns x 2 ``block``) arrays,
-    whatever T; the time O(T^2 / block) FFT work, against one FFT over the history's
-    O(T log T) with O(T) arrays: less CPU at T = 1e6 (the long FFT leaves the cache),
-    more from about T = 4e6 (docs/benchmarks/performance.md). Equal to the direct product
-    to rounding.
+    and transformed back once. ``sweep`` output blocks share each transform of a block of
+    draws, and a window of ``sweep`` lag spectra slides as the draws advance. The
+    working set is a few (columns x 2 ``block``) arrays per output block of the sweep,
+    whatever T; the time O(T^2 / (block sweep)) FFTs of length 2 ``block``, against one
+    FFT over the history's O(T log T) with O(T) arrays (docs/benchmarks/performance.md).
+    Equal to the direct product to rounding.
 
     Examples
     --------
@@ -74,28 +79,36 @@ def blocked_toeplitz(z: np.ndarray, f: np.ndarray, start: int, n: int,
     >>> bool(np.allclose(out[:, 0], np.cumsum(f)))
     True
     """
-    dim = z.shape[1]
-    block = min(block, 1 << max(start + n - 1, 1).bit_length())  # no FFT longer than 2T
+    dim, end = z.shape[1], start + n
+    block = min(block, 1 << max(end - 1, 1).bit_length())  # no block past the history
     group = max(1, min(dim, fft_values // (2 * block)))
     for c0 in range(0, dim, group):
         cols = slice(c0, min(c0 + group, dim))
         padded = np.zeros((cols.stop - c0, 2 * block))  # a block of draws, then zeros
-        for a in range(start, start + n, block):  # the output block a .. a+m-1
-            m = min(block, start + n - a)
-            acc = None
-            for lag in range(-(-a // block) + 1):  # draws a - lag b .. a - lag b + b - 1
-                lo = a - lag * block
-                first, stop = max(lo, 0), min(lo + block, a + m)
+        for s0 in range(start, end, sweep * block):
+            heads = range(s0, min(s0 + sweep * block, end), block)  # its output blocks
+            acc: list = [None] * len(heads)
+            spectra: dict = {}  # lag -> _lag_spectrum: the window the draws still need
+            # the blocks of draws s0 + q b .. s0 + q b + b - 1 that reach 0 .. end - 1
+            for q in range(-((s0 + block - 1) // block), len(heads)):
+                lo = s0 + q * block
+                first, stop = max(lo, 0), min(lo + block, end)
                 if first > lo or stop < lo + block:  # a partial block: zeros around it
                     padded[:, :block] = 0.0
                 padded[:, first - lo:stop - lo] = z[first:stop, cols].T
-                spectrum = np.fft.rfft(padded, axis=1)
-                spectrum *= _lag_spectrum(f, lag, block)
-                if lag:
-                    acc += spectrum
-                else:  # lag 0 comes first: its product starts the sum
-                    acc = spectrum
-            yield a - start, cols, np.fft.irfft(acc, 2 * block, axis=1)[:, :m].T
+                draws = np.fft.rfft(padded, axis=1)
+                for i in range(max(q, 0), len(heads)):  # output block i, lag i - q
+                    if i - q not in spectra:
+                        spectra[i - q] = _lag_spectrum(f, i - q, block)
+                    if acc[i] is None:
+                        acc[i] = draws * spectra[i - q]
+                    else:
+                        acc[i] += draws * spectra[i - q]
+                spectra.pop(len(heads) - 1 - q, None)  # its largest lag: not needed again
+            for i, a in enumerate(heads):
+                piece = np.fft.irfft(acc[i], 2 * block, axis=1)[:, :min(block, end - a)]
+                acc[i] = None
+                yield a - start, cols, piece.T
 
 
 class ToeplitzStrategy(Strategy):
