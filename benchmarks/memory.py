@@ -21,8 +21,8 @@ temporaries whole; "after" streams run in chunks of 2^18 values.
     python benchmarks/memory.py --quick --label after   # T = 2^16
     python benchmarks/memory.py --names toeplitz --T 4000000 --label toeplitz-4e6
 
-"toeplitz-before" / "toeplitz-after" (T = 1e5, 1e6, 4e6; issue 35): ``ToeplitzCounter.run``
-before and after its blocked product (docs/benchmarks/performance.md).
+"toeplitz-before-1e6" / "toeplitz-after-1e6" (and 1e5, 4e6): ``ToeplitzCounter.run``
+before (c9c59f6) and after its blocked product (docs/benchmarks/performance.md).
 
 Timings move with the machine's load: re-run on a quiet machine before quoting them.
 """
