@@ -19,8 +19,10 @@ class ToeplitzCounter(SecureReleaseMixin, Counter):
     C (C x + z) = A x + C z. The noise variance at t is sigma^2 sum_{k < t} f_k^2, about
     (ln t)/pi: at T = 2^16 ``loss()`` is 21.13 against the binary tree's 272
     (Fichtenberger, Henzinger, Upadhyay 2023; Henzinger, Upadhyay, Upadhyay 2023).
-    ``add`` keeps every past noise row (O(T d) memory); ``run`` convolves by FFT, with the
-    same noise, equal to rounding. For O(d) per step use :class:`~dpol.counters.BltCounter`.
+    ``add`` keeps every past noise row (O(T d) memory); ``run`` adds a blocked FFT product
+    into its releases, with the same noise, equal to rounding, in a working set bounded
+    whatever T beyond the output and those rows. For O(d) per step use
+    :class:`~dpol.counters.BltCounter`.
 
     Parameters
     ----------
@@ -44,7 +46,7 @@ class ToeplitzCounter(SecureReleaseMixin, Counter):
     (10.71, (1024, 1))
     """
 
-    # secure mode rounds the encoder itself (Privacy); FFT / lfilter: run agrees to rounding
+    # secure mode rounds the encoder itself (Privacy); blocked FFT: run agrees to rounding
     tags = frozenset({"secure_exact", "continues_vectorized"})
     _strategy_class = ToeplitzStrategy
 

@@ -56,7 +56,8 @@ class Strategy(ABC):
     #: an infinite stream, ``variance(t)`` for every t)
     unbounded = False
     #: whether the counter's ``run`` feeds ``correlate`` chunk by chunk (bounded memory);
-    #: a strategy whose block costs grow with the history (Toeplitz) takes it whole
+    #: a strategy whose chunks would redo the history's work (Toeplitz) takes the block
+    #: whole and bounds its working set in ``add_correlated``
     run_chunks = True
 
     def __init__(self, horizon: int | None) -> None:
@@ -136,6 +137,12 @@ class Strategy(ABC):
         """Release noise of steps start+1 .. start+n from their ``draws`` rows; updates
         ``state`` in place. ``n = 1`` is the ``add`` step; larger blocks need a fresh
         state unless ``continues_vectorized``."""
+
+    def add_correlated(self, state: dict, rows: np.ndarray, start: int, n: int,
+                       out: np.ndarray) -> None:
+        """``out += correlate(state, rows, start, n)`` (``run``'s path): a strategy that
+        can add its noise piece by piece overrides it to hold no (n x d) noise array."""
+        out += self.correlate(state, rows, start, n)
 
     def restore_state(self, state: dict, dim: int) -> dict:
         """A checkpointed state as float arrays of the shapes of :meth:`init_state`."""
