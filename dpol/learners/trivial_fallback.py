@@ -17,8 +17,10 @@ block rates, sum_j n_j S_j / W and sum_j n_j (E_j - T_j) / W with W = sum_j n_j^
 prior and the gate's mean error difference d, each of public std (its block noise std
 over sqrt(W)). The model predicts where d < -``threshold`` s (a one-sided test that keeps
 the trivial model wherever the model is not clearly better), and wherever the prior is
-within ``significance`` of its own stds of the class boundary: there the prior is a coin
-flip, and its class no better a guess than the model's.
+within ``significance`` of its own stds of the class boundary (off by default): there the
+prior is a coin flip, and its class no better a guess than the model's. The wrapper is an
+option (``OnlineClassifier(fallback=True)``), not the default: it costs where the model
+wins on small streams (docs/benchmarks/trivial_fallback.md).
 
 Privacy
 -------
