@@ -349,11 +349,11 @@ def _notes(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
 
 
 def publish(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
-            scored: Scored) -> ExperimentResult:
+            scored: Scored, keep_checkpoint: bool = False) -> ExperimentResult:
     """Stage 5, outputs: ``iterates.npy`` (the private output), ``losses.csv``, the plots,
     ``report.md`` and ``run.json``, written into a staging folder and renamed to
     ``request.out`` whole (then the run's checkpoint is deleted: nothing is left to
-    resume).
+    resume; ``keep_checkpoint``: a run by key's, deleted with its run's).
 
     Examples
     --------
@@ -370,7 +370,8 @@ def publish(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
     """
     out, trace, stream = request.out, fits.trace, bounded.stream
     with staged_output(out, replace=request.replace, run_id=request.run_id,
-                       then=lambda: remove_checkpoint(out)) as stage:
+                       then=None if keep_checkpoint else lambda: remove_checkpoint(out)
+                       ) as stage:
         np.save(stage / "iterates.npy",  # (T + 1, d), or (T + 1, d, K) with K outputs
                 np.concatenate([trace.weights, trace.final_weights[None]]))
         write_losses(stage / "losses.csv", trace)
