@@ -135,5 +135,5 @@ def _run(folder, address, ckpt, on_step):
     try:
         return train(folder, engine="dask", address=address, checkpoint=ckpt,
                      checkpoint_every=EVERY, on_step=on_step, **RUN)
-    except Exception as exc:  # noqa: BLE001 -- handed to the test's thread
+    except Exception as exc:  # handed to the test's thread
         return exc
