@@ -6,7 +6,9 @@ device group), each key's rows kept in their order, and each key's stream runs a
 report and files) on an engine of :mod:`dpol.experiments.sweeps.engines` (local
 processes, Ray or Dask). The output folder holds one sub-folder per key, ``BY=KEY``, a
 ``summary.csv`` with a row per key and a ``report.md`` that lists each key's guarantee;
-it appears whole or not at all.
+it appears whole or not at all. With ``checkpoint_every`` each key's run is checkpointed
+and a stopped run resumed (:mod:`~dpol.experiments.runs.by_key_checkpoint`); chunked
+reading is refused (the driver reads the whole table, then splits it by key).
 
 Privacy
 -------
@@ -142,7 +144,7 @@ def _check(learner: str, data: object, out_dir: str | Path, by: object, backend:
         raise fail("by", "name the key column (a name or an index)", by)
     if run_args.get("chunk_rows") is not None:
         raise fail("chunk_rows", "be left unset in a run by key (chunked reading per key is "
-                   "not supported yet: each key's rows are held in memory; split the file by "
+                   "not supported yet: the table is read whole, then split; split the file by "
                    "key and run each part with --chunk-rows)", run_args["chunk_rows"])
     if run_args.get("checkpoint_every") is not None and str(data) == "-":
         raise fail("checkpoint_every", "be unset for data read from standard input (a "
