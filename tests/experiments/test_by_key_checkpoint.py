@@ -125,6 +125,8 @@ def test_a_killed_run_resumes_to_the_uninterrupted_files(killed, uninterrupted, 
     assert runs[1][1] is None
     assert _files(out) == uninterrupted[1]
     assert not folder.exists()
+    assert (b"saved every 10 rows in the folder `out.checkpoint` beside the output folder of "
+            b"the run by key (owner-only)") in uninterrupted[1]["key=3/report.md"]
 
 
 def test_a_key_killed_after_publishing_before_its_record_is_published_again(

@@ -377,8 +377,11 @@ def publish(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
         write_losses(stage / "losses.csv", trace)
         figures = write_plots(stage, request.learner, stream.name, scored.guarantee,
                               [t for _, _, t in fits.learners], fits.ref, scored.zero_regret)
-        write_report(stage, _report_info(request, rows, bounded, fits, scored),
-                     scored.rows, figures, out_name=out.name)
+        info = _report_info(request, rows, bounded, fits, scored)
+        if keep_checkpoint:  # a key's run: its checkpoints are in its run's folder
+            info["checkpoints_in"] = (f"`{out.parent.parent.name}` beside the output folder "
+                                      "of the run by key")
+        write_report(stage, info, scored.rows, figures, out_name=out.name)
     labels = rows.how.split("; ")[0] if request.classification and " -> " in rows.how else ""
     return ExperimentResult(f"run_{request.learner}", scored.rows, out / "report.md",
                             out / "losses.csv", [out / f.name for f in figures],
