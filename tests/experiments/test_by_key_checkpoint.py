@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from experiment_cases import killed_in_child, killing
 
 from dpol.cli import main
 from dpol.errors import InvalidInputError
@@ -72,25 +73,14 @@ def _files(out: Path) -> dict:
 def _kill_at(calls: int, data: Path, out: Path) -> None:
     """Run `dpol run --by` in a child process, SIGKILLed at its ``calls``-th save of a
     key's checkpoint: then that key's releases are made, not saved."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            real, saves = stages.save_checkpoint, []
+    def child():
+        stages.save_checkpoint = killing(stages.save_checkpoint, calls)
+        stages.write_plots = _no_plots
+        sys.argv = ["dpol", "run", "ridge", str(data), "--out", str(out), "--by", "key",
+                    "--seed", "3", "--checkpoint-every", "10"]
+        main()
 
-            def save(folder, payload):
-                saves.append(1)
-                if len(saves) == calls:
-                    os.kill(os.getpid(), signal.SIGKILL)
-                return real(folder, payload)
-
-            stages.save_checkpoint, stages.write_plots = save, _no_plots
-            sys.argv = ["dpol", "run", "ridge", str(data), "--out", str(out), "--by", "key",
-                        "--seed", "3", "--checkpoint-every", "10"]
-            main()
-        finally:
-            os._exit(1)
-    status = os.waitpid(pid, 0)[1]
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    killed_in_child(child)
 
 
 @pytest.fixture
@@ -135,23 +125,18 @@ def test_a_key_killed_after_publishing_before_its_record_is_published_again(
     # checkpoint holds every release, so resuming learns no row and writes the same files
     data, want = uninterrupted
     out = tmp_path / "out"
-    pid = os.fork()
-    if pid == 0:
-        try:
-            real = by_key_checkpoint.save_checkpoint
+    def child():
+        real = by_key_checkpoint.save_checkpoint
 
-            def save(folder, payload):
-                if Path(folder).name.endswith(".done"):
-                    os.kill(os.getpid(), signal.SIGKILL)
-                return real(folder, payload)
+        def save(folder, payload):
+            if Path(folder).name.endswith(".done"):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(folder, payload)
 
-            by_key_checkpoint.save_checkpoint = save
-            stages.write_plots = _no_plots
-            run_by_key("ridge", data, out, **ARGS)
-        finally:
-            os._exit(1)
-    status = os.waitpid(pid, 0)[1]
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        by_key_checkpoint.save_checkpoint, stages.write_plots = save, _no_plots
+        run_by_key("ridge", data, out, **ARGS)
+
+    killed_in_child(child)
     keys = checkpoint_folder(out) / "keys"
     assert sorted(p.name for p in keys.iterdir()) == ["key=3", "key=3.checkpoint"]
     learned, real = [], stages.stream_slices
