@@ -193,9 +193,8 @@ def register_run(app: typer.Typer, ui) -> None:
                                       "below it (20% of the budget)."),
         by: str = typer.Option(None, help="Key column (name or index): one private model "
                                "per key, in parallel; the split by key is public, a row is "
-                               "protected within its key's stream. With --checkpoint-every, "
-                               "each key's run is checkpointed and --resume finishes the "
-                               "keys left (not with --chunk-rows)."),
+                               "protected within its key's stream. --checkpoint-every and "
+                               "--resume work per key; --chunk-rows does not."),
         backend: str = typer.Option("local", help="Engine of --by: local, ray or dask."),
         workers: int = typer.Option(1, min=1, help="Workers of --by's engine (local "
                                     "processes, or started Ray / Dask workers)."),
@@ -214,7 +213,8 @@ def register_run(app: typer.Typer, ui) -> None:
 def run_command(ctx: Context, *, ui) -> None:
     """Run (or resume) with the parameters of ``ctx``, the ``dpol run`` being invoked,
     and print the results; ``ui`` has the CLI's console helpers."""
-    from dpol.experiments.runs.pipeline import resume_run, run_learner
+    from dpol.experiments.runs.by_key import resume_any
+    from dpol.experiments.runs.pipeline import run_learner
 
     params = ctx.params
     args = run_arguments(params)
@@ -230,7 +230,7 @@ def run_command(ctx: Context, *, ui) -> None:
             if resume is not None:
                 _conflicts(params, [k for k in params
                                     if ctx.get_parameter_source(k).name != "DEFAULT"])
-                result = resume_run(resume, progress=update)
+                result = resume_any(resume, progress=update)
                 by_key = "folder" in result.rows[0]  # a run by key's summary rows
             else:
                 if args["learner"] is None or args["data"] is None:

@@ -18,9 +18,8 @@ from experiment_cases import killed_in_child, killing
 from dpol.cli import main
 from dpol.errors import InvalidInputError
 from dpol.experiments.runs import by_key_checkpoint, stages
-from dpol.experiments.runs.by_key import run_by_key
+from dpol.experiments.runs.by_key import resume_any, run_by_key
 from dpol.experiments.runs.output import checkpoint_folder
-from dpol.experiments.runs.pipeline import resume_run
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="kills a forked child")
 
@@ -107,7 +106,7 @@ def test_a_killed_run_resumes_to_the_uninterrupted_files(killed, uninterrupted, 
 
     monkeypatch.setattr(by_key_checkpoint, "run_learner", spy)
     monkeypatch.setattr(stages, "write_plots", _no_plots)
-    resume_run(out)
+    resume_any(out)
     # key 3 is taken as it was; key 5 goes on after its private stream (the twin's
     # releases were never saved: drawn again from the saved generator); key 7 starts
     assert [name for name, _ in runs] == ["t.csv [key=5]", "t.csv [key=7]"]
@@ -115,8 +114,8 @@ def test_a_killed_run_resumes_to_the_uninterrupted_files(killed, uninterrupted, 
     assert runs[1][1] is None
     assert _files(out) == uninterrupted[1]
     assert not folder.exists()
-    assert (b"saved every 10 rows in the folder `out.checkpoint` beside the output folder of "
-            b"the run by key (owner-only)") in uninterrupted[1]["key=3/report.md"]
+    assert (b"saved every 10 rows in the folder `out.checkpoint` beside the run by key's "
+            b"folder (owner-only)") in uninterrupted[1]["key=3/report.md"]
 
 
 def test_a_key_killed_after_publishing_before_its_record_is_published_again(
@@ -147,7 +146,7 @@ def test_a_key_killed_after_publishing_before_its_record_is_published_again(
 
     monkeypatch.setattr(stages, "stream_slices", spy)
     monkeypatch.setattr(stages, "write_plots", _no_plots)
-    resume_run(out)
+    resume_any(out)
     assert learned[:2] == [("private", 0), ("twin", 0)]  # key 3: nothing learned again
     assert _files(out) == want
 
@@ -171,7 +170,7 @@ def test_a_changed_file_or_argument_is_refused_in_one_line_then_the_cli_resumes(
     data.write_text(text.replace("\n", "\n0,3,0,0\n", 1))  # one more row of key 3
     try:
         with pytest.raises(InvalidInputError, match="the data changed since"):
-            resume_run(out)
+            resume_any(out)
     finally:
         data.write_text(text)
     assert (checkpoint_folder(out) / "keys" / "key=3.done").is_dir()  # kept, for a retry

@@ -49,13 +49,13 @@ from dpol.experiments.runs.by_key_checkpoint import (
     run_key_checkpointed,
     start_manifest,
 )
-from dpol.experiments.runs.checkpoint import data_fingerprint
-from dpol.experiments.runs.output import remove_checkpoint, staged_output
+from dpol.experiments.runs.checkpoint import data_fingerprint, load_checkpoint
+from dpol.experiments.runs.output import find_checkpoint, remove_checkpoint, staged_output
 from dpol.experiments.runs.pipeline import run_learner, run_request
 from dpol.experiments.runs.stages import read_rows
 from dpol.experiments.sweeps.engines import check_address, open_engine, require
 
-__all__ = ["SCORES", "key_seeds", "run_by_key", "split_by_key"]
+__all__ = ["SCORES", "key_seeds", "resume_any", "run_by_key", "split_by_key"]
 
 #: the scores of a key's private model that the summary keeps (those its run gives)
 SCORES = ("accuracy", "heldout_accuracy", "heldout_r2", "heldout_mse", "average_regret",
@@ -167,7 +167,7 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     finish (the rows of the keys done; ``label``: how many keys). Every key's rows pass the
     run's checks (labels, bounds) before any key runs; a refusal names its key.
     ``checkpoint_every`` checkpoints each key's run in ``OUT.checkpoint``, and
-    :func:`~dpol.experiments.runs.pipeline.resume_run` continues a stopped run, finished
+    :func:`resume_any` continues a stopped run, finished
     keys as they are (:mod:`~dpol.experiments.runs.by_key_checkpoint`).
 
     Examples
@@ -234,6 +234,16 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     notes = _grouped_notes([done[i][1] for i in range(len(keys))], folders)
     return ExperimentResult(f"run_{learner}_by_{column}", summary, out / "report.md",
                             out / "summary.csv", [], notes)
+
+
+def resume_any(out_dir: str | Path, *, progress=None) -> ExperimentResult:
+    """Continue the stopped ``dpol run`` of the output folder ``out_dir`` (or of its
+    checkpoint folder): a run by key from its manifest, any other as
+    :func:`~dpol.experiments.runs.pipeline.resume_run` does."""
+    folder, out = find_checkpoint(out_dir)
+    saved = load_checkpoint(folder)
+    run = run_by_key if saved.get("by_key") else run_learner
+    return run(**{**saved["args"], "out_dir": out}, progress=progress, _resumed=saved)
 
 
 def _absolute(data: object) -> object:
