@@ -73,8 +73,12 @@ def _interrupted(out: Path, checkpoints: bool = False) -> str:
     if not (folder / CHECKPOINT).is_file():
         hint = "" if checkpoints else "; --checkpoint-every N keeps the progress"
         return f"dpol run: {kept}; outputs appear only whole, at the end{hint})\n"
-    done = load_checkpoint(folder)["done"]
-    rows = ", ".join(f"{n} rows of the {k} learner" for k, n in done.items())
+    saved = load_checkpoint(folder)
+    if saved.get("by_key"):  # a run by key: the keys it finished, and the others' progress
+        from dpol.experiments.runs.by_key_checkpoint import kept_line
+        rows = kept_line(folder)
+    else:
+        rows = ", ".join(f"{n} rows of the {k} learner" for k, n in saved["done"].items())
     return (f"dpol run: {kept}); the checkpoint in {folder} keeps {rows}; "
             f"`dpol run --resume {out}` continues\n")
 
@@ -189,7 +193,8 @@ def register_run(app: typer.Typer, ui) -> None:
                                       "below it (20% of the budget)."),
         by: str = typer.Option(None, help="Key column (name or index): one private model "
                                "per key, in parallel; the split by key is public, a row is "
-                               "protected within its key's stream."),
+                               "protected within its key's stream. --checkpoint-every and "
+                               "--resume work per key; --chunk-rows does not."),
         backend: str = typer.Option("local", help="Engine of --by: local, ray or dask."),
         workers: int = typer.Option(1, min=1, help="Workers of --by's engine (local "
                                     "processes, or started Ray / Dask workers)."),
@@ -208,7 +213,8 @@ def register_run(app: typer.Typer, ui) -> None:
 def run_command(ctx: Context, *, ui) -> None:
     """Run (or resume) with the parameters of ``ctx``, the ``dpol run`` being invoked,
     and print the results; ``ui`` has the CLI's console helpers."""
-    from dpol.experiments.runs.pipeline import resume_run, run_learner
+    from dpol.experiments.runs.by_key import resume_any
+    from dpol.experiments.runs.pipeline import run_learner
 
     params = ctx.params
     args = run_arguments(params)
@@ -224,7 +230,8 @@ def run_command(ctx: Context, *, ui) -> None:
             if resume is not None:
                 _conflicts(params, [k for k in params
                                     if ctx.get_parameter_source(k).name != "DEFAULT"])
-                result = resume_run(resume, progress=update)
+                result = resume_any(resume, progress=update)
+                by_key = "folder" in result.rows[0]  # a run by key's summary rows
             else:
                 if args["learner"] is None or args["data"] is None:
                     sys.stderr.write("dpol run: error: give LEARNER and DATA, or --resume "
@@ -247,8 +254,10 @@ def run_command(ctx: Context, *, ui) -> None:
         raise typer.Exit(130) from None
     for note in result.notes:
         sys.stderr.write(f"dpol run: warning: {note}\n")
-    if by_key:
-        return _show_by_key(result, args, params["by"], ui)
+    if by_key:  # result.name: run_LEARNER_by_COLUMN
+        learner, column = result.name[len("run_"):].rsplit("_by_", 1)
+        return _show_by_key(result, args if resume is None else {
+            "learner": learner, "data": f"{result.report.parent} (resumed)"}, column, ui)
     # the scores a user reads first come first: a narrow terminal drops the last columns
     keys = [k for k in ("model", "accuracy", "heldout_accuracy", "heldout_mse", "heldout_r2",
                         "average_regret", "mean_loss") if k in result.rows[0]]

@@ -1,7 +1,10 @@
 """Shared pieces of the experiments' tests: the check that a written figure is a real
-picture, and the figures plots.py drew (kept instead of closed)."""
+picture, the figures plots.py drew (kept instead of closed), and a run killed outright."""
 
 from __future__ import annotations
+
+import os
+import signal
 
 import numpy as np
 
@@ -23,3 +26,31 @@ def drawn(monkeypatch) -> list:
     figures = []
     monkeypatch.setattr(plt, "close", figures.append)
     return figures
+
+
+def killed_in_child(body) -> None:
+    """Run ``body()`` in a forked child that ``body`` kills by SIGKILL mid-run (no
+    exception unwound, no ``finally`` run: as ``kill -9`` leaves a run); fails if the
+    child ends any other way."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            body()
+        finally:
+            os._exit(1)
+    status = os.waitpid(pid, 0)[1]
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def killing(real, at: int):
+    """``real``, wrapped so that the process is killed by SIGKILL as it makes call number
+    ``at`` (before that call runs: what it would have saved is lost)."""
+    calls = []
+
+    def wrapper(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kwargs)
+
+    return wrapper

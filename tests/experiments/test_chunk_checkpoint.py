@@ -6,12 +6,12 @@ and its checkpoint holds no row, and no noise source a whole-file checkpoint lac
 from __future__ import annotations
 
 import os
-import signal
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from experiment_cases import killed_in_child, killing
 
 from dpol.errors import InvalidInputError
 from dpol.experiments.runs import chunk_checkpoint, chunked, stages
@@ -122,23 +122,11 @@ KILL_AT = 2  # the second checkpoint: rows 401-800 are released and written, not
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="kills a forked child")
 def test_a_chunked_run_killed_between_a_release_and_its_checkpoint(tmp_path, uninterrupted):
     out = tmp_path / "out"
-    pid = os.fork()
-    if pid == 0:  # the child: killed as its third checkpoint is about to be written
-        try:
-            real, calls = chunk_checkpoint.save_checkpoint, []
+    def child():  # killed as its second checkpoint is about to be written
+        chunk_checkpoint.save_checkpoint = killing(chunk_checkpoint.save_checkpoint, KILL_AT)
+        run_learner("ridge", uninterrupted.data, out, checkpoint_every=EVERY, **ARGS)
 
-            def save(folder, payload):
-                calls.append(1)
-                if len(calls) == KILL_AT:
-                    os.kill(os.getpid(), signal.SIGKILL)
-                return real(folder, payload)
-
-            chunk_checkpoint.save_checkpoint = save
-            run_learner("ridge", uninterrupted.data, out, checkpoint_every=EVERY, **ARGS)
-        finally:
-            os._exit(1)
-    status = os.waitpid(pid, 0)[1]
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    killed_in_child(child)
     folder = checkpoint_folder(out)
     saved = load_checkpoint(folder)
     assert saved["done"]["private"] == 400 and not out.exists()

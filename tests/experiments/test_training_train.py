@@ -1,6 +1,8 @@
 """dpol train's driver and engines: 1 worker == 2 workers bit for bit on a real Dask
 LocalCluster, a run killed mid-way and resumed == the uninterrupted run, a Dask worker
-lost mid-way == no loss, and bad input refused with one line before any step.
+lost mid-way == no loss, an engine lost for good (a killed Ray actor, Dask's
+KilledWorker) == one line and the last checkpoint, and bad input refused with one line
+before any step.
 
 The worker process killed by SIGKILL runs with the cluster tests (``pytest -m cluster``);
 the default run loses an in-process worker, the same loss to the scheduler."""
@@ -106,11 +108,14 @@ def train_losing_a_worker(folder, cluster, lose) -> object:
 
     A run that hangs (as one did when a shard's task was pinned to its first worker: its
     recomputation waited for a worker that never came back) fails here after 60 s."""
-    victim = min(cluster.scheduler.workers)
+    lost = []
 
     def on_step(t, _total):
-        if t == 5:
-            lose(victim)
+        if t == 5:  # a worker holding shards (Dask places them: no worker is named)
+            held = [ws.address for ts in list(cluster.scheduler.tasks.values())
+                    if str(ts.key).startswith("_placed-") for ws in ts.who_has or ()]
+            lost.append(max(set(held), key=held.count))
+            lose(lost[0])
 
     got = []  # a daemon thread: one that hangs does not hold the test process at exit
     thread = threading.Thread(daemon=True, target=lambda: got.append(train(
@@ -118,10 +123,10 @@ def train_losing_a_worker(folder, cluster, lose) -> object:
     thread.start()
     thread.join(60)
     assert got, "the run hung or failed after losing a worker"
-    assert victim not in cluster.scheduler.workers
+    assert lost and lost[0] not in cluster.scheduler.workers
     shards = sum(1 for key, _, finish, *_ in cluster.scheduler.transition_log
                  if str(key).startswith("_shard-") and finish == "memory")
-    assert shards > 3  # the 3 partitions, then the lost worker's (0 and 2) again
+    assert shards > 3  # the 3 partitions, then the lost worker's again
     return got[0]
 
 
@@ -145,6 +150,109 @@ def test_a_killed_dask_worker_process_changes_no_bit(folder, reference):
         got = train_losing_a_worker(folder, cluster,
                                     lambda address: os.kill(pids[address], signal.SIGKILL))
     assert np.array_equal(got.iterates, reference.iterates)
+
+
+# The engine lost for good, as docs/training.md ("A lost worker") says it ends: a Ray
+# actor process killed mid-run, and a task that kills every Dask worker it runs on until
+# the scheduler gives it up (KilledWorker). Each run stops with one line naming its last
+# checkpoint, and that checkpoint, resumed, finishes with the uninterrupted releases.
+#: 14 steps (2 epochs of 7), saved after steps 3 and 6 before the loss at step 7
+EVERY, LOST_AFTER = 3, 6
+
+
+def _stopped_then_resumed(folder, reference, ckpt, failed: TrainingFailed, kind: str):
+    """The one line of a run that lost its engine, its checkpoint, and the resumption."""
+    text = str(failed)
+    assert "\n" not in text and len(text) < 400, text
+    assert text.startswith(f"training stopped at step {LOST_AFTER + 1} of 14 ({kind}")
+    assert f"its last checkpoint, after step {LOST_AFTER}, is in {ckpt}" in text
+    resumed = train(folder, checkpoint=ckpt, resume=True, **RUN)  # here: no engine to lose
+    assert resumed.resumed_from == LOST_AFTER
+    assert np.array_equal(resumed.iterates, reference.iterates)
+
+
+@pytest.mark.cluster  # a Ray instance and its actor processes: 10 to 15 s, mostly Ray's start
+def test_a_killed_ray_actor_stops_the_run_with_one_line_and_its_checkpoint(
+        folder, reference, tmp_path):
+    ray = pytest.importorskip("ray")
+    psutil = pytest.importorskip("psutil")
+    ckpt = tmp_path / "ckpt"
+    killed = []
+
+    def on_step(t, _total):
+        if t == LOST_AFTER:  # an actor's process: Ray names it after its class
+            actors = [p for p in psutil.process_iter(["cmdline"])
+                      if (p.info["cmdline"] or [""])[0].startswith("ray::_ShardGroup")]
+            assert actors, "no actor process found"
+            actors[0].kill()
+            actors[0].wait(10)
+            killed.append(actors[0].pid)
+
+    try:
+        with pytest.raises(TrainingFailed) as failed:
+            train(folder, engine="ray", workers=2, checkpoint=ckpt, checkpoint_every=EVERY,
+                  on_step=on_step, **RUN)
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    assert killed
+    _stopped_then_resumed(folder, reference, ckpt, failed.value, "ActorDiedError")
+
+
+def _killing_plugin(flag: str):
+    """A worker plugin (built here, so it is sent by value) that makes every step's task
+    kill its own worker once ``flag`` exists: a worker the nanny restarts gets it too."""
+    from distributed import WorkerPlugin
+
+    class KillOnStep(WorkerPlugin):
+        def setup(self, worker):
+            from dpol.experiments.training import shard
+
+            real = shard.shard_sums
+
+            def shard_sums(*args):
+                if os.path.exists(flag):
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return real(*args)
+
+            shard.shard_sums = shard_sums  # the task names it: read when it arrives
+
+    return KillOnStep()
+
+
+@pytest.mark.cluster  # worker processes killed and restarted: 15 to 20 s on 2 busy CPUs
+def test_a_task_that_kills_its_dask_workers_stops_the_run_with_one_line(
+        folder, reference, tmp_path):
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    ckpt, flag = tmp_path / "ckpt", tmp_path / "kill"
+
+    def on_step(t, _total):
+        if t == LOST_AFTER:
+            flag.touch()
+
+    # the scheduler gives a task up (KilledWorker) once 2 workers died running it
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        client.register_plugin(_killing_plugin(str(flag)))
+        outcome = []
+        thread = threading.Thread(daemon=True, target=lambda: outcome.append(_run(
+            folder, cluster.scheduler_address, ckpt, on_step)))
+        thread.start()
+        thread.join(50)
+    assert outcome, "the run hung after its workers were killed"
+    assert isinstance(outcome[0], TrainingFailed), outcome[0]
+    _stopped_then_resumed(folder, reference, ckpt, outcome[0], "KilledWorker")
+
+
+def _run(folder, address, ckpt, on_step):
+    try:
+        return train(folder, engine="dask", address=address, checkpoint=ckpt,
+                     checkpoint_every=EVERY, on_step=on_step, **RUN)
+    except Exception as exc:  # handed to the test's thread
+        return exc
 
 
 def test_bad_input_is_one_line_before_any_step(folder, tmp_path):

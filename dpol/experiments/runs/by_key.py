@@ -6,7 +6,9 @@ device group), each key's rows kept in their order, and each key's stream runs a
 report and files) on an engine of :mod:`dpol.experiments.sweeps.engines` (local
 processes, Ray or Dask). The output folder holds one sub-folder per key, ``BY=KEY``, a
 ``summary.csv`` with a row per key and a ``report.md`` that lists each key's guarantee;
-it appears whole or not at all.
+it appears whole or not at all. With ``checkpoint_every`` each key's run is checkpointed
+and a stopped run resumed (:mod:`~dpol.experiments.runs.by_key_checkpoint`); chunked
+reading is refused (the driver reads the whole table, then splits it by key).
 
 Privacy
 -------
@@ -31,6 +33,7 @@ import math
 import shutil
 import tempfile
 from concurrent.futures import as_completed
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -41,18 +44,22 @@ from dpol.datasets.files import _target_index, read_table
 from dpol.datasets.table import Table
 from dpol.errors import InvalidInputError
 from dpol.experiments.report import ExperimentResult, markdown_table, write_csv
-from dpol.experiments.runs.output import staged_output
+from dpol.experiments.runs.by_key_checkpoint import (
+    finished_keys,
+    run_key_checkpointed,
+    start_manifest,
+)
+from dpol.experiments.runs.checkpoint import data_fingerprint, load_checkpoint
+from dpol.experiments.runs.output import find_checkpoint, remove_checkpoint, staged_output
 from dpol.experiments.runs.pipeline import run_learner, run_request
 from dpol.experiments.runs.stages import read_rows
 from dpol.experiments.sweeps.engines import check_address, open_engine, require
 
-__all__ = ["SCORES", "key_seeds", "run_by_key", "split_by_key"]
+__all__ = ["SCORES", "key_seeds", "resume_any", "run_by_key", "split_by_key"]
 
 #: the scores of a key's private model that the summary keeps (those its run gives)
 SCORES = ("accuracy", "heldout_accuracy", "heldout_r2", "heldout_mse", "average_regret",
           "mean_loss")
-#: arguments a run by key refuses (one checkpoint or chunk stream per key: not yet)
-_REFUSED = {"checkpoint_every": "checkpoints", "chunk_rows": "chunked reading"}
 
 
 def split_by_key(table: np.ndarray, names: list[str], by: int | str
@@ -131,22 +138,27 @@ def _run_key(learner: str, table: Table, args: dict, seed: object) -> tuple[list
 
 
 def _check(learner: str, data: object, out_dir: str | Path, by: object, backend: str,
-           address: str | None, run_args: dict) -> None:
+           address: str | None, run_args: dict, resumed: dict | None) -> None:
     """Every argument, before any row is read: one line naming what is refused."""
     if by is None or (isinstance(by, str) and not by):
         raise fail("by", "name the key column (a name or an index)", by)
-    for name, what in _REFUSED.items():
-        if run_args.get(name) is not None:
-            raise fail(name, f"be left unset in a run by key ({what} per key is not "
-                       "supported yet)", run_args[name])
-    run_request(learner, "synthetic-regression", out_dir, **run_args)  # the run's checks
+    if run_args.get("chunk_rows") is not None:
+        raise fail("chunk_rows", "be left unset in a run by key (chunked reading per key is "
+                   "not supported yet: the table is read whole, then split; split the file by "
+                   "key and run each part with --chunk-rows)", run_args["chunk_rows"])
+    if run_args.get("checkpoint_every") is not None and str(data) == "-":
+        raise fail("checkpoint_every", "be unset for data read from standard input (a "
+                   "resumed run must read the same rows again)", run_args["checkpoint_every"])
+    if resumed is None:  # a resumed run's arguments were checked when it started
+        run_request(learner, "synthetic-regression", out_dir, **run_args)  # the run's checks
     require(backend)
     check_address(backend, address)
 
 
 def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str,
                backend: str = "local", workers: int = 1, address: str | None = None,
-               seed: int | None = None, progress=None, **run_args) -> ExperimentResult:
+               seed: int | None = None, progress=None, _resumed: dict | None = None,
+               **run_args) -> ExperimentResult:
     """Run ``learner`` on each key's rows of ``data`` (module docstring); write outputs.
 
     ``run_args`` are :func:`~dpol.experiments.runs.pipeline.run_learner`'s (epsilon,
@@ -154,6 +166,9 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     columns of the file, key column included. ``progress(rows, total, label)`` as keys
     finish (the rows of the keys done; ``label``: how many keys). Every key's rows pass the
     run's checks (labels, bounds) before any key runs; a refusal names its key.
+    ``checkpoint_every`` checkpoints each key's run in ``OUT.checkpoint``, and
+    :func:`resume_any` continues a stopped run, finished
+    keys as they are (:mod:`~dpol.experiments.runs.by_key_checkpoint`).
 
     Examples
     --------
@@ -165,7 +180,11 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     >>> [(r["key"], r["rows"]) for r in res.rows], sorted(p.name for p in res.csv.parent.glob("*"))
     ([('0', 54), ('1', 50), ('2', 46)], ['report.md', 'summary.csv', 'x0=0', 'x0=1', 'x0=2'])
     """
-    _check(learner, data, out_dir, by, backend, address, run_args)
+    _check(learner, data, out_dir, by, backend, address, run_args, _resumed)
+    every = run_args.get("checkpoint_every")
+    manifest = {"learner": learner, "data": _absolute(data), "out_dir": str(out_dir),
+                "by": by, "backend": backend, "workers": workers, "address": address,
+                "seed": seed, **run_args}
     table, names = read_table(data)
     if "target_col" in run_args and run_args["target_col"] is not None:
         run_args = {**run_args, "target_col": _target_without_key(
@@ -175,24 +194,36 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     label = "standard input" if str(data) == "-" else Path(str(data)).name
     args = {k: v for k, v in run_args.items() if k not in ("replace", "command")}
     folders = [f"{column}={_key(k)}" for k in keys]
-    done: dict[int, tuple] = {}
     out = Path(out_dir)
     tables = [Table(rest[r], rest_names, f"{label} [{folders[i]}]") for i, r in enumerate(rows)]
     for t, folder in zip(tables, folders, strict=True):  # each key's refusals, first
         _with_key(folder, lambda t=t, where=out / folder: read_rows(run_request(
             learner, t, where, **{**args, "replace": True})))
+    kept = None if every is None else start_manifest(
+        out, manifest, data_fingerprint(table), _resumed)
+    done: dict[int, tuple] = {} if kept is None else finished_keys(kept, folders)
     rows_done = 0
-    with staged_output(out, replace=run_args.get("replace", False)) as stage, \
+    with staged_output(out, replace=run_args.get("replace", False),
+                       then=None if kept is None else lambda: remove_checkpoint(out)) as stage, \
             open_engine(backend, workers, address) as engine:
-        futures = {engine.submit(_run_key, learner, t, args, seeds[i]): i
-                   for i, t in enumerate(tables)}
-        for future in as_completed(futures):
-            i = futures[future]
-            key_rows, key_notes, files = _with_key(folders[i], future.result)
-            done[i] = key_rows, key_notes  # the files go to disk now, not held for all keys
-            (stage / folders[i]).mkdir()
-            for name, blob in files.items():
-                (stage / folders[i] / name).write_bytes(blob)
+        futures = {(engine.submit(_run_key, learner, t, args, seeds[i]) if kept is None else
+                    engine.submit(run_key_checkpointed, learner, t, args, seeds[i],
+                                  str(kept / folders[i]))): i
+                   for i, t in enumerate(tables) if i not in done}
+        for item in chain(sorted(done), as_completed(futures)):  # finished keys first
+            if isinstance(item, int):  # a key finished before a resumption, as it is
+                i, files = item, None
+            else:
+                i = futures[item]
+                key_rows, key_notes, files = _with_key(folders[i], item.result)
+                done[i] = key_rows, key_notes  # the files go to disk now, not held for all
+            if files is None:  # in its checkpointed run's folder
+                shutil.copytree(kept / folders[i], stage / folders[i],
+                                copy_function=shutil.copyfile)
+            else:
+                (stage / folders[i]).mkdir()
+                for name, blob in files.items():
+                    (stage / folders[i] / name).write_bytes(blob)
             rows_done += len(rows[i])
             if progress:
                 progress(rows_done, len(table), f"{len(done)}/{len(keys)} keys")
@@ -203,6 +234,23 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     notes = _grouped_notes([done[i][1] for i in range(len(keys))], folders)
     return ExperimentResult(f"run_{learner}_by_{column}", summary, out / "report.md",
                             out / "summary.csv", [], notes)
+
+
+def resume_any(out_dir: str | Path, *, progress=None) -> ExperimentResult:
+    """Continue the stopped ``dpol run`` of the output folder ``out_dir`` (or of its
+    checkpoint folder): a run by key from its manifest, any other as
+    :func:`~dpol.experiments.runs.pipeline.resume_run` does."""
+    folder, out = find_checkpoint(out_dir)
+    saved = load_checkpoint(folder)
+    run = run_by_key if saved.get("by_key") else run_learner
+    return run(**{**saved["args"], "out_dir": out}, progress=progress, _resumed=saved)
+
+
+def _absolute(data: object) -> object:
+    """A file as an absolute path (a resumed run may start elsewhere), else as given."""
+    if isinstance(data, (str, Path)) and str(data) != "-" and Path(data).is_file():
+        return str(Path(data).absolute())
+    return data
 
 
 def _target_without_key(target: int | str, names: list[str], key: int) -> int:

@@ -32,6 +32,7 @@ import inspect
 from collections.abc import Callable
 from pathlib import Path
 
+from dpol._validation import fail
 from dpol.experiments.report import ExperimentResult
 from dpol.experiments.runs.checkpoint import check_resumed, load_checkpoint
 from dpol.experiments.runs.chunked import run_chunked
@@ -47,6 +48,9 @@ from dpol.experiments.runs.stages import (
 
 __all__ = ["resume_run", "run_learner", "run_request"]
 
+#: run_learner's parameters that are not the run's arguments (nor saved with them)
+_NOT_ARGS = ("progress", "_resumed", "_keep_checkpoint")
+
 
 def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: float = 1.0,
                 delta: float | None = None, horizon: int | None = None, counter: str | None = None,
@@ -61,7 +65,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
                 chunk_rows: int | None = None, fit_intercept: bool | None = None,
                 random_features: int | None = None, bandwidth: float | None = None,
                 replace: bool = False, fallback: bool = False,
-                _resumed: dict | None = None) -> ExperimentResult:
+                _resumed: dict | None = None, _keep_checkpoint: bool = False) -> ExperimentResult:
     """Run ``learner`` (a name of :data:`dpol.adapters.LEARNERS`) on ``data``; write outputs.
 
     ``horizon`` is the length the noise is calibrated for (default: the number of rows;
@@ -118,7 +122,7 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     >>> res.notes[0][:38]  # a seed given: the one note
     'the noise is seeded (--seed): whoever '
     """
-    args = {k: v for k, v in locals().items() if k not in ("progress", "_resumed")}
+    args = {k: v for k, v in locals().items() if k not in _NOT_ARGS}
     request = check_request(args, _resumed)
     check_resumed(request.args, _resumed)
     if request.chunk_rows is not None:  # streams larger than memory: another path
@@ -126,7 +130,8 @@ def run_learner(learner: str, data: object, out_dir: str | Path, *, epsilon: flo
     rows = read_rows(request)
     bounded = bound_rows(request, rows, _resumed and _resumed["estimate"])
     fits = fit_learners(request, rows, bounded, _resumed, progress)
-    return publish(request, rows, bounded, fits, score_run(request, rows, bounded, fits))
+    return publish(request, rows, bounded, fits, score_run(request, rows, bounded, fits),
+                   keep_checkpoint=_keep_checkpoint)
 
 
 def run_request(learner: str, data: object, out_dir: str | Path, **kwargs) -> RunRequest:
@@ -143,8 +148,7 @@ def run_request(learner: str, data: object, out_dir: str | Path, **kwargs) -> Ru
     """
     given = inspect.signature(run_learner).bind(learner, data, out_dir, **kwargs)
     given.apply_defaults()
-    return check_request({k: v for k, v in given.arguments.items()
-                          if k not in ("progress", "_resumed")})
+    return check_request({k: v for k, v in given.arguments.items() if k not in _NOT_ARGS})
 
 
 def resume_run(out_dir: str | Path, *, progress: Callable[..., None] | None = None
@@ -160,4 +164,7 @@ def resume_run(out_dir: str | Path, *, progress: Callable[..., None] | None = No
     folder, out = find_checkpoint(out_dir)
     saved = load_checkpoint(folder)
     args = {**saved["args"], "out_dir": out}
+    if saved.get("by_key"):
+        raise fail("resume", "name a run of one learner (this one is by key: "
+                   "dpol.experiments.runs.by_key.resume_any resumes either)", str(out_dir))
     return run_learner(**args, progress=progress, _resumed=saved)

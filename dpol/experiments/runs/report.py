@@ -197,7 +197,8 @@ def _privacy_section(info: dict, out_name: str) -> list[str]:
         "regret, the scores and the plots are computed from the raw stream: they are not "
         "private, keep them with the data.",
         *([f"* **Checkpoints:** saved every {info['checkpoint_every']} rows in the folder "
-           f"`{out_name}{CHECKPOINT_SUFFIX}` beside this one (owner-only) and deleted when "
+           + info.get("checkpoints_in", f"`{out_name}{CHECKPOINT_SUFFIX}` beside this one")
+           + " (owner-only) and deleted when "
            "the run finished. A checkpoint holds the un-noised sums and the noise "
            "generators' states, so it can remove the noise from every release: keep any "
            "copy like the raw data, never with these outputs."]

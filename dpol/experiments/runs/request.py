@@ -20,6 +20,7 @@ from dpol.adapters.registry import LEARNERS, LearnerSpec, check_features, learne
 from dpol.counters import counter_name
 from dpol.datasets.files import NORMALIZATIONS
 from dpol.datasets.private_bounds import parse_bound
+from dpol.datasets.table import Table
 from dpol.experiments.runs.checkpoint import CHECKPOINT
 from dpol.experiments.runs.output import check_out, checkpoint_folder
 from dpol.learners.random_features import BANDWIDTH
@@ -103,6 +104,8 @@ def check_request(args: dict, resumed: dict | None = None) -> RunRequest:
     saved = args
     if isinstance(data, (str, Path)) and str(data) != "-" and Path(data).is_file():
         saved = {**args, "data": str(Path(data).absolute())}  # a resume may start elsewhere
+    elif isinstance(data, Table):  # a run by key's rows: its checkpoints hold no row
+        saved = {**args, "data": str(data)}
     spec = LEARNERS[learner]
     check_epsilon(args["epsilon"])  # cheap arguments first: a refused run reads no data
     out, run_id = Path(args["out_dir"]), (resumed or {}).get("run_id") or secrets.token_hex(8)

@@ -87,8 +87,7 @@ def _table(data: object, *, task: str, target_col, normalize: str, x_bound: floa
     """(X, y, name, normalisation so far) of ``data`` before clipping, all rows."""
     if isinstance(data, str) and data in DATASETS and not Path(data).exists():
         if task == "classification" and DATASETS[data][1] != "classification":
-            raise fail("data", "be a classification data set for a classification learner",
-                       data)
+            raise fail("data", "be a classification data set for a classification learner", data)
         generated = DATASETS[data][2].startswith("generated")  # made with T rows
         named = load_dataset(data, seed=seed, horizon=horizon if generated else None)
         how = named.normalization if generated else (
@@ -349,11 +348,11 @@ def _notes(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
 
 
 def publish(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
-            scored: Scored) -> ExperimentResult:
+            scored: Scored, keep_checkpoint: bool = False) -> ExperimentResult:
     """Stage 5, outputs: ``iterates.npy`` (the private output), ``losses.csv``, the plots,
     ``report.md`` and ``run.json``, written into a staging folder and renamed to
     ``request.out`` whole (then the run's checkpoint is deleted: nothing is left to
-    resume).
+    resume; ``keep_checkpoint``: a run by key's, deleted with its run's).
 
     Examples
     --------
@@ -370,14 +369,16 @@ def publish(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
     """
     out, trace, stream = request.out, fits.trace, bounded.stream
     with staged_output(out, replace=request.replace, run_id=request.run_id,
-                       then=lambda: remove_checkpoint(out)) as stage:
+                       then=None if keep_checkpoint else lambda: remove_checkpoint(out)) as stage:
         np.save(stage / "iterates.npy",  # (T + 1, d), or (T + 1, d, K) with K outputs
                 np.concatenate([trace.weights, trace.final_weights[None]]))
         write_losses(stage / "losses.csv", trace)
         figures = write_plots(stage, request.learner, stream.name, scored.guarantee,
                               [t for _, _, t in fits.learners], fits.ref, scored.zero_regret)
-        write_report(stage, _report_info(request, rows, bounded, fits, scored),
-                     scored.rows, figures, out_name=out.name)
+        info = _report_info(request, rows, bounded, fits, scored)
+        if keep_checkpoint:  # a key's run: its checkpoints are in its run's folder
+            info["checkpoints_in"] = f"`{out.parent.parent.name}` beside the run by key's folder"
+        write_report(stage, info, scored.rows, figures, out_name=out.name)
     labels = rows.how.split("; ")[0] if request.classification and " -> " in rows.how else ""
     return ExperimentResult(f"run_{request.learner}", scored.rows, out / "report.md",
                             out / "losses.csv", [out / f.name for f in figures],

@@ -108,19 +108,18 @@ class DaskEngine(LocalEngine):
     def load(self, source: Source, loss: str, clip: float) -> list[int]:
         import dask
 
-        # a partition's worker is a preference only: pinned, the recomputation of a lost
-        # worker's shards would wait for ever for it (a restarted worker has a new address)
+        # no worker is named for a read, not even as a preference: once every worker was
+        # lost at once (a task that kills its workers), Dask held a read whose named
+        # worker was gone for ever (its re-scheduling of an unrunnable task ignores
+        # allow_other_workers) and the run hung; the scheduler spreads the reads itself
         self._futures = []
         for p in source.partitions:
-            host = [self.hosts[p.index % len(self.hosts)]]
             if p.kind == "pandas":  # a delayed partition of a Dask DataFrame
                 task = dask.delayed(_shard)(dataclasses.replace(p, ref=None), p.ref,
                                             source, loss, clip)
-                self._futures.append(self.client.compute(task, workers=host,
-                                                         allow_other_workers=True))
+                self._futures.append(self.client.compute(task))
             else:
                 self._futures.append(self.client.submit(_shard, p, None, source, loss, clip,
-                                                        workers=host, allow_other_workers=True,
                                                         pure=False))
         return self.client.gather([self.client.submit(_n_rows, f) for f in self._futures])
 
@@ -137,6 +136,8 @@ class DaskEngine(LocalEngine):
         self._groups = sorted(groups.items())
 
     def sums(self, batch: int, theta) -> list[tuple]:
+        # each step's task where its shards are (named: else Dask's work stealing moves
+        # the shards between workers); a lost worker's goes to another
         tasks = [self.client.submit(shard_sums, futs, batch, theta, workers=[host],
                                     allow_other_workers=True, pure=False)
                  for host, futs in self._groups]

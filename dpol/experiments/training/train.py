@@ -96,6 +96,19 @@ def _resume(learner, folder, args: dict, fingerprint: str) -> int:
     return learner.t_
 
 
+def _first_line(exc: BaseException, width: int = 160) -> str:
+    """The error's type and the first line of its message, cut to ``width`` characters:
+    Ray's and Dask's run to a dozen lines (the dead actor's ids, the causes of a crash),
+    and the failure is one line that ends with the checkpoint to resume.
+
+    >>> _first_line(RuntimeError("The actor died.\\n\\tpid: 7"))
+    'RuntimeError: The actor died.'
+    """
+    line = str(exc).strip().split("\n", 1)[0].strip()
+    line = line if len(line) <= width else line[:width - 3].rstrip() + "..."
+    return f"{type(exc).__name__}: {line}" if line else type(exc).__name__
+
+
 def _loop(learner, engine, every: int | None, save: Callable[[], None],
           on_step: Callable | None) -> None:
     """The steps from ``learner.t_`` on: partition sums added in partition order."""
@@ -200,8 +213,7 @@ def _run(eng, source, args, learner_args, early, checkpoint, every, resume,
                  "with resume=True (dpol train --resume)" if saved[0] is not None
                  else "no checkpoint was written")
         raise TrainingFailed(f"training stopped at step {learner.t_ + 1} of "
-                             f"{learner.horizon} ({type(exc).__name__}: {exc}); "
-                             f"{where}") from exc
+                             f"{learner.horizon} ({_first_line(exc)}); {where}") from exc
     return TrainResult(learner.weights, np.array(learner.iterates_), learner.privacy,
                        source.features, n, learner.horizon, learner.steps_per_epoch,
                        learner.n_clipped_, eng.name, eng.workers,
