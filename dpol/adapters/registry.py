@@ -68,16 +68,12 @@ GIGA_LOGISTIC_ALPHA = 1.0
 #: cancer 0.905 / 0.911, Phishing 0.840 / 0.838; diabetes at epsilon = 10 R^2 0.082 / 0.252 (0.1
 #: lay between them on each)
 RIDGE_ALPHA = 0.01
-#: ridge of the ``ridge`` regressor. alpha = 0.01 biased the fit: on the synthetic regression
-#: stream (100,000 rows, d = 10) the non-private twin's held-out MSE was 0.0011 against
-#: ordinary least squares' 0.0001. Measured held-out (5 seeds, the tuning sets of
-#: ``benchmarks/utility.py``), alpha = 0.01 / 0.001 / 0.0001 at epsilon = 1: synthetic
-#: regression MSE 0.00199 / 0.00041 / 0.00032 (twin 0.00112 / 0.00011 / 0.00010),
-#: TrumpApproval 1.409 / 1.389 / 1.387, diabetes 4875 / 4871 / 4870, RAND HIE 0.638 /
-#: 0.634 / 0.633; at 0.1 every set the same or better. The classifiers keep 0.01 (the
-#: synthetic logistic stream: 0.890 / 0.888 / 0.888 at epsilon 1); 0.001 rather than
-#: 0.0001: the gains below it are within the seeds' spread, and the twin on diabetes
-#: (n = 354) loses more there (MSE 3300 / 3470 / 3510)
+#: ridge of the ``ridge`` regressor. Held-out MSE (5 seeds, utility.py's tuning sets) at
+#: alpha = 0.01 / 0.001 / 0.0001, epsilon = 1: synthetic regression 0.00199 / 0.00041 /
+#: 0.00032 (twin 0.00112 / 0.00011 / 0.00010; least squares 0.0001), TrumpApproval 1.409 /
+#: 1.389 / 1.387, diabetes 4875 / 4871 / 4870, RAND HIE 0.638 / 0.634 / 0.633; at 0.1 as
+#: good or better. The classifiers keep 0.01 (synthetic logistic 0.890 / 0.888 / 0.888);
+#: not 0.0001: its gains are within the seeds' spread, its twin loses on diabetes
 REGRESSION_RIDGE_ALPHA = 0.001
 #: PQFTL's solves_per_doubling for ``ridge*``: its figures in docs/benchmarks/performance.md
 RIDGE_SOLVES_PER_DOUBLING = 32
