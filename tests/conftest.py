@@ -3,8 +3,28 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
+
+
+def pytest_configure(config):
+    """One BLAS/OpenMP thread per xdist worker: the workers already take every core.
+
+    ``-n auto`` starts one worker per core, and each one's OpenBLAS would start a thread
+    per core too: on 2 cores, 4 threads fight for 2, and the many small LAPACK calls of
+    the tests (batched 32 x 32 ``eigh``, PSD solves) spend their time waking and waiting
+    (a batched eigh measured 5-10x slower with 2 threads than with 1 beside another
+    busy process). The library limits BLAS itself where it measured the same (PQFTL's
+    solves, the strategy optimizers); this covers the rest of the suite. Child
+    processes (CLI, tutorials) inherit it through the environment.
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        from threadpoolctl import threadpool_limits
+
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(name, "1")
+        threadpool_limits(1)
 
 
 def _memoized(function):
