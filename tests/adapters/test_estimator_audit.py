@@ -25,7 +25,6 @@ is expected at 2.1 (se 0.22) on 20,000 held-out runs a side and 2.2 se above 2 o
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 import numpy as np
@@ -55,16 +54,10 @@ TRAIN = 0.25
 _CALIBRATION = ("get_epsilon_gaussian", "get_sigma_gaussian")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _memoised_calibration():
-    """Memoise the two pure functions of (z or epsilon, delta) every fit calls with the
-    same arguments: a fit then costs ~1.5 ms instead of ~12 ms, and draws the same noise
-    (test_memoised_calibration_changes_no_release)."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name in _CALIBRATION:
-            patch.setattr(dp_accounting, name, functools.lru_cache(None)(
-                getattr(dp_accounting, name)))
-        yield
+#: memoise the two pure functions of (z or epsilon, delta) every fit calls with the same
+#: arguments (tests/conftest.py): a fit then costs ~1.5 ms instead of ~12 ms, and draws the
+#: same noise (test_memoised_calibration_changes_no_release)
+pytestmark = pytest.mark.usefixtures("memoized_gaussian_accounting")
 
 
 def _seeds(root: int, n: int) -> list[int]:

@@ -4,11 +4,12 @@ Planning (``expected_gaussian_audit``): with p = 0 (FTAL, PQFTL) or p in the fir
 (bandit) every tree node holding the challenge is released, so the turned residual of a
 learner calibrated to (epsilon, delta) is a Gaussian mechanism of ratio mu*(epsilon,
 delta) (PQFTL: 94% of it, the label flip moves 2 R^2 of the stacked 3/sqrt(2) R^2), and
-its half-noise twin has twice that. Every adaptive run builds its learner (~1 ms, the
-counter's calibration) and steps it in Python, so an audit affords ~4000 runs on one
-core: the claims are (1, 0.1), where 1000 held-out runs a world suffice (below); at
-delta = 1e-2 the same margin would take 3x the runs. The calibration code is the one
-used at every delta.
+its half-noise twin has twice that. Every adaptive run builds its learner and steps it
+in Python; building is mostly the counter's calibration, whose dp-accounting root finding
+the audit tests memoize (``memoized_gaussian_accounting``: same floats, 8x faster runs),
+so an audit affords ~4000 runs: the claims are (1, 0.1), where 1000 held-out runs a world
+suffice (below); at delta = 1e-2 the same margin would take 3x the runs. The calibration
+code is the one used at every delta.
 
 Twins are learners calibrated for the epsilon whose mu* is twice the claim's, gaussian
 epsilon(1 / (2 mu*(1, 0.1)), 0.1) = 3.32: the same algorithm with exactly half the noise
@@ -173,6 +174,7 @@ PASS_CASES = {**CASES, "pqftl-fixes": (pqftl, {}, 0)}
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PASS_CASES))
+@pytest.mark.usefixtures("memoized_gaussian_accounting")
 def test_the_real_learner_passes(name):
     # 1000 held-out runs a world: a tight (1, 0.1) Gaussian residual is expected at 0.65
     # (se 0.10) by expected_gaussian_audit(mu*, 1000); the bound exceeds the true epsilon
@@ -188,6 +190,7 @@ def test_the_real_learner_passes(name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.usefixtures("memoized_gaussian_accounting")
 def test_the_half_noise_twin_is_flagged(name):
     # The twin's residual has ratio 2 mu*(1, 0.1) = 1.84 (PQFTL: 0.94 of it, 1.74):
     # expected_gaussian_audit gives 2.18 (se 0.35) on 700 held-out runs a world, 3.3 se
