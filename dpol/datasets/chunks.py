@@ -6,6 +6,14 @@ is refused with its row, counted over the whole file, its column and its line) a
 its header rule (:func:`~dpol.datasets._csv_header.csv_header`, on the same lines), so
 only one chunk is ever in memory: CSV (also gzipped) line by line, NPY through a
 memory map, Parquet by record batches (the ``parquet`` extra).
+
+A CSV chunk's numbers are parsed by pyarrow's CSV reader when pyarrow is installed (the
+``parquet`` extra; one thread) and the chunk is plain: ASCII digits, signs, points,
+exponents, commas and newlines only. Otherwise, and whenever pyarrow refuses the chunk,
+``numpy.loadtxt`` parses it, as it always did, and its refusals name the cell. Both round
+every decimal to the nearest float64 (checked bit for bit in tests/datasets/test_chunks.py),
+so a chunk gives the same array either way; pyarrow's is about five times faster (2.0 against
+0.4 us a row of 11 numbers).
 """
 
 from __future__ import annotations
@@ -22,6 +30,55 @@ from dpol.datasets._csv_header import SAMPLE, csv_header, warn_header
 from dpol.datasets.files import _cell, _first_unreadable, _refuse, check_npy, checked_path
 
 __all__ = ["iter_table"]
+
+#: what a plain chunk is made of: anything else (spaces, quotes, comments, words such as
+#: nan, non-ASCII) goes to numpy.loadtxt, whose rules are the reference
+_PLAIN = b"0123456789.,eE+-\n"
+
+
+def _arrow_parse(text: str, width: int) -> np.ndarray | None:
+    """The plain chunk ``text`` (whole lines, ``width`` numbers each) parsed by pyarrow, or
+    None: pyarrow missing, the chunk not plain, or refused (then numpy.loadtxt decides)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pc
+    except ImportError:
+        return None
+    try:
+        data = text.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    if data.translate(None, _PLAIN):
+        return None
+    names = [f"c{i}" for i in range(width)]
+    try:  # no quotes and no nulls: a quoted or empty cell is refused, as loadtxt refuses it
+        table = pc.read_csv(pa.py_buffer(data), read_options=pc.ReadOptions(
+            use_threads=False, column_names=names, block_size=len(data) + 1),
+            parse_options=pc.ParseOptions(quote_char=False),
+            convert_options=pc.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.float64()), null_values=[],
+                strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except pa.ArrowInvalid:
+        return None
+    out = np.empty((table.num_rows, width))
+    for i, column in enumerate(table.columns):
+        lo = 0
+        for part in column.chunks:
+            out[lo:lo + len(part), i] = _floats(part)
+            lo += len(part)
+    return out
+
+
+def _floats(array) -> np.ndarray:
+    """A pyarrow array as float64 numbers: a float64 array without nulls is read from its
+    buffer (to_numpy imports pandas on its first call: 0.3-0.8 s of CPU), any other
+    through ``to_numpy`` (TypeError or ValueError when it holds no numbers)."""
+    import pyarrow as pa
+
+    if array.type == pa.float64() and array.null_count == 0:
+        return np.frombuffer(array.buffers()[1], dtype=np.float64, count=len(array),
+                             offset=array.offset * 8)
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
 def _numbered_lines(handle, first: int, count: int) -> tuple[list[str], list[int], int]:
@@ -68,7 +125,9 @@ def _csv_chunks(path: Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, list[
                 break
             numbers = [n for n, _ in head] + numbers
             try:
-                table = np.loadtxt(texts, delimiter=",", ndmin=2, dtype=np.float64)
+                table = _arrow_parse("".join(texts), len(names))
+                if table is None:
+                    table = np.loadtxt(texts, delimiter=",", ndmin=2, dtype=np.float64)
                 if table.shape[1] != len(names):
                     raise ValueError
             except ValueError:
@@ -127,8 +186,7 @@ def iter_table(path: str | Path, chunk_rows: int) -> Iterator[tuple[np.ndarray, 
         names = list(source.schema_arrow.names)
         for batch in source.iter_batches(batch_size=chunk_rows):
             try:
-                yield np.column_stack([np.asarray(c.to_numpy(zero_copy_only=False),
-                                                  dtype=np.float64) for c in batch.columns]), names
+                yield np.column_stack([_floats(c) for c in batch.columns]), names
             except (TypeError, ValueError) as exc:
                 raise fail("data", f"hold numeric columns only ({exc})", str(path)) from None
         return

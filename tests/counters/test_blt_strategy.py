@@ -66,3 +66,20 @@ def test_blt_series_are_the_limits_of_the_bounded_sums():
     s = -OMEGAS / (1 - THETAS)  # past the design horizon the growth is (1 - sum s)^2 per step
     late = endless.variance(np.array([2**30, 2**30 + 1000]))
     np.testing.assert_allclose(np.diff(late) / 1000, (1 - s.sum())**2, rtol=1e-6)
+
+
+def test_the_direct_filter_is_lfilters_bit_for_bit():
+    # a block's buffers go through lfilter's C filter without lfilter's argument handling:
+    # the same function, so equal bits, not equal to rounding
+    from scipy import signal
+
+    from dpol.counters.strategies.blt_strategy import _ONE, _linear_filter
+
+    rng = np.random.default_rng(0)
+    z, zi = rng.normal(size=(300, 7)), rng.normal(size=(1, 7))
+    for theta in THETAS:
+        a = np.array([1.0, -theta])
+        direct = _linear_filter()(_ONE, a, z, 0, theta * zi)
+        slow = signal.lfilter([1.0], [1.0, -theta], z, axis=0, zi=theta * zi)
+        for d, s in zip(direct, slow, strict=True):
+            np.testing.assert_array_equal(d.view(np.int64), s.view(np.int64))

@@ -4,12 +4,13 @@ refusals of reading it whole (read_table), whatever the chunk boundaries."""
 from __future__ import annotations
 
 import gzip
+import sys
 
 import numpy as np
 import pytest
 
 from dpol.datasets import read_table
-from dpol.datasets.chunks import iter_table
+from dpol.datasets.chunks import _arrow_parse, iter_table
 from dpol.errors import InvalidInputError
 
 TABLE = np.random.default_rng(0).normal(size=(23, 3))  # 23 rows: no size divides it
@@ -69,3 +70,41 @@ def test_bad_sizes_and_empty_files_are_refused(tmp_path):
     np.save(tmp_path / "flat.npy", np.ones(3))
     with pytest.raises(InvalidInputError, match="2-d numeric array"):
         list(iter_table(tmp_path / "flat.npy", 4))
+
+
+def _without_pyarrow(monkeypatch):
+    """Hide pyarrow: ``import pyarrow`` raises ImportError, as when it is not installed."""
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.csv", None)
+
+
+def test_pyarrow_and_loadtxt_read_a_csv_to_the_same_bits(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow.csv")
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=(600, 3)) * 10.0 ** rng.integers(-320, 308, size=(600, 3))
+    formats = [lambda v: repr(float(v)), lambda v: f"{v:.25e}", lambda v: f"{v:.3f}",
+               lambda v: f"{v:.20g}", lambda v: f"{v:+.4E}"]  # 17 digits, 26, rounded, ...
+    lines = [",".join(formats[i % 5](v) for v in row) for i, row in enumerate(values)]
+    lines += ["1.,.5,-.5", "+1,1e5,1E-5", "00012,-0,-0.0", "4.9e-324,2.4703282292062328e-324,"
+              "0.1000000000000000055511151231257827"]  # halfway and subnormal cases
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,c\n" + "\n".join(lines) + "\n")
+    assert _arrow_parse("\n".join(lines), 3) is not None  # plain: pyarrow parses it
+    fast = np.vstack([t for t, _ in iter_table(path, 256)])
+    _without_pyarrow(monkeypatch)
+    slow = np.vstack([t for t, _ in iter_table(path, 256)])
+    assert fast.shape == (len(lines), 3)
+    np.testing.assert_array_equal(fast.view(np.int64), slow.view(np.int64))
+
+
+@pytest.mark.parametrize("row", ["1,,2", "1,2", "1,2,3,4", "1.2.3,4,5", "1e,2,3", '"1",2,3'])
+def test_a_chunk_pyarrow_refuses_gets_loadtxts_message(tmp_path, monkeypatch, row):
+    pytest.importorskip("pyarrow.csv")
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,c\n1,2,3\n" + row + "\n")
+    with pytest.raises(InvalidInputError) as fast:
+        list(iter_table(path, 8))
+    _without_pyarrow(monkeypatch)
+    with pytest.raises(InvalidInputError) as slow:
+        list(iter_table(path, 8))
+    assert str(fast.value) == str(slow.value)

@@ -46,6 +46,7 @@ from dpol.experiments.runs.chunk_checkpoint import ChunkCheckpoints, ChunkWriter
 from dpol.experiments.runs.output import remove_checkpoint, staged_output
 from dpol.experiments.runs.report import CURVE_POINTS, write_report
 from dpol.experiments.runs.request import RunRequest
+from dpol.learners._psd_solve import _blas_controller
 
 __all__ = ["count_rows", "run_chunked"]
 
@@ -239,7 +240,10 @@ def _learn_chunks(request: RunRequest, keeper: ChunkCheckpoints, stage: Path, ou
             f"of {outputs} classes)")
         learned = _Learned(marks, _Tally(marks), coding, counts=np.zeros(outputs))
     done = 0
-    with keeper.writers(stage) as writers, warnings.catch_warnings():
+    # one BLAS thread: a chunk's large products (losses, labels' checks) woke OpenBLAS's
+    # second thread, whose spinning cost ~10% of the run's CPU (ridge, d = 10: measured)
+    with keeper.writers(stage) as writers, warnings.catch_warnings(), \
+            _blas_controller().limit(limits=1, user_api="blas"):
         warnings.simplefilter("ignore", NonPrivateWarning)
         for table, names in iter_table(request.data, request.chunk_rows):
             table = table[:T - done]
