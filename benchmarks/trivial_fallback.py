@@ -6,8 +6,8 @@ a private prior and a private gate on the prequential errors). This script measu
 that buys and costs on the binary sets of ``benchmarks/utility.py`` (same split, same
 preprocessing, the same learner as ``OnlineClassifier()``, both groups): prequential and
 held-out accuracy, mean [worst] over the seeds, for three variants: no fallback, the
-fallback as ``fallback=True`` builds it, and the fallback with ``significance=1`` (the
-model also predicts where the prior is within one of its stds of 0). Each is judged by
+fallback as ``fallback=True`` builds it, and the fallback with ``significance=0`` (the
+model never predicts because the prior is a coin flip, only where the gate opens). Each is judged by
 utility.md's T1: against the *private* trivial model (``_utility_trivial``: the class
 prior alone, released per block on the whole budget, same seeds), its mean against that
 model's mean and its worst seed against that model's worst, within one standard error of
@@ -57,7 +57,7 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None):
 
 
 #: the variants measured: name -> None (no fallback) or WithTrivialFallback's keywords
-VARIANTS = {"no": None, "yes": {}, "yes, significance 1": {"significance": 1.0}}
+VARIANTS = {"no": None, "yes": {}, "yes, significance 0": {"significance": 0.0}}
 
 
 def _judge(scores: list[float], baseline: list[float], majority_acc: float,

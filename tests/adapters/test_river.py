@@ -39,10 +39,11 @@ def test_the_guarantee_is_the_target_with_the_fallback_share_inside():
 
 
 def test_a_closed_gate_predicts_the_private_prior_for_every_x():
-    # epsilon 1 and 300 rows of 10% True that x does not explain: the model is no better
-    # than the prior, so the gate (std sqrt(11.8^2 + 11.8^2) / 154.5 = 0.11; blocks of 1,
-    # ..., 128 rows and 45) opens, below -1 std, with probability at most 16%; seeded: the
-    # closed outcome is fixed
+    # epsilon 1 and 300 rows of 10% True that x does not explain: the prior's rate (about
+    # -0.8) has the public std 2 z_p / sqrt(sum n_j^2) = 2 x 11.8 / 154.5 = 0.15 (blocks of
+    # 1, ..., 128 rows and 45), so it is no coin flip; the model is no better than it, so
+    # the gate (std sqrt(11.8^2 + 11.8^2) / 154.5 = 0.11) opens, below -1 std, with
+    # probability at most 16%; seeded: the closed outcome is fixed
     model = _learn(RiverClassifier(epsilon=1.0, horizon=300, seed=0, fallback=True), 300,
                    signal=False)
     assert not model.learner_.uses_model
@@ -69,9 +70,10 @@ def test_an_open_gate_predicts_with_the_model_as_the_learner_does():
 
 
 def test_k_classes_fall_back_to_the_majority_class():
-    # 10% "b", 90% "a" and no signal at epsilon 1: the gate stays closed as above and the
-    # prior's argmax is "a" (rates 0.9 against 0.1, noise std z_p sqrt(2) / sqrt(sum
-    # n_j^2) = 11.8 x 1.41 / 154.5 = 0.11 on each; seeded)
+    # 10% "b", 90% "a" and no signal at epsilon 1: the prior's rates (0.9 against 0.1)
+    # have the noise std z_p sqrt(2) / sqrt(sum n_j^2) = 11.8 x 1.41 / 154.5 = 0.11 each,
+    # so "a" leads by far more than the coin-flip margin (1 std of the difference, 0.15);
+    # the gate stays closed as above (seeded)
     model = _learn(RiverClassifier(epsilon=1.0, horizon=300, seed=0, fallback=True,
                                    classes=("a", "b", "c")), 300, signal=False,
                    classes=("a", "b", "c"))

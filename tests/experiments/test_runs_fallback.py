@@ -117,12 +117,11 @@ def test_the_console_says_the_budget_share_and_which_model_predicts(tmp_path):
         str(tmp_path / "out"), "--no-baseline", "--seed", "0"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
-    # 200 rows at epsilon 0.1 (blocks of 1, ..., 64 rows and 73: sqrt(W) = 103.9): the
-    # gate's mean error difference, in [-1, 1] before noise, has the std sqrt(97.2^2 +
-    # 97.2^2) / 103.9 = 1.32, so it opens (below -1 std) with probability at most
-    # P(Z < 1 / 1.32 - 1) = 40% whatever the model; seeded: the closed outcome is fixed
+    # 200 rows at epsilon 0.1: the prior's rate has std 2 x 97.2 / 103.9 = 1.87 (blocks
+    # of 1, ..., 64 rows and 73, sqrt(W) = 103.9), above any rate's size 1: a coin flip
+    # whatever the seed (significance 1), so the model predicts
     assert "privacy: trivial fallback: class prior and gate, Gaussian, 10% + 10%" in text
-    assert "predicts: the class prior" in text
+    assert "predicts: the model" in text
     assert "--fallback" in (tmp_path / "out" / "report.md").read_text()  # the command
     refused = typer_testing.CliRunner().invoke(app, [
         "run", "ridge", data, "--fallback", "--out", str(tmp_path / "reg")])
