@@ -204,8 +204,9 @@ def test_a_killed_driver_leaves_no_worker(tmp_path):
                            for sig, ks in workers.items()}
         assert all(len(ks) == 2 for ks in workers.values())
     finally:
-        for proc in drivers.values():
+        for proc in drivers.values():  # reaped, so no later test meets a live Popen
             proc.kill()
+            proc.wait(timeout=30)
         for kids in workers.values():
             for kid in kids:
                 with contextlib.suppress(psutil.NoSuchProcess):
