@@ -186,8 +186,10 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     -----
     ``fallback=True`` runs the learner inside
     :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 20% of the Gaussian
-    budget (of mu^2). Off by default: it holds the majority class where the model loses
-    to it, but costs on small balanced sets (docs/benchmarks/trivial_fallback.md).
+    budget (of mu^2): the model predicts where its errors are privately below the prior's,
+    or where the prior itself is a coin flip (within one of its stds of the boundary).
+    Off by default: it holds the majority class where the model loses to it, but costs on
+    small balanced sets (docs/benchmarks/trivial_fallback.md).
     With ``centre_budget > 0`` its gate judges the classes the estimator predicts (the
     centre b plus the learner's margin).
 
