@@ -160,12 +160,17 @@ def test_a_missing_engine_is_named_before_the_store_is_opened(tmp_path, monkeypa
 
 #: a driver of two local workers, each asleep in a task for a minute
 SLEEPER = """
-import time
+import os, sys, time
 from dpol.experiments.sweeps.engines import open_engine
 from dpol.experiments.sweeps.runner import run_tasks
+
+def nap(seconds):  # a file per task says it started (forked workers know __main__)
+    open(os.path.join(sys.argv[1], str(os.getpid())), "w").close()
+    time.sleep(seconds)
+
 with open_engine("local", 2) as engine:
     engine.in_process = False
-    run_tasks(engine, time.sleep, [60, 60], lambda i, r: None)
+    run_tasks(engine, nap, [60, 60], lambda i, r: None)
 """
 
 
@@ -176,26 +181,32 @@ def test_a_killed_driver_leaves_no_worker(tmp_path):
     # SIGKILL and SIGTERM end the driver with no cleanup (its workers slept on for ever:
     # they watch it now); SIGINT ends the sweep, which ends its workers (no longer after
     # their tasks). Three drivers at once: one start-up's time
-    drivers = {sig: subprocess.Popen([sys.executable, "-c", SLEEPER], cwd=ROOT,
-                                     env={**os.environ, "PYTHONPATH": str(ROOT)},
+    signals = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
+    started = {sig: tmp_path / sig.name for sig in signals}
+    for folder in started.values():
+        folder.mkdir()
+    drivers = {sig: subprocess.Popen([sys.executable, "-c", SLEEPER, str(started[sig])],
+                                     cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                                      stderr=subprocess.DEVNULL)
-               for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)}
+               for sig in signals}
     workers = {}
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 90
         for sig, proc in drivers.items():
-            # both workers running their task's sleep: started, watched, past every fork
-            # of the driver (a SIGINT during a fork is lost by Python)
-            while time.monotonic() < deadline:
-                kids = psutil.Process(proc.pid).children()
-                if len(kids) == 2 and all(k.num_threads() >= 2 for k in kids):
-                    break
+            # both workers in their task's sleep (each wrote its file): the pool is up, no
+            # fork of the driver is left (a SIGINT during a fork is lost by Python), and
+            # the driver waits on its tasks
+            while len(list(started[sig].iterdir())) < 2:
+                assert time.monotonic() < deadline, f"{sig.name}: its tasks never started"
                 time.sleep(0.05)
-            workers[sig] = kids
+            workers[sig] = psutil.Process(proc.pid).children()
         for sig, proc in drivers.items():
             os.kill(proc.pid, sig)
-        for proc in drivers.values():
-            proc.wait(timeout=30)
+        for sig, proc in drivers.items():
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"the driver sent {sig.name} still runs after 30 s")
         # each worker sees its parent gone within DRIVER_POLL s; the rest is the time a
         # loaded machine takes to schedule it (1-2 s at a load of 13 on 2 CPUs)
         _, alive = psutil.wait_procs([k for ks in workers.values() for k in ks],
