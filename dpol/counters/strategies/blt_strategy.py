@@ -95,7 +95,6 @@ def row_norm_sq(thetas: np.ndarray, omegas: np.ndarray, t: np.ndarray) -> np.nda
             + double @ np.outer(s, s).ravel())
 
 
-
 #: lfilter's numerator (b = [1]): u_t = z_t + theta u_{t-1}
 _ONE = np.array([1.0])
 
