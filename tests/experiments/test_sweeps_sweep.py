@@ -160,7 +160,10 @@ def test_a_missing_engine_is_named_before_the_store_is_opened(tmp_path, monkeypa
 
 #: a driver of two local workers, each asleep in a task for a minute
 SLEEPER = """
-import os, sys, time
+import os, signal, sys, time
+# Ctrl-C as in a terminal: a process started in the background inherits an ignored SIGINT
+# (a non-interactive shell's '&'), and Python installs no KeyboardInterrupt for it then
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from dpol.experiments.sweeps.engines import open_engine
 from dpol.experiments.sweeps.runner import run_tasks
 
