@@ -204,7 +204,6 @@ class WithTrivialFallback(LearnerWrapper):
         shape = (self.outputs,) if self.outputs > 1 else ()
         self.offset = self._check_offset(offset, shape)
         self._label_sum, self._error_sum = np.zeros(shape), 0.0  # the open block's
-        self._block_class = 0  # the prior's class while the open block runs
         self._prior_num, self._gate_num, self._weight = np.zeros(shape), 0.0, 0.0
         self._block_start = 0  # where the open block began
         self.releases_: list[tuple[int, object, float]] = []  # (rows, noisy sums) per block
@@ -289,7 +288,10 @@ class WithTrivialFallback(LearnerWrapper):
                                 self.gate_multiplier * self.gate_sensitivity, self._rng)[0]
         labels = labels if self.outputs > 1 else labels[0]
         self.releases_.append((n, labels, float(errors)))
-        self._gate_num += n * (errors - self.prior_errors(n, labels, self._block_class))
+        # the prior predicted the open block from the releases before it: still self.prior
+        prior = self.prior
+        prior_class = int(np.argmax(prior)) if self.outputs > 1 else (1 if prior > 0 else -1)
+        self._gate_num += n * (errors - self.prior_errors(n, labels, prior_class))
         self._prior_num = self._prior_num + n * labels
         self._weight += float(n) ** 2
         sd = math.hypot(self.gate_multiplier * self.gate_sensitivity,
@@ -330,8 +332,6 @@ class WithTrivialFallback(LearnerWrapper):
             stop = min(n, self._block_end() - t0)
             rows = slice(start, stop)
             prior = self.prior
-            self._block_class = int(np.argmax(prior)) if self.outputs > 1 else \
-                (1 if prior > 0 else -1)
             out[rows] = model[rows] if self.uses_model else prior - self.offset
             label_sum, error_sum = block_sums(model[rows] + self.offset, labels[rows],
                                               classes[rows])
