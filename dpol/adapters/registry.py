@@ -152,13 +152,11 @@ def _ridge(alpha: float) -> Callable[[int, float, float], dict]:
     return defaults
 
 
-def _tuned_ridge(dim: int, xb: float, yb: float, alpha: float = RIDGE_ALPHA) -> dict:
-    return {"alpha": alpha, "noise_ridge": True, "bound": xb, "y_bound": yb,
-            "counter": "blt", "solves_per_doubling": RIDGE_SOLVES_PER_DOUBLING}
-
-
-def _tuned_ridge_regression(dim: int, xb: float, yb: float) -> dict:
-    return _tuned_ridge(dim, xb, yb, REGRESSION_RIDGE_ALPHA)
+def _tuned_ridge(alpha: float) -> Callable[[int, float, float], dict]:
+    def defaults(dim: int, xb: float, yb: float) -> dict:
+        return {"alpha": alpha, "noise_ridge": True, "bound": xb, "y_bound": yb,
+                "counter": "blt", "solves_per_doubling": RIDGE_SOLVES_PER_DOUBLING}
+    return defaults
 
 
 #: every learner by its name on the command line and in the adapters, with its defaults
@@ -198,16 +196,18 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                                    "excess": 0.5}),
     LearnerSpec("ridge", "JKT Alg. 4 (PQFTL) as private ridge regression: alpha=0.001, noise "
                 "ridge (BLT sums; tree under paper calibration); the adapters' default "
-                "regressor", PrivateQuadraticFTL, "regression", "blt", _tuned_ridge_regression,
+                "regressor", PrivateQuadraticFTL, "regression", "blt",
+                _tuned_ridge(REGRESSION_RIDGE_ALPHA),
                 paper_counter="binary_tree"),
     LearnerSpec("ridge_classifier", "JKT Alg. 4 (PQFTL), least squares on labels +-1 "
                 "(alpha=0.01, noise ridge, BLT sums; tree under paper calibration)",
-                PrivateQuadraticFTL, "classification", "blt", _tuned_ridge,
+                PrivateQuadraticFTL, "classification", "blt", _tuned_ridge(RIDGE_ALPHA),
                 paper_counter="binary_tree"),
     LearnerSpec("ridge_classifier_rff", "ridge_classifier on [0.8 x, 0.6 phi(x)], phi 32 "
                 "random Fourier features (bandwidth 0.2 x_bound): a linear model beside a "
                 "kernel one; the adapters' default classifier", PrivateQuadraticFTL,
-                "classification", "blt", _tuned_ridge, paper_counter="binary_tree",
+                "classification", "blt", _tuned_ridge(RIDGE_ALPHA),
+                paper_counter="binary_tree",
                 features=(N_RANDOM_FEATURES, 0.8)),
 )}
 #: old learner names, still accepted as the names they map to (docs/architecture.md, Names)
