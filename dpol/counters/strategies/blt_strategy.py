@@ -5,6 +5,7 @@ Parameters and their optimiser: :mod:`dpol.counters.strategies.blt_optimizer`.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -99,6 +100,7 @@ def row_norm_sq(thetas: np.ndarray, omegas: np.ndarray, t: np.ndarray) -> np.nda
 _ONE = np.array([1.0])
 
 
+@functools.cache
 def _linear_filter():
     """``f(b, a, x, axis, zi)``: the C filter ``scipy.signal.lfilter`` calls for arrays
     ``b``, ``a`` of float64 with ``len(a) > 1`` (the same function, so the same bits),
