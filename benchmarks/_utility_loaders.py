@@ -23,6 +23,8 @@ SEGMENT_CLASS = "brickface"
 #: the label of river's Yeast (14 multi-label columns) taken as the binary label: the
 #: first column, fixed before any run (31.5% positive)
 YEAST_LABEL = "Class1"
+#: seed of the generated imbalanced sets (``_imbalanced``, ``_rare_noise``)
+IMBALANCED_SEED = 2026
 
 
 def _shuffled(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -107,10 +109,30 @@ def _sklearn(name: str) -> tuple[np.ndarray, np.ndarray]:
     return _shuffled(bunch.data.astype(float), bunch.target.astype(float))
 
 
+def _imbalanced() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's ``make_classification``: 2,500 rows, 10 features (4 informative),
+    12% positive, 2% of labels flipped, a weak class separation (0.8); parameters and
+    seed fixed before any run."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=2500, n_features=10, n_informative=4,
+                               weights=[0.88], flip_y=0.02, class_sep=0.8,
+                               random_state=IMBALANCED_SEED)
+    return X, _sign(y == 1)
+
+
+def _rare_noise() -> tuple[np.ndarray, np.ndarray]:
+    """1,000 rows of 12 standard normal features and a label drawn apart from them, 4%
+    positive: nothing to learn, so the majority class is the best model there is."""
+    rng = np.random.default_rng(IMBALANCED_SEED)
+    return rng.normal(size=(1000, 12)), _sign(rng.random(1000) < 0.04)
+
+
 def _statsmodels(name: str) -> tuple[np.ndarray, np.ndarray]:
     import importlib
 
-    frame = importlib.import_module(f"statsmodels.datasets.{name}").load_pandas().data
+    module = {"mode-choice": "modechoice"}.get(name, name)
+    frame = importlib.import_module(f"statsmodels.datasets.{module}").load_pandas().data
     if name == "randhie":
         target = np.log1p(frame["mdvis"].to_numpy(dtype=np.float64))
         features = frame.drop(columns="mdvis")
@@ -121,6 +143,15 @@ def _statsmodels(name: str) -> tuple[np.ndarray, np.ndarray]:
         above, below = frame["NABOVE"].to_numpy(float), frame["NBELOW"].to_numpy(float)
         target = above / (above + below)
         features = frame.drop(columns=["NABOVE", "NBELOW"])
+    elif name == "anes96":  # the 1996 vote (Dole as +1) from the survey's answers
+        target = _sign(frame["vote"].to_numpy() == 1)
+        features = frame.drop(columns=["vote", "popul"])  # logpopul kept
+    elif name == "mode-choice":  # the travel mode chosen, one row per (person, mode)
+        target = _sign(frame["choice"].to_numpy() == 1)
+        modes = _one_hot(frame["mode"].tolist(), [1.0, 2.0, 3.0, 4.0])
+        features = np.hstack([np.array(modes), frame.drop(
+            columns=["individual", "mode", "choice"]).to_numpy(dtype=np.float64)])
+        return _shuffled(features, target)
     elif name == "engel":  # household food expenditure (raw, 242-2033) from income
         target = frame["foodexp"].to_numpy(dtype=np.float64)
         features = frame.drop(columns="foodexp")
@@ -139,4 +170,8 @@ def load_packaged(name: str) -> tuple[np.ndarray, np.ndarray]:
         return river[name]()
     if name in ("breast-cancer", "diabetes", "iris", "wine", "digits"):
         return _sklearn(name)
+    if name == "imbalanced":
+        return _imbalanced()
+    if name == "rare-noise":
+        return _rare_noise()
     return _statsmodels(name)

@@ -31,15 +31,15 @@ from pathlib import Path
 
 import numpy as np
 from _utility_baselines import majority, score
-from _utility_data import GROUPS, group_of, prepare
+from _utility_data import GROUPS, SOURCES, group_of, prepare
 from _utility_dpol import _make, default_learners, delta_for
 from _utility_trivial import run_private_trivial
 
 from dpol._seeding import spawn_seeds
 from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
 
-BINARY = ("phishing", "bananas", "shuttle", "breast-cancer", "synthetic-logistic",
-          "solar-flare", "image-segments", "yeast", "fair")
+#: every binary set of the utility benchmark, the tuning group first
+BINARY = tuple(n for g in GROUPS.values() for n in g if SOURCES[n][0] == "classification")
 OUT = Path(__file__).parent / "results" / "trivial_fallback.json"
 
 
@@ -106,9 +106,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 1.0])
+    parser.add_argument("--datasets", default=",".join(BINARY),
+                        help="comma-separated binary sets (default: all)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # clipping warnings: the preprocessing clips ~5%
-    rows = [r for name in BINARY for r in measure(name, args.epsilons, args.seeds)]
+    names = args.datasets.split(",")
+    unknown = sorted(set(names) - set(BINARY))
+    if unknown:
+        parser.error(f"--datasets: not binary sets of the benchmark: {', '.join(unknown)}")
+    rows = [r for name in names for r in measure(name, args.epsilons, args.seeds)]
     print("| data set | group | eps | fallback | held out mean [worst] | T1 | maj | "
           "prequential mean [worst] | T1 | maj | private trivial held / stream | "
           "majority held / stream |")
