@@ -27,7 +27,8 @@ Privacy
 Replace-one (add/remove is refused: an added row shifts later rows into other blocks).
 Three mechanisms run in sequence, each seeing the earlier outputs: the learner
 (``learner.privacy_events()``), the prior's block sums, the gate's block counts; each
-element falls in one block. Sensitivity: prior 2 y_bound (one-hot rows: sqrt(2)); gate 1,
+element falls in one block. Sensitivity: prior 2 L, L = min(1, y_bound - |offset|) the
+size of the -L / +L labels it sums (one-hot rows: sqrt(2)); gate 1,
 since given the earlier releases the model's prediction of row t is fixed and every
 error count but row t's depends on its own row alone. Calibration: N(0, (z sens)^2) per
 coordinate is a Gaussian mechanism of multiplier z (Dwork and Roth 2014, Thm A.1),
@@ -159,12 +160,12 @@ class WithTrivialFallback(LearnerWrapper):
     prior : float or array (K,)
         The prior's margin (0 before its first release).
     releases_ : list of (int, float or array (K,), float)
-        Per block: its rows, noisy label sum and noisy error-difference sum.
+        Per block: its rows, noisy label sum and noisy count of the model's errors.
 
     Privacy
     -------
-    Replace-one. Sensitivity: a row moves one block's label sum by at most 2 y_bound
-    (sqrt(2) one-hot) and, given the earlier releases, the gate's error count by at most 1.
+    Replace-one. Sensitivity: a row moves one block's label sum by at most 2 L (its labels
+    are -L / +L, L = min(1, y_bound - |offset|); sqrt(2) one-hot) and, given the earlier releases, the gate's error count by at most 1.
     Calibration: Gaussian mechanisms of multipliers ``prior_multiplier`` and
     ``gate_multiplier`` (Dwork and Roth 2014, Thm A.1), composed adaptively with the
     learner's events (Dong, Roth and Su 2019, Cor. 3.3); derivation in the module
@@ -225,8 +226,10 @@ class WithTrivialFallback(LearnerWrapper):
     # ------------------------------------------------------------------ the public parts
     @property
     def prior_sensitivity(self) -> float:
-        """l2 sensitivity of a block's label sum: 2 y_bound, or sqrt(2) for one-hot rows."""
-        return math.sqrt(2.0) if self.outputs > 1 else 2.0 * self.base.y_bound
+        """l2 sensitivity of a block's label sum: 2 L for the -L / +L labels it sums
+        (``_label_size``; not the learner's 2 y_bound, which a centre widens to 2 (1 + |b|)),
+        or sqrt(2) for one-hot rows."""
+        return math.sqrt(2.0) if self.outputs > 1 else 2.0 * self._label_size
 
     #: l2 sensitivity of a block's count of the model's errors
     gate_sensitivity = 1.0
@@ -250,9 +253,10 @@ class WithTrivialFallback(LearnerWrapper):
         rate = self._prior_num / self._weight
         if self.outputs > 1:
             return rate
-        rate = float(np.clip(rate, -self.base.y_bound, self.base.y_bound))
+        size = self._label_size  # the summed labels' +-L
+        rate = float(np.clip(rate, -size, size))
         if self.link == "logit":
-            p = min(max((1.0 + rate / self.base.y_bound) / 2.0, 1e-6), 1.0 - 1e-6)
+            p = min(max((1.0 + rate / size) / 2.0, 1e-6), 1.0 - 1e-6)
             return math.log(p / (1.0 - p))
         return rate
 

@@ -72,17 +72,25 @@ def test_the_non_private_twin_runs_with_the_fallback():
 
 def test_a_centred_classifier_falls_back_to_its_prior_and_predicts_the_classes_judged():
     # centred on its released class prior b, the learner fits y - b; the gate judges the
-    # classes of m + b, which the estimator predicts. Noise labels (90% "a"): the prior
-    # stays and the estimator predicts it (intercept_ = the prior's margin, coef_ 0);
+    # classes of m + b, which the estimator predicts. Noise labels (90% "a"): the
+    # estimator predicts "a" everywhere, by the prior (intercept_ = its margin, coef_ 0)
+    # or by the centred model, whose drowned margin never outweighs b: it then beats the
+    # fallback's own prior (0.09 of the budget) where that one's early blocks point the
+    # wrong way, and the gate rightly opens (seeds 0 and 2 here; 1 and 3 keep the prior);
     # a clean boundary: the model is chosen and predicts b + its margin
     X, y = _noise_labels()
-    clf = OnlineClassifier(epsilon=0.1, random_state=0, fallback=True,
-                           centre_budget=0.1).fit(X, y)
-    fallback = clf.learner_
-    assert fallback.offset == clf.prep_.centre.value != 0.0
-    assert not fallback.uses_model and np.all(clf.predict(X) == "a")
-    assert np.all(clf.coef_ == 0.0) and clf.intercept_ == pytest.approx(fallback.prior)
-    assert clf.privacy_.epsilon == pytest.approx(0.1, rel=1e-6)
+    chosen = set()
+    for seed in range(4):
+        clf = OnlineClassifier(epsilon=0.1, random_state=seed, fallback=True,
+                               centre_budget=0.1).fit(X, y)
+        fallback = clf.learner_
+        assert fallback.offset == clf.prep_.centre.value != 0.0
+        assert np.all(clf.predict(X) == "a")
+        if not fallback.uses_model:
+            assert np.all(clf.coef_ == 0.0) and clf.intercept_ == pytest.approx(fallback.prior)
+        chosen.add(fallback.uses_model)
+        assert clf.privacy_.epsilon == pytest.approx(0.1, rel=1e-6)
+    assert chosen == {True, False}
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 4)) / 4
     y = np.where(X[:, 0] > 0.05, "b", "a")
