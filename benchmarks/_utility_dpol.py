@@ -153,11 +153,30 @@ class _Centred:
         return self.prep.guarantee(self.learner, self.epsilon)
 
 
+def with_default_fallback(ds, method: str, epsilon: float, seed: int, n: int,
+                          fallback: object = "auto", **options):
+    """The classifier's learner inside the trivial fallback as ``OnlineClassifier`` builds
+    it by default (its seeds, its budget split; ``options``: WithTrivialFallback's
+    keywords); ``fallback=False``: the learner alone, seeded as the estimator seeds it."""
+    from dpol._seeding import spawn_seeds
+    from dpol.adapters._fallback import with_fallback
+
+    learner_seed, _, fallback_seed = spawn_seeds(seed, 3)  # as the estimator splits it
+    learner = with_fallback(lambda e: _make(ds, method, e, learner_seed, n, 1.0),
+                            fallback=fallback, epsilon=epsilon, delta=delta_for(n),
+                            horizon=n, seed=fallback_seed)
+    for key, value in options.items():  # e.g. significance: a public rule, set before run
+        setattr(learner, key, value)
+    return learner
+
+
 def _build(ds, method: str, epsilon: float, seed: int, n: int):
     name = learner_methods(ds.task)[method][0]
     if ds.task == "regression" and method == default_learners()["regression"]:
         return _Centred(ds, name, epsilon, seed, n,
                         lambda eps, s, yb: _make(ds, method, eps, s, n, yb))
+    if ds.task == "classification" and method == default_learners()["classification"]:
+        return with_default_fallback(ds, method, epsilon, seed, n)  # as OnlineClassifier
     return _make(ds, method, epsilon, seed, n, 1.0)
 
 

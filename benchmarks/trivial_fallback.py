@@ -1,13 +1,14 @@
 """The default classifier with and without the trivial fallback, against the trivial model.
 
-``OnlineClassifier(fallback=True)`` runs its learner inside
-:class:`dpol.learners.trivial_fallback.WithTrivialFallback` (20% of the Gaussian budget:
-a private prior and a private gate on the prequential errors). This script measures what
-that buys and costs on the binary sets of ``benchmarks/utility.py`` (same split, same
-preprocessing, the same learner as ``OnlineClassifier()``, both groups): prequential and
-held-out accuracy, mean [worst] over the seeds, for three variants: no fallback, the
-fallback as ``fallback=True`` builds it, and the fallback with ``significance=0`` (the
-model never predicts because the prior is a coin flip, only where the gate opens). Each is judged by
+``OnlineClassifier()`` runs its learner inside
+:class:`dpol.learners.trivial_fallback.WithTrivialFallback` by default (30% of the
+Gaussian budget: a private prior on 20%, a private gate on the prequential errors on
+10%). This script measures what that buys and costs on the binary sets of
+``benchmarks/utility.py`` (same split, same preprocessing, the same learner, both
+groups): prequential and held-out accuracy, mean [worst] over the seeds, for three
+variants: no fallback (``fallback=False``), the fallback as the default builds it, and
+the fallback with ``significance=0`` (the model never predicts because the prior is a
+coin flip, only where the gate opens). Each is judged by
 utility.md's T1: against the *private* trivial model (``_utility_trivial``: the class
 prior alone, released per block on the whole budget, same seeds), its mean against that
 model's mean and its worst seed against that model's worst, within one standard error of
@@ -15,7 +16,7 @@ the majority's held-out accuracy; "maj" says whether every seed also holds the m
 class itself (known before the first row, without noise: no target for a private
 learner, see the docs page).
 
-    python benchmarks/trivial_fallback.py                 # about 4 minutes
+    python benchmarks/trivial_fallback.py                 # about 6 minutes
     python benchmarks/trivial_fallback.py --seeds 2 --epsilons 1
 
 Needs the ``bench`` extra (river, statsmodels). Prints a table and writes
@@ -32,11 +33,8 @@ from pathlib import Path
 import numpy as np
 from _utility_baselines import majority, score
 from _utility_data import GROUPS, SOURCES, group_of, prepare
-from _utility_dpol import _make, default_learners, delta_for
+from _utility_dpol import default_learners, with_default_fallback
 from _utility_trivial import run_private_trivial
-
-from dpol._seeding import spawn_seeds
-from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
 
 #: every binary set of the utility benchmark, the tuning group first
 BINARY = tuple(n for g in GROUPS.values() for n in g if SOURCES[n][0] == "classification")
@@ -46,14 +44,9 @@ OUT = Path(__file__).parent / "results" / "trivial_fallback.json"
 def _learner(ds, epsilon: float, seed: int, options: dict | None):
     """The default classifier's learner, seeded as ``OnlineClassifier`` seeds it; inside
     the fallback (with ``options``) unless ``options`` is None."""
-    n, method = len(ds.y_train), default_learners()["classification"]
-    learner_seed, _, fallback_seed = spawn_seeds(seed, 3)
-    if options is None:
-        return _make(ds, method, epsilon, learner_seed, n, 1.0)
-    z_prior, z_gate, rest = fallback_budget(epsilon, delta_for(n))
-    return WithTrivialFallback(_make(ds, method, rest, learner_seed, n, 1.0),
-                               prior_multiplier=z_prior, gate_multiplier=z_gate,
-                               seed=fallback_seed, epsilon=epsilon, **options)
+    method = default_learners()["classification"]
+    return with_default_fallback(ds, method, epsilon, seed, len(ds.y_train),
+                                 fallback=options is not None, **(options or {}))
 
 
 #: the variants measured: name -> None (no fallback) or WithTrivialFallback's keywords

@@ -1,7 +1,8 @@
 """The trivial fallback as the estimators and ``dpol run`` build it, in one place.
 
 ``fallback=True`` (:class:`~dpol.adapters.OnlineClassifier`,
-:class:`~dpol.adapters.RiverClassifier`, ``dpol run --fallback``) builds the learner on
+:class:`~dpol.adapters.RiverClassifier`, ``dpol run --fallback``; the estimators'
+default ``"auto"`` wherever the learner allows it) builds the learner on
 its share of the budget and runs it inside
 :class:`~dpol.learners.trivial_fallback.WithTrivialFallback`, whose prior and gate take
 the rest (:func:`~dpol.learners.trivial_fallback.fallback_budget`): the guarantee each
@@ -30,10 +31,12 @@ __all__ = ["FALLBACK_TAG", "check_fallback", "fallback_seed", "tagged_seed", "wi
 FALLBACK_TAG = 0x66616C6C  # "fall"
 
 
-def check_fallback(fallback: object) -> bool:
-    """``fallback`` as a bool, or one clear error naming it."""
+def check_fallback(fallback: object) -> bool | str:
+    """``fallback`` as a bool or ``"auto"``, or one clear error naming it."""
+    if isinstance(fallback, str) and fallback == "auto":
+        return "auto"
     if not isinstance(fallback, (bool, np.bool_)):
-        raise fail("fallback", "be True or False", fallback)
+        raise fail("fallback", "be True, False or 'auto'", fallback)
     return bool(fallback)
 
 
@@ -52,12 +55,14 @@ def fallback_seed(seed: int | None) -> np.random.SeedSequence | None:
     return tagged_seed(seed, FALLBACK_TAG)
 
 
-def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool,
+def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool | str,
                   epsilon: float, delta: float | None, horizon: int, seed: object,
                   link: str | None = None, offset: object = None) -> OnlineLearner:
     """``build(epsilon)``; with ``fallback``, ``build`` of the learner's share inside
     :class:`WithTrivialFallback` (``seed``: its noise's) that states the whole's
-    ``epsilon``. ``link`` (default: ``"rate"`` for a least-squares learner, else
+    ``epsilon``. ``"auto"``: the fallback wherever it can wrap the learner (replace-one,
+    Gaussian noise: ``WithTrivialFallback.refusal``), else the learner alone on the whole
+    budget. ``link`` (default: ``"rate"`` for a least-squares learner, else
     ``"logit"``) is the prior's margin; ``offset`` the labels' public centre b, for a
     learner fitting y - b (its gate judges the classes of y and of m + b).
 
@@ -67,12 +72,15 @@ def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool,
     >>> build = lambda e: make_learner("ridge-classifier", 2, horizon=100, epsilon=e, seed=0)
     >>> m = with_fallback(build, fallback=True, epsilon=1.0, delta=None, horizon=100, seed=1)
     >>> type(m).__name__, m.link, round(m.privacy.epsilon, 6), round(m.learner.epsilon, 3)
-    ('WithTrivialFallback', 'rate', 1.0, 0.885)
+    ('WithTrivialFallback', 'rate', 1.0, 0.822)
     """
-    if not check_fallback(fallback):
+    fallback = check_fallback(fallback)
+    if not fallback:
         return build(epsilon)
     z_prior, z_gate, rest = fallback_budget(epsilon, resolve_delta(delta, horizon))
     learner = build(rest)
+    if fallback == "auto" and WithTrivialFallback.refusal(learner) is not None:
+        return build(epsilon)  # built again: the whole budget, the same seed
     if link is None:
         base = learner.base if isinstance(learner, LearnerWrapper) else learner
         link = "rate" if label_bound(base) is not None else "logit"

@@ -253,14 +253,15 @@ class RiverClassifier(_DictFeatures, _Classifier):
     ``"ridge_classifier"`` (least squares on -1 / +1), and ``classes``: None for bool
     labels (truthy: +1), else the K >= 2 labels, declared up front (K fixes the noise).
     K > 2 classes stream one-hot rows through one Gram matrix (PQFTL's ``outputs=K``).
-    ``fallback`` (bool, default False): as :class:`~dpol.adapters.OnlineClassifier`'s.
+    ``fallback`` (True, False or ``"auto"``, the default): as
+    :class:`~dpol.adapters.OnlineClassifier`'s.
 
     Notes
     -----
-    ``fallback=True`` runs the learner inside
-    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 20% of the Gaussian
-    budget; ``learner_.uses_model`` says whether the model or the prior predicts.
-    ``privacy`` includes the fallback's share. Off by default
+    The fallback runs the learner inside
+    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 70% of the Gaussian
+    budget (``"auto"``: wherever the learner allows it); ``learner_.uses_model`` says
+    whether the model or the prior predicts. ``privacy`` includes the fallback's share
     (docs/benchmarks/trivial_fallback.md).
 
     Examples
@@ -282,7 +283,7 @@ class RiverClassifier(_DictFeatures, _Classifier):
                  intercept_scaling: float = INTERCEPT_SCALING,
                  postprocess: str = "average", random_features: int | None = None,
                  bandwidth: float = BANDWIDTH, classes: tuple | None = None,
-                 fallback: bool = False) -> None:
+                 fallback: bool | str = "auto") -> None:
         super().__init__(learner, epsilon, delta, horizon, counter, x_bound, y_bound,
                          calibration, seed, learner_options, fit_intercept,
                          intercept_scaling, postprocess, random_features, bandwidth)

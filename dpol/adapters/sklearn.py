@@ -169,8 +169,9 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     (:class:`~dpol.learners.random_features.WithRandomFeatures`); ``"ridge_classifier"``
     is the linear model alone.
     ``predict_proba``: the logistic link of the margin, for the logistic learners (``igd``,
-    ``pol``; two classes). One more parameter, ``fallback`` (bool, default False): predict
-    the private class prior wherever the model does not privately beat it (Notes).
+    ``pol``; two classes). One more parameter, ``fallback`` (True, False or ``"auto"``,
+    the default): predict the private class prior wherever the model does not privately
+    beat it (Notes).
 
     Attributes
     ----------
@@ -179,17 +180,22 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     coef_ : array (d + 32,) with the default learner, (K, d + 32) for K > 2 classes
         The weights on the learner's rows.
     learner_, intercept_, privacy_, n_clipped_, t_
-        As :class:`OnlineRegressor`; with ``fallback`` and the prior chosen, ``coef_`` is
+        As :class:`OnlineRegressor`; with the fallback and the prior chosen, ``coef_`` is
         0 and ``intercept_`` the prior's margin.
 
     Notes
     -----
-    ``fallback=True`` runs the learner inside
-    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 20% of the Gaussian
-    budget (of mu^2): the model predicts where its errors are privately below the prior's,
-    or where the prior itself is a coin flip (within one of its stds of the boundary).
-    Off by default: it holds the majority class where the model loses to it, but costs on
-    small balanced sets (docs/benchmarks/trivial_fallback.md).
+    The fallback runs the learner inside
+    :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 70% of the Gaussian
+    budget (of mu^2; the prior 20%, the gate 10%): the model predicts where its errors
+    are privately below the prior's, or where the prior itself is a coin flip (within
+    one of its stds of the boundary). ``"auto"`` (the default) runs it wherever the
+    learner allows it (replace-one, Gaussian noise), else the learner alone on the whole
+    budget; ``learner_`` says which. Chosen on the utility benchmark's tuning sets: it
+    holds the trivial model where the model loses to it (small or imbalanced streams,
+    small epsilon), at a small cost where the model wins
+    (docs/benchmarks/trivial_fallback.md); ``fallback=False`` gives the model the whole
+    budget.
     With ``centre_budget > 0`` its gate judges the classes the estimator predicts (the
     centre b plus the learner's margin).
 
@@ -212,7 +218,7 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
                  bounds_budget: float = 0.1, random_features: int | None = None,
                  bandwidth: float = BANDWIDTH,
                  centre_budget: float = CLASSIFIER_CENTRE_BUDGET,
-                 fallback: bool = False) -> None:
+                 fallback: bool | str = "auto") -> None:
         self._store(locals())
 
     def _labels(self, y: np.ndarray) -> np.ndarray:

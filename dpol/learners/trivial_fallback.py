@@ -17,20 +17,18 @@ block rates, sum_j n_j S_j / W and sum_j n_j (E_j - T_j) / W with W = sum_j n_j^
 prior and the gate's mean error difference d, each of public std (its block noise std
 over sqrt(W)). The model predicts where d < -``threshold`` s (a one-sided test that keeps
 the trivial model wherever the model is not clearly better), and wherever the prior is
-within ``significance`` of its own stds of the class boundary: there the
-prior is a coin flip, and its class no better a guess than the model's. The wrapper is an
-option (``OnlineClassifier(fallback=True)``), not the default: it costs where the model
-wins on small streams (docs/benchmarks/trivial_fallback.md).
+within ``significance`` of its own stds of the class boundary (a coin flip, no better a
+guess than the model's). The estimators' default; docs/benchmarks/trivial_fallback.md.
 
 Privacy
 -------
 Replace-one (add/remove is refused: an added row shifts later rows into other blocks).
 Three mechanisms run in sequence, each seeing the earlier outputs: the learner
 (``learner.privacy_events()``), the prior's block sums, the gate's block counts; each
-element falls in one block. Sensitivity: prior 2 L, L = min(1, y_bound - |offset|) the
-size of the -L / +L labels it sums (one-hot rows: sqrt(2)); gate 1,
-since given the earlier releases the model's prediction of row t is fixed and every
-error count but row t's depends on its own row alone. Calibration: N(0, (z sens)^2) per
+element falls in one block. Sensitivity: prior 2 L for the -L / +L labels it sums, L =
+min(1, y_bound - |offset|) (one-hot rows: sqrt(2)); gate 1, since given the earlier
+releases the model's prediction of row t is fixed and every error count but row t's
+depends on its own row alone. Calibration: N(0, (z sens)^2) per
 coordinate is a Gaussian mechanism of multiplier z (Dwork and Roth 2014, Thm A.1),
 composed adaptively as mu^2 = sum mu_i^2 (Dong, Roth and Su 2019, Cor. 3.3);
 :func:`fallback_budget` splits a Gaussian budget so that the whole composes exactly to
@@ -59,19 +57,15 @@ import numpy as np
 
 from dpol._seeding import resolve_rng
 from dpol._validation import as_matrix, as_vector, check_choice, check_real, fail
-from dpol.accounting.closed_forms import gaussian_share
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._base import OnlineLearner, Trace
+from dpol.learners._fallback_budget import GATE_SHARE, PRIOR_SHARE, fallback_budget
 from dpol.learners._wrapper import LearnerWrapper, predict_rows
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["GATE_SHARE", "LINKS", "PRIOR_SHARE", "SIGNIFICANCE", "THRESHOLD",
            "WithTrivialFallback", "block_sums", "fallback_budget"]
 
-#: share of a Gaussian budget (of mu^2) spent on the prior
-PRIOR_SHARE = 0.1
-#: share of a Gaussian budget (of mu^2) spent on the gate
-GATE_SHARE = 0.1
 #: the noise of both mechanisms (float Gaussian)
 GAUSSIAN = noise_kind("gaussian")
 #: the gate opens where the model's mean error is below the prior's by this many stds
@@ -83,31 +77,6 @@ THRESHOLD = 1.0
 SIGNIFICANCE = 1.0
 #: the prior's links (``link=``): the mean label, or its logit
 LINKS = ("rate", "logit")
-
-
-def fallback_budget(epsilon: float, delta: float, prior_share: float = PRIOR_SHARE,
-                    gate_share: float = GATE_SHARE) -> tuple[float, float, float]:
-    """(z of the prior, z of the gate, epsilon left for the learner) at (epsilon, delta).
-
-    Shares of mu*^2 for the prior and the gate (``gaussian_share``), the rest's epsilon for
-    the learner: exactly (epsilon, delta) for a Gaussian learner (inf: no noise).
-
-    Examples
-    --------
-    >>> z_p, z_g, rest = fallback_budget(1.0, 1e-5)
-    >>> round(z_p, 2), round(z_g, 2), round(rest, 3)
-    (11.8, 11.8, 0.885)
-    """
-    prior_share = check_real("prior_share", prior_share, low=0.0, high=1.0, low_open=True)
-    gate_share = check_real("gate_share", gate_share, low=0.0, high=1.0, low_open=True)
-    both = prior_share + gate_share
-    if both >= 1.0:
-        raise fail("prior_share + gate_share", "be below 1 (the learner needs a share)", both)
-    if math.isinf(epsilon):
-        return 0.0, 0.0, math.inf
-    z_both, rest = gaussian_share(epsilon, delta, both)
-    return (z_both * math.sqrt(both / prior_share), z_both * math.sqrt(both / gate_share),
-            rest)
 
 
 def _classes(margins: np.ndarray) -> np.ndarray:
@@ -164,12 +133,9 @@ class WithTrivialFallback(LearnerWrapper):
 
     Privacy
     -------
-    Replace-one. Sensitivity: a row moves one block's label sum by at most 2 L (its labels
-    are -L / +L, L = min(1, y_bound - |offset|); sqrt(2) one-hot) and, given the earlier releases, the gate's error count by at most 1.
-    Calibration: Gaussian mechanisms of multipliers ``prior_multiplier`` and
-    ``gate_multiplier`` (Dwork and Roth 2014, Thm A.1), composed adaptively with the
-    learner's events (Dong, Roth and Su 2019, Cor. 3.3); derivation in the module
-    docstring. The choice and the predictions are post-processing.
+    Replace-one; sensitivities 2 L (prior) and 1 (gate), Gaussian mechanisms of
+    multipliers ``prior_multiplier`` and ``gate_multiplier`` composed with the learner's
+    events: the module's Privacy section derives them.
     """
 
     def __init__(self, learner: OnlineLearner, *, prior_multiplier: float,
@@ -177,18 +143,9 @@ class WithTrivialFallback(LearnerWrapper):
                  significance: float = SIGNIFICANCE, link: str = "rate",
                  seed: object = None, epsilon: float | None = None,
                  offset: object = None) -> None:
-        if not isinstance(learner, OnlineLearner) or isinstance(learner, WithTrivialFallback):
-            raise fail("learner", "be a full-information learner (an OnlineLearner)", learner)
-        if learner.t_ != 0:
-            raise fail("learner", "be fresh (t = 0)", learner)
-        if learner.neighbouring != "replace_one":
-            raise fail("learner.neighbouring", "be 'replace_one' (an added row would shift "
-                       "every later row into another block)", learner.neighbouring)
-        noise = getattr(learner.base if isinstance(learner, LearnerWrapper) else learner,
-                        "noise", "gaussian")
-        if noise_kind(noise) is not GAUSSIAN:  # no float link beside secure noise
-            raise fail("learner.noise", "be 'gaussian' (the fallback adds float Gaussian "
-                       "noise)", noise)
+        refused = self.refusal(learner)
+        if refused is not None:
+            raise fail(*refused)
         self.learner = learner
         self.dim = learner.dim
         self.prior_multiplier = check_real("prior_multiplier", prior_multiplier, low=0.0)
@@ -197,6 +154,7 @@ class WithTrivialFallback(LearnerWrapper):
         self.significance = check_real("significance", significance, low=0.0)
         self.link = check_choice("link", link, LINKS)
         self._share()
+        learner._clip_warned = False  # it clips nothing itself: the learner's warning stands
         if epsilon is not None:
             self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
         self.seed = seed if seed is not None else learner.seed  # seeded if either is
@@ -209,6 +167,29 @@ class WithTrivialFallback(LearnerWrapper):
         self._block_start = 0  # where the open block began
         self.releases_: list[tuple[int, object, float]] = []  # (rows, noisy sums) per block
         self.uses_model = False
+
+    @staticmethod
+    def refusal(learner: object) -> tuple[str, str, object] | None:
+        """(argument, rule, value) if the fallback cannot wrap ``learner``, else None.
+
+        >>> from dpol.learners import PrivateQuadraticFTL as Q
+        >>> learner = Q(2, horizon=8, epsilon=1.0, neighbouring="add_remove")
+        >>> WithTrivialFallback.refusal(learner)[0]
+        'learner.neighbouring'
+        """
+        if not isinstance(learner, OnlineLearner) or isinstance(learner, WithTrivialFallback):
+            return "learner", "be a full-information learner (an OnlineLearner)", learner
+        if learner.t_ != 0:
+            return "learner", "be fresh (t = 0)", learner
+        if learner.neighbouring != "replace_one":
+            return ("learner.neighbouring", "be 'replace_one' (an added row would shift "
+                    "every later row into another block)", learner.neighbouring)
+        noise = getattr(learner.base if isinstance(learner, LearnerWrapper) else learner,
+                        "noise", "gaussian")
+        if noise_kind(noise) is not GAUSSIAN:  # no float link beside secure noise
+            return ("learner.noise", "be 'gaussian' (the fallback adds float Gaussian "
+                    "noise)", noise)
+        return None
 
     def _check_offset(self, offset: object, shape: tuple) -> float | np.ndarray:
         """``offset`` as a finite float or (K,) array (0 for None), or one clear error."""

@@ -25,7 +25,8 @@ def _three_blobs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def test_k_classes_cost_the_noise_of_one_and_predict_the_largest_margin():
     X, y = _three_blobs(3000, 0)
     T, labels = _three_blobs(1000, 1)
-    clf = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0).fit(X, y)
+    clf = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0,
+                           fallback=False).fit(X, y)
     assert clf.classes_.tolist() == ["blue", "green", "red"]
     assert clf.coef_.shape == (3, 2) and clf.intercept_.shape == (3,)
     margin = clf.decision_function(T)
@@ -36,15 +37,16 @@ def test_k_classes_cost_the_noise_of_one_and_predict_the_largest_margin():
     assert clf.score(T, labels) > 0.9
     # the same guarantee as two classes: the u counter's element vec(x y^T) moves by the
     # scalar bound for one-hot rows (PQFTL's Privacy section)
-    binary = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0).fit(
-        X, y == "red")
+    binary = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0,
+                              fallback=False).fit(X, y == "red")
     assert str(clf.privacy_) == str(binary.privacy_)
     assert clf.learner_.learner.outputs == 3
 
 
 def test_the_estimator_is_its_learner_on_one_hot_labels():
     X, y = _three_blobs(500, 2)
-    clf = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=4).fit(X, y)
+    clf = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=4,
+                           fallback=False).fit(X, y)
     direct = make_learner("ridge-classifier", 2, horizon=500, epsilon=1.0,
                           seed=clf._seeds()[0], fit_intercept=True, options={"outputs": 3})
     one_hot = (y[:, None] == clf.classes_[None, :]).astype(float)

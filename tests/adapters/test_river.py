@@ -83,7 +83,8 @@ def test_k_classes_fall_back_to_the_majority_class():
 
 
 def test_bad_fallback_is_refused_at_construction():
-    with pytest.raises(InvalidInputError, match="fallback must be True or False; got 'yes'"):
+    with pytest.raises(InvalidInputError,
+                       match="fallback must be True, False or 'auto'; got 'yes'"):
         RiverClassifier(fallback="yes")
 
 
@@ -94,12 +95,27 @@ def test_the_fallback_needs_gaussian_replace_one_learners_and_says_so():
     assert model.learner_ is None  # nothing half-built
 
 
-def test_without_the_fallback_nothing_changes():
-    plain = _learn(RiverClassifier(epsilon=1.0, horizon=100, seed=0), 100, signal=True)
+def test_without_the_fallback_the_learner_runs_alone_on_the_whole_budget():
     off = _learn(RiverClassifier(epsilon=1.0, horizon=100, seed=0, fallback=False), 100,
                  signal=True)
-    assert not isinstance(plain.learner_, WithTrivialFallback)
-    assert [plain.predict_proba_one(x) for x in PROBES] == [off.predict_proba_one(x)
+    auto = _learn(RiverClassifier(epsilon=1.0, horizon=100, seed=0), 100, signal=True)
+    assert not isinstance(off.learner_, WithTrivialFallback)
+    assert off.learner_.epsilon == 1.0 and off.learner_.privacy.epsilon == 1.0
+    # the default ("auto") wraps it, on the same whole guarantee
+    assert isinstance(auto.learner_, WithTrivialFallback) and auto.learner_.learner.epsilon < 1
+    assert auto.learner_.privacy.epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_auto_runs_the_learner_alone_where_the_fallback_cannot_wrap_it():
+    # add/remove neighbouring: the fallback would refuse it; "auto" gives the learner the
+    # whole budget, as fallback=False does, bit for bit
+    opts = {"neighbouring": "add_remove"}
+    auto = _learn(RiverClassifier(epsilon=1.0, horizon=100, seed=0, learner_options=opts),
+                  100, signal=True)
+    off = _learn(RiverClassifier(epsilon=1.0, horizon=100, seed=0, learner_options=opts,
+                                 fallback=False), 100, signal=True)
+    assert not isinstance(auto.learner_, WithTrivialFallback)
+    assert [auto.predict_proba_one(x) for x in PROBES] == [off.predict_proba_one(x)
                                                            for x in PROBES]
 
 

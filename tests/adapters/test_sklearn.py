@@ -159,9 +159,11 @@ def test_adapters_fit_an_intercept_and_predict_with_the_post_processed_model():
     with_b = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0,
                               centre_budget=0.0).fit(Xc, yc)
     without = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0,
-                               fit_intercept=False, centre_budget=0.0).fit(Xc, yc)
+                               fit_intercept=False, centre_budget=0.0,
+                               fallback=False).fit(Xc, yc)
     centred = OnlineClassifier("ridge-classifier", epsilon=1.0, random_state=0,
-                               fit_intercept=False, centre_budget=0.1).fit(Xc, yc)
+                               fit_intercept=False, centre_budget=0.1,
+                               fallback=False).fit(Xc, yc)
     assert with_b.score(Xc, yc) == pytest.approx(np.mean(yc == "a"))  # all "a"
     assert without.score(Xc, yc) < 0.75 and without.intercept_ == 0.0
     assert centred.score(Xc, yc) == pytest.approx(np.mean(yc == "a"))

@@ -247,3 +247,22 @@ def test_bad_input_is_refused_and_changes_nothing():
     used.learn_one([0.1, 0.2, 0.3], 1.0)
     with pytest.raises(InvalidInputError, match="fresh"):
         WithTrivialFallback(used, prior_multiplier=1.0, gate_multiplier=1.0)
+
+
+@pytest.mark.parametrize("method", ["run", "learn_one"])
+def test_rows_the_learner_clips_are_said_once_not_silenced(method):
+    # the wrapper clips nothing itself: the learner's one ClippingWarning must reach the
+    # user (wrapping it once silenced every clip of fallback=True)
+    from dpol.errors import ClippingWarning
+
+    X, y = _stream(n=100)
+    X = X * 20.0  # norms ~10 against the learner's bound 1: most rows are clipped
+    m = _wrapped(horizon=100)
+    with pytest.warns(ClippingWarning) as caught:
+        if method == "run":
+            m.run(X, y)
+        else:
+            for x, label in zip(X, y, strict=True):
+                m.learn_one(x, label)
+    assert len([w for w in caught if w.category is ClippingWarning]) == 1
+    assert m.n_clipped_ == m.learner.n_clipped_ > 50
