@@ -7,8 +7,9 @@ report and files) on an engine of :mod:`dpol.experiments.sweeps.engines` (local
 processes, Ray or Dask). The output folder holds one sub-folder per key, ``BY=KEY``, a
 ``summary.csv`` with a row per key and a ``report.md`` that lists each key's guarantee;
 it appears whole or not at all. With ``checkpoint_every`` each key's run is checkpointed
-and a stopped run resumed (:mod:`~dpol.experiments.runs.by_key_checkpoint`); chunked
-reading is refused (the driver reads the whole table, then splits it by key).
+and a stopped run resumed (:mod:`~dpol.experiments.runs.by_key_checkpoint`). With
+``chunk_rows`` the table is never read whole: each key's rows are written to a file of
+their own, then each key's run is chunked (:mod:`~dpol.experiments.runs.by_key_chunked`).
 
 Privacy
 -------
@@ -55,7 +56,8 @@ from dpol.experiments.runs.pipeline import run_learner, run_request
 from dpol.experiments.runs.stages import read_rows
 from dpol.experiments.sweeps.engines import check_address, open_engine, require
 
-__all__ = ["SCORES", "key_seeds", "resume_any", "run_by_key", "split_by_key"]
+__all__ = ["SCORES", "check_counts", "key_seeds", "resume_any", "run_by_key",
+           "split_by_key"]
 
 #: the scores of a key's private model that the summary keeps (those its run gives)
 SCORES = ("accuracy", "heldout_accuracy", "heldout_r2", "heldout_mse", "average_regret",
@@ -77,15 +79,21 @@ def split_by_key(table: np.ndarray, names: list[str], by: int | str
     column = _key_column(by, names)
     keys, inverse = np.unique(table[:, column], return_inverse=True)
     counts = np.bincount(inverse)
-    if np.any(counts < 2):  # a stream of one row: an id column, or a key to merge
-        single = keys[counts < 2]
-        raise fail("by", "name a column whose keys each hold 2 rows or more (one stream per "
-                   f"key): {len(single)} of {len(keys)} keys of {names[column]!r} hold one "
-                   f"row, e.g. {_key(single[0])}", by)
+    check_counts(keys, counts, names[column], by)
     order = np.argsort(inverse, kind="stable")  # stable: a key's rows keep their order
     rows = np.split(order, np.cumsum(counts)[:-1])
     rest = np.delete(table, column, axis=1)
     return names[column], keys, rows, rest, [n for i, n in enumerate(names) if i != column]
+
+
+def check_counts(keys: np.ndarray, counts: np.ndarray, column: str, by: object) -> None:
+    """Refuse a key of one row (``counts``: each of ``keys``' rows in the column named
+    ``column``): a stream of one row is an id column, or a key to merge."""
+    if np.any(counts < 2):
+        single = keys[counts < 2]
+        raise fail("by", "name a column whose keys each hold 2 rows or more (one stream per "
+                   f"key): {len(single)} of {len(keys)} keys of {column!r} hold one "
+                   f"row, e.g. {_key(single[0])}", by)
 
 
 def _key(value: float) -> str:
@@ -142,10 +150,6 @@ def _check(learner: str, data: object, out_dir: str | Path, by: object, backend:
     """Every argument, before any row is read: one line naming what is refused."""
     if by is None or (isinstance(by, str) and not by):
         raise fail("by", "name the key column (a name or an index)", by)
-    if run_args.get("chunk_rows") is not None:
-        raise fail("chunk_rows", "be left unset in a run by key (chunked reading per key is "
-                   "not supported yet: the table is read whole, then split; split the file by "
-                   "key and run each part with --chunk-rows)", run_args["chunk_rows"])
     if run_args.get("checkpoint_every") is not None and str(data) == "-":
         raise fail("checkpoint_every", "be unset for data read from standard input (a "
                    "resumed run must read the same rows again)", run_args["checkpoint_every"])
@@ -168,7 +172,9 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     run's checks (labels, bounds) before any key runs; a refusal names its key.
     ``checkpoint_every`` checkpoints each key's run in ``OUT.checkpoint``, and
     :func:`resume_any` continues a stopped run, finished
-    keys as they are (:mod:`~dpol.experiments.runs.by_key_checkpoint`).
+    keys as they are (:mod:`~dpol.experiments.runs.by_key_checkpoint`). ``chunk_rows``
+    reads the file that many rows at a time and runs each key chunked
+    (:mod:`~dpol.experiments.runs.by_key_chunked`).
 
     Examples
     --------
@@ -185,6 +191,11 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     manifest = {"learner": learner, "data": _absolute(data), "out_dir": str(out_dir),
                 "by": by, "backend": backend, "workers": workers, "address": address,
                 "seed": seed, **run_args}
+    if run_args.get("chunk_rows") is not None:  # a file larger than memory: another path
+        from dpol.experiments.runs.by_key_chunked import run_by_key_chunked
+
+        return run_by_key_chunked(learner, data, out_dir, manifest, progress=progress,
+                                  _resumed=_resumed)
     table, names = read_table(data)
     if "target_col" in run_args and run_args["target_col"] is not None:
         run_args = {**run_args, "target_col": _target_without_key(
