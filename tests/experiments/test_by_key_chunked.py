@@ -5,15 +5,19 @@ mid-way resumes to the files of an uninterrupted one."""
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from experiment_cases import killed_in_child, killing
+from experiment_cases import (
+    keyed_csv,
+    killed_at_first_record,
+    killed_in_child,
+    killing,
+    run_files,
+)
 
 from dpol.cli import main
 from dpol.datasets import chunks
@@ -48,27 +52,10 @@ def no_plots(monkeypatch):
 @pytest.fixture(scope="module")
 def table_file(tmp_path_factory):
     """Columns x0, key, x1, y: three keys of about 30 rows, interleaved in the file."""
-    rng = np.random.default_rng(11)
-    n = 90
-    X = rng.normal(size=(n, 2)) / 2
-    key = rng.choice(KEYS, size=n)
-    path = tmp_path_factory.mktemp("bykeychunk") / "t.csv"
-    np.savetxt(path, np.column_stack([X[:, 0], key, X[:, 1], X @ [0.6, -0.4]]),
-               delimiter=",", header="x0,key,x1,y", comments="", fmt="%.6g")
-    return path
+    return keyed_csv(tmp_path_factory.mktemp("bykeychunk") / "t.csv", KEYS, 90, 11)
 
 
-def _files(out: Path) -> dict:
-    """Every file of a run, by path; run.json without its (random) run id."""
-    files = {}
-    for path in sorted(out.rglob("*")):
-        if path.is_file():
-            blob = path.read_bytes()
-            if path.name == "run.json":
-                blob = json.loads(blob)
-                assert len(blob.pop("run_id")) == 16
-            files[path.relative_to(out).as_posix()] = blob
-    return files
+_files = run_files
 
 
 def test_each_key_is_the_chunked_run_of_its_rows_alone(table_file, tmp_path, monkeypatch):
@@ -230,18 +217,11 @@ def test_a_key_killed_after_publishing_before_its_record_runs_again(table_file, 
     # with the same seed the same files
     out = tmp_path / "out"
 
-    def child():
-        real = by_key_checkpoint.save_checkpoint
-
-        def save(folder, payload):
-            if Path(folder).name.endswith(".done"):
-                os.kill(os.getpid(), signal.SIGKILL)
-            return real(folder, payload)
-
-        by_key_checkpoint.save_checkpoint, chunked.plot_curves = save, _no_plots
+    def run():
+        chunked.plot_curves = _no_plots
         run_by_key("ridge", table_file, out, **ARGS)
 
-    killed_in_child(child)
+    killed_at_first_record(run)
     assert sorted(p.name for p in (checkpoint_folder(out) / "keys").iterdir()) == ["key=3"]
     resume_any(out)
     assert _files(out) == uninterrupted
