@@ -99,8 +99,9 @@ class KeyRows(str):
     and the name (``t.csv [key=3]``) its chunked run shows, as a run by key's
     :class:`~dpol.datasets.table.Table` carries them.
 
-    >>> rows = KeyRows("/tmp/0.npy", "t.csv [key=3]", ["x", "y"])
-    >>> str(rows), rows.label, rows.names
+    >>> import pickle
+    >>> rows = pickle.loads(pickle.dumps(KeyRows("/tmp/0.npy", "t.csv [key=3]", ["x", "y"])))
+    >>> str(rows), rows.label, rows.names  # to a worker process, whole
     ('/tmp/0.npy', 't.csv [key=3]', ['x', 'y'])
     """
 
