@@ -16,7 +16,9 @@ run's), the keys could not run in parallel, and buffering ``N`` rows per key to 
 chunks would hold ``N`` rows of every key at once.
 
 * Memory: the pass holds one chunk (and its grouped copy); each key's run one chunk of its
-  rows and its learners, on each worker. The table is never read whole.
+  rows and its learners, on each worker. The table is never read whole (measured, 8 keys,
+  11 columns, chunks of 20,000: peak RSS 228 MB at 400,000 rows, 235 MB at 800,000; read
+  whole, 380 MB at 400,000; the imports alone 142 MB).
 * Disk: the rows once more, as float64 without the key column (8 bytes a cell), in an
   owner-only folder (raw rows): inside the staging folder (removed with it, even after a
   ``kill -9``: the next run into ``--out`` removes it), or with ``checkpoint_every`` in
@@ -288,7 +290,8 @@ def run_by_key_chunked(learner: str, data: object, out_dir: str | Path, manifest
             raise
         summary, notes = _run_keys(learner, manifest, run_args, spilled, stage, kept,
                                    progress)
-        shutil.rmtree(stage / ".rows", ignore_errors=True)
+        if every is None:  # raw rows: never published (a failure here publishes nothing)
+            shutil.rmtree(folder)
     return ExperimentResult(f"run_{learner}_by_{spilled.column}", summary, out / "report.md",
                             out / "summary.csv", [], notes)
 
