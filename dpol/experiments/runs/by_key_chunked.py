@@ -8,7 +8,7 @@ sort: a key's rows keep their file order) and appends them to that key's NPY fil
 (:mod:`~dpol.experiments.runs.chunked`) on the engine of ``--backend``, as the keys of a
 run by key without chunks are (:mod:`~dpol.experiments.runs.by_key`). So each key's
 releases are those of ``dpol run LEARNER <the key's rows alone> --chunk-rows N`` with the
-key's seed (:func:`~dpol.experiments.runs.by_key.key_seeds`), bit for bit: the same rows
+key's seed (:func:`~dpol.experiments.runs.by_key_parts.key_seeds`), bit for bit: the same rows
 in the same chunks of ``N`` rows, down to the running sums of the report. Routing each
 chunk's rows to a learner per key in one process would need no disk, but a key's rows
 would reach its learner in pieces of any size (its sums in another order, not its own
@@ -65,17 +65,7 @@ from dpol._validation import fail
 from dpol.datasets.chunks import iter_table
 from dpol.datasets.files import split_label
 from dpol.experiments.report import ExperimentResult, write_csv
-from dpol.experiments.runs.by_key import (
-    _grouped_notes,
-    _key,
-    _key_column,
-    _summary_row,
-    _target_without_key,
-    _with_key,
-    _write_report,
-    check_counts,
-    key_seeds,
-)
+from dpol.experiments.runs import by_key_parts as keyed
 from dpol.experiments.runs.by_key_checkpoint import (
     finished_keys,
     run_key_checkpointed,
@@ -138,9 +128,7 @@ class _KeyFile:
     (numpy pads it to the same length for any number of rows), the true one at the end."""
 
     def __init__(self, path: Path, width: int) -> None:
-        self.path, self.width, self.n = path, width, 0
-        self.fh = open(path, "wb")  # kept open across chunks, until _OPEN are
-        self.fh.write(self._header())
+        self.path, self.width, self.n, self.fh = path, width, 0, None
 
     def _header(self) -> bytes:
         out = io.BytesIO()
@@ -148,9 +136,16 @@ class _KeyFile:
             "descr": "<f8", "fortran_order": False, "shape": (self.n, self.width)})
         return out.getvalue()
 
-    def append(self, rows: np.ndarray) -> None:
-        if self.fh is None:
+    def open(self) -> _KeyFile:
+        """Open for appends (kept open across chunks while fewer than _OPEN are)."""
+        if self.path.exists():
             self.fh = open(self.path, "ab")
+        else:
+            self.fh = open(self.path, "wb")
+            self.fh.write(self._header())
+        return self
+
+    def append(self, rows: np.ndarray) -> None:
         self.fh.write(np.ascontiguousarray(rows, dtype="<f8").tobytes())
         self.n += len(rows)
 
@@ -186,13 +181,14 @@ def spill_by_key(data: str | Path, chunk_rows: int, by: int | str, folder: Path,
     folder.mkdir(mode=0o700, parents=True)
     digest = hashlib.sha256() if hashed else None
     files: dict[float, _KeyFile] = {}
+    opened: list[_KeyFile] = []  # the files open now
     column = target = None
     try:
         for table, names in iter_table(data, chunk_rows):
             if column is None:  # the columns' checks of a run, on the first chunk
-                column = _key_column(by, names)
+                column = keyed.key_column(by, names)
                 rest = [n for i, n in enumerate(names) if i != column]
-                target = len(rest) - 1 if target_col is None else _target_without_key(
+                target = len(rest) - 1 if target_col is None else keyed.target_without_key(
                     target_col, names, column)
                 split_label(np.delete(table[:1], column, axis=1), rest, target_col=target)
             if digest is not None:
@@ -202,14 +198,18 @@ def spill_by_key(data: str | Path, chunk_rows: int, by: int | str, folder: Path,
             parts = np.split(np.delete(table, column, axis=1)[order],
                              np.cumsum(np.bincount(inverse))[:-1])
             for value, part in zip(values.tolist(), parts, strict=True):
-                if value not in files:
-                    if sum(f.fh is not None for f in files.values()) >= _OPEN:
-                        for f in files.values():
-                            f.close()
-                    files[value] = _KeyFile(folder / f"{len(files)}.part", len(rest))
+                f = files.get(value)
+                if f is None or f.fh is None:
+                    if len(opened) >= _OPEN:  # all closed: the keys to come reopen theirs
+                        for g in opened:
+                            g.close()
+                        opened.clear()
+                    if f is None:
+                        f = files[value] = _KeyFile(folder / f"{len(files)}.part", len(rest))
+                    opened.append(f.open())
                 if labels is not None:
-                    labels(part[:, target], files[value].n, f"{names[column]}={_key(value)}")
-                files[value].append(part)
+                    labels(part[:, target], f.n, f"{names[column]}={keyed.key_name(value)}")
+                f.append(part)
     finally:
         for f in files.values():
             f.close()
@@ -218,13 +218,14 @@ def spill_by_key(data: str | Path, chunk_rows: int, by: int | str, folder: Path,
     keys = np.array(sorted(files))
     for f in files.values():
         f.finish()
-    check_counts(keys, np.array([files[k].n for k in keys.tolist()]), names[column], by)
+    keyed.check_counts(keys, np.array([files[k].n for k in keys.tolist()]), names[column], by)
     label = Path(str(data)).name
     rows = []
     for rank, value in enumerate(keys.tolist()):
         path = (folder / f"{rank}.npy").absolute()
         os.replace(files[value].path, path)
-        rows.append(KeyRows(str(path), f"{label} [{names[column]}={_key(value)}]", rest))
+        folder_name = f"{names[column]}={keyed.key_name(value)}"
+        rows.append(KeyRows(str(path), f"{label} [{folder_name}]", rest))
     return Spilled(names[column], keys, rows, [files[k].n for k in keys.tolist()], target,
                    None if digest is None else digest.hexdigest())
 
@@ -244,11 +245,11 @@ def _chunked_checks(learner: str, data: object, out: Path, run_args: dict):
     outputs = _outputs(request)
     if not request.classification:
         return None
-    return lambda y, start, folder: _with_key(
+    return lambda y, start, folder: keyed.with_key(
         folder, lambda: _labels(y, start, outputs, learner))
 
 
-def run_by_key_chunked(learner: str, data: object, out_dir: str | Path, manifest: dict, *,
+def run_by_key_chunked(learner: str, data: object, out_dir: str | Path, manifest: dict,
                        progress=None, _resumed: dict | None = None) -> ExperimentResult:
     """:func:`~dpol.experiments.runs.by_key.run_by_key` with ``chunk_rows`` (the module
     docstring), its arguments in ``manifest`` (checked by it).
@@ -301,8 +302,8 @@ def _run_keys(learner: str, manifest: dict, run_args: dict, spilled: Spilled, st
     """Every key's chunked run on the engine, its outputs in ``stage``; the summary and
     report written; the summary rows and the notes."""
     keys, rows = spilled.keys, spilled.rows
-    seeds = key_seeds(manifest["seed"], len(keys))
-    folders = [f"{spilled.column}={_key(k)}" for k in keys]
+    seeds = keyed.key_seeds(manifest["seed"], len(keys))
+    folders = [f"{spilled.column}={keyed.key_name(k)}" for k in keys]
     args = {k: v for k, v in run_args.items() if k not in ("replace", "command")}
     args["target_col"] = spilled.target
     done = {} if kept is None else finished_keys(kept, folders)
@@ -318,19 +319,19 @@ def _run_keys(learner: str, manifest: dict, run_args: dict, spilled: Spilled, st
                 i = item
             else:
                 i = futures[item]
-                done[i] = _with_key(folders[i], item.result)[:2]
+                done[i] = keyed.with_key(folders[i], item.result)[:2]
             if kept is not None:  # its run's outputs, in the checkpoint folder
                 shutil.copytree(kept / folders[i], stage / folders[i],
                                 copy_function=_link_or_copy)
             rows_done += spilled.counts[i]
             if progress:
                 progress(rows_done, sum(spilled.counts), f"{len(done)}/{len(keys)} keys")
-        summary = [_summary_row(folders[i], keys[i], spilled.counts[i], *done[i])
+        summary = [keyed.summary_row(folders[i], keys[i], spilled.counts[i], *done[i])
                    for i in range(len(keys))]
         write_csv(summary, stage / "summary.csv")
-        _write_report(stage / "report.md", learner, Path(str(manifest["data"])).name,
+        keyed.write_report(stage / "report.md", learner, Path(str(manifest["data"])).name,
                       spilled.column, summary, engine.describe())
-    return summary, _grouped_notes([done[i][1] for i in range(len(keys))], folders)
+    return summary, keyed.grouped_notes([done[i][1] for i in range(len(keys))], folders)
 
 
 def _link_or_copy(source: str, target: str) -> None:
