@@ -193,8 +193,8 @@ def register_run(app: typer.Typer, ui) -> None:
                                       "below it (20% of the budget)."),
         by: str = typer.Option(None, help="Key column (name or index): one private model "
                                "per key, in parallel; the split by key is public, a row is "
-                               "protected within its key's stream. --checkpoint-every and "
-                               "--resume work per key; --chunk-rows does not."),
+                               "protected within its key's stream. --checkpoint-every, "
+                               "--resume and --chunk-rows work per key."),
         backend: str = typer.Option("local", help="Engine of --by: local, ray or dask."),
         workers: int = typer.Option(1, min=1, help="Workers of --by's engine (local "
                                     "processes, or started Ray / Dask workers)."),

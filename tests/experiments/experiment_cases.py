@@ -54,3 +54,50 @@ def killing(real, at: int):
         return real(*args, **kwargs)
 
     return wrapper
+
+
+def killed_at_first_record(run) -> None:
+    """``run()`` (a run by key with checkpoints) in a forked child, SIGKILLed as it saves
+    its first key's record (``KEY.done``): that key's outputs are published, its record
+    not."""
+    def child():
+        from dpol.experiments.runs import by_key_checkpoint
+
+        real = by_key_checkpoint.save_checkpoint
+
+        def save(folder, payload):
+            if str(folder).endswith(".done"):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(folder, payload)
+
+        by_key_checkpoint.save_checkpoint = save
+        run()
+
+    killed_in_child(child)
+
+
+def keyed_csv(path, keys, n: int, seed: int):
+    """A CSV of columns x0, key, x1, y (= 0.6 x0 - 0.4 x1): ``n`` rows whose keys, drawn
+    from ``keys``, interleave in the file; its path."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2)) / 2
+    key = rng.choice(keys, size=n)
+    np.savetxt(path, np.column_stack([X[:, 0], key, X[:, 1], X @ [0.6, -0.4]]),
+               delimiter=",", header="x0,key,x1,y", comments="", fmt="%.6g")
+    return path
+
+
+def run_files(out) -> dict:
+    """Every file of a run's output folder, by path; run.json without its run id (random:
+    it tells a resumed run its own outputs apart)."""
+    import json
+
+    files = {}
+    for path in sorted(out.rglob("*")):
+        if path.is_file():
+            blob = path.read_bytes()
+            if path.name == "run.json":
+                blob = json.loads(blob)
+                assert len(blob.pop("run_id")) == 16
+            files[path.relative_to(out).as_posix()] = blob
+    return files

@@ -5,15 +5,18 @@ checkpoint; a changed file or changed arguments are refused in one line."""
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
-from experiment_cases import killed_in_child, killing
+from experiment_cases import (
+    keyed_csv,
+    killed_at_first_record,
+    killed_in_child,
+    killing,
+    run_files,
+)
 
 from dpol.cli import main
 from dpol.errors import InvalidInputError
@@ -42,31 +45,14 @@ def uninterrupted(tmp_path_factory):
     """The data (columns x0, key, x1, y; three keys interleaved) and an uninterrupted
     checkpointed run's files."""
     root = tmp_path_factory.mktemp("bykeyckpt")
-    rng = np.random.default_rng(8)
-    n = 120
-    X = rng.normal(size=(n, 2)) / 2
-    key = rng.choice(KEYS, size=n)
-    data = root / "t.csv"
-    np.savetxt(data, np.column_stack([X[:, 0], key, X[:, 1], X @ [0.6, -0.4]]),
-               delimiter=",", header="x0,key,x1,y", comments="", fmt="%.6g")
+    data = keyed_csv(root / "t.csv", KEYS, 120, 8)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(stages, "write_plots", _no_plots)
         run_by_key("ridge", data, root / "out", **ARGS)
     return data, _files(root / "out")
 
 
-def _files(out: Path) -> dict:
-    """Every file of a run by key, by path; a key's run.json without its run id (random:
-    it tells a resumed run its own outputs apart)."""
-    files = {}
-    for path in sorted(out.rglob("*")):
-        if path.is_file():
-            blob = path.read_bytes()
-            if path.name == "run.json":
-                blob = json.loads(blob)
-                assert len(blob.pop("run_id")) == 16
-            files[path.relative_to(out).as_posix()] = blob
-    return files
+_files = run_files
 
 
 def _kill_at(calls: int, data: Path, out: Path) -> None:
@@ -124,18 +110,11 @@ def test_a_key_killed_after_publishing_before_its_record_is_published_again(
     # checkpoint holds every release, so resuming learns no row and writes the same files
     data, want = uninterrupted
     out = tmp_path / "out"
-    def child():
-        real = by_key_checkpoint.save_checkpoint
-
-        def save(folder, payload):
-            if Path(folder).name.endswith(".done"):
-                os.kill(os.getpid(), signal.SIGKILL)
-            return real(folder, payload)
-
-        by_key_checkpoint.save_checkpoint, stages.write_plots = save, _no_plots
+    def run():
+        stages.write_plots = _no_plots
         run_by_key("ridge", data, out, **ARGS)
 
-    killed_in_child(child)
+    killed_at_first_record(run)
     keys = checkpoint_folder(out) / "keys"
     assert sorted(p.name for p in keys.iterdir()) == ["key=3", "key=3.checkpoint"]
     learned, real = [], stages.stream_slices

@@ -37,6 +37,9 @@ EXEMPT = {
                      "dpol.experiments.sweeps.engines.local_engine",
                      "dpol.experiments.sweeps.engines.ray_engine"),
                     "one contract for every engine: tests/experiments/test_sweeps_engines.py"),
+    "dpol.experiments.runs.by_key_parts": "what a run by key and its chunked form share, "
+                                          "run through both: tests/experiments/"
+                                          "test_by_key.py, test_by_key_chunked.py",
     **dict.fromkeys(("dpol.experiments.training.engines", "dpol.experiments.training.shard",
                      "dpol.experiments.training.sources"),
                     "the training driver's parts, run together (1 worker == 2 workers == Dask, "

@@ -7,8 +7,9 @@ report and files) on an engine of :mod:`dpol.experiments.sweeps.engines` (local
 processes, Ray or Dask). The output folder holds one sub-folder per key, ``BY=KEY``, a
 ``summary.csv`` with a row per key and a ``report.md`` that lists each key's guarantee;
 it appears whole or not at all. With ``checkpoint_every`` each key's run is checkpointed
-and a stopped run resumed (:mod:`~dpol.experiments.runs.by_key_checkpoint`); chunked
-reading is refused (the driver reads the whole table, then splits it by key).
+and a stopped run resumed (:mod:`~dpol.experiments.runs.by_key_checkpoint`). With
+``chunk_rows`` the table is never read whole: each key's rows are written to a file of
+their own, then each key's run is chunked (:mod:`~dpol.experiments.runs.by_key_chunked`).
 
 Privacy
 -------
@@ -29,7 +30,6 @@ entropy.
 
 from __future__ import annotations
 
-import math
 import shutil
 import tempfile
 from concurrent.futures import as_completed
@@ -38,16 +38,27 @@ from pathlib import Path
 
 import numpy as np
 
-from dpol._seeding import spawn_seeds
 from dpol._validation import fail
-from dpol.datasets.files import _target_index, read_table
+from dpol.datasets.files import read_table
 from dpol.datasets.table import Table
-from dpol.errors import InvalidInputError
-from dpol.experiments.report import ExperimentResult, markdown_table, write_csv
+from dpol.experiments.report import ExperimentResult, write_csv
 from dpol.experiments.runs.by_key_checkpoint import (
     finished_keys,
     run_key_checkpointed,
     start_manifest,
+)
+from dpol.experiments.runs.by_key_chunked import run_by_key_chunked
+from dpol.experiments.runs.by_key_parts import (
+    SCORES,
+    check_counts,
+    grouped_notes,
+    key_column,
+    key_name,
+    key_seeds,
+    summary_row,
+    target_without_key,
+    with_key,
+    write_report,
 )
 from dpol.experiments.runs.checkpoint import data_fingerprint, load_checkpoint
 from dpol.experiments.runs.output import find_checkpoint, remove_checkpoint, staged_output
@@ -56,10 +67,6 @@ from dpol.experiments.runs.stages import read_rows
 from dpol.experiments.sweeps.engines import check_address, open_engine, require
 
 __all__ = ["SCORES", "key_seeds", "resume_any", "run_by_key", "split_by_key"]
-
-#: the scores of a key's private model that the summary keeps (those its run gives)
-SCORES = ("accuracy", "heldout_accuracy", "heldout_r2", "heldout_mse", "average_regret",
-          "mean_loss")
 
 
 def split_by_key(table: np.ndarray, names: list[str], by: int | str
@@ -74,55 +81,14 @@ def split_by_key(table: np.ndarray, names: list[str], by: int | str
     >>> name, keys.tolist(), [r.tolist() for r in rows], names
     ('tenant', [1.0, 2.0], [[1, 3], [0, 2]], ['x', 'y'])
     """
-    column = _key_column(by, names)
+    column = key_column(by, names)
     keys, inverse = np.unique(table[:, column], return_inverse=True)
     counts = np.bincount(inverse)
-    if np.any(counts < 2):  # a stream of one row: an id column, or a key to merge
-        single = keys[counts < 2]
-        raise fail("by", "name a column whose keys each hold 2 rows or more (one stream per "
-                   f"key): {len(single)} of {len(keys)} keys of {names[column]!r} hold one "
-                   f"row, e.g. {_key(single[0])}", by)
+    check_counts(keys, counts, names[column], by)
     order = np.argsort(inverse, kind="stable")  # stable: a key's rows keep their order
     rows = np.split(order, np.cumsum(counts)[:-1])
     rest = np.delete(table, column, axis=1)
     return names[column], keys, rows, rest, [n for i, n in enumerate(names) if i != column]
-
-
-def _key(value: float) -> str:
-    """A key as written: the shortest decimal that reads back as it (1, 0.1, 1.0000001),
-    so two keys never share a name or a folder."""
-    return np.format_float_positional(value, trim="-")
-
-
-def _key_column(by: int | str, names: list[str]) -> int:
-    if isinstance(by, str) and by in names:
-        return names.index(by)
-    if isinstance(by, (int, np.integer, str)) and str(by).lstrip("-").isdigit():
-        index = int(by)
-        if -len(names) <= index < len(names):
-            return index % len(names)
-    raise fail("by", f"be a column name or index of the table ({', '.join(names)})", by)
-
-
-def key_seeds(seed: int | None, n: int) -> list[int | None]:
-    """The int seed of each of ``n`` keys (sorted) of a run seeded with ``seed``: the first
-    32-bit word of the child ``SeedSequence(seed).spawn(n)[i]``, so one key's run is
-    replayed by ``dpol run --seed`` on its rows alone; None: OS entropy for every key.
-
-    >>> key_seeds(None, 2), key_seeds(3, 2) == key_seeds(3, 2), len(set(key_seeds(3, 50)))
-    ([None, None], True, 50)
-    """
-    if seed is None:
-        return [None] * n
-    return [int(child.generate_state(1)[0]) for child in spawn_seeds(seed, n)]
-
-
-def _with_key(folder: str, call):
-    """``call()``, its refusal naming the key it is about."""
-    try:
-        return call()
-    except InvalidInputError as exc:
-        raise InvalidInputError(f"{folder}: {exc}") from None
 
 
 def _run_key(learner: str, table: Table, args: dict, seed: object) -> tuple[list, list, dict]:
@@ -142,10 +108,6 @@ def _check(learner: str, data: object, out_dir: str | Path, by: object, backend:
     """Every argument, before any row is read: one line naming what is refused."""
     if by is None or (isinstance(by, str) and not by):
         raise fail("by", "name the key column (a name or an index)", by)
-    if run_args.get("chunk_rows") is not None:
-        raise fail("chunk_rows", "be left unset in a run by key (chunked reading per key is "
-                   "not supported yet: the table is read whole, then split; split the file by "
-                   "key and run each part with --chunk-rows)", run_args["chunk_rows"])
     if run_args.get("checkpoint_every") is not None and str(data) == "-":
         raise fail("checkpoint_every", "be unset for data read from standard input (a "
                    "resumed run must read the same rows again)", run_args["checkpoint_every"])
@@ -166,9 +128,9 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     columns of the file, key column included. ``progress(rows, total, label)`` as keys
     finish (the rows of the keys done; ``label``: how many keys). Every key's rows pass the
     run's checks (labels, bounds) before any key runs; a refusal names its key.
-    ``checkpoint_every`` checkpoints each key's run in ``OUT.checkpoint``, and
-    :func:`resume_any` continues a stopped run, finished
-    keys as they are (:mod:`~dpol.experiments.runs.by_key_checkpoint`).
+    ``checkpoint_every`` checkpoints each key's run in ``OUT.checkpoint``, :func:`resume_any`
+    continues a stopped run, finished keys as they are (:mod:`.by_key_checkpoint`);
+    ``chunk_rows`` runs each key chunked, the table never read whole (:mod:`.by_key_chunked`).
 
     Examples
     --------
@@ -181,25 +143,26 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
     ([('0', 54), ('1', 50), ('2', 46)], ['report.md', 'summary.csv', 'x0=0', 'x0=1', 'x0=2'])
     """
     _check(learner, data, out_dir, by, backend, address, run_args, _resumed)
-    every = run_args.get("checkpoint_every")
     manifest = {"learner": learner, "data": _absolute(data), "out_dir": str(out_dir),
                 "by": by, "backend": backend, "workers": workers, "address": address,
                 "seed": seed, **run_args}
+    if run_args.get("chunk_rows") is not None:  # a file larger than memory: another path
+        return run_by_key_chunked(learner, data, out_dir, manifest, progress, _resumed)
     table, names = read_table(data)
     if "target_col" in run_args and run_args["target_col"] is not None:
-        run_args = {**run_args, "target_col": _target_without_key(
-            run_args["target_col"], names, _key_column(by, names))}
+        run_args = {**run_args, "target_col": target_without_key(
+            run_args["target_col"], names, key_column(by, names))}
     column, keys, rows, rest, rest_names = split_by_key(table, names, by)
     seeds = key_seeds(seed, len(keys))
     label = "standard input" if str(data) == "-" else Path(str(data)).name
     args = {k: v for k, v in run_args.items() if k not in ("replace", "command")}
-    folders = [f"{column}={_key(k)}" for k in keys]
+    folders = [f"{column}={key_name(k)}" for k in keys]
     out = Path(out_dir)
     tables = [Table(rest[r], rest_names, f"{label} [{folders[i]}]") for i, r in enumerate(rows)]
     for t, folder in zip(tables, folders, strict=True):  # each key's refusals, first
-        _with_key(folder, lambda t=t, where=out / folder: read_rows(run_request(
+        with_key(folder, lambda t=t, where=out / folder: read_rows(run_request(
             learner, t, where, **{**args, "replace": True})))
-    kept = None if every is None else start_manifest(
+    kept = None if run_args.get("checkpoint_every") is None else start_manifest(
         out, manifest, data_fingerprint(table), _resumed)
     done: dict[int, tuple] = {} if kept is None else finished_keys(kept, folders)
     rows_done = 0
@@ -215,7 +178,7 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
                 i, files = item, None
             else:
                 i = futures[item]
-                key_rows, key_notes, files = _with_key(folders[i], item.result)
+                key_rows, key_notes, files = with_key(folders[i], item.result)
                 done[i] = key_rows, key_notes  # the files go to disk now, not held for all
             if files is None:  # in its checkpointed run's folder
                 shutil.copytree(kept / folders[i], stage / folders[i],
@@ -227,11 +190,11 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
             rows_done += len(rows[i])
             if progress:
                 progress(rows_done, len(table), f"{len(done)}/{len(keys)} keys")
-        summary = [_summary_row(folders[i], keys[i], len(rows[i]), *done[i])
+        summary = [summary_row(folders[i], keys[i], len(rows[i]), *done[i])
                    for i in range(len(keys))]
         write_csv(summary, stage / "summary.csv")
-        _write_report(stage / "report.md", learner, label, column, summary, engine.describe())
-    notes = _grouped_notes([done[i][1] for i in range(len(keys))], folders)
+        write_report(stage / "report.md", learner, label, column, summary, engine.describe())
+    notes = grouped_notes([done[i][1] for i in range(len(keys))], folders)
     return ExperimentResult(f"run_{learner}_by_{column}", summary, out / "report.md",
                             out / "summary.csv", [], notes)
 
@@ -253,62 +216,3 @@ def _absolute(data: object) -> object:
     return data
 
 
-def _target_without_key(target: int | str, names: list[str], key: int) -> int:
-    """``target_col`` of the file, as an index of the table without its key column."""
-    index = _target_index(target, names)  # the file's rule: a name or an index
-    if index == key:
-        raise fail("target_col", "be a column of the table other than the key column",
-                   target)
-    return index - (index > key)
-
-
-def _summary_row(folder: str, key: float, n: int, rows: list[dict], notes: list) -> dict:
-    private = rows[0]
-    trivial = next((r for r in rows if "trivial" in r["model"]), {})
-    out = {"key": _key(key), "rows": n, "guarantee": private["guarantee"]}
-    for score in SCORES:
-        value = private.get(score)
-        if isinstance(value, float) and not math.isnan(value):
-            out[score] = value
-            base = trivial.get(score)
-            if isinstance(base, float) and not math.isnan(base):
-                out[f"trivial_{score}"] = base
-    return {**out, "notes": len(notes), "folder": folder}
-
-
-def _grouped_notes(notes: list[list[str]], folders: list[str], shown: int = 5) -> list[str]:
-    """Each key's notes, for the console: a note every key has once, the others with their
-    key, the first ``shown`` keys' only and a count of the rest (thousands of keys)."""
-    common = [n for n in notes[0] if all(n in other for other in notes[1:])]
-    own = [(f, n) for f, keyed in zip(folders, notes, strict=True) for n in keyed
-           if n not in common]
-    keyed = sorted({f for f, _ in own}, key=folders.index)
-    out = common + [f"{f}: {n}" for f, n in own if f in keyed[:shown]]
-    if len(keyed) > shown:
-        out.append(f"{len(keyed) - shown} more keys have notes of their own (the 'notes' "
-                   "column of summary.csv; each key's report.md)")
-    return out
-
-
-def _epsilon_delta(guarantee: str) -> tuple[float, float]:
-    """(epsilon, delta) of a guarantee as its report writes it: "(1, 1e-05)-DP, ..."."""
-    epsilon, delta = guarantee[1:guarantee.index(")-DP")].split(", ")
-    return float(epsilon), float(delta)
-
-
-def _write_report(path: Path, learner: str, data: str, column: str, summary: list[dict],
-                  engine: str) -> None:
-    keys = list(dict.fromkeys(k for r in summary for k in r))
-    table = [{k: r.get(k, "") for k in keys} for r in summary]
-    worst = max((r["guarantee"] for r in summary), key=_epsilon_delta)
-    path.write_text("\n".join([
-        f"# {learner} on {data}, one model per {column}", "",
-        f"{len(summary)} keys, {sum(r['rows'] for r in summary)} rows, run on {engine}. "
-        f"Each key's folder holds its own run: report, iterates, losses and plots.", "",
-        "## Privacy", "",
-        "Each key's model has the guarantee of its own report (below). The keys split the "
-        "rows into disjoint streams and the split is public (a row's key, each key's number "
-        "of rows): a row changes one key's stream only, so all the releases together are "
-        f"as private as the least private key, {worst} (parallel composition). A key that "
-        "is itself private is not covered: a row moving between keys changes two streams.",
-        "", "## Keys", "", markdown_table(table), ""]))

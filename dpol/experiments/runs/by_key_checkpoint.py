@@ -86,7 +86,9 @@ def run_key_checkpointed(learner: str, table, args: dict, seed: object, where: s
         # the key's rows come from the checked file: its checkpoint holds only their name
         result = run_learner(**{**saved["args"], "data": table, "out_dir": where},
                              _resumed=saved, _keep_checkpoint=True)
-    else:
+    else:  # a chunked key published before its record (its checkpoint then removed) or
+        # killed before its first checkpoint: run again, from its start
+        shutil.rmtree(where, ignore_errors=True)
         result = run_learner(learner, table, where, seed=seed, _keep_checkpoint=True, **args)
     save_checkpoint(where.parent / f"{where.name}{_DONE}", {
         "args": {}, "done": {}, "parts": {}, "models": {}, "fingerprint": "",

@@ -16,7 +16,8 @@ declared with ``options={"outputs": K}`` (``--option outputs=K``), since K fixes
 learner before the first chunk is read: label k becomes the one-hot row e_{k+1}, as a
 whole-file run codes labels 0 .. K - 1 when every class occurs. With
 ``checkpoint_every`` the run saves its state between chunks and ``--resume`` continues
-it (:mod:`.chunk_checkpoint`).
+it (:mod:`.chunk_checkpoint`). A key's rows of a chunked run by key
+(:class:`~.by_key_chunked.KeyRows`) carry the column names and the name its report shows.
 """
 
 from __future__ import annotations
@@ -248,7 +249,8 @@ def _learn_chunks(request: RunRequest, keeper: ChunkCheckpoints, stage: Path, ou
         for table, names in iter_table(request.data, request.chunk_rows):
             table = table[:T - done]
             if not keeper.skip(table, done):
-                X, y, what, _ = split_label(table, names, target_col=request.target_col)
+                X, y, what, _ = split_label(table, getattr(request.data, "names", names),
+                                            target_col=request.target_col)
                 y = _labels(y, done, outputs, request.learner) if request.classification else y
                 X, y, clip = clip_to_bounds(X, y, request.x_bound, request.y_bound)
                 if not learned.models:
@@ -266,7 +268,7 @@ def _learn_chunks(request: RunRequest, keeper: ChunkCheckpoints, stage: Path, ou
 def _start(request: RunRequest, learned: _Learned, dim: int, total_rows: int,
            what: str) -> None:
     """The learner and its twin, made when the first chunk tells the dimension."""
-    learned.name = f"{Path(request.data).name} ({what})"
+    learned.name = f"{getattr(request.data, 'label', Path(request.data).name)} ({what})"
     learned.how = "; ".join(p for p in (learned.labels, what) if p)
     build = dict(horizon=request.horizon or total_rows, epsilon=request.epsilon,
                  delta=request.delta, counter=request.counter, x_bound=request.x_bound,
@@ -348,7 +350,8 @@ def _report_info(request: RunRequest, learned: _Learned, T: int, total_rows: int
             "horizon": request.horizon or total_rows, "counter": request.counter,
             "x_bound": request.x_bound, "y_bound": request.y_bound,
             "options": request.options or {}, "n_clipped": model.n_clipped_,
-            "data": request.data, "command": request.command, "test": None, "notes": notes,
+            "data": getattr(request.data, "label", request.data), "command": request.command,
+            "test": None, "notes": notes,
             "guarantee": model.privacy, "epsilon": request.epsilon, "split": None,
             "losses": "per-step loss and prediction", "run_id": request.run_id,
             "checkpoint_every": request.checkpoint_every}
