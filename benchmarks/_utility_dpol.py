@@ -154,17 +154,19 @@ class _Centred:
 
 
 def with_default_fallback(ds, method: str, epsilon: float, seed: int, n: int,
-                          fallback: object = "auto", **options):
+                          fallback: object = "auto", shares: tuple | None = None,
+                          **options):
     """The classifier's learner inside the trivial fallback as ``OnlineClassifier`` builds
     it by default (its seeds, its budget split; ``options``: WithTrivialFallback's
-    keywords); ``fallback=False``: the learner alone, seeded as the estimator seeds it."""
+    keywords; ``shares``: the prior's and the gate's budget, default the library's);
+    ``fallback=False``: the learner alone, seeded as the estimator seeds it."""
     from dpol._seeding import spawn_seeds
     from dpol.adapters._fallback import with_fallback
 
     learner_seed, _, fallback_seed = spawn_seeds(seed, 3)  # as the estimator splits it
     learner = with_fallback(lambda e: _make(ds, method, e, learner_seed, n, 1.0),
                             fallback=fallback, epsilon=epsilon, delta=delta_for(n),
-                            horizon=n, seed=fallback_seed)
+                            horizon=n, seed=fallback_seed, shares=shares)
     for key, value in options.items():  # e.g. significance: a public rule, set before run
         setattr(learner, key, value)
     return learner

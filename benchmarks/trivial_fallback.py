@@ -18,6 +18,7 @@ learner, see the docs page).
 
     python benchmarks/trivial_fallback.py                 # about 6 minutes
     python benchmarks/trivial_fallback.py --seeds 2 --epsilons 1
+    python benchmarks/trivial_fallback.py --variants yes --shares 0.3 0.1 --out /tmp/s.json
 
 Needs the ``bench`` extra (river, statsmodels). Prints a table and writes
 ``benchmarks/results/trivial_fallback.json``.
@@ -41,12 +42,14 @@ BINARY = tuple(n for g in GROUPS.values() for n in g if SOURCES[n][0] == "classi
 OUT = Path(__file__).parent / "results" / "trivial_fallback.json"
 
 
-def _learner(ds, epsilon: float, seed: int, options: dict | None):
+def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple | None):
     """The default classifier's learner, seeded as ``OnlineClassifier`` seeds it; inside
-    the fallback (with ``options``) unless ``options`` is None."""
+    the fallback (with ``options``; ``shares``: its budget split) unless ``options`` is
+    None."""
     method = default_learners()["classification"]
     return with_default_fallback(ds, method, epsilon, seed, len(ds.y_train),
-                                 fallback=options is not None, **(options or {}))
+                                 fallback=options is not None, shares=shares,
+                                 **(options or {}))
 
 
 #: the variants measured: name -> None (no fallback) or WithTrivialFallback's keywords
@@ -62,7 +65,8 @@ def _judge(scores: list[float], baseline: list[float], majority_acc: float,
             "holds_majority": bool(worst >= majority_acc - tol)}
 
 
-def measure(name: str, epsilons: list[float], seeds: int) -> list[dict]:
+def measure(name: str, epsilons: list[float], seeds: int, variants: dict = VARIANTS,
+            shares: tuple | None = None) -> list[dict]:
     ds = prepare(name)
     label = majority(ds)
     trivial = {"stream": float(np.mean(ds.y_train == label)),
@@ -75,10 +79,10 @@ def measure(name: str, epsilons: list[float], seeds: int) -> list[dict]:
             out = run_private_trivial(ds, epsilon, seed)
             alone["stream"].append(score(ds, out["prequential"], "stream")["accuracy"])
             alone["test"].append(score(ds, out["held_out"], "test")["accuracy"])
-        for variant, options in VARIANTS.items():
+        for variant, options in variants.items():
             scores = {"stream": [], "test": []}
             for seed in range(seeds):
-                m = _learner(ds, epsilon, seed, options)
+                m = _learner(ds, epsilon, seed, options, shares)
                 trace = m.run(ds.X_train, ds.y_train)
                 stream = trace.model_predictions if options is not None \
                     else trace.prequential_predictions
@@ -95,19 +99,52 @@ def measure(name: str, epsilons: list[float], seeds: int) -> list[dict]:
     return rows
 
 
+def summarise(rows: list[dict]) -> list[dict]:
+    """Per group, epsilon and variant: T1's misses, the points below the private trivial
+    model beyond the tolerance (summed over sets, held out and prequential, in the mean
+    and in the worst seed), and the mean accuracies over the sets."""
+    out: dict[tuple, dict] = {}
+    for r in rows:
+        key = (r["group"], r["epsilon"], r["fallback"])
+        agg = out.setdefault(key, {"group": key[0], "epsilon": key[1], "fallback": key[2],
+                                   "T1 misses": 0, "cells": 0, "below mean": 0.0,
+                                   "below worst": 0.0, "held": [], "stream": []})
+        for part in ("test", "stream"):
+            v, p = r[part], r["private trivial"][part]
+            agg["T1 misses"] += 0 if v["T1"] else 1
+            agg["cells"] += 1
+            agg["below mean"] += 100 * max(0.0, p["mean"] - r["tolerance"] - v["mean"])
+            agg["below worst"] += 100 * max(0.0, p["worst"] - r["tolerance"] - v["worst"])
+        agg["held"].append(r["test"]["mean"])
+        agg["stream"].append(r["stream"]["mean"])
+    for agg in out.values():
+        agg["held"], agg["stream"] = (100 * float(np.mean(agg[k])) for k in ("held", "stream"))
+    return sorted(out.values(), key=lambda a: (a["group"] != "tuning", a["epsilon"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 1.0])
     parser.add_argument("--datasets", default=",".join(BINARY),
                         help="comma-separated binary sets (default: all)")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help=f"comma-separated, of: {', '.join(VARIANTS)}")
+    parser.add_argument("--shares", type=float, nargs=2, metavar=("PRIOR", "GATE"),
+                        help="the fallback's budget shares (default: the library's)")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # clipping warnings: the preprocessing clips ~5%
-    names = args.datasets.split(",")
-    unknown = sorted(set(names) - set(BINARY))
-    if unknown:
-        parser.error(f"--datasets: not binary sets of the benchmark: {', '.join(unknown)}")
-    rows = [r for name in names for r in measure(name, args.epsilons, args.seeds)]
+    names, variants = args.datasets.split(","), args.variants.split(",")
+    for flag, given, known in (("--datasets", names, BINARY), ("--variants", variants,
+                                                                VARIANTS)):
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            parser.error(f"{flag}: not known here: {', '.join(unknown)}")
+    chosen = {v: VARIANTS[v] for v in variants}
+    shares = tuple(args.shares) if args.shares else None
+    rows = [r for name in names
+            for r in measure(name, args.epsilons, args.seeds, chosen, shares)]
     print("| data set | group | eps | fallback | held out mean [worst] | T1 | maj | "
           "prequential mean [worst] | T1 | maj | private trivial held / stream | "
           "majority held / stream |")
@@ -124,10 +161,18 @@ def main() -> None:
               f"{'pass' if s['T1'] else 'FAIL'} | {'yes' if s['holds_majority'] else 'no'} | "
               f"{cell(p['test'])} / {cell(p['stream'])} | {100 * r['trivial']['test']:.1f} / "
               f"{100 * r['trivial']['stream']:.1f} |")
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps({"groups": GROUPS, "seeds": args.seeds, "rows": rows},
-                              indent=1) + "\n")
-    print(f"wrote {OUT}")
+    summary = summarise(rows)
+    print("\n| group | eps | fallback | T1 misses | points below the private trivial model "
+          "(means / worst seeds) | mean accuracy held / stream |")
+    print("|---|---|---|---|---|---|")
+    for a in summary:
+        print(f"| {a['group']} | {a['epsilon']:g} | {a['fallback']} | {a['T1 misses']} of "
+              f"{a['cells']} | {a['below mean']:.1f} / {a['below worst']:.1f} | "
+              f"{a['held']:.1f} / {a['stream']:.1f} |")
+    args.out.parent.mkdir(exist_ok=True)
+    args.out.write_text(json.dumps({"groups": GROUPS, "seeds": args.seeds, "shares": shares,
+                                    "rows": rows, "summary": summary}, indent=1) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -57,14 +57,16 @@ def fallback_seed(seed: int | None) -> np.random.SeedSequence | None:
 
 def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool | str,
                   epsilon: float, delta: float | None, horizon: int, seed: object,
-                  link: str | None = None, offset: object = None) -> OnlineLearner:
+                  link: str | None = None, offset: object = None,
+                  shares: tuple[float, float] | None = None) -> OnlineLearner:
     """``build(epsilon)``; with ``fallback``, ``build`` of the learner's share inside
     :class:`WithTrivialFallback` (``seed``: its noise's) that states the whole's
     ``epsilon``. ``"auto"``: the fallback wherever it can wrap the learner (replace-one,
     Gaussian noise: ``WithTrivialFallback.refusal``), else the learner alone on the whole
     budget. ``link`` (default: ``"rate"`` for a least-squares learner, else
     ``"logit"``) is the prior's margin; ``offset`` the labels' public centre b, for a
-    learner fitting y - b (its gate judges the classes of y and of m + b).
+    learner fitting y - b (its gate judges the classes of y and of m + b); ``shares``:
+    the prior's and the gate's (default ``PRIOR_SHARE``, ``GATE_SHARE``).
 
     Examples
     --------
@@ -77,7 +79,8 @@ def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool | s
     fallback = check_fallback(fallback)
     if not fallback:
         return build(epsilon)
-    z_prior, z_gate, rest = fallback_budget(epsilon, resolve_delta(delta, horizon))
+    z_prior, z_gate, rest = fallback_budget(epsilon, resolve_delta(delta, horizon),
+                                            *(shares or ()))
     learner = build(rest)
     if fallback == "auto" and WithTrivialFallback.refusal(learner) is not None:
         return build(epsilon)  # built again: the whole budget, the same seed
