@@ -53,7 +53,7 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
 
 
 #: the variants measured: name -> None (no fallback) or WithTrivialFallback's keywords
-VARIANTS = {"no": None, "yes": {}, "yes, significance 0": {"significance": 0.0}}
+VARIANTS = {"no": None, "yes": {}, "yes (significance 0)": {"significance": 0.0}}
 
 
 def _judge(scores: list[float], baseline: list[float], majority_acc: float,
