@@ -24,6 +24,7 @@ __all__ = ["GATE_SHARE", "PRIOR_SHARE", "fallback_budget"]
 #: T1 in fewer cells than 0.1 / 0.1 and far less below the trivial model, at 0.2 points of
 #: held-out accuracy at epsilon 1; a larger prior share fails T2 on Bananas' stream
 PRIOR_SHARE = 0.2
+#: share of a Gaussian budget (of mu^2) spent on the gate (chosen with ``PRIOR_SHARE``)
 GATE_SHARE = 0.1
 
 def fallback_budget(epsilon: float, delta: float, prior_share: float = PRIOR_SHARE,

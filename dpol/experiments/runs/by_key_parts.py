@@ -41,6 +41,12 @@ def key_name(value: float) -> str:
 
 
 def key_column(by: int | str, names: list[str]) -> int:
+    """The index of the key column ``by`` (a name or an index, negative from the end) among
+    ``names``, or one clear error naming ``by``.
+
+    >>> key_column("tenant", ["x", "tenant", "y"]), key_column(-1, ["x", "y"])
+    (1, 1)
+    """
     if isinstance(by, str) and by in names:
         return names.index(by)
     if isinstance(by, (int, np.integer, str)) and str(by).lstrip("-").isdigit():
@@ -81,6 +87,8 @@ def target_without_key(target: int | str, names: list[str], key: int) -> int:
 
 
 def summary_row(folder: str, key: float, n: int, rows: list[dict], notes: list) -> dict:
+    """One key's row of ``summary.csv``: its name, rows and guarantee, the private model's
+    scores and the trivial model's beside them (from the key's result ``rows``)."""
     private = rows[0]
     trivial = next((r for r in rows if "trivial" in r["model"]), {})
     out = {"key": key_name(key), "rows": n, "guarantee": private["guarantee"]}
@@ -116,6 +124,8 @@ def _epsilon_delta(guarantee: str) -> tuple[float, float]:
 
 def write_report(path: Path, learner: str, data: str, column: str, summary: list[dict],
                   engine: str) -> None:
+    """The run's ``report.md`` at ``path``: the keys' summary table and the whole's
+    privacy (each key's own guarantee; the output is as private as the least private)."""
     keys = list(dict.fromkeys(k for r in summary for k in r))
     table = [{k: r.get(k, "") for k in keys} for r in summary]
     worst = max((r["guarantee"] for r in summary), key=_epsilon_delta)
