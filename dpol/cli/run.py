@@ -15,6 +15,7 @@ from dpol.adapters.registry import LEARNER_ALIASES, LEARNERS
 from dpol.cli.text import parse_options
 from dpol.counters import COUNTER_ALIASES, COUNTER_NAMES
 from dpol.datasets import DATASETS
+from dpol.learners._fallback_budget import GATE_SHARE, PRIOR_SHARE
 from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["register_run", "run_arguments", "run_command"]
@@ -190,7 +191,8 @@ def register_run(app: typer.Typer, ui) -> None:
                                         f"in units of --bound (default {BANDWIDTH:g})."),
         fallback: bool = typer.Option(False, help="Classifiers: predict the private class "
                                       "prior unless the model's errors are privately "
-                                      "below it (20% of the budget)."),
+                                      f"below it ({PRIOR_SHARE + GATE_SHARE:.0%} of the "
+                                      "budget), as OnlineClassifier() does by default."),
         by: str = typer.Option(None, help="Key column (name or index): one private model "
                                "per key, in parallel; the split by key is public, a row is "
                                "protected within its key's stream. --checkpoint-every, "
