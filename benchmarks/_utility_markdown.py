@@ -27,7 +27,8 @@ PROTOCOL = """\
 **Groups.** The data sets are split, once and in the code (`GROUPS` in
 `benchmarks/_utility_data.py`, fixed on 2026-11-28), into a **tuning** group, on which
 the defaults may be chosen (the nine sets they were tuned on before, with one
-multiclass and one raw-label set), and an **evaluation** group that no default is tuned
+multiclass and one raw-label set; four small or imbalanced binary sets joined it on
+2026-11-29, none taken from the other group), and an **evaluation** group that no default is tuned
 on: its figures say how the defaults generalise. Each group is reported, and its
 targets judged, on its own.
 
