@@ -326,13 +326,13 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         """Add a whole block of elements; return the private prefix sums, shape (n, dim).
 
         Same distribution as calling :meth:`add` on each row, and bit-identical for the
-        same seed (to rounding for the matrix factorizations: FFT, lfilter). Vectorized
-        from any state (the tag ``"continues_vectorized"``); a counter without it
-        continues a started stream with the ``add`` loop. Streams in chunks of about
-        ``run_chunk_values`` noise values (bounded memory: the input, its copy that
-        becomes the output, and one chunk), with the bits of one block; a strategy that
-        takes its block whole (Toeplitz: the draws are its state) bounds its own working
-        set (``add_correlated``).
+        same seed (to rounding for the matrix factorizations: FFT, lfilter, blocked
+        products). Vectorized from any state (the tag ``"continues_vectorized"``); a
+        counter without it continues a started stream with the ``add`` loop. Streams in
+        chunks of about ``run_chunk_values`` noise values (bounded memory: the input,
+        its copy that becomes the output, and one chunk), with the bits of one block; a
+        strategy that takes its block whole (Toeplitz: the draws are its state) bounds its
+        own working set (``add_correlated``).
         """
         sums = self._run_owned(as_matrix("values", values, self.dim))
         note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements", raw=lambda: (
