@@ -110,17 +110,19 @@ def test_streaming_buffers_reproduce_dense_noise(mode, dim):
         np.testing.assert_allclose(np.diff(got, axis=0), (big_g @ z)[1:], rtol=0, atol=1e-11)
 
 
-def test_run_cut_anywhere_gives_the_bits_of_one_run():
-    # run's noise comes in blocks of BLOCK_ROWS steps; a block cut between two calls
-    # keeps its draws in the state (through a checkpoint too) and is computed whole then
-    # (row t of a block sees draws up to t only): the same bits, not equal to rounding
+def test_adds_and_runs_cut_anywhere_give_the_bits_of_one_run():
+    # the noise comes in blocks of BLOCK_ROWS steps; a block cut between two calls (add
+    # is a call of one step) keeps its draws in the state (through a checkpoint too) and
+    # is computed whole then (row t of a block sees draws up to t only): the same bits,
+    # not equal to rounding
     rng = np.random.default_rng(1)
     values = rng.normal(size=(300, 3)) / 4
     one = BltCounter(300, 3, epsilon=1.0, delta=1e-6, seed=2).run(values)
     counter = BltCounter(300, 3, epsilon=1.0, delta=1e-6, seed=2)
     got = [counter.run(values[:BLOCK_ROWS + 5])]  # one block and 5 steps of the next
     counter = type(counter).from_state(counter.get_state())
-    for lo, hi in ((BLOCK_ROWS + 5, BLOCK_ROWS + 7), (BLOCK_ROWS + 7, 200), (200, 300)):
+    got += [counter.add(v)[None, :] for v in values[BLOCK_ROWS + 5:BLOCK_ROWS + 40]]
+    for lo, hi in ((BLOCK_ROWS + 40, BLOCK_ROWS + 42), (BLOCK_ROWS + 42, 200), (200, 300)):
         got.append(counter.run(values[lo:hi]))
     assert np.array_equal(np.vstack(got), one)
 

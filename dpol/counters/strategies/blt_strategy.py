@@ -227,15 +227,12 @@ class BltStrategy(Strategy):
         return super().restore_state({"z": [], **state}, dim)
 
     def correlate(self, state: dict, rows: np.ndarray, start: int, n: int) -> np.ndarray:
-        if n > 1 and rows.shape[1] < ROW_LOOP_DIM:
+        if rows.shape[1] < ROW_LOOP_DIM:  # add too: one step is a block's next row
             return self._blocked(state, rows)
-        if len(state.get("z", ())):  # a block's steps so far, stepped through: u, n now
-            self._recursion(state, state["z"])
-            state["z"] = state["z"][:0]
         return self._recursion(state, rows)
 
     def _recursion(self, state: dict, rows: np.ndarray) -> np.ndarray:
-        """The recursion step by step (add, and wide blocks: a block's product walks each
+        """The recursion step by step, on wide rows (a block's product there walks each
         coordinate along time with a stride of dim floats, which misses the cache)."""
         u, total = state["u"], state["n"]
         thetas, omegas = self.thetas[:, None], self.omegas[:, None]
@@ -256,10 +253,11 @@ class BltStrategy(Strategy):
         """Narrow rows in blocks of BLOCK_ROWS steps, each a matrix product
         (:class:`_BlockMatrices`), not 5 first-order recursions a coordinate (lfilter ran
         them at 5-6 ns a step, each waiting for the one before: 3.4 us a row of PQFTL's
-        77 coordinates at d = 11, this 1.0). The same noise to rounding (~1e-13 of its
-        standard deviation). Blocks start where the state's block did, and a block's row
-        t is a product with row t of H, zero past t: a block cut between two calls gives
-        the bits of one call (the draws of its first part are kept in the state).
+        77 coordinates at d = 11, this 1.0). The noise of the recursion to rounding (~1e-13
+        of its standard deviation). Blocks start where the state's block did, and a
+        block's row t is a product with row t of H, zero past t: a block cut between
+        calls (``add`` is a call of one step) gives the bits of one call, since the draws
+        of its first part are kept in the state.
         """
         m, L = self._blocks, BLOCK_ROWS
         kept = len(state.get("z", ()))  # none in a state saved before the blocks
