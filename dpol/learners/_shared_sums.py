@@ -45,22 +45,31 @@ class _Tap:
                                f"{twin.t}, the private one at {start}")
         steps = np.arange(start + 1, start + len(sums) + 1)
         keep = schedule.solved_steps(steps, self.per_doubling, self.horizon)
-        self.steps.append(steps[keep])
-        self.rows.append(sums[keep])  # a copy: the private counter adds its noise next
+        if keep.any():
+            self.steps.append(steps[keep])
+            self.rows.append(sums[keep])  # a copy: the private counter adds its noise next
         twin._sum = sums[-1].copy()  # what the twin's own run leaves (S_t + 0.0 is S_t)
         twin.t = start + len(sums)
         twin.n_clipped_ += clipped
 
     def take(self, steps: np.ndarray) -> np.ndarray:
-        """The kept rows of ``steps``: the oldest ones kept, checked to be those steps."""
-        k = len(steps)
-        got_steps = np.concatenate(self.steps) if len(self.steps) > 1 else self.steps[0]
-        got = np.concatenate(self.rows) if len(self.rows) > 1 else self.rows[0]
-        if not np.array_equal(got_steps[:k], steps):
+        """The kept rows of ``steps``: the oldest ones kept, checked to be those steps
+        (piece by piece: every step kept is a whole chunk, not copied again a block)."""
+        got_steps, got, left = [], [], len(steps)
+        while left and self.steps:
+            part = min(left, len(self.steps[0]))
+            got_steps.append(self.steps[0][:part])
+            got.append(self.rows[0][:part])
+            self.steps[0], self.rows[0] = self.steps[0][part:], self.rows[0][part:]
+            if not len(self.steps[0]):
+                del self.steps[0], self.rows[0]
+            left -= part
+        if left or not np.array_equal(np.concatenate([[], *got_steps]), steps):
             raise RuntimeError("shared sums out of step: the twin asks for other steps "
                                "than the private counter kept")
-        self.steps, self.rows = [got_steps[k:]], [got[k:]]
-        return got[:k]
+        if len(got) == 1:
+            return got[0].copy()
+        return np.concatenate(got) if got else np.empty((0, self.twin.dim))
 
 
 class SharedSums:
