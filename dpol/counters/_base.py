@@ -12,6 +12,7 @@ point additions in the same order, so the two agree bit for bit.
 
 from __future__ import annotations
 
+import weakref
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,12 @@ from dpol.noise.source import NoiseSource
 if TYPE_CHECKING:
     from dpol.counters.strategies import Strategy
 
-__all__ = ["Counter"]
+__all__ = ["EXACT_TAPS", "Counter"]
+
+#: per counter, a function ``run`` hands each chunk's exact running sums (before noise),
+#: their first step and clipped count (:mod:`dpol.learners._shared_sums`): kept outside
+#: the counter, so no copy of it and no saved state holds one
+EXACT_TAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 class Counter(CounterPrivacy, CounterCheckpoint, ABC):
     """Base class: private prefix sums of a stream of l2-bounded vectors.
@@ -320,13 +326,13 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         """Add a whole block of elements; return the private prefix sums, shape (n, dim).
 
         Same distribution as calling :meth:`add` on each row, and bit-identical for the
-        same seed (to rounding for the matrix factorizations: FFT, lfilter). Vectorized
-        from any state (the tag ``"continues_vectorized"``); a counter without it
-        continues a started stream with the ``add`` loop. Streams in chunks of about
-        ``run_chunk_values`` noise values (bounded memory: the input, its copy that
-        becomes the output, and one chunk), with the bits of one block; a strategy that
-        takes its block whole (Toeplitz: the draws are its state) bounds its own working
-        set (``add_correlated``).
+        same seed (to rounding for the matrix factorizations: FFT, lfilter, blocked
+        products). Vectorized from any state (the tag ``"continues_vectorized"``); a
+        counter without it continues a started stream with the ``add`` loop. Streams in
+        chunks of about ``run_chunk_values`` noise values (bounded memory: the input,
+        its copy that becomes the output, and one chunk), with the bits of one block; a
+        strategy that takes its block whole (Toeplitz: the draws are its state) bounds its
+        own working set (``add_correlated``).
         """
         sums = self._run_owned(as_matrix("values", values, self.dim))
         note_clipping(self, bounds=f"bound={self.bound:g}", unit="elements", raw=lambda: (
@@ -374,6 +380,9 @@ class Counter(CounterPrivacy, CounterCheckpoint, ABC):
         draws = None if self._source.scale == 0.0 else self._draws(start, n)
         rows[0] += self._sum  # continue the running sum with the same additions as add()
         running_sum_rows(rows)  # in place (rows is our copy): one pass less
+        tap = EXACT_TAPS.get(self)
+        if tap is not None:  # a non-private twin's sums: these, before noise
+            tap(rows, start, clipped)
         self.n_clipped_ += clipped
         self._sum = rows[-1].copy()
         self.t += n

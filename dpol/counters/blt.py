@@ -22,6 +22,7 @@ from dpol.counters.strategies.blt_optimizer import (
     check_blt_parameters,
     optimal_blt_parameters,
 )
+from dpol.counters.strategies.blt_strategy import BLOCK_ROWS
 from dpol.noise.kinds import SECURE_NOISE_KINDS
 
 __all__ = ["DEFAULT_BUFFERS", "BltCounter", "blt_loss", "optimal_blt_parameters"]
@@ -89,12 +90,13 @@ class BltCounter(SecureReleaseMixin, Counter):
     (1024, 1)
     """
 
-    # secure mode rounds the encoder itself (Privacy); FFT / lfilter: run agrees to rounding
+    # secure mode rounds the encoder itself (Privacy); blocked products: run agrees with
+    # add to rounding
     tags = frozenset({"secure_exact", "continues_vectorized"})
     _strategy_class = BltStrategy
-    #: 512 KiB chunks, not 2 MiB: the lfilter passes over a chunk and its buffers then stay
-    #: in cache (ridge's V counter, 66 values a step: 8.3 -> 7.3 us a row of the learner);
-    #: the chunks have the bits of one block (tests/counters/test_counters_memory.py)
+    #: 512 KiB chunks, not 2 MiB: a chunk's passes then stay in cache (ridge's V counter,
+    #: 66 values a step: 8.3 -> 7.3 us a row of the learner when it was filtered); the
+    #: chunks have the bits of one block (tests/counters/test_counters_memory.py)
     run_chunk_values = 2**16
 
     def __init__(self, horizon: int | None, dim: int = 1, *, buffers: int | None = None,
@@ -123,6 +125,10 @@ class BltCounter(SecureReleaseMixin, Counter):
         self.objective = objective
         self._given = given
         super().__init__(horizon, dim, **kwargs)
+
+    def _chunk_rows(self, n: int) -> int:
+        # whole blocks of the strategy's noise: a chunk cut inside one copies its draws
+        return max(BLOCK_ROWS, super()._chunk_rows(n) // BLOCK_ROWS * BLOCK_ROWS)
 
     def _make_strategy(self) -> BltStrategy:
         if self._given is None:

@@ -70,10 +70,12 @@ def fill_skipped(after: np.ndarray, solved: np.ndarray, rows: np.ndarray,
     """Release at every row of ``after`` the last solved w at or before it, in place:
     ``solved[i]`` is the w of row ``rows[i]`` (ascending), ``before`` the w released
     before the first row (rows ahead of the first solved one keep it)."""
-    last = np.searchsorted(rows, np.arange(len(after)), side="right") - 1
-    head = last < 0
-    after[head] = before
-    after[~head] = solved[last[~head]]
+    # runs of equal rows, copied whole: a search and gather per row took ~0.1 us a row
+    # of PQFTL's chunked run at d = 11 (the same values, copied)
+    first = rows[0] if len(rows) else len(after)
+    after[:first] = before
+    if len(rows):
+        after[first:] = np.repeat(solved[:len(rows)], np.diff(rows, append=len(after)), axis=0)
 
 
 def solve_chunks(solver: _PsdSolver, helper: _Helper | None, V: np.ndarray, scale: np.ndarray,

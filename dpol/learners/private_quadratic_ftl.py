@@ -31,6 +31,7 @@ from dpol.learners._psd_solve import (
     _svec_layout,
     _svec_outer,
 )
+from dpol.learners._shared_sums import shared_sums
 
 __all__ = ["PrivateQuadraticFTL"]
 
@@ -254,7 +255,10 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         # the elements, clip and running sum (measured in the replay, where the noise's
         # arrays come and go beside it; a lone svec loop shows no difference and no
         # page faults, so it is the cache, not the allocator)
-        elements = np.empty((min(n, block), len(layout.scale)))
+        # a twin whose private learner's counters ran these rows takes their exact sums
+        # (:func:`dpol.learners._shared_sums.share_exact_sums`)
+        shared = shared_sums(self, start, n)
+        elements = None if shared is not None else np.empty((min(n, block), len(layout.scale)))
         helper = None
         with _blas_controller().limit(limits=1, user_api="blas"):  # the child inherits it
             if helped:
@@ -265,16 +269,15 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
             try:
                 for lo in range(0, n, block):
                     hi = min(n, lo + block)
-                    Xb = X[lo:hi]
-                    # elements built here from validated data: the counters take them
-                    # as they are (no second copy and finiteness pass)
-                    v_hat = self._counters[0]._run_owned(
-                        _svec_outer(Xb, layout, elements[:hi - lo]))
-                    u_hat = self._counters[1]._run_owned(u_elements(Xb, y[lo:hi])).reshape(
-                        hi - lo, *self._w.shape)  # (rows, d, K) right-hand sides with outputs
                     a, b = np.searchsorted(rows, (lo, hi))  # this block's: rows[a:b]
-                    if not every:  # gathered copies, unscaled in place below
-                        v_hat, u_hat = v_hat[rows[a:b] - lo], u_hat[rows[a:b] - lo]
+                    if shared is not None:  # the sums at rows[a:b], fresh arrays
+                        v_hat, u_hat = shared.take(steps[rows[a:b]])
+                        u_hat = u_hat.reshape(b - a, *self._w.shape)
+                    else:
+                        v_hat, u_hat = self._sums(X[lo:hi], y[lo:hi], layout,
+                                                  elements[:hi - lo])
+                        if not every:  # gathered copies, unscaled in place below
+                            v_hat, u_hat = v_hat[rows[a:b] - lo], u_hat[rows[a:b] - lo]
                     ridge = self._ridges(steps[rows[a:b]].astype(float))
                     # in place: run returned our own array
                     schedule.solve_chunks(solver, helper, v_hat, layout.scale, u_hat, ridge,
@@ -292,6 +295,15 @@ class PrivateQuadraticFTL(QuadraticOutputs, OnlineLearner):
         if self._label_scale != 1.0:
             weights /= self._label_scale  # in place: the released w in the labels' units
         return weights[:-1]
+
+    def _sums(self, X: np.ndarray, y: np.ndarray, layout, elements: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The counters' releases (V, u) of a block, u as (rows, d, K) right-hand sides."""
+        # elements built here from validated data: the counters take them as they are
+        # (no second copy and finiteness pass)
+        v_hat = self._counters[0]._run_owned(_svec_outer(X, layout, elements))
+        u_hat = self._counters[1]._run_owned(u_elements(X, y))
+        return v_hat, u_hat.reshape(len(X), *self._w.shape)
 
     def _run_full(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``_run`` without fixes: vec(x x^T) elements, batched solves."""

@@ -20,6 +20,7 @@ from dpol.counters.blt import blt_loss, optimal_blt_parameters
 from dpol.counters.strategies import Participation
 from dpol.counters.strategies._participation import brute_force_sensitivity_sq
 from dpol.counters.strategies.blt_optimizer import _pattern_sensitivity_sq
+from dpol.counters.strategies.blt_strategy import BLOCK_ROWS
 from dpol.counters.strategies.blt_strategy import ROW_LOOP_DIM as _ROW_LOOP_DIM
 from dpol.counters.strategies.blt_strategy import inverse_coefficients as _inverse_coefficients
 from dpol.errors import InvalidInputError, NonPrivateWarning
@@ -107,6 +108,23 @@ def test_streaming_buffers_reproduce_dense_noise(mode, dim):
                              counter.run(zeros[8:])])
         np.testing.assert_allclose(got, a @ big_g @ z, rtol=0, atol=1e-11)
         np.testing.assert_allclose(np.diff(got, axis=0), (big_g @ z)[1:], rtol=0, atol=1e-11)
+
+
+def test_adds_and_runs_cut_anywhere_give_the_bits_of_one_run():
+    # the noise comes in blocks of BLOCK_ROWS steps; a block cut between two calls (add
+    # is a call of one step) keeps its draws in the state (through a checkpoint too) and
+    # is computed whole then (row t of a block sees draws up to t only): the same bits,
+    # not equal to rounding
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=(300, 3)) / 4
+    one = BltCounter(300, 3, epsilon=1.0, delta=1e-6, seed=2).run(values)
+    counter = BltCounter(300, 3, epsilon=1.0, delta=1e-6, seed=2)
+    got = [counter.run(values[:BLOCK_ROWS + 5])]  # one block and 5 steps of the next
+    counter = type(counter).from_state(counter.get_state())
+    got += [counter.add(v)[None, :] for v in values[BLOCK_ROWS + 5:BLOCK_ROWS + 40]]
+    for lo, hi in ((BLOCK_ROWS + 40, BLOCK_ROWS + 42), (BLOCK_ROWS + 42, 200), (200, 300)):
+        got.append(counter.run(values[lo:hi]))
+    assert np.array_equal(np.vstack(got), one)
 
 
 def test_wide_run_is_the_add_loop_bit_for_bit():

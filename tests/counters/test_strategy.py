@@ -98,7 +98,11 @@ def test_strategy_state_restores_to_the_template_shapes():
     s = strategies()["blt"]
     state = s.init_state(2)
     restored = s.restore_state({k: v.tolist() for k, v in state.items()}, 2)
-    assert {k: v.shape for k, v in restored.items()} == {"u": (3, 2), "n": (2,)}
+    shapes = {"u": (3, 2), "n": (2,), "z": (0, 2)}  # z: the draws of a block cut by run
+    assert {k: v.shape for k, v in restored.items()} == shapes
+    # a state saved before run's blocks (buffers and total alone) is at a block's start
+    old = s.restore_state({"u": state["u"].tolist(), "n": state["n"].tolist()}, 2)
+    assert {k: v.shape for k, v in old.items()} == shapes
 
 
 @pytest.mark.parametrize("name", sorted(strategies()))

@@ -57,19 +57,23 @@ def test_each_key_is_the_run_of_its_own_rows(table_file, tmp_path):
 
 def test_a_dask_cluster_of_two_worker_processes_releases_the_same_bits(table_file, tmp_path):
     # the keys' runs spread over two worker processes of a real cluster, joined by its
-    # address as --address does, against this process alone
+    # address as --address does, against this process alone; chunked (one cluster for
+    # both), the workers read each key's rows from the file the driver spilled them to
     distributed = pytest.importorskip("distributed")
-    here = run_by_key("ridge", table_file, tmp_path / "here", by=1, seed=4, baseline=False)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
-        dask = run_by_key("ridge", table_file, tmp_path / "dask", by=1, seed=4,
-                          baseline=False, backend="dask", address=cluster.scheduler_address)
-    assert "dask" in dask.report.read_text()
-    assert [r["rows"] for r in here.rows] == [r["rows"] for r in dask.rows]
-    for key in KEYS:
-        np.testing.assert_array_equal(
-            np.load(tmp_path / "here" / f"key={key:g}" / "iterates.npy"),
-            np.load(tmp_path / "dask" / f"key={key:g}" / "iterates.npy"))
+        for chunk_rows in (None, 16):
+            args = {"by": 1, "seed": 4, "baseline": False, "chunk_rows": chunk_rows}
+            out = tmp_path / str(chunk_rows)
+            here = run_by_key("ridge", table_file, out / "here", **args)
+            dask = run_by_key("ridge", table_file, out / "dask", backend="dask",
+                              address=cluster.scheduler_address, **args)
+            assert "dask" in dask.report.read_text()
+            assert [r["rows"] for r in here.rows] == [r["rows"] for r in dask.rows]
+            for key in KEYS:
+                np.testing.assert_array_equal(
+                    np.load(out / "here" / f"key={key:g}" / "iterates.npy"),
+                    np.load(out / "dask" / f"key={key:g}" / "iterates.npy"))
 
 
 @pytest.mark.parametrize(("kwargs", "word"), [

@@ -22,9 +22,10 @@ from dpol.counters.strategies.toeplitz_strategy import MATRIX_REFUSAL
 
 __all__ = ["BltStrategy", "infinite_column_norm_sq", "inverse_coefficients", "row_norm_sq"]
 
-#: from this dimension a block steps through time row by row instead of lfilter along time
-#: (measured, 5 buffers, us per row: d = 300 lfilter 11 against 23; d = 1000 43-64
-#: against 28; d = 4095, PQFTL's svec at d = 90, 240-307 against 42)
+#: from this dimension a block steps through time row by row (measured against the lfilter
+#: filters that preceded the blocked products, 5 buffers, us per row: d = 300 lfilter 11
+#: against 23; d = 1000 43-64 against 28; d = 4095, PQFTL's svec at d = 90, 240-307
+#: against 42)
 ROW_LOOP_DIM = 512
 #: steps per block of the variance table's construction (a 5 x 2^16 float block: 2.5 MB)
 _BLOCK = 1 << 16
@@ -98,6 +99,33 @@ def row_norm_sq(thetas: np.ndarray, omegas: np.ndarray, t: np.ndarray) -> np.nda
 
 #: lfilter's numerator (b = [1]): u_t = z_t + theta u_{t-1}
 _ONE = np.array([1.0])
+#: rows per block of ``run``'s noise (``BltStrategy._blocked``): L = 32 took 1.0 us a row
+#: of 77 coordinates against 1.2 at L = 16 and 1.3 at 64 (the filter: 3.4)
+BLOCK_ROWS = 32
+
+
+class _BlockMatrices:
+    """The blocked recursion's matrices for blocks of ``rows`` steps (a function of the
+    BLT parameters alone). From the buffers u and total n before a block and its draws
+    z (rows x d): the release noise is n + F u + H z, and the buffers after it D u + P z.
+
+    H (rows x rows): lower-triangular Toeplitz of h = cumsum(g), g_0 = 1, g_k = sum_i
+    omega_i theta_i^(k-1) (the noise's response to one draw); F (rows x b): F_ti = omega_i
+    sum_{j <= t} theta_i^j (the buffers' own decay, summed); P (b x rows): theta_i^(rows-1-s);
+    D: theta_i^rows.
+    """
+
+    def __init__(self, thetas: np.ndarray, omegas: np.ndarray, rows: int) -> None:
+        powers = thetas[None, :] ** np.arange(rows, dtype=np.float64)[:, None]  # (rows, b)
+        g = np.empty(rows)
+        g[0] = 1.0
+        g[1:] = powers[:-1] @ omegas
+        h = np.cumsum(g)
+        lag = np.subtract.outer(np.arange(rows), np.arange(rows))
+        self.H = np.where(lag >= 0, h[np.maximum(lag, 0)], 0.0)
+        self.F = np.cumsum(powers, axis=0) * omegas  # sums of powers: no 1 - theta^k
+        self.P = np.ascontiguousarray(powers[::-1].T)
+        self.D = thetas**rows
 
 
 @functools.cache
@@ -122,8 +150,9 @@ class BltStrategy(Strategy):
     of C has the largest norm, sqrt(sum_{k < T} c_k^2) (a prefix of the same sum for
     every later column).
 
-    ``correlate`` runs blocks by ``scipy.signal.lfilter`` from the current buffers (the
-    same draws, equal to rounding), or row by row from ``dim`` 512 (bit-identical).
+    ``correlate`` runs blocks of narrow rows as matrix products over blocks of
+    ``BLOCK_ROWS`` steps (the same draws, equal to rounding), or row by row from ``dim``
+    512 (bit-identical).
 
     Parameters
     ----------
@@ -188,13 +217,23 @@ class BltStrategy(Strategy):
         return self._cum_sq[t - 1]
 
     def init_state(self, dim: int) -> dict:
-        return {"u": np.zeros((self.thetas.size, dim)), "n": np.zeros(dim)}
+        # u, n: the buffers and the noise total at the start of the current block; z: the
+        # draws of its steps so far (fewer than BLOCK_ROWS; none outside ``run``'s blocks)
+        return {"u": np.zeros((self.thetas.size, dim)), "n": np.zeros(dim),
+                "z": np.zeros((0, dim))}
+
+    def restore_state(self, state: dict, dim: int) -> dict:
+        # a state saved before the blocks (u, n alone) is at a block's start
+        return super().restore_state({"z": [], **state}, dim)
 
     def correlate(self, state: dict, rows: np.ndarray, start: int, n: int) -> np.ndarray:
-        if n > 1 and rows.shape[1] < ROW_LOOP_DIM:
-            return self._filtered(state, rows)
-        # one recursion for add and for wide blocks: lfilter walks each coordinate along
-        # time with a stride of dim floats, which misses the cache on wide rows
+        if rows.shape[1] < ROW_LOOP_DIM:  # add too: one step is a block's next row
+            return self._blocked(state, rows)
+        return self._recursion(state, rows)
+
+    def _recursion(self, state: dict, rows: np.ndarray) -> np.ndarray:
+        """The recursion step by step, on wide rows (a block's product there walks each
+        coordinate along time with a stride of dim floats, which misses the cache)."""
         u, total = state["u"], state["n"]
         thetas, omegas = self.thetas[:, None], self.omegas[:, None]
         noise = np.empty_like(rows)
@@ -206,24 +245,71 @@ class BltStrategy(Strategy):
         state["u"], state["n"] = u, total
         return noise
 
-    def _filtered(self, state: dict, z: np.ndarray) -> np.ndarray:
-        """A block of narrow rows: each buffer filtered along time, from the current state."""
-        lfilter = _linear_filter()
+    @functools.cached_property
+    def _blocks(self) -> _BlockMatrices:
+        return _BlockMatrices(self.thetas, self.omegas, BLOCK_ROWS)
+
+    def _blocked(self, state: dict, z: np.ndarray) -> np.ndarray:
+        """Narrow rows in blocks of BLOCK_ROWS steps, each a matrix product
+        (:class:`_BlockMatrices`), not 5 first-order recursions a coordinate (lfilter ran
+        them at 5-6 ns a step, each waiting for the one before: 3.4 us a row of PQFTL's
+        77 coordinates at d = 11, this 1.0). The noise of the recursion to rounding (~1e-13
+        of its standard deviation). Blocks start where the state's block did, and a
+        block's row t is a product with row t of H, zero past t: a block cut between
+        calls (``add`` is a call of one step) gives the bits of one call, since the draws
+        of its first part are kept in the state.
+        """
+        m, L = self._blocks, BLOCK_ROWS
+        kept = len(state.get("z", ()))  # none in a state saved before the blocks
+        if len(z) == 1 and kept + 1 < L:  # add inside a block: the same products, less
+            return self._step(state, z, kept)
+        z = np.concatenate([state["z"], z]) if kept else z
+        n, d = z.shape
+        full, blocks = n // L, -(-n // L)
+        if n % L:  # the last block zero-padded: H's zeros past each row ignore the pad
+            padded = np.zeros((blocks * L, d))
+            padded[:n] = z
+            z = padded
+        Z = z.reshape(blocks, L, d)
         u = state["u"]
-        acc = np.zeros(z.shape)  # sum_i omega_i u_i(before step t), in the recursion's order
-        # the same additions and products as the row loop, in arrays made once: a fresh
-        # product a buffer and a stacked copy for the cumsum took 30% of this function
-        product = np.empty((z.shape[0] - 1, z.shape[1]))
-        for i, (theta, omega) in enumerate(zip(self.thetas, self.omegas, strict=True)):
-            after, _ = lfilter(_ONE, np.array([1.0, -theta]), z, 0, theta * u[i][None, :])
-            acc[0] += omega * u[i]
-            acc[1:] += np.multiply(omega, after[:-1], out=product)
-            u[i] = after[-1]
-        acc += z  # y = z + acc (addition commutes, bit for bit)
-        acc[0] += state["n"]  # the running sum n_t = n_{t-1} + y_t continued from n
-        noise = np.cumsum(acc, axis=0, out=acc)
-        state["n"] = noise[-1].copy()
-        return noise
+        starts = np.empty((blocks, *u.shape))  # the buffers at each block's start
+        starts[0] = u
+        if full:  # u_(k+1) = D u_k + P z_k: one first-order recursion over the blocks
+            PZ = np.matmul(m.P, Z[:full])
+            lfilter = _linear_filter()
+            for i, decay in enumerate(m.D):
+                after, _ = lfilter(_ONE, np.array([1.0, -decay]), PZ[:, i], 0,
+                                   decay * u[i][None, :])
+                starts[1:, i] = after[:blocks - 1]
+                if full == blocks:
+                    state["u"][i] = after[-1]
+        noise = np.matmul(m.H, Z)
+        noise += np.matmul(m.F, starts)
+        # the totals at each block's start, n_(k+1) = n_k + (its last row so far): a
+        # running sum over the blocks, continued from the state's
+        totals = np.cumsum(np.vstack([state["n"][None, :], noise[:-1, -1]]), axis=0)
+        noise += totals[:, None, :]
+        flat = noise.reshape(blocks * L, d)
+        if full == blocks:
+            state["n"], state["z"] = flat[n - 1].copy(), z[:0]
+        else:  # the last block goes on in the next call, from its start
+            state["u"], state["n"] = starts[-1], totals[-1]
+            state["z"] = z[full * L:n].copy()
+        return flat[kept:n]
+
+    def _step(self, state: dict, z: np.ndarray, kept: int) -> np.ndarray:
+        """``_blocked`` of one step that does not end its block (``add``): the same
+        products and sums (H and F times the whole padded block), only its row kept
+        (``add`` took 15 us with the recursion, 30 with ``_blocked``, this ~20)."""
+        m = self._blocks
+        padded = np.zeros((BLOCK_ROWS, z.shape[1]))
+        padded[:kept] = state["z"]
+        padded[kept] = z[0]
+        noise = np.matmul(m.H, padded[None])[0]
+        noise += np.matmul(m.F, state["u"][None])[0]
+        noise[kept] += state["n"]
+        state["z"] = padded[:kept + 1]
+        return noise[kept:kept + 1]
 
     def encode(self, values: np.ndarray) -> np.ndarray:
         """The encoder C x: every value that receives noise."""

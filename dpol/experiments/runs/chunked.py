@@ -48,6 +48,7 @@ from dpol.experiments.runs.output import remove_checkpoint, staged_output
 from dpol.experiments.runs.report import CURVE_POINTS, write_report
 from dpol.experiments.runs.request import RunRequest
 from dpol.learners._psd_solve import _blas_controller
+from dpol.learners._shared_sums import share_exact_sums
 
 __all__ = ["count_rows", "run_chunked"]
 
@@ -240,6 +241,8 @@ def _learn_chunks(request: RunRequest, keeper: ChunkCheckpoints, stage: Path, ou
             f"label {', '.join(f'{k} -> e{k + 1}' for k in range(outputs))} (one-hot rows "
             f"of {outputs} classes)")
         learned = _Learned(marks, _Tally(marks), coding, counts=np.zeros(outputs))
+    elif "twin" in learned.models:  # resumed: a restored twin shares its sums again
+        share_exact_sums(learned.models["private"], learned.models["twin"])
     done = 0
     # one BLAS thread: a chunk's large products (losses, labels' checks) woke OpenBLAS's
     # second thread, whose spinning cost ~10% of the run's CPU (ridge, d = 10: measured)
@@ -278,6 +281,8 @@ def _start(request: RunRequest, learned: _Learned, dim: int, total_rows: int,
     if request.baseline:
         learned.models["twin"] = make_learner(request.learner, dim, seed=request.seed, **{
             **build, "epsilon": math.inf, "calibration": "tight"})
+        # fed the same rows right after the private learner: it takes their exact sums
+        share_exact_sums(learned.models["private"], learned.models["twin"])
     learned.tallies = {k: _Tally(learned.marks) for k in learned.models}
 
 
