@@ -20,6 +20,9 @@ from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["register_run", "run_arguments", "run_command"]
 
+#: the trivial fallback's whole share of the budget (its help text)
+_FALLBACK_SHARE = PRIOR_SHARE + GATE_SHARE
+
 
 #: ``dpol run``'s parameters -> ``run_learner``'s arguments, where the names differ
 _ARGUMENTS = {"out": "out_dir", "bound": "x_bound", "intercept": "fit_intercept",
@@ -189,10 +192,9 @@ def register_run(app: typer.Typer, ui) -> None:
                                             "of the rows: a model non-linear in x."),
         bandwidth: float = typer.Option(None, help="Kernel bandwidth of --random-features, "
                                         f"in units of --bound (default {BANDWIDTH:g})."),
-        fallback: bool = typer.Option(False, help="Classifiers: predict the private class "
-                                      "prior unless the model's errors are privately "
-                                      f"below it ({PRIOR_SHARE + GATE_SHARE:.0%} of the "
-                                      "budget), as OnlineClassifier() does by default."),
+        fallback: bool = typer.Option(False, help="Classifiers: the private class prior "
+                                      f"unless the model privately beats it ({_FALLBACK_SHARE:.0%} "
+                                      "of the budget), as OnlineClassifier() by default."),
         by: str = typer.Option(None, help="Key column (name or index): one private model "
                                "per key, in parallel; the split by key is public, a row is "
                                "protected within its key's stream. --checkpoint-every, "
