@@ -32,11 +32,13 @@ class LearnerWrapper(OnlineLearner):
 
     learner: OnlineLearner
 
-    def _share(self) -> None:
-        """Copy the learner's public settings; warn of clipping here, not inside."""
+    def _share(self, *, clips: bool = True) -> None:
+        """Copy the learner's public settings; warn of clipping here, not inside, if the
+        wrapper clips rows itself (``clips``), else leave the learner's warning as it is."""
         for name in _SHARED:
             setattr(self, name, getattr(self.learner, name))
-        self.learner._clip_warned = True  # the wrapper's warning counts every clip once
+        if clips:
+            self.learner._clip_warned = True  # the wrapper's warning counts every clip once
         self._x_clipped = 0  # rows whose x (not label) was clipped here
 
     def _clip_rows(self, X: np.ndarray, y: np.ndarray, bound: float, slack: float = 1.0

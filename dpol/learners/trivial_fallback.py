@@ -153,8 +153,7 @@ class WithTrivialFallback(LearnerWrapper):
         self.threshold = check_real("threshold", threshold, low=0.0)
         self.significance = check_real("significance", significance, low=0.0)
         self.link = check_choice("link", link, LINKS)
-        self._share()
-        learner._clip_warned = False  # it clips nothing itself: the learner's warning stands
+        self._share(clips=False)  # it clips nothing itself: the learner's warning stands
         if epsilon is not None:
             self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
         self.seed = seed if seed is not None else learner.seed  # seeded if either is
