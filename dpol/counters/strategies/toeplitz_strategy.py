@@ -161,13 +161,11 @@ class ToeplitzStrategy(Strategy):
         return {"z": np.zeros((0, dim))}  # float: the draws; secure: the noisy encoder
 
     def correlate(self, state: dict, rows: np.ndarray, start: int, n: int) -> np.ndarray:
-        z = self._append(state, rows, start)
         if n == 1:
+            z = self._append(state, rows, start)
             return (self.coefficients[: start + 1][::-1] @ z)[None, :]
-        out = np.empty((n, z.shape[1]))
-        for lo, cols, piece in blocked_toeplitz(z, self.coefficients, start, n,
-                                                self.block_rows):
-            out[lo:lo + len(piece), cols] = piece
+        out = np.zeros((n, rows.shape[1]))  # the blocked product added into zeros
+        self.add_correlated(state, rows, start, n, out)
         return out
 
     def add_correlated(self, state: dict, rows: np.ndarray, start: int, n: int,
