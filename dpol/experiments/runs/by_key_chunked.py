@@ -330,7 +330,7 @@ def _run_keys(learner: str, manifest: dict, run_args: dict, spilled: Spilled, st
                    for i in range(len(keys))]
         write_csv(summary, stage / "summary.csv")
         keyed.write_report(stage / "report.md", learner, Path(str(manifest["data"])).name,
-                      spilled.column, summary, engine.describe())
+                           spilled.column, summary, engine.describe())
     return summary, keyed.grouped_notes([done[i][1] for i in range(len(keys))], folders)
 
 
