@@ -133,32 +133,37 @@ def test_a_prior_within_its_noise_of_the_boundary_lets_the_model_predict():
     assert seen == {True, False}
 
 
-def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it():
+@pytest.mark.parametrize("offset", [0.0, 0.4])
+def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it(offset):
     # 600 wrappers on a 3-row stream release 2 blocks each: 1,200 residuals per mechanism.
     # Their mean square over the stated variance has std sqrt(2 / 1200) = 0.041 about 1,
     # so the right scale lies within 4 of them (0.16) of 1, while 2/3 or 3/2 of the scale
-    # puts the ratio at 2.25 or 0.44, more than 0.16 away.
+    # puts the ratio at 2.25 or 0.44, more than 0.16 away. With a centre b = 0.4 the
+    # learner fits y - b within y_bound 1.4, but the prior sums the +-1 labels: its std
+    # is still 2 z_prior (the learner's window, 2.8 z_prior, would put the ratio at 0.51).
     X, y = _stream(n=3)
     z_prior, z_gate = 1.5, 2.5
     label_res, error_res = [], []
     for seed in range(600):
-        m = WithTrivialFallback(_inner(horizon=3, seed=seed), prior_multiplier=z_prior,
-                                gate_multiplier=z_gate, seed=10_000 + seed)
-        inner, model = _inner(horizon=3, seed=seed), []  # the wrapper's model predictions
-        for x, v in zip(X, y, strict=True):
+        m = WithTrivialFallback(_inner(horizon=3, seed=seed, y_bound=1.0 + offset),
+                                prior_multiplier=z_prior, gate_multiplier=z_gate,
+                                seed=10_000 + seed, offset=offset)
+        # the wrapper's model predictions
+        inner, model = _inner(horizon=3, seed=seed, y_bound=1.0 + offset), []
+        for x, v in zip(X, y - offset, strict=True):
             model.append(inner.predict_one(x))
             inner.learn_one(x, v)
         model = np.array(model)
-        m.run(X, y)
+        m.run(X, y - offset)
         start = 0
         for n, labels, errors in m.releases_:
-            exact_labels, exact_errors = block_sums(model[start:start + n],
+            exact_labels, exact_errors = block_sums(model[start:start + n] + offset,
                                                     y[start:start + n],
                                                     np.where(y[start:start + n] > 0, 1, -1))
             label_res.append(labels - exact_labels)
             error_res.append(errors - exact_errors)
             start += n
-    # stds: the label sum's 2 y_bound z_prior, the error count's 1 z_gate
+    # stds: the label sum's 2 L z_prior (L = 1: +-1 labels), the error count's 1 z_gate
     for res, std in ((label_res, z_prior * 2.0), (error_res, z_gate * 1.0)):
         ratio = float(np.mean(np.square(res))) / std**2
         assert abs(ratio - 1.0) < 0.16
