@@ -3,12 +3,13 @@
 ``OnlineClassifier()`` runs its learner inside
 :class:`dpol.learners.trivial_fallback.WithTrivialFallback` by default (30% of the
 Gaussian budget: a private prior on 20%, a private gate on the prequential errors on
-10%). This script measures what that buys and costs on the binary sets of
-``benchmarks/utility.py`` (same split, same preprocessing, the same learner, both
+10%; on a short stream the prior takes 50% and the model predicts only where the gate
+opens: ``fallback_plan``). This script measures what that buys and costs on the binary
+sets of ``benchmarks/utility.py`` (same split, same preprocessing, the same learner, both
 groups): prequential and held-out accuracy, mean [worst] over the seeds, for three
 variants: no fallback (``fallback=False``), the fallback as the default builds it, and
-the fallback with ``significance=0`` (the model never predicts because the prior is a
-coin flip, only where the gate opens). Each is judged by
+the fallback with one split on every stream (20% / 10%, the prior a coin flip lets the
+model predict: the default before the short-stream plan). Each is judged by
 utility.md's T1: against the *private* trivial model (``_utility_trivial``: the class
 prior alone, released per block on the whole budget, same seeds), its mean against that
 model's mean and its worst seed against that model's worst, within one standard error of
@@ -44,16 +45,20 @@ OUT = Path(__file__).parent / "results" / "trivial_fallback.json"
 
 def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple | None):
     """The default classifier's learner, seeded as ``OnlineClassifier`` seeds it; inside
-    the fallback (with ``options``; ``shares``: its budget split) unless ``options`` is
-    None."""
+    the fallback (with ``options``, whose "shares" beat ``shares``: its budget split)
+    unless ``options`` is None."""
     method = default_learners()["classification"]
+    keywords = dict(options or {})
+    shares = keywords.pop("shares", shares)
     return with_default_fallback(ds, method, epsilon, seed, len(ds.y_train),
-                                 fallback=options is not None, shares=shares,
-                                 **(options or {}))
+                                 fallback=options is not None, shares=shares, **keywords)
 
 
 #: the variants measured: name -> None (no fallback) or WithTrivialFallback's keywords
-VARIANTS = {"no": None, "yes": {}, "yes (significance 0)": {"significance": 0.0}}
+#: ("one split": the fallback before the short-stream plan, 0.2 / 0.1 and significance 1
+#: on every stream)
+VARIANTS = {"no": None, "yes": {}, "yes (one split)": {"shares": (0.2, 0.1),
+                                                       "significance": 1.0}}
 
 
 def _judge(scores: list[float], baseline: list[float], majority_acc: float,

@@ -19,6 +19,7 @@ import numpy as np
 from dpol._validation import fail
 from dpol.accounting.closed_forms import resolve_delta
 from dpol.learners._base import OnlineLearner
+from dpol.learners._fallback_budget import fallback_plan
 from dpol.learners._wrapper import LearnerWrapper
 from dpol.learners.postprocess import label_bound
 from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
@@ -66,7 +67,8 @@ def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool | s
     budget. ``link`` (default: ``"rate"`` for a least-squares learner, else
     ``"logit"``) is the prior's margin; ``offset`` the labels' public centre b, for a
     learner fitting y - b (its gate judges the classes of y and of m + b); ``shares``:
-    the prior's and the gate's (default ``PRIOR_SHARE``, ``GATE_SHARE``).
+    the prior's and the gate's (default: ``fallback_plan``'s, from epsilon, delta, the
+    horizon and the learner's number of classes, all public).
 
     Examples
     --------
@@ -74,20 +76,40 @@ def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool | s
     >>> build = lambda e: make_learner("ridge-classifier", 2, horizon=100, epsilon=e, seed=0)
     >>> m = with_fallback(build, fallback=True, epsilon=1.0, delta=None, horizon=100, seed=1)
     >>> type(m).__name__, m.link, round(m.privacy.epsilon, 6), round(m.learner.epsilon, 3)
-    ('WithTrivialFallback', 'rate', 1.0, 0.822)
+    ('WithTrivialFallback', 'rate', 1.0, 0.606)
+    >>> m.significance  # 100 rows: short, the prior takes 50%, the gate decides alone
+    0.0
     """
     fallback = check_fallback(fallback)
     if not fallback:
         return build(epsilon)
-    z_prior, z_gate, rest = fallback_budget(epsilon, resolve_delta(delta, horizon),
-                                            *(shares or ()))
-    learner = build(rest)
+    delta = resolve_delta(delta, horizon)
+    plan = fallback_plan(epsilon, delta, horizon)  # two classes until the learner says
+    learner, z_prior, z_gate = _built(build, epsilon, delta, shares or plan)
     if fallback == "auto" and WithTrivialFallback.refusal(learner) is not None:
         return build(epsilon)  # built again: the whole budget, the same seed
+    classes = int(getattr(_base(learner), "outputs", 1))
+    if shares is None and plan.short and classes > 1:  # K classes: never the short split
+        plan = fallback_plan(epsilon, delta, horizon, classes=classes)
+        learner, z_prior, z_gate = _built(build, epsilon, delta, plan)
     if link is None:
-        base = learner.base if isinstance(learner, LearnerWrapper) else learner
-        link = "rate" if label_bound(base) is not None else "logit"
+        link = "rate" if label_bound(_base(learner)) is not None else "logit"
+    rule = {} if shares is not None or plan.significance is None else {
+        "significance": plan.significance}
     # epsilon = inf: no noise anywhere, and the guarantee is the learner's (infinite)
     return WithTrivialFallback(learner, prior_multiplier=z_prior, gate_multiplier=z_gate,
                                link=link, seed=seed, offset=offset,
-                               epsilon=None if math.isinf(epsilon) else epsilon)
+                               epsilon=None if math.isinf(epsilon) else epsilon, **rule)
+
+
+def _base(learner: OnlineLearner) -> OnlineLearner:
+    return learner.base if isinstance(learner, LearnerWrapper) else learner
+
+
+def _built(build: Callable[[float], OnlineLearner], epsilon: float, delta: float,
+           split: object) -> tuple[OnlineLearner, float, float]:
+    """(the learner on the rest, z of the prior, z of the gate) for ``split``: a
+    ``FallbackPlan`` or (prior share, gate share)."""
+    shares = (split.prior_share, split.gate_share) if hasattr(split, "gate_share") else split
+    z_prior, z_gate, rest = fallback_budget(epsilon, delta, *shares)
+    return build(rest), z_prior, z_gate

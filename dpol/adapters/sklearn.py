@@ -189,13 +189,15 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 70% of the Gaussian
     budget (of mu^2; the prior 20%, the gate 10%): the model predicts where its errors
     are privately below the prior's, or where the prior itself is a coin flip (within
-    one of its stds of the boundary). ``"auto"`` (the default) runs it wherever the
-    learner allows it (replace-one, Gaussian noise), else the learner alone on the whole
-    budget; ``learner_`` says which. Chosen on the utility benchmark's tuning sets: it
-    holds the trivial model where the model loses to it (small or imbalanced streams,
-    small epsilon), at a small cost where the model wins
-    (docs/benchmarks/trivial_fallback.md); ``fallback=False`` gives the model the whole
-    budget.
+    one of its stds of the boundary). On a short two-class stream (fewer than about 360
+    rows at epsilon 1, 2,950 at 0.1: ``fallback_plan``, from public quantities) the prior
+    takes 50% and the model predicts only where its errors are privately lower.
+    ``"auto"`` (the default) runs it wherever the learner allows it (replace-one,
+    Gaussian noise), else the learner alone on the whole budget; ``learner_`` says
+    which. Chosen on the utility benchmark's tuning sets: it holds the trivial model
+    where the model loses to it (small or imbalanced streams, small epsilon), at a small
+    cost where the model wins (docs/benchmarks/trivial_fallback.md); ``fallback=False``
+    gives the model the whole budget.
     With ``centre_budget > 0`` its gate judges the classes the estimator predicts (the
     centre b plus the learner's margin).
 

@@ -15,13 +15,15 @@ from dpol.adapters.registry import LEARNER_ALIASES, LEARNERS
 from dpol.cli.text import parse_options
 from dpol.counters import COUNTER_ALIASES, COUNTER_NAMES
 from dpol.datasets import DATASETS
-from dpol.learners._fallback_budget import GATE_SHARE, PRIOR_SHARE
+from dpol.learners._fallback_budget import GATE_SHARE, PRIOR_SHARE, SHORT_PRIOR_SHARE
 from dpol.learners.random_features import BANDWIDTH
 
 __all__ = ["register_run", "run_arguments", "run_command"]
 
 #: the trivial fallback's whole share of the budget (its help text)
 _FALLBACK_SHARE = PRIOR_SHARE + GATE_SHARE
+#: its share on a short two-class stream (``fallback_plan``)
+_SHORT_SHARE = SHORT_PRIOR_SHARE + GATE_SHARE
 
 
 #: ``dpol run``'s parameters -> ``run_learner``'s arguments, where the names differ
@@ -194,7 +196,8 @@ def register_run(app: typer.Typer, ui) -> None:
                                         f"in units of --bound (default {BANDWIDTH:g})."),
         fallback: bool = typer.Option(False, help="Classifiers: the private class prior "
                                       f"unless the model privately beats it ({_FALLBACK_SHARE:.0%} "
-                                      "of the budget), as OnlineClassifier() by default."),
+                                      f"of the budget, {_SHORT_SHARE:.0%} on a short stream), as "
+                                      "OnlineClassifier() by default."),
         by: str = typer.Option(None, help="Key column (name or index): one private model "
                                "per key, in parallel; the split by key is public, a row is "
                                "protected within its key's stream. --checkpoint-every, "

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpol.accounting.closed_forms import mu_star
 from dpol.adapters import OnlineClassifier
 from dpol.errors import InvalidInputError, NonPrivateWarning
-from dpol.learners.trivial_fallback import WithTrivialFallback
+from dpol.learners.trivial_fallback import SIGNIFICANCE, WithTrivialFallback
 
 
 def _noise_labels(n=2000, seed=0):
@@ -79,12 +80,13 @@ def test_a_centred_classifier_falls_back_to_its_prior_and_predicts_the_classes_j
     # classes of m + b, which the estimator predicts. Noise labels (90% "a"): the
     # estimator predicts "a" everywhere, by the prior (intercept_ = its margin, coef_ 0)
     # or by the centred model, whose drowned margin never outweighs b: it then beats the
-    # fallback's own prior (0.18 of the budget) where that one's early blocks point the
-    # wrong way, and the gate rightly opens (seed 4 here; 0-3 keep the prior);
-    # a clean boundary: the model is chosen and predicts b + its margin
+    # fallback's own prior (2,000 rows at 0.1 are short: 0.54 of the budget) where that
+    # one's early blocks point the wrong way, and the gate rightly opens (seeds 10 and 11
+    # here; 0-9 keep the prior); a clean boundary: the model is chosen and predicts b +
+    # its margin
     X, y = _noise_labels()
     chosen = set()
-    for seed in range(5):
+    for seed in range(12):
         clf = OnlineClassifier(epsilon=0.1, random_state=seed, fallback=True,
                                centre_budget=0.1).fit(X, y)
         fallback = clf.learner_
@@ -110,3 +112,29 @@ def test_a_centred_classifier_falls_back_to_its_prior_and_predicts_the_classes_j
     assert clf.privacy_.epsilon == pytest.approx(1.0, rel=1e-6)
 
 
+
+
+def _shares(fallback: WithTrivialFallback, epsilon: float, delta: float) -> tuple:
+    """The prior's and the gate's shares of mu*^2, read off their noise multipliers."""
+    mu = mu_star(epsilon, delta)
+    return tuple(round(1.0 / (z * mu) ** 2, 9) for z in (fallback.prior_multiplier,
+                                                          fallback.gate_multiplier))
+
+
+def test_the_split_follows_the_public_plan_two_classes_short_or_long_k_classes_never():
+    # fallback_plan reads epsilon, delta, the horizon and the classes: a short two-class
+    # stream (300 rows at epsilon 1) gives the prior 0.5 and the gate alone the choice;
+    # 2,000 rows the default 0.2 and the coin-flip rule; three classes on 300 rows the
+    # default too. Each composes to the stated epsilon exactly.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 3)) / 4
+    binary, three = np.where(X[:, 0] > 0, "a", "b"), np.array(["a", "b", "c"])[
+        np.argmax(X, axis=1)]
+    for n, y, shares, significance in ((300, binary, (0.5, 0.1), 0.0),
+                                       (2000, binary, (0.2, 0.1), SIGNIFICANCE),
+                                       (300, three, (0.2, 0.1), SIGNIFICANCE)):
+        clf = OnlineClassifier(epsilon=1.0, delta=1e-5, random_state=0).fit(X[:n], y[:n])
+        fallback = clf.learner_
+        assert _shares(fallback, 1.0, 1e-5) == shares, n
+        assert fallback.significance == significance
+        assert clf.privacy_.epsilon == pytest.approx(1.0, rel=1e-6)

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from dpol.accounting.closed_forms import mu_star
 from dpol.errors import InvalidInputError
-from dpol.learners._fallback_budget import GATE_SHARE, PRIOR_SHARE, fallback_budget
+from dpol.learners._fallback_budget import (
+    GATE_SHARE,
+    PRIOR_SHARE,
+    SHORT_PRIOR_SHARE,
+    SHORT_RESOLUTION,
+    fallback_budget,
+    fallback_plan,
+    gate_resolution,
+    schedule_weight,
+)
 
 
 @pytest.mark.parametrize(("epsilon", "delta"), [(1.0, 1e-5), (0.1, 1e-6), (8.0, 1e-3)])
@@ -29,3 +39,34 @@ def test_no_noise_without_a_budget_and_bad_shares_are_refused():
         fallback_budget(1.0, 1e-5, prior_share=0.0)
     with pytest.raises(InvalidInputError, match=r"prior_share \+ gate_share must be below 1"):
         fallback_budget(1.0, 1e-5, prior_share=0.6, gate_share=0.4)
+
+
+def test_the_schedule_and_the_resolution_are_the_mechanisms():
+    # schedule_weight and gate_resolution restate the mechanism's blocks and its gate's
+    # public std at the horizon: a run to the horizon must end on the same numbers
+    from dpol.learners import PrivateQuadraticFTL
+    from dpol.learners.trivial_fallback import WithTrivialFallback
+
+    rng = np.random.default_rng(0)
+    for horizon in (1, 2, 7, 300):
+        z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
+        inner = PrivateQuadraticFTL(2, horizon=horizon, epsilon=rest, seed=1)
+        m = WithTrivialFallback(inner, prior_multiplier=z_prior, gate_multiplier=z_gate,
+                                seed=2)
+        m.run(rng.normal(size=(horizon, 2)) / 3, np.where(rng.random(horizon) < 0.7, 1.0, -1.0))
+        assert schedule_weight(horizon) == m._weight
+        sd = math.hypot(m.gate_multiplier, m._prior_error_std()) / math.sqrt(m._weight)
+        assert gate_resolution(1.0, 1e-5, horizon) == pytest.approx(sd, rel=1e-12)
+
+
+def test_the_plan_is_short_where_the_gate_cannot_resolve_and_never_for_k_classes():
+    for epsilon, short, long in ((1.0, 300, 400), (0.1, 2900, 3000)):
+        assert gate_resolution(epsilon, 1e-5, short) > SHORT_RESOLUTION
+        assert gate_resolution(epsilon, 1e-5, long) <= SHORT_RESOLUTION
+        plan = fallback_plan(epsilon, 1e-5, short)
+        assert (plan.short, plan.prior_share, plan.gate_share, plan.significance) == (
+            True, SHORT_PRIOR_SHARE, GATE_SHARE, 0.0)
+        plan = fallback_plan(epsilon, 1e-5, long)
+        assert (plan.short, plan.prior_share, plan.significance) == (False, PRIOR_SHARE, None)
+        assert not fallback_plan(epsilon, 1e-5, short, classes=3).short
+    assert not fallback_plan(math.inf, 1e-5, 10).short  # no noise: nothing to resolve

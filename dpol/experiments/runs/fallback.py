@@ -3,8 +3,10 @@
 A classification run with ``fallback`` builds its learner on the learner's share of the
 budget inside :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` (as
 ``OnlineClassifier(fallback=True)`` does, :mod:`dpol.adapters._fallback`): a private
-class prior and a private gate on the prequential errors take 10% + 10% of the
-Gaussian budget (of mu^2), and the final model predicts the prior unless the gate found
+class prior and a private gate on the prequential errors take 20% + 10% of the
+Gaussian budget (of mu^2; 60% + 10% on a short two-class stream:
+:func:`~dpol.learners._fallback_budget.fallback_plan`), and the final model predicts the
+prior unless the gate found
 the model's errors privately below the prior's. The run's guarantee is the whole's (the
 wrapper's events are the learner's and its two Gaussian mechanisms'); a checkpoint
 holds the wrapper whole (its open block's sums, its releases and its noise generator),
@@ -14,10 +16,11 @@ twin runs inside a noise-free fallback of its own: the same predictor, without n
 
 from __future__ import annotations
 
+from dpol.accounting.closed_forms import mu_star
 from dpol.adapters._fallback import fallback_seed, with_fallback
 from dpol.adapters.registry import make_learner
 from dpol.learners._base import OnlineLearner
-from dpol.learners.trivial_fallback import GATE_SHARE, PRIOR_SHARE, WithTrivialFallback
+from dpol.learners.trivial_fallback import WithTrivialFallback
 
 __all__ = ["fallback_rows", "inner_learner", "make_run_learner"]
 
@@ -58,9 +61,12 @@ def fallback_rows(model: OnlineLearner) -> dict:
         return {}
     if model.prior_multiplier == 0.0:  # epsilon = inf
         split = "trivial fallback: class prior and gate without noise (epsilon = inf)"
-    else:
-        split = (f"trivial fallback: class prior and gate, Gaussian, {PRIOR_SHARE:.0%} + "
-                 f"{GATE_SHARE:.0%} of the budget (of mu^2; noise multipliers "
+    else:  # the shares of mu*^2 its multipliers hold (fallback_plan chose them)
+        whole = model.privacy
+        prior, gate = (1.0 / (z * mu_star(whole.epsilon, whole.delta)) ** 2
+                       for z in (model.prior_multiplier, model.gate_multiplier))
+        split = (f"trivial fallback: class prior and gate, Gaussian, {prior:.0%} + "
+                 f"{gate:.0%} of the budget (of mu^2; noise multipliers "
                  f"{model.prior_multiplier:.4g} and {model.gate_multiplier:.4g}); learner "
                  f"epsilon = {model.learner.privacy.epsilon:.4g}; composed exactly")
     predicts = ("the model (its prequential errors privately below the class prior's)"
