@@ -164,9 +164,10 @@ def with_default_fallback(ds, method: str, epsilon: float, seed: int, n: int,
     from dpol.adapters._fallback import with_fallback
 
     learner_seed, _, fallback_seed = spawn_seeds(seed, 3)  # as the estimator splits it
-    learner = with_fallback(lambda e: _make(ds, method, e, learner_seed, n, 1.0),
+    learner = with_fallback(lambda e, s: _make(ds, method, e, s, n, 1.0),
                             fallback=fallback, epsilon=epsilon, delta=delta_for(n),
-                            horizon=n, seed=fallback_seed, shares=shares)
+                            horizon=n, seed=fallback_seed, learner_seed=learner_seed,
+                            shares=shares)
     for key, value in options.items():  # e.g. significance: a public rule, set before run
         setattr(learner, key, value)
     return learner

@@ -7,6 +7,7 @@ everywhere in the library.
 
 from __future__ import annotations
 
+import copy
 import secrets
 import warnings
 from numbers import Integral
@@ -15,10 +16,36 @@ import numpy as np
 
 from dpol.errors import ForkedStateWarning, fail
 
-__all__ = ["lineage", "note_restore", "resolve_rng", "spawn_seeds"]
+__all__ = ["lineage", "note_restore", "replica", "resolve_rng", "spawn_seeds"]
 
 #: (lineage, position) of every state restored in this process
 _RESTORED: set[tuple[str, object]] = set()
+
+
+def replica(seed: object) -> object:
+    """A seed that draws what ``seed`` would draw next, taken before ``seed`` is used: to
+    build a component again as if its first build (thrown away) had not happened.
+
+    A SeedSequence advances as it spawns and a Generator as it draws, so building twice
+    from the same one gives other bits the second time; its replica gives the first
+    build's. None and ints are returned as they are (an int replays by itself; None is
+    fresh entropy each time).
+
+    Examples
+    --------
+    >>> seq = np.random.SeedSequence(7)
+    >>> copy_of = replica(seq)
+    >>> first = seq.spawn(1)[0]
+    >>> bool(copy_of.spawn(1)[0].generate_state(1)[0] == first.generate_state(1)[0])
+    True
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key,
+                                      pool_size=seed.pool_size,
+                                      n_children_spawned=seed.n_children_spawned)
+    if isinstance(seed, np.random.Generator):
+        return copy.deepcopy(seed)
+    return seed
 
 
 def resolve_rng(seed: object) -> np.random.Generator:

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpol._seeding import lineage, note_restore, resolve_rng, spawn_seeds
+from dpol._seeding import lineage, note_restore, replica, resolve_rng, spawn_seeds
 from dpol.errors import ForkedStateWarning, InvalidInputError
 
 BAD_SEEDS = [-1, True, False, 1.5, "0", np.random.RandomState(0)]
@@ -84,3 +84,18 @@ def test_a_second_restore_of_one_position_warns_and_others_do_not():
     with pytest.warns(ForkedStateWarning, match=r"^Thing\.from_state: this state \(step 3\) "
                       "was restored before"):
         note_restore(stream, 3, "Thing")
+
+
+def test_a_replica_draws_what_its_seed_would_draw_next_and_leaves_it_alone():
+    # a SeedSequence spawns, a Generator draws: both advance, so a second build from the
+    # same one differs; the replica, taken before the first, gives the first's bits
+    seq = np.random.SeedSequence(11)
+    seq.spawn(2)  # a used sequence: the replica continues from where it stands
+    again = replica(seq)
+    first = [c.generate_state(2).tolist() for c in seq.spawn(3)]
+    assert [c.generate_state(2).tolist() for c in again.spawn(3)] == first
+    rng = np.random.default_rng(5)
+    rng.normal(size=3)
+    twin = replica(rng)
+    np.testing.assert_array_equal(twin.normal(size=4), rng.normal(size=4))
+    assert replica(3) == 3 and replica(None) is None

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from dpol._seeding import replica
 from dpol._validation import fail
 from dpol.accounting.closed_forms import resolve_delta
 from dpol.learners._base import OnlineLearner
@@ -56,25 +57,31 @@ def fallback_seed(seed: int | None) -> np.random.SeedSequence | None:
     return tagged_seed(seed, FALLBACK_TAG)
 
 
-def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool | str,
-                  epsilon: float, delta: float | None, horizon: int, seed: object,
-                  link: str | None = None, offset: object = None,
+def with_fallback(build: Callable[[float, object], OnlineLearner], *,
+                  fallback: bool | str, epsilon: float, delta: float | None, horizon: int,
+                  seed: object, learner_seed: object = None, link: str | None = None,
+                  offset: object = None,
                   shares: tuple[float, float] | None = None) -> OnlineLearner:
-    """``build(epsilon)``; with ``fallback``, ``build`` of the learner's share inside
-    :class:`WithTrivialFallback` (``seed``: its noise's) that states the whole's
-    ``epsilon``. ``"auto"``: the fallback wherever it can wrap the learner (replace-one,
-    Gaussian noise: ``WithTrivialFallback.refusal``), else the learner alone on the whole
-    budget. ``link`` (default: ``"rate"`` for a least-squares learner, else
-    ``"logit"``) is the prior's margin; ``offset`` the labels' public centre b, for a
+    """``build(epsilon, learner_seed)``; with ``fallback``, ``build`` of the learner's
+    share inside :class:`WithTrivialFallback` (``seed``: its noise's) that states the
+    whole's ``epsilon``. ``"auto"``: the fallback wherever it can wrap the learner
+    (replace-one, Gaussian noise: ``WithTrivialFallback.refusal``), else the learner
+    alone on the whole budget. ``link`` (default: ``"rate"`` for a least-squares learner,
+    else ``"logit"``) is the prior's margin; ``offset`` the labels' public centre b, for a
     learner fitting y - b (its gate judges the classes of y and of m + b); ``shares``:
     the prior's and the gate's (default: ``fallback_plan``'s, from epsilon, delta, the
     horizon and the learner's number of classes, all public).
 
+    Where the first build must be redone (the fallback refused; K classes on a short
+    stream), the second takes a ``replica`` of ``learner_seed`` taken before the first:
+    it draws the bits one build would have drawn.
+
     Examples
     --------
     >>> from dpol.adapters.registry import make_learner
-    >>> build = lambda e: make_learner("ridge-classifier", 2, horizon=100, epsilon=e, seed=0)
-    >>> m = with_fallback(build, fallback=True, epsilon=1.0, delta=None, horizon=100, seed=1)
+    >>> build = lambda e, s: make_learner("ridge-classifier", 2, horizon=100, epsilon=e, seed=s)
+    >>> m = with_fallback(build, fallback=True, epsilon=1.0, delta=None, horizon=100, seed=1,
+    ...                   learner_seed=0)
     >>> type(m).__name__, m.link, round(m.privacy.epsilon, 6), round(m.learner.epsilon, 3)
     ('WithTrivialFallback', 'rate', 1.0, 0.606)
     >>> m.significance  # 100 rows: short, the prior takes 50%, the gate decides alone
@@ -82,16 +89,17 @@ def with_fallback(build: Callable[[float], OnlineLearner], *, fallback: bool | s
     """
     fallback = check_fallback(fallback)
     if not fallback:
-        return build(epsilon)
+        return build(epsilon, learner_seed)
     delta = resolve_delta(delta, horizon)
     plan = fallback_plan(epsilon, delta, horizon)  # two classes until the learner says
-    learner, z_prior, z_gate = _built(build, epsilon, delta, shares or plan)
+    again = replica(learner_seed)  # before the first build draws from it
+    learner, z_prior, z_gate = _built(build, epsilon, delta, shares or plan, learner_seed)
     if fallback == "auto" and WithTrivialFallback.refusal(learner) is not None:
-        return build(epsilon)  # built again: the whole budget, the same seed
+        return build(epsilon, again)  # the whole budget, the bits of one build
     classes = int(getattr(_base(learner), "outputs", 1))
     if shares is None and plan.short and classes > 1:  # K classes: never the short split
         plan = fallback_plan(epsilon, delta, horizon, classes=classes)
-        learner, z_prior, z_gate = _built(build, epsilon, delta, plan)
+        learner, z_prior, z_gate = _built(build, epsilon, delta, plan, again)
     if link is None:
         link = "rate" if label_bound(_base(learner)) is not None else "logit"
     rule = {} if shares is not None or plan.significance is None else {
@@ -106,10 +114,10 @@ def _base(learner: OnlineLearner) -> OnlineLearner:
     return learner.base if isinstance(learner, LearnerWrapper) else learner
 
 
-def _built(build: Callable[[float], OnlineLearner], epsilon: float, delta: float,
-           split: object) -> tuple[OnlineLearner, float, float]:
+def _built(build: Callable[[float, object], OnlineLearner], epsilon: float, delta: float,
+           split: object, learner_seed: object) -> tuple[OnlineLearner, float, float]:
     """(the learner on the rest, z of the prior, z of the gate) for ``split``: a
     ``FallbackPlan`` or (prior share, gate share)."""
     shares = (split.prior_share, split.gate_share) if hasattr(split, "gate_share") else split
     z_prior, z_gate, rest = fallback_budget(epsilon, delta, *shares)
-    return build(rest), z_prior, z_gate
+    return build(rest, learner_seed), z_prior, z_gate

@@ -92,15 +92,16 @@ class OnlineEstimator(BaseEstimator):
                               stacklevel=2)
         delta = self.delta if prep.delta is None else prep.delta
         learner = with_fallback(
-            lambda epsilon: make_learner(
+            lambda epsilon, seed: make_learner(
                 self._learner_name, X.shape[1], horizon=horizon, epsilon=epsilon,
                 delta=delta, counter=self.counter, x_bound=prep.x_bound,
-                y_bound=prep.y_bound, calibration=self.calibration, seed=learner_seed,
+                y_bound=prep.y_bound, calibration=self.calibration, seed=seed,
                 options=self._learner_options(), fit_intercept=self._fits_intercept(),
                 intercept_scaling=self.intercept_scaling, postprocess=self.postprocess,
                 random_features=self.random_features, bandwidth=self.bandwidth),
-            fallback=fallback, epsilon=prep.epsilon, delta=delta,
-            horizon=horizon, seed=fallback_seed, link="logit" if has_proba(self) else "rate",
+            fallback=fallback, epsilon=prep.epsilon, delta=delta, horizon=horizon,
+            seed=fallback_seed, learner_seed=learner_seed,
+            link="logit" if has_proba(self) else "rate",
             offset=None if prep.centre is None else prep.centre.value)
         speak_as(learner, type(self).__name__, released=() if prep.estimate is None
                  else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))

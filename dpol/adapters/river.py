@@ -98,18 +98,19 @@ class _DictFeatures:
             check_regression_learner(self.learner, type(self).__name__)
         features = tuple(sorted(x, key=lambda k: (type(k).__name__, str(k))))
         learner = with_fallback(
-            lambda share: make_learner(
+            lambda share, seed: make_learner(
                 self.learner, max(len(features), 1),
                 horizon=self.horizon, epsilon=share, delta=self.delta,
                 counter=self.counter, x_bound=self.x_bound, y_bound=y_bound,
-                calibration=self.calibration, seed=self.seed, options=self._options(),
+                calibration=self.calibration, seed=seed, options=self._options(),
                 fit_intercept=self.fit_intercept and LEARNERS[self.learner].linear
                 if self.learner in LEARNERS else self.fit_intercept,
                 intercept_scaling=self.intercept_scaling,
                 postprocess=self.postprocess, random_features=self.random_features,
                 bandwidth=self.bandwidth),
             fallback=getattr(self, "fallback", False), epsilon=epsilon,
-            delta=self.delta, horizon=self.horizon, seed=fallback_seed(self.seed))
+            delta=self.delta, horizon=self.horizon, seed=fallback_seed(self.seed),
+            learner_seed=self.seed)
         self.features_ = features if features else ("__bias__",)
         speak_as(learner, type(self).__name__)
         self.learner_ = learner

@@ -7,6 +7,7 @@ import pytest
 
 from dpol.accounting.closed_forms import mu_star
 from dpol.adapters import OnlineClassifier
+from dpol.adapters import _fallback as fallback_module
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners.trivial_fallback import SIGNIFICANCE, WithTrivialFallback
 
@@ -138,3 +139,25 @@ def test_the_split_follows_the_public_plan_two_classes_short_or_long_k_classes_n
         assert _shares(fallback, 1.0, 1e-5) == shares, n
         assert fallback.significance == significance
         assert clf.privacy_.epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_learner_built_twice_releases_the_bits_of_one_build(monkeypatch):
+    # "auto" builds the learner, then again where the fallback refuses it (add/remove)
+    # or where K classes on a short stream need the one split: the second build takes a
+    # replica of the learner's seed, so its bits are those of a single build
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3)) / 4
+    binary = np.where(X[:, 0] > 0, "a", "b")
+    options = {"learner_options": {"neighbouring": "add_remove"}, "random_state": 2}
+    auto = OnlineClassifier(epsilon=1.0, **options).fit(X, binary)
+    alone = OnlineClassifier(epsilon=1.0, fallback=False, **options).fit(X, binary)
+    assert not isinstance(auto.learner_, WithTrivialFallback)
+    np.testing.assert_array_equal(auto.decision_function(X), alone.decision_function(X))
+    three = np.array(["a", "b", "c"])[np.argmax(X, axis=1)]
+    twice = OnlineClassifier(epsilon=0.1, random_state=2).fit(X, three)  # 200 rows: short
+    # the same fit with a plan that is never short: one build
+    real_plan = fallback_module.fallback_plan
+    monkeypatch.setattr(fallback_module, "fallback_plan", lambda e, d, h, classes=2:
+                        real_plan(e, d, h, classes=3))
+    once = OnlineClassifier(epsilon=0.1, random_state=2).fit(X, three)
+    np.testing.assert_array_equal(twice.decision_function(X), once.decision_function(X))

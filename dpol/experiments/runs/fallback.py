@@ -42,10 +42,10 @@ def make_run_learner(request, dim: int, epsilon: float, calibration: str,
     ('WithTrivialFallback', 1.0, 'PrivateQuadraticFTL')
     """
     return with_fallback(
-        lambda share: make_learner(request.learner, dim, seed=request.seed, epsilon=share,
-                                   calibration=calibration, **build),
+        lambda share, seed: make_learner(request.learner, dim, seed=seed, epsilon=share,
+                                         calibration=calibration, **build),
         fallback=request.fallback, epsilon=epsilon, delta=build.get("delta"),
-        horizon=build["horizon"], seed=fallback_seed(request.seed))
+        horizon=build["horizon"], seed=fallback_seed(request.seed), learner_seed=request.seed)
 
 
 def inner_learner(model: OnlineLearner) -> OnlineLearner:
