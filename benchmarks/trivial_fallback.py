@@ -20,6 +20,7 @@ learner, see the docs page).
     python benchmarks/trivial_fallback.py                 # about 6 minutes
     python benchmarks/trivial_fallback.py --seeds 2 --epsilons 1
     python benchmarks/trivial_fallback.py --variants yes --shares 0.3 0.1 --out /tmp/s.json
+    python benchmarks/trivial_fallback.py --variants yes --short 0.6 0.01 --out /tmp/t.json
 
 Needs the ``bench`` extra (river, statsmodels). Prints a table and writes
 ``benchmarks/results/trivial_fallback.json``.
@@ -35,21 +36,37 @@ from pathlib import Path
 import numpy as np
 from _utility_baselines import majority, score
 from _utility_data import GROUPS, SOURCES, group_of, prepare
-from _utility_dpol import default_learners, with_default_fallback
+from _utility_dpol import default_learners, delta_for, with_default_fallback
 from _utility_trivial import run_private_trivial
+
+from dpol.learners._fallback_budget import (
+    GATE_SHARE,
+    PRIOR_SHARE,
+    SHORT_PRIOR_SHARE,
+    SHORT_RESOLUTION,
+    gate_resolution,
+)
+from dpol.learners.trivial_fallback import SIGNIFICANCE
 
 #: every binary set of the utility benchmark, the tuning group first
 BINARY = tuple(n for g in GROUPS.values() for n in g if SOURCES[n][0] == "classification")
 OUT = Path(__file__).parent / "results" / "trivial_fallback.json"
 
 
-def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple | None):
+def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple | None,
+             short: tuple | None = None):
     """The default classifier's learner, seeded as ``OnlineClassifier`` seeds it; inside
     the fallback (with ``options``, whose "shares" beat ``shares``: its budget split)
-    unless ``options`` is None."""
+    unless ``options`` is None. ``short`` = (prior share, resolution): ``fallback_plan``
+    with these in place of ``SHORT_PRIOR_SHARE`` and ``SHORT_RESOLUTION``."""
     method = default_learners()["classification"]
     keywords = dict(options or {})
     shares = keywords.pop("shares", shares)
+    n = len(ds.y_train)
+    if short is not None and shares is None:  # the plan's rule, with other constants
+        is_short = gate_resolution(epsilon, delta_for(n), n) > short[1]
+        shares = (short[0] if is_short else PRIOR_SHARE, GATE_SHARE)
+        keywords.setdefault("significance", 0.0 if is_short else SIGNIFICANCE)
     return with_default_fallback(ds, method, epsilon, seed, len(ds.y_train),
                                  fallback=options is not None, shares=shares, **keywords)
 
@@ -71,7 +88,7 @@ def _judge(scores: list[float], baseline: list[float], majority_acc: float,
 
 
 def measure(name: str, epsilons: list[float], seeds: int, variants: dict = VARIANTS,
-            shares: tuple | None = None) -> list[dict]:
+            shares: tuple | None = None, short: tuple | None = None) -> list[dict]:
     ds = prepare(name)
     label = majority(ds)
     trivial = {"stream": float(np.mean(ds.y_train == label)),
@@ -87,7 +104,7 @@ def measure(name: str, epsilons: list[float], seeds: int, variants: dict = VARIA
         for variant, options in variants.items():
             scores = {"stream": [], "test": []}
             for seed in range(seeds):
-                m = _learner(ds, epsilon, seed, options, shares)
+                m = _learner(ds, epsilon, seed, options, shares, short)
                 trace = m.run(ds.X_train, ds.y_train)
                 stream = trace.model_predictions if options is not None \
                     else trace.prequential_predictions
@@ -136,7 +153,11 @@ def main() -> None:
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help=f"comma-separated, of: {', '.join(VARIANTS)}")
     parser.add_argument("--shares", type=float, nargs=2, metavar=("PRIOR", "GATE"),
-                        help="the fallback's budget shares (default: the library's)")
+                        help="the fallback's budget shares on every stream (default: "
+                        "the library's plan)")
+    parser.add_argument("--short", type=float, nargs=2, metavar=("PRIOR", "RESOLUTION"),
+                        help="the plan's short-stream prior share and gate resolution "
+                        f"(default: {SHORT_PRIOR_SHARE:g} above {SHORT_RESOLUTION:g})")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # clipping warnings: the preprocessing clips ~5%
@@ -149,7 +170,8 @@ def main() -> None:
     chosen = {v: VARIANTS[v] for v in variants}
     shares = tuple(args.shares) if args.shares else None
     rows = [r for name in names
-            for r in measure(name, args.epsilons, args.seeds, chosen, shares)]
+            for r in measure(name, args.epsilons, args.seeds, chosen, shares,
+                             tuple(args.short) if args.short else None)]
     print("| data set | group | eps | fallback | held out mean [worst] | T1 | maj | "
           "prequential mean [worst] | T1 | maj | private trivial held / stream | "
           "majority held / stream |")
@@ -176,6 +198,7 @@ def main() -> None:
               f"{a['held']:.1f} / {a['stream']:.1f} |")
     args.out.parent.mkdir(exist_ok=True)
     args.out.write_text(json.dumps({"groups": GROUPS, "seeds": args.seeds, "shares": shares,
+                                    "short": args.short,
                                     "rows": rows, "summary": summary}, indent=1) + "\n")
     print(f"wrote {args.out}")
 
