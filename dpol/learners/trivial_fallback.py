@@ -32,7 +32,8 @@ depends on its own row alone. Calibration: N(0, (z sens)^2) per
 coordinate is a Gaussian mechanism of multiplier z (Dwork and Roth 2014, Thm A.1),
 composed adaptively as mu^2 = sum mu_i^2 (Dong, Roth and Su 2019, Cor. 3.3);
 :func:`fallback_budget` splits a Gaussian budget so that the whole composes exactly to
-the target. The choice and the predictions are post-processing.
+the target, in the shares :func:`fallback_plan` picks from public quantities (epsilon,
+delta, the horizon, the classes). The choice and the predictions are post-processing.
 
 Examples
 --------
@@ -59,12 +60,12 @@ from dpol._seeding import resolve_rng
 from dpol._validation import as_matrix, as_vector, check_choice, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._base import OnlineLearner, Trace
-from dpol.learners._fallback_budget import GATE_SHARE, PRIOR_SHARE, fallback_budget
+from dpol.learners._fallback_budget import GATE_SHARE, PRIOR_SHARE, fallback_budget, fallback_plan
 from dpol.learners._wrapper import LearnerWrapper, predict_rows
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["GATE_SHARE", "LINKS", "PRIOR_SHARE", "SIGNIFICANCE", "THRESHOLD",
-           "WithTrivialFallback", "block_sums", "fallback_budget"]
+           "WithTrivialFallback", "block_sums", "fallback_budget", "fallback_plan"]
 
 #: the noise of both mechanisms (float Gaussian)
 GAUSSIAN = noise_kind("gaussian")
