@@ -195,9 +195,8 @@ def register_run(app: typer.Typer, ui) -> None:
         bandwidth: float = typer.Option(None, help="Kernel bandwidth of --random-features, "
                                         f"in units of --bound (default {BANDWIDTH:g})."),
         fallback: bool = typer.Option(False, help="Classifiers: the private class prior "
-                                      f"unless the model privately beats it ({_FALLBACK_SHARE:.0%} "
-                                      f"of the budget, {_SHORT_SHARE:.0%} on a short stream), as "
-                                      "OnlineClassifier() by default."),
+                                      f"unless the model beats it ({_FALLBACK_SHARE:.0%} of the "
+                                      f"budget, short: {_SHORT_SHARE:.0%}), as OnlineClassifier."),
         by: str = typer.Option(None, help="Key column (name or index): one private model "
                                "per key, in parallel; the split by key is public, a row is "
                                "protected within its key's stream. --checkpoint-every, "

@@ -328,7 +328,8 @@ def _rows(request: RunRequest, learned: _Learned, T: int, outputs: int) -> list[
 
 def _notes(request: RunRequest, learned: _Learned, T: int, total_rows: int) -> list[str]:
     """What a user must not miss: no regret, the horizon, silence, the seed, clipping."""
-    notes = [f"chunked run of {T} rows in chunks of {request.chunk_rows}: the regret is not "
+    # no row count here: with --by, every key's run then shares the note, printed once
+    notes = [f"chunked run in chunks of {request.chunk_rows} rows: the regret is not "
              "computed (its comparator, the best fixed point in hindsight, needs the whole "
              "stream); mean loss beside predicting 0 instead"]
     horizon_note = scores.horizon_note(request.horizon or total_rows, T, total_rows, 0)
