@@ -4,14 +4,14 @@ A classification run with ``fallback`` builds its learner on the learner's share
 budget inside :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` (as
 ``OnlineClassifier(fallback=True)`` does, :mod:`dpol.adapters._fallback`): a private
 class prior and a private gate on the prequential errors take 20% + 10% of the
-Gaussian budget (of mu^2; 60% + 10% on a short two-class stream:
-:func:`~dpol.learners._fallback_budget.fallback_plan`), and the final model predicts the
-prior unless the gate found
-the model's errors privately below the prior's. The run's guarantee is the whole's (the
-wrapper's events are the learner's and its two Gaussian mechanisms'); a checkpoint
-holds the wrapper whole (its open block's sums, its releases and its noise generator),
-so a resumed run continues its blocks as an uninterrupted one does. The non-private
-twin runs inside a noise-free fallback of its own: the same predictor, without noise.
+Gaussian budget (of mu^2; 50% + 10% on a short two-class stream:
+:func:`~dpol.learners.trivial_fallback.fallback_plan`), and the final model predicts the
+prior unless the gate found the model's errors privately below the prior's. The run's
+guarantee is the whole's (the wrapper's events are the learner's and its two Gaussian
+mechanisms'); a checkpoint holds the wrapper whole (its open block's sums, its releases
+and its noise generator), so a resumed run continues its blocks as an uninterrupted one
+does. The non-private twin runs inside a noise-free fallback of its own: the same
+predictor, without noise.
 """
 
 from __future__ import annotations
