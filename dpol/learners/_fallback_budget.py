@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from dpol._validation import check_real, fail
+from dpol._validation import check_int, check_real, fail
 from dpol.accounting.closed_forms import gaussian_share
 
 __all__ = ["GATE_SHARE", "PRIOR_SHARE", "SHORT_PRIOR_SHARE", "SHORT_RESOLUTION",
@@ -73,6 +73,7 @@ def schedule_weight(horizon: int) -> float:
     >>> schedule_weight(7), schedule_weight(8)  # blocks 1, 2, 4 (and 1)
     (21.0, 22.0)
     """
+    horizon = check_int("horizon", horizon, low=1)
     weight, start = 0.0, 0
     while start < horizon:
         end = min(2 * start + 1, horizon)

@@ -70,3 +70,8 @@ def test_the_plan_is_short_where_the_gate_cannot_resolve_and_never_for_k_classes
         assert (plan.short, plan.prior_share, plan.significance) == (False, PRIOR_SHARE, None)
         assert not fallback_plan(epsilon, 1e-5, short, classes=3).short
     assert not fallback_plan(math.inf, 1e-5, 10).short  # no noise: nothing to resolve
+
+
+def test_a_horizon_below_one_is_refused_by_name():
+    with pytest.raises(InvalidInputError, match="horizon must be"):
+        fallback_plan(1.0, 1e-5, 0)
