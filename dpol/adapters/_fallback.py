@@ -21,7 +21,7 @@ from dpol._validation import fail
 from dpol.accounting.closed_forms import resolve_delta
 from dpol.learners._base import OnlineLearner
 from dpol.learners._fallback_budget import fallback_plan
-from dpol.learners._wrapper import LearnerWrapper
+from dpol.learners._wrapper import innermost
 from dpol.learners.postprocess import label_bound
 from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
 
@@ -96,22 +96,18 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     learner, z_prior, z_gate = _built(build, epsilon, delta, shares or plan, learner_seed)
     if fallback == "auto" and WithTrivialFallback.refusal(learner) is not None:
         return build(epsilon, again)  # the whole budget, the bits of one build
-    classes = int(getattr(_base(learner), "outputs", 1))
+    classes = int(getattr(innermost(learner), "outputs", 1))
     if shares is None and plan.short and classes > 1:  # K classes: never the short split
         plan = fallback_plan(epsilon, delta, horizon, classes=classes)
         learner, z_prior, z_gate = _built(build, epsilon, delta, plan, again)
     if link is None:
-        link = "rate" if label_bound(_base(learner)) is not None else "logit"
+        link = "rate" if label_bound(innermost(learner)) is not None else "logit"
     rule = {} if shares is not None or plan.significance is None else {
         "significance": plan.significance}
     # epsilon = inf: no noise anywhere, and the guarantee is the learner's (infinite)
     return WithTrivialFallback(learner, prior_multiplier=z_prior, gate_multiplier=z_gate,
                                link=link, seed=seed, offset=offset,
                                epsilon=None if math.isinf(epsilon) else epsilon, **rule)
-
-
-def _base(learner: OnlineLearner) -> OnlineLearner:
-    return learner.base if isinstance(learner, LearnerWrapper) else learner
 
 
 def _built(build: Callable[[float, object], OnlineLearner], epsilon: float, delta: float,

@@ -41,7 +41,7 @@ from dpol.adapters.registry import (
     make_learner,
 )
 from dpol.errors import UnknownFeatureWarning
-from dpol.learners._wrapper import LearnerWrapper
+from dpol.learners._wrapper import innermost
 from dpol.learners.intercept import INTERCEPT_SCALING
 from dpol.learners.postprocess import label_bound
 from dpol.learners.random_features import BANDWIDTH
@@ -337,8 +337,7 @@ class RiverClassifier(_DictFeatures, _Classifier):
             p = p / p.sum() if p.sum() > 0 else np.full(len(self.classes),
                                                           1.0 / len(self.classes))
             return dict(zip(self.classes, p.tolist(), strict=True))
-        inner = self.learner_.base if isinstance(self.learner_, LearnerWrapper) \
-            else self.learner_
+        inner = innermost(self.learner_)
         if inner is not None and label_bound(inner) is not None:
             p = 0.5 * (1.0 + min(1.0, max(-1.0, m)))
         else:

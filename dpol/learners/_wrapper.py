@@ -17,10 +17,16 @@ from dpol.learners._base import OnlineLearner
 from dpol.learners.postprocess import POSTPROCESSINGS
 from dpol.learners.postprocess import predict as model_predict
 
-__all__ = ["LearnerWrapper", "predict_rows"]
+__all__ = ["LearnerWrapper", "innermost", "predict_rows"]
 
 #: attributes a wrapper shares with the learner it wraps
 _SHARED = ("horizon", "epsilon", "delta", "neighbouring", "calibration", "y_bound", "seed")
+
+
+def innermost(model: object) -> object:
+    """The learner that adds the noise: ``model.base`` for a wrapper, else ``model``
+    itself (a learner, or anything else, None included, as it is)."""
+    return model.base if isinstance(model, LearnerWrapper) else model
 
 
 class LearnerWrapper(OnlineLearner):
@@ -61,8 +67,7 @@ class LearnerWrapper(OnlineLearner):
     @property
     def base(self) -> OnlineLearner:
         """The innermost learner (the one that adds the noise)."""
-        inner = self.learner
-        return inner.base if isinstance(inner, LearnerWrapper) else inner
+        return innermost(self.learner)
 
     def base_rows(self, X: np.ndarray) -> np.ndarray:
         """The innermost learner's rows for rows X as given (through every wrapper)."""

@@ -23,7 +23,7 @@ from dpol._validation import as_matrix, as_vector, check_bound, check_int, check
 from dpol.clipping import clip_norms
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._kernels import FeatureMap, Kernel
-from dpol.learners._wrapper import LearnerWrapper
+from dpol.learners._wrapper import LearnerWrapper, innermost
 
 __all__ = ["BANDWIDTH", "FAR", "N_RANDOM_FEATURES", "WithRandomFeatures"]
 
@@ -106,7 +106,7 @@ class WithRandomFeatures(LearnerWrapper):
                  linear_weight: float = 0.0) -> None:
         if not isinstance(learner, OnlineLearner) or isinstance(learner, WithRandomFeatures):
             raise fail("learner", "be a full-information learner (an OnlineLearner)", learner)
-        base = learner.base if isinstance(learner, LearnerWrapper) else learner
+        base = innermost(learner)
         if type(base).predict_one is not OnlineLearner.predict_one:
             raise fail("learner", "be a linear learner (predicting x . w)",
                        type(base).__name__)

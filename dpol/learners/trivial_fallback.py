@@ -61,7 +61,7 @@ from dpol._validation import as_matrix, as_vector, check_choice, check_real, fai
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._fallback_budget import GATE_SHARE, PRIOR_SHARE, fallback_budget, fallback_plan
-from dpol.learners._wrapper import LearnerWrapper, predict_rows
+from dpol.learners._wrapper import LearnerWrapper, innermost, predict_rows
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["GATE_SHARE", "LINKS", "PRIOR_SHARE", "SIGNIFICANCE", "THRESHOLD",
@@ -184,8 +184,7 @@ class WithTrivialFallback(LearnerWrapper):
         if learner.neighbouring != "replace_one":
             return ("learner.neighbouring", "be 'replace_one' (an added row would shift "
                     "every later row into another block)", learner.neighbouring)
-        noise = getattr(learner.base if isinstance(learner, LearnerWrapper) else learner,
-                        "noise", "gaussian")
+        noise = getattr(innermost(learner), "noise", "gaussian")
         if noise_kind(noise) is not GAUSSIAN:  # no float link beside secure noise
             return ("learner.noise", "be 'gaussian' (the fallback adds float Gaussian "
                     "noise)", noise)

@@ -16,7 +16,7 @@ from dpol.experiments.runs import scores
 from dpol.experiments.runs.output import CHECKPOINT_SUFFIX, RUN_FILE, write_run_file
 from dpol.learners import PrivateKernelRegression, PrivateOfflineLearner
 from dpol.learners._base import OnlineLearner
-from dpol.learners._wrapper import LearnerWrapper
+from dpol.learners._wrapper import LearnerWrapper, innermost
 from dpol.learners.postprocess import label_bound
 from dpol.learners.random_features import WithRandomFeatures
 
@@ -96,7 +96,7 @@ def final_model_text(model: object) -> str:
     >>> print(final_model_text(make_learner("pol", 2, horizon=8, epsilon=1.0)))
     its one data-dependent release, after the last row
     """
-    base = model.base if isinstance(model, LearnerWrapper) else model
+    base = innermost(model)
     how = base.postprocess
     if isinstance(base, PrivateOfflineLearner):
         return "its one data-dependent release, after the last row"
