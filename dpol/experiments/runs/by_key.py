@@ -41,7 +41,7 @@ import numpy as np
 from dpol._validation import fail
 from dpol.datasets.files import read_table
 from dpol.datasets.table import Table
-from dpol.experiments.report import ExperimentResult, write_csv
+from dpol.experiments.report import ExperimentResult
 from dpol.experiments.runs.by_key_checkpoint import (
     finished_keys,
     run_key_checkpointed,
@@ -51,14 +51,12 @@ from dpol.experiments.runs.by_key_chunked import run_by_key_chunked
 from dpol.experiments.runs.by_key_parts import (
     SCORES,
     check_counts,
-    grouped_notes,
     key_column,
     key_name,
     key_seeds,
-    summary_row,
+    publish_keys,
     target_without_key,
     with_key,
-    write_report,
 )
 from dpol.experiments.runs.checkpoint import data_fingerprint, load_checkpoint
 from dpol.experiments.runs.output import find_checkpoint, remove_checkpoint, staged_output
@@ -190,11 +188,8 @@ def run_by_key(learner: str, data: object, out_dir: str | Path, *, by: int | str
             rows_done += len(rows[i])
             if progress:
                 progress(rows_done, len(table), f"{len(done)}/{len(keys)} keys")
-        summary = [summary_row(folders[i], keys[i], len(rows[i]), *done[i])
-                   for i in range(len(keys))]
-        write_csv(summary, stage / "summary.csv")
-        write_report(stage / "report.md", learner, label, column, summary, engine.describe())
-    notes = grouped_notes([done[i][1] for i in range(len(keys))], folders)
+        summary, notes = publish_keys(stage, learner, label, column, folders, keys,
+                                      [len(r) for r in rows], done, engine.describe())
     return ExperimentResult(f"run_{learner}_by_{column}", summary, out / "report.md",
                             out / "summary.csv", [], notes)
 

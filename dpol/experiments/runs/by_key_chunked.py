@@ -64,7 +64,7 @@ import numpy as np
 from dpol._validation import fail
 from dpol.datasets.chunks import iter_table
 from dpol.datasets.files import split_label
-from dpol.experiments.report import ExperimentResult, write_csv
+from dpol.experiments.report import ExperimentResult
 from dpol.experiments.runs import by_key_parts as keyed
 from dpol.experiments.runs.by_key_checkpoint import (
     finished_keys,
@@ -326,12 +326,9 @@ def _run_keys(learner: str, manifest: dict, run_args: dict, spilled: Spilled, st
             rows_done += spilled.counts[i]
             if progress:
                 progress(rows_done, sum(spilled.counts), f"{len(done)}/{len(keys)} keys")
-        summary = [keyed.summary_row(folders[i], keys[i], spilled.counts[i], *done[i])
-                   for i in range(len(keys))]
-        write_csv(summary, stage / "summary.csv")
-        keyed.write_report(stage / "report.md", learner, Path(str(manifest["data"])).name,
-                           spilled.column, summary, engine.describe())
-    return summary, keyed.grouped_notes([done[i][1] for i in range(len(keys))], folders)
+        return keyed.publish_keys(stage, learner, Path(str(manifest["data"])).name,
+                                  spilled.column, folders, keys, spilled.counts, done,
+                                  engine.describe())
 
 
 def _link_or_copy(source: str, target: str) -> None:

@@ -14,9 +14,10 @@ from dpol._seeding import spawn_seeds
 from dpol._validation import fail
 from dpol.datasets.files import _target_index
 from dpol.errors import InvalidInputError
-from dpol.experiments.report import markdown_table
+from dpol.experiments.report import markdown_table, write_csv
 
 __all__ = ["SCORES", "check_counts", "grouped_notes", "key_column", "key_name", "key_seeds",
+           "publish_keys",
            "summary_row", "target_without_key", "with_key", "write_report"]
 
 #: the scores of a key's private model that the summary keeps (those its run gives)
@@ -140,3 +141,15 @@ def write_report(path: Path, learner: str, data: str, column: str, summary: list
         f"as private as the least private key, {worst} (parallel composition). A key that "
         "is itself private is not covered: a row moving between keys changes two streams.",
         "", "## Keys", "", markdown_table(table), ""]))
+
+
+def publish_keys(stage: Path, learner: str, data: str, column: str, folders: list[str],
+                 keys: np.ndarray, counts: list[int], done: dict, engine: str
+                 ) -> tuple[list[dict], list[str]]:
+    """Every key's run done (``done[i]``: its result rows and notes): the summary rows,
+    ``summary.csv`` and ``report.md`` written in ``stage``; the rows and the console's
+    notes (:func:`grouped_notes`)."""
+    summary = [summary_row(folders[i], keys[i], counts[i], *done[i]) for i in range(len(keys))]
+    write_csv(summary, stage / "summary.csv")
+    write_report(stage / "report.md", learner, data, column, summary, engine)
+    return summary, grouped_notes([done[i][1] for i in range(len(keys))], folders)
