@@ -158,6 +158,11 @@ def print_tables(result: dict) -> None:
         for eps, judged in by_eps.items():
             _console_table(f"Targets, {g}, eps={eps}", TARGET_HEADERS,
                            target_rows(judged, eps))
+            alarms = judged["overall"].get("T1_false_alarms")
+            if alarms:
+                print(f"T1's false alarms (the private trivial model on {alarms['groups']} "
+                      f"more seed groups): {alarms['misses']} of {alarms['judged']}; "
+                      f"old bar {alarms.get('misses_against_own_seeds', 'n/a')}")
     if result["diffprivlib"] is None:
         print("diffprivlib is not installed here: its columns and T3 are skipped "
               "(pip install 'dpol[bench]')")

@@ -18,6 +18,15 @@ epsilon and delta:
 
 The non-private trivial model (the majority class, or the mean) stays in the tables beside
 it. Both are seeded like the learners (``seed``).
+
+It is cheap (no learner), so it runs on ``BASELINE_SEEDS`` seeds, and T1 reads two fixed
+figures off them: its mean, and its **expected worst of k seeds** (k: the learner's seeds;
+:func:`expected_worst`). The bar before, its own worst of the same k seeds 0..k-1, moved
+with that model's luck (on a small stream its sign is wrong in some seeds, not in
+others); the expected worst is the same bar in expectation, without that draw.
+``CHECK_GROUPS`` further groups of k seeds are judged as if they were a learner, against
+both bars: how often T1 fails a method exactly as good as its baseline (the report
+prints both counts).
 """
 
 from __future__ import annotations
@@ -35,7 +44,34 @@ from dpol.errors import NonPrivateWarning
 from dpol.learners import PrivateQuadraticFTL
 from dpol.learners.trivial_fallback import WithTrivialFallback
 
-__all__ = ["run_private_trivial"]
+__all__ = ["BASELINE_SEEDS", "CHECK_GROUPS", "expected_worst", "run_private_trivial",
+           "t1_holds"]
+
+#: seeds of the private trivial model behind T1's baseline (its mean, its expected worst)
+BASELINE_SEEDS = 100
+#: groups of k seeds after ``BASELINE_SEEDS`` on which the private trivial model is judged
+#: by T1 against its own baseline: T1's false alarms on a method as good as the baseline
+CHECK_GROUPS = 4
+
+
+def expected_worst(losses: object, k: int) -> float:
+    """The expected largest of ``k`` losses drawn with replacement from ``losses`` (the
+    seeds' losses of one method): a method's expected worst of k seeds.
+
+    >>> expected_worst([0.0, 1.0], 1), expected_worst([0.0, 1.0], 2)
+    (0.5, 0.75)
+    """
+    v = np.sort(np.asarray(losses, dtype=float))
+    share = np.arange(1, v.size + 1) / v.size
+    # P(the largest of k draws is the i-th smallest) = (i/n)^k - ((i-1)/n)^k
+    return float(np.dot(share ** k - (share - 1.0 / v.size) ** k, v))
+
+
+def t1_holds(mean: float, worst: float, base_mean: float, base_worst: float,
+             tolerance: float) -> bool:
+    """T1 on losses: the mean over seeds and the worst seed at most the baseline's mean and
+    worst (for the private trivial model: its expected worst) plus the tolerance."""
+    return bool(mean <= base_mean + tolerance and worst <= base_worst + tolerance)
 
 
 def _prior_alone(dim: int, horizon: int, outputs: int, z: float,
@@ -60,9 +96,9 @@ def run_private_trivial(ds: DataSet, epsilon: float, seed: int) -> dict[str, np.
         return {"prequential": np.full(n, mean), "held_out": np.full(len(ds.y_test), mean)}
     k = ds.n_classes if ds.task == "multiclass" else 1
     y = np.eye(k)[ds.y_train.astype(int)] if k > 1 else ds.y_train
-    prior = _prior_alone(ds.dim, n, k, z, seed)
-    stream = np.asarray(prior.run(ds.X_train, y).model_predictions, dtype=float)
-    held = prior.predict_rows(ds.X_test)
+    prior = _prior_alone(1, n, k, z, seed)  # the prior never reads x: one zero column
+    stream = np.asarray(prior.run(np.zeros((n, 1)), y).model_predictions, dtype=float)
+    held = prior.predict_rows(np.zeros((len(ds.y_test), 1)))
     if k > 1:  # class indices
         return {"prequential": np.argmax(stream, axis=1).astype(float),
                 "held_out": np.argmax(held, axis=1).astype(float)}

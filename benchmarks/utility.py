@@ -71,7 +71,7 @@ from _utility_estimators import run_multiclass, run_raw_labels
 from _utility_markdown import write_outputs
 from _utility_report import print_tables
 from _utility_targets import TARGET_EPSILONS, eps_key, summarise, targets
-from _utility_trivial import run_private_trivial
+from _utility_trivial import BASELINE_SEEDS, CHECK_GROUPS, run_private_trivial
 
 ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.1, 1.0, 10.0)
@@ -111,8 +111,10 @@ def run_job(job: dict) -> dict:
         return {**base, **adapter_check(ds, job["method"])}
     if job["kind"] == "diffprivlib":
         out = diffprivlib_offline(ds, job["epsilon"], job["seed"])
-    elif job["kind"] == "private-trivial":
-        out = run_private_trivial(ds, job["epsilon"], job["seed"])
+    elif job["kind"] == "private-trivial":  # cheap: all its seeds in one job
+        return [_scored(ds, run_private_trivial(ds, job["epsilon"], seed), **{
+            **base, "seed": seed, "method": "private-trivial" if seed < BASELINE_SEEDS
+            else "private-trivial-check"}) for seed in job["seeds"]]
     else:
         out = {"trivial": trivial, "river": river_online, "sklearn": sklearn_online}[
             job["kind"]](ds)
@@ -158,12 +160,13 @@ def plan(names, methods_wanted, epsilons, seeds, max_rows, with_dpl) -> tuple[li
             if with_dpl:
                 jobs += [{**common, "kind": "diffprivlib", "method": "diffprivlib",
                           "epsilon": e, "seed": seed} for e in epsilons]
-            jobs += [{**common, "kind": "private-trivial", "method": "private-trivial",
-                      "epsilon": e, "seed": seed} for e in epsilons
-                     if eps_key(e) in TARGET_EPSILONS]  # T1's baseline
             if name in RAW_LABELS and defaults[ds.task] in chosen:
                 jobs += [{**common, "kind": "raw-labels", "method": "raw-labels",
                           "epsilon": e, "seed": seed} for e in epsilons]
+        # T1's baseline, then its check groups (_utility_trivial)
+        jobs += [{**common, "kind": "private-trivial", "method": "private-trivial",
+                  "epsilon": e, "seeds": list(range(BASELINE_SEEDS + CHECK_GROUPS * seeds))}
+                 for e in epsilons if eps_key(e) in TARGET_EPSILONS]
         # multiclass sets already run through the estimator
         if defaults[ds.task] in chosen and ds.task != "multiclass":
             jobs.append({**common, "kind": "adapter", "method": defaults[ds.task]})
@@ -189,15 +192,20 @@ def execute(jobs: list, n_jobs: int) -> list[dict]:
 
     if n_jobs <= 1:
         for i, job in enumerate(jobs):
-            records.append(run_job(job))
+            _append(records, run_job(job))
             progress(i + 1)
         return records
     with ProcessPoolExecutor(n_jobs, initializer=_single_thread) as pool:
         futures = [pool.submit(run_job, job) for job in jobs]
         for i, fut in enumerate(as_completed(futures)):
-            records.append(fut.result())
+            _append(records, fut.result())
             progress(i + 1)
     return records
+
+
+def _append(records: list[dict], out: dict | list[dict]) -> None:
+    """A job's record, or its records (the private trivial model's seeds)."""
+    records.extend(out if isinstance(out, list) else [out])
 
 
 def _versions() -> dict:
