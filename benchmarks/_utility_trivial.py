@@ -80,8 +80,9 @@ def _prior_alone(dim: int, horizon: int, outputs: int, z: float,
     rule is off: the learner inside never predicts (a noiseless placeholder)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonPrivateWarning)
+        # its model is never used: solve it rarely (one solve per doubling of t)
         placeholder = PrivateQuadraticFTL(dim, horizon=horizon, epsilon=math.inf,
-                                          outputs=outputs)
+                                          outputs=outputs, solves_per_doubling=1)
     return WithTrivialFallback(placeholder, prior_multiplier=z, gate_multiplier=1.0,
                                threshold=1e300, significance=0.0, seed=seed)
 
