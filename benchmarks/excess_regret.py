@@ -35,7 +35,7 @@ import numpy as np
 
 from dpol.counters import COUNTER_NAMES, make_counter
 from dpol.datasets import linear_regression_stream, logistic_stream
-from dpol.errors import NonPrivateWarning, PaperCalibrationWarning
+from dpol.errors import InvalidInputError, NonPrivateWarning, PaperCalibrationWarning
 from dpol.evaluation import best_fixed_point
 from dpol.experiments.plots import plot_versus_epsilon
 from dpol.experiments.sweeps.runner import run_sweep
@@ -52,13 +52,19 @@ FTAL_MU, FTAL_RADIUS = 0.1, 1.0
 QUADRATIC_ADD = {"toeplitz"}
 
 
-def best_counter(horizon: int, candidates) -> str:
-    """The candidate with the smallest worst-case release variance at ``horizon``."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NonPrivateWarning)
-        losses = {name: make_counter(name, horizon, 1, noise_multiplier=1.0).loss()
-                  for name in candidates}
-    return min(losses, key=losses.get)
+def runnable(horizon: int, candidates) -> dict[str, float]:
+    """name -> worst-case release variance at ``horizon`` of the candidates that state it
+    for so long a stream (dense_mean and banded_matrix refuse T > 2,048; unbounded_tree
+    has no horizon to state it at); the others are named on the console and left out."""
+    losses = {}
+    for name in candidates:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NonPrivateWarning)
+                losses[name] = make_counter(name, horizon, 1, noise_multiplier=1.0).loss()
+        except InvalidInputError as refused:
+            print(f"  {name} left out at T = {horizon:,}: {refused}", flush=True)
+    return losses
 
 
 def _learner(task: str, d: int, T: int, epsilon: float, calibration: str, counter: str,
@@ -106,9 +112,10 @@ def main() -> None:
     d = 10
     tasks, chosen = [], {}
     for task in ("PQFTL", "FTAL"):
-        usable = [c for c in COUNTER_NAMES if c != "window"
-                  and not (task == "FTAL" and c in QUADRATIC_ADD)]
-        chosen[task] = best_counter(T, usable)
+        losses = runnable(T, [c for c in COUNTER_NAMES if c != "window"
+                              and not (task == "FTAL" and c in QUADRATIC_ADD)])
+        usable = list(losses)
+        chosen[task] = min(losses, key=losses.get)  # the smallest worst-case variance
         configs = [("paper", "tree", False)] + [("tight", c, False) for c in usable]
         configs.append(("tight", chosen[task], True))  # beyond the papers: post-processing
         tasks += [dict(task=task, d=d, T=T, epsilon=eps, calibration=cal, counter=c,

@@ -2,7 +2,7 @@
 
 CPU time (``time.process_time``) of ``OnlineClassifier().fit`` and
 ``OnlineRegressor().fit`` with their defaults, and of ``run`` of the registry learners
-``ridge``, ``ridge-classifier`` and ``ridge-classifier-rff`` (built as the adapters build
+``ridge``, ``ridge_classifier`` and ``ridge_classifier_rff`` (built as the adapters build
 them: intercept, averaged releases), on a 40,000 x 10 stream (rows / the 95th percentile
 of their norms). BLAS and OpenMP are held to one thread. The last row runs the default
 classifier's learner with every step solved (``solves_per_doubling=None``): what the
@@ -55,14 +55,14 @@ def cases(X, real, labels) -> dict[str, tuple]:
 
     return {
         "OnlineClassifier()": (lambda: OnlineClassifier(random_state=0).fit(X, labels > 0),
-                               "ridge-classifier-rff", {}),
+                               "ridge_classifier_rff", {}),
         "OnlineRegressor()": (lambda: OnlineRegressor(random_state=0).fit(X, real),
                               "ridge", {}),
         "ridge": (learner("ridge"), "ridge", {}),
-        "ridge-classifier": (learner("ridge-classifier"), "ridge-classifier", {}),
-        "ridge-classifier-rff": (learner("ridge-classifier-rff"), "ridge-classifier-rff", {}),
-        "ridge-classifier-rff, every step": (
-            learner("ridge-classifier-rff", solves_per_doubling=None), "ridge-classifier-rff",
+        "ridge_classifier": (learner("ridge_classifier"), "ridge_classifier", {}),
+        "ridge_classifier_rff": (learner("ridge_classifier_rff"), "ridge_classifier_rff", {}),
+        "ridge_classifier_rff, every step": (
+            learner("ridge_classifier_rff", solves_per_doubling=None), "ridge_classifier_rff",
             {"solves_per_doubling": None}),
     }
 
