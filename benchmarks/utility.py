@@ -6,7 +6,8 @@ learners: the **prequential** score (each stream row predicted by ``predict_one`
 it is learned, averaged over the stream) and the **held-out** score of the final released
 model on a fixed 20% split. Beside them: the trivial baseline (majority class / training
 mean / predict 0) and the private trivial model (the same learned privately on the whole
-budget, ``_utility_trivial.py``: T1's baseline), each learner's non-private twin
+budget, ``_utility_trivial.py``: T1's baseline, on 100 seeds and four check groups), each
+learner's non-private twin
 (epsilon = inf), river's and scikit-learn's non-private online linear models, and
 diffprivlib's offline private LogisticRegression / LinearRegression at the same epsilon
 and the same declared bounds. The data sets are split once, in the code (``GROUPS`` in
@@ -17,7 +18,7 @@ task (the default of ``OnlineClassifier`` / ``OnlineRegressor``) at epsilon 1 an
 on each group separately, and writes a table, JSON, a plot and
 ``docs/benchmarks/utility.md``.
 
-    python benchmarks/utility.py --jobs 2 --learners default  # the report (~4 min)
+    python benchmarks/utility.py --jobs 2 --learners default  # the report (~5 min)
     python benchmarks/utility.py --jobs 2        # every learner too (about 2 hours)
     python benchmarks/utility.py --quick         # 2 seeds, streams of 5,000 rows
     python benchmarks/utility.py --quick --group evaluation   # the never-tuned sets only
@@ -95,8 +96,9 @@ def _scored(ds, out: dict, **fields) -> dict:
     return {**fields, "prequential": preq, "held_out": held}
 
 
-def run_job(job: dict) -> dict:
-    """One unit of work (run in a worker process when ``--jobs`` > 1)."""
+def run_job(job: dict) -> dict | list[dict]:
+    """One unit of work (run in a worker process when ``--jobs`` > 1): its record, or a
+    record per seed (the private trivial model's)."""
     ds = _dataset(job["dataset"], job["max_rows"])
     start = time.perf_counter()
     base = {"dataset": ds.name, "kind": job["kind"], "method": job["method"],
