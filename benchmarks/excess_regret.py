@@ -164,10 +164,12 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     series = {}
     for task in ("PQFTL", "FTAL"):
-        shown = [("paper", "tree"), ("tight", "tree"), ("tight", chosen[task]),
+        shown = [("paper", "tree"), ("tight", "binary_tree"), ("tight", chosen[task]),
                  ("tight", chosen[task] + " + noise ridge")]
         for cal, c in shown:
             sel = [r for r in rows if (r["task"], r["calibration"], r["counter"]) == (task, cal, c)]
+            if not sel:  # a curve would be missing from the figure without a word
+                raise RuntimeError(f"no results for {task}, {cal}, {c}: counter renamed?")
             series[f"{task} {cal} + {c}"] = tuple(np.array([r[k] for r in sel]) for k in
                                                  ("epsilon", "excess_avg_regret", "std"))
     figure = plot_versus_epsilon(series, args.out / "excess_regret.png",
