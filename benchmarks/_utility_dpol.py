@@ -155,10 +155,10 @@ class _Centred:
 
 def with_default_fallback(ds, method: str, epsilon: float, seed: int, n: int,
                           fallback: object = "auto", shares: tuple | None = None,
-                          **options):
+                          significance: float | None = None):
     """The classifier's learner inside the trivial fallback as ``OnlineClassifier`` builds
-    it by default (its seeds, its budget split; ``options``: WithTrivialFallback's
-    keywords; ``shares``: the prior's and the gate's budget, default the library's);
+    it by default (its seeds, its budget split; ``shares``: the prior's and the gate's
+    budget, ``significance``: the coin-flip rule's, default the library's);
     ``fallback=False``: the learner alone, seeded as the estimator seeds it."""
     from dpol._seeding import spawn_seeds
     from dpol.adapters._fallback import with_fallback
@@ -167,9 +167,7 @@ def with_default_fallback(ds, method: str, epsilon: float, seed: int, n: int,
     learner = with_fallback(lambda e, s: _make(ds, method, e, s, n, 1.0),
                             fallback=fallback, epsilon=epsilon, delta=delta_for(n),
                             horizon=n, seed=fallback_seed, learner_seed=learner_seed,
-                            shares=shares)
-    for key, value in options.items():  # e.g. significance: a public rule, set before run
-        setattr(learner, key, value)
+                            shares=shares, significance=significance)
     return learner
 
 

@@ -60,8 +60,8 @@ def fallback_seed(seed: int | None) -> np.random.SeedSequence | None:
 def with_fallback(build: Callable[[float, object], OnlineLearner], *,
                   fallback: bool | str, epsilon: float, delta: float | None, horizon: int,
                   seed: object, learner_seed: object = None, link: str | None = None,
-                  offset: object = None,
-                  shares: tuple[float, float] | None = None) -> OnlineLearner:
+                  offset: object = None, shares: tuple[float, float] | None = None,
+                  significance: float | None = None) -> OnlineLearner:
     """``build(epsilon, learner_seed)``; with ``fallback``, ``build`` of the learner's
     share inside :class:`WithTrivialFallback` (``seed``: its noise's) that states the
     whole's ``epsilon``. ``"auto"``: the fallback wherever it can wrap the learner
@@ -70,7 +70,8 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     else ``"logit"``) is the prior's margin; ``offset`` the labels' public centre b, for a
     learner fitting y - b (its gate judges the classes of y and of m + b); ``shares``:
     the prior's and the gate's (default: ``fallback_plan``'s, from epsilon, delta, the
-    horizon and the learner's number of classes, all public).
+    horizon and the learner's number of classes, all public); ``significance``: the
+    coin-flip rule's, in place of the plan's (a public rule, for measurements).
 
     Where the first build must be redone (the fallback refused; K classes on a short
     stream), the second takes a ``replica`` of ``learner_seed`` taken before the first:
@@ -102,8 +103,9 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
         learner, z_prior, z_gate = _built(build, epsilon, delta, plan, again)
     if link is None:
         link = "rate" if label_bound(innermost(learner)) is not None else "logit"
-    rule = {} if shares is not None or plan.significance is None else {
-        "significance": plan.significance}
+    if significance is None and shares is None:
+        significance = plan.significance  # None: the mechanism's default
+    rule = {} if significance is None else {"significance": significance}
     # epsilon = inf: no noise anywhere, and the guarantee is the learner's (infinite)
     return WithTrivialFallback(learner, prior_multiplier=z_prior, gate_multiplier=z_gate,
                                link=link, seed=seed, offset=offset,

@@ -161,3 +161,19 @@ def test_a_learner_built_twice_releases_the_bits_of_one_build(monkeypatch):
                         real_plan(e, d, h, classes=3))
     once = OnlineClassifier(epsilon=0.1, random_state=2).fit(X, three)
     np.testing.assert_array_equal(twice.decision_function(X), once.decision_function(X))
+
+
+def test_a_measurement_can_set_the_coin_flip_rule_and_a_bad_one_is_refused_by_name():
+    # significance= replaces the plan's rule (the benchmarks measure alternatives with
+    # it), through WithTrivialFallback's own check, so a bad value is refused by name
+    from dpol.adapters.registry import make_learner
+
+    def build(e, s):
+        return make_learner("ridge_classifier", 2, horizon=300, epsilon=e, seed=s)
+
+    common = {"fallback": True, "epsilon": 1.0, "delta": None, "horizon": 300, "seed": 1,
+              "learner_seed": 0}
+    assert fallback_module.with_fallback(build, **common).significance == 0.0  # short
+    assert fallback_module.with_fallback(build, significance=0.5, **common).significance == 0.5
+    with pytest.raises(InvalidInputError, match="significance"):
+        fallback_module.with_fallback(build, significance=-1.0, **common)
