@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 from _utility_data import GROUPS, group_of
-from _utility_trivial import expected_worst, t1_holds
+from _utility_trivial import chance_as_bad, expected_worst, t1_holds
 
 #: the epsilon of the headline tables and of T2
 TARGET_EPSILON = "1"
@@ -64,8 +64,9 @@ def _stats(values: list[float], k: int | None = None) -> dict[str, float]:
     v = np.asarray(values, dtype=float)
     out = {"mean": float(v.mean()), "median": float(np.median(v)), "min": float(v.min()),
            "max": float(v.max()), "n": int(v.size)}
-    if k is not None:
-        out.update(k=k, expected_min=-expected_worst(-v, k), expected_max=expected_worst(v, k))
+    if k is not None:  # the baseline's: its seeds kept for the chance of a miss
+        out.update(k=k, expected_min=-expected_worst(-v, k), expected_max=expected_worst(v, k),
+                   values=sorted(float(x) for x in v))
     return out
 
 
@@ -164,9 +165,17 @@ def _t1(private: dict, trivial: dict, private_trivial: dict | None, twin: dict |
     if found is None:
         return {**row, "pass": beats_majority, "baseline": "majority"}
     p_mean, p_worst = found
+    stats = private_trivial[part][metric(task)]
+    seeds = None if old else np.asarray(stats["values"])
+    if seeds is not None and task != "regression":
+        seeds = 1.0 - seeds  # losses
     return {**row, "pass": t1_holds(mine, worst, p_mean, p_worst, tol),
             "baseline": "private trivial", "private_trivial_loss": p_mean,
-            "private_trivial_worst_seed": p_worst, "expected_worst": not old}
+            "private_trivial_worst_seed": p_worst, "expected_worst": not old,
+            # how often the baseline's own worst of k seeds is this bad: a miss with a
+            # large chance is weak evidence
+            "baseline_as_bad": None if seeds is None else chance_as_bad(seeds, stats["k"],
+                                                                        worst)}
 
 
 def _false_alarms(check: dict | None, private_trivial: dict | None, trivial: dict,

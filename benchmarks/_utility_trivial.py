@@ -44,8 +44,8 @@ from dpol.errors import NonPrivateWarning
 from dpol.learners import PrivateQuadraticFTL
 from dpol.learners.trivial_fallback import WithTrivialFallback
 
-__all__ = ["BASELINE_SEEDS", "CHECK_GROUPS", "expected_worst", "run_private_trivial",
-           "t1_holds"]
+__all__ = ["BASELINE_SEEDS", "CHECK_GROUPS", "chance_as_bad", "expected_worst",
+           "run_private_trivial", "t1_holds"]
 
 #: seeds of the private trivial model behind T1's baseline (its mean, its expected worst)
 BASELINE_SEEDS = 100
@@ -65,6 +65,18 @@ def expected_worst(losses: object, k: int) -> float:
     share = np.arange(1, v.size + 1) / v.size
     # P(the largest of k draws is the i-th smallest) = (i/n)^k - ((i-1)/n)^k
     return float(np.dot(share ** k - (share - 1.0 / v.size) ** k, v))
+
+
+def chance_as_bad(losses: object, k: int, worst: float) -> float:
+    """How often the largest of ``k`` losses drawn with replacement from ``losses`` is at
+    least ``worst``: how often a method exactly as good as the one that drew ``losses``
+    looks this bad in its worst of k seeds.
+
+    >>> chance_as_bad([0.0, 1.0], 2, 1.0), chance_as_bad([0.0, 1.0], 2, 2.0)
+    (0.75, 0.0)
+    """
+    v = np.asarray(losses, dtype=float)
+    return float(1.0 - np.mean(v < worst) ** k)
 
 
 def t1_holds(mean: float, worst: float, base_mean: float, base_worst: float,
