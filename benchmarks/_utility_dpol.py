@@ -155,16 +155,18 @@ class _Centred:
 
 def with_default_fallback(ds, method: str, epsilon: float, seed: int, n: int,
                           fallback: object = "auto", shares: tuple | None = None,
-                          significance: float | None = None):
+                          significance: float | None = None,
+                          random_features: int | None = None):
     """The classifier's learner inside the trivial fallback as ``OnlineClassifier`` builds
     it by default (its seeds, its budget split; ``shares``: the prior's and the gate's
-    budget, ``significance``: the coin-flip rule's, default the library's);
+    budget, ``significance``: the coin-flip rule's, default the library's;
+    ``random_features``: the learner's, default its entry's plan);
     ``fallback=False``: the learner alone, seeded as the estimator seeds it."""
     from dpol._seeding import spawn_seeds
     from dpol.adapters._fallback import with_fallback
 
     learner_seed, _, fallback_seed = spawn_seeds(seed, 3)  # as the estimator splits it
-    learner = with_fallback(lambda e, s: _make(ds, method, e, s, n, 1.0),
+    learner = with_fallback(lambda e, s: _make(ds, method, e, s, n, 1.0, random_features),
                             fallback=fallback, epsilon=epsilon, delta=delta_for(n),
                             horizon=n, seed=fallback_seed, learner_seed=learner_seed,
                             shares=shares, significance=significance)
@@ -181,11 +183,12 @@ def _build(ds, method: str, epsilon: float, seed: int, n: int):
     return _make(ds, method, epsilon, seed, n, 1.0)
 
 
-def _make(ds, method: str, epsilon: float, seed: object, n: int, y_bound: float):
+def _make(ds, method: str, epsilon: float, seed: object, n: int, y_bound: float,
+          random_features: int | None = None):
     name, options = learner_methods(ds.task)[method]
     extra = adapter_defaults(ds.task)
-    if method.endswith(RFF):
-        extra["random_features"] = N_RANDOM_FEATURES
+    if method.endswith(RFF) or random_features is not None:
+        extra["random_features"] = random_features or N_RANDOM_FEATURES
     if not getattr(LEARNERS[name], "linear", True):  # as the adapters: no intercept
         extra.pop("fit_intercept", None)
     # with an intercept the learner inside has one more coordinate (make_learner's doc)

@@ -28,18 +28,18 @@ def _delta(n: int) -> float:
     return min(1e-5, 1.0 / n)
 
 
-def _classifier(method: str, epsilon: float, seed: int, horizon: int):
+def _classifier(method: str, epsilon: float, seed: int, horizon: int, **params):
     from dpol.adapters.sklearn import OnlineClassifier
 
     return OnlineClassifier(method, epsilon=epsilon, delta=_delta(horizon), horizon=horizon,
-                            x_bound=1.0, y_bound=1.0, random_state=seed)
+                            x_bound=1.0, y_bound=1.0, random_state=seed, **params)
 
 
-def run_multiclass(ds: DataSet, method: str, epsilon: float, seed: int) -> dict:
-    """``OnlineClassifier(method)`` on a multiclass set: held out after ``fit`` on the
-    stream; prequential by ``partial_fit`` one row at a time on a fresh estimator of the
-    same horizon and seed (each row predicted before it is learned; class 0 before the
-    first row). ``unsupported`` holds the estimator's message where it refuses."""
+def run_multiclass(ds: DataSet, method: str, epsilon: float, seed: int, **params) -> dict:
+    """``OnlineClassifier(method, **params)`` on a multiclass set: held out after ``fit``
+    on the stream; prequential by ``partial_fit`` one row at a time on a fresh estimator
+    of the same horizon and seed (each row predicted before it is learned; class 0 before
+    the first row). ``unsupported`` holds the estimator's message where it refuses."""
     start = time.perf_counter()
     n = len(ds.y_train)
     y_train = ds.y_train.astype(int)
@@ -47,12 +47,12 @@ def run_multiclass(ds: DataSet, method: str, epsilon: float, seed: int) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            est = _classifier(method, epsilon, seed, n).fit(ds.X_train, y_train)
+            est = _classifier(method, epsilon, seed, n, **params).fit(ds.X_train, y_train)
         except (ValueError, NotImplementedError) as err:  # "Only binary classification ..."
             return {"prequential": None, "held_out": None, "unsupported": str(err),
                     "seconds": round(time.perf_counter() - start, 3)}
         held = est.predict(ds.X_test).astype(float)
-        stream = _classifier(method, epsilon, seed, n)
+        stream = _classifier(method, epsilon, seed, n, **params)
         preq = np.zeros(n)
         try:
             for i in range(n):

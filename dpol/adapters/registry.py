@@ -25,7 +25,7 @@ import numpy as np
 
 from dpol._validation import check_choice, check_int, check_name, check_real, fail
 from dpol.accounting.mechanism import Mechanism, merge_mechanism
-from dpol.evaluation import best_fixed_point
+from dpol.adapters._comparator import comparator, zero_point
 from dpol.learners import (
     OnlineLearner,
     PrivateFTAL,
@@ -45,9 +45,9 @@ from dpol.learners.random_features import BANDWIDTH, N_RANDOM_FEATURES, WithRand
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
-__all__ = ["DEFAULT_LEARNERS", "GIGA_LOGISTIC_ALPHA", "LEARNERS", "LEARNER_ALIASES",
-           "LearnerSpec", "check_features", "check_regression_learner", "comparator",
-           "learner_name", "logistic_options", "make_learner", "zero_point"]
+__all__ = ["DEFAULT_LEARNERS", "FEATURES_FROM_HORIZON", "GIGA_LOGISTIC_ALPHA", "LEARNERS",
+           "LEARNER_ALIASES", "LearnerSpec", "check_features", "check_regression_learner",
+           "comparator", "learner_name", "logistic_options", "make_learner", "zero_point"]
 
 #: regularisation of the logistic learners and the ball that holds their optimum
 LOGISTIC_ALPHA = 0.01
@@ -77,6 +77,12 @@ RIDGE_ALPHA = 0.01
 REGRESSION_RIDGE_ALPHA = 0.001
 #: PQFTL's solves_per_doubling for ``ridge*``: its figures in docs/benchmarks/performance.md
 RIDGE_SOLVES_PER_DOUBLING = 32
+#: an entry's random ``features`` are its default from this horizon on; on a shorter stream it
+#: learns on x alone. Their D more coordinates of noise cost more than the kernel gains there:
+#: on the tuning sets below 1,000 rows x alone is as good or better, wine (142 rows, 3
+#: classes) 55.0 against 46.7 held out at epsilon 1, and only Bananas (4,240 rows) needs the
+#: kernel (docs/benchmarks/defaults.md, ``benchmarks/feature_plan.py``)
+FEATURES_FROM_HORIZON = 2000
 
 
 @dataclass(frozen=True)
@@ -99,7 +105,8 @@ class LearnerSpec:
         Whether it fits a linear model x . w (then ``fit_intercept`` can wrap it).
     features : (D, c) or None
         Random Fourier features it runs on by default, beside x weighted c
-        (:class:`~dpol.learners.random_features.WithRandomFeatures`).
+        (:class:`~dpol.learners.random_features.WithRandomFeatures`), on a horizon of at
+        least :data:`FEATURES_FROM_HORIZON` rows (x alone below).
 
     Examples
     --------
@@ -205,7 +212,8 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                 paper_counter="binary_tree"),
     LearnerSpec("ridge_classifier_rff", "ridge_classifier on [0.8 x, 0.6 phi(x)], phi 32 "
                 "random Fourier features (bandwidth 0.2 x_bound): a linear model beside a "
-                "kernel one; the adapters' default classifier", PrivateQuadraticFTL,
+                "kernel one, from a horizon of 2,000 rows (x alone below); the adapters' "
+                "default classifier", PrivateQuadraticFTL,
                 "classification", "blt", _tuned_ridge(RIDGE_ALPHA),
                 paper_counter="binary_tree",
                 features=(N_RANDOM_FEATURES, 0.8)),
@@ -289,7 +297,8 @@ def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
     "shrink" needs a learner stating its release noise: ``igd``, ``giga``, ``pol``).
     ``random_features``: D random Fourier features of the rows, beside x weighted
     ``linear_weight`` (:class:`~dpol.learners.random_features.WithRandomFeatures`;
-    ``bandwidth``, ``feature_seed``); both default to the entry's ``features``.
+    ``bandwidth``, ``feature_seed``); both default to the entry's ``features`` on a
+    ``horizon`` of at least :data:`FEATURES_FROM_HORIZON` rows, to none (x alone) below.
 
     Examples
     --------
@@ -299,13 +308,16 @@ def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
     >>> m = make_learner("ridge", 3, horizon=100, epsilon=1.0, seed=0, fit_intercept=True)
     >>> type(m).__name__, m.dim, m.learner.dim, m.learner.alpha
     ('WithIntercept', 3, 4, 0.001)
+    >>> [type(make_learner("ridge_classifier_rff", 3, horizon=h, epsilon=1.0)).__name__
+    ...  for h in (100, FEATURES_FROM_HORIZON)]  # x alone on a short stream
+    ['PrivateQuadraticFTL', 'WithRandomFeatures']
     """
     spec = _spec(name)
     postprocess = check_choice("postprocess", postprocess, POSTPROCESSINGS)
     if options is not None and not isinstance(options, dict):
         raise fail("options", "be a dict of constructor keywords", options)
     features, linear_weight = _feature_plan(spec, fit_intercept, random_features,
-                                            linear_weight)
+                                            linear_weight, horizon)
     inner_dim = dim if features is None else features + (dim if linear_weight > 0.0 else 0)
     inner_dim += 1 if fit_intercept else 0
     kwargs = spec.defaults(inner_dim, x_bound if features is None else 1.0, y_bound)
@@ -327,9 +339,13 @@ def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
 
 
 def _feature_plan(spec: LearnerSpec, fit_intercept: object, random_features: object,
-                  linear_weight: object) -> tuple[int | None, float]:
-    """(D random features or None, the weight of x beside them), checked."""
+                  linear_weight: object, horizon: object) -> tuple[int | None, float]:
+    """(D random features or None, the weight of x beside them), checked: the entry's on
+    a horizon of ``FEATURES_FROM_HORIZON`` rows or more unless the caller gives either."""
     features, weight = spec.features or (None, 0.0)
+    if (features is not None and random_features is None and linear_weight is None
+            and check_int("horizon", horizon, low=1) < FEATURES_FROM_HORIZON):
+        features, weight = None, 0.0  # a short stream: x alone
     random_features = features if random_features is None else random_features
     linear_weight = check_real("linear_weight", weight if linear_weight is None else
                                linear_weight, low=0.0, high=1.0, high_open=True)
@@ -359,41 +375,3 @@ def _construct(spec: LearnerSpec, dim: int, kwargs: dict, options: dict | None
             raise
         raise fail("options", f"hold keywords that {spec.cls.__name__} accepts ({exc})",
                    sorted(options or {})) from None
-
-
-def zero_point(learner: OnlineLearner) -> np.ndarray:
-    """"Predict 0" in the coordinates of :func:`comparator` (a kernel learner's comparator
-    is linear in x, not in its random features).
-
-    >>> zero_point(make_learner("kernel", 3, horizon=10, epsilon=1.0, seed=0)).shape
-    (3,)
-    """
-    if isinstance(learner, (WithIntercept, WithRandomFeatures)):
-        return zero_point(learner.learner)
-    return np.zeros(learner.dim if isinstance(learner, PrivateKernelRegression)
-                    else learner.weights.shape)  # (d, K) for PQFTL's K outputs
-
-
-def comparator(learner: OnlineLearner, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The best fixed point in hindsight for the loss and set ``learner``'s regret uses.
-
-    ``X, y``: the stream as the learner saw it. With an intercept, the point is in the
-    lifted coordinates; for :class:`PrivateKernelRegression`, the best *linear* predictor.
-
-    Examples
-    --------
-    >>> m = make_learner("pqftl", 2, horizon=3, epsilon=1.0, seed=0)
-    >>> X = np.array([[0.5, 0.0], [0.0, 0.5], [0.5, 0.5]])
-    >>> np.round(comparator(m, X, X @ [1.0, -1.0]), 4)
-    array([ 0.0769, -0.0769])
-    """
-    if isinstance(learner, (WithIntercept, WithRandomFeatures)):
-        return comparator(learner.learner, learner.rows(X), y)
-    if isinstance(learner, PrivateQuadraticFTL):  # K outputs: the loss splits by column
-        loss = Regularized(SquaredLoss(x_bound=learner.x_bound), learner.alpha)
-        return best_fixed_point(loss, X, y) if np.ndim(y) == 1 else np.column_stack(
-            [best_fixed_point(loss, X, col) for col in np.asarray(y).T])
-    if isinstance(learner, (PrivateIncrementalRegression, PrivateKernelRegression)):
-        loss = SquaredLoss(x_bound=learner.x_bound, y_bound=learner.y_bound)
-        return best_fixed_point(loss, X, y, getattr(learner, "domain", None))
-    return best_fixed_point(learner.loss, X, y, learner.domain)

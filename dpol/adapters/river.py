@@ -251,8 +251,9 @@ class RiverClassifier(_DictFeatures, _Classifier):
     """A private online classifier on dict features (river API).
 
     Parameters are those of :class:`RiverRegressor`, with ``learner`` defaulting to
-    ``"ridge_classifier_rff"`` (least squares on -1 / +1 on x and random features, as
-    :class:`~dpol.adapters.OnlineClassifier`), and ``classes``: None for bool
+    ``"ridge_classifier_rff"`` (least squares on -1 / +1 on x and random features from a
+    horizon of 2,000 rows, x alone below, as :class:`~dpol.adapters.OnlineClassifier`),
+    and ``classes``: None for bool
     labels (truthy: +1), else the K >= 2 labels, declared up front (K fixes the noise).
     K > 2 classes stream one-hot rows through one Gram matrix (PQFTL's ``outputs=K``).
     ``fallback`` (True, False or ``"auto"``, the default): as

@@ -166,8 +166,10 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     Parameters are those of :class:`OnlineRegressor`, with ``learner`` defaulting to
     ``"ridge_classifier_rff"``: least squares on -1 / +1 on [0.8 x / x_bound, 0.6 phi(x)],
     x beside 32 random Fourier features
-    (:class:`~dpol.learners.random_features.WithRandomFeatures`); ``"ridge_classifier"``
-    is the linear model alone.
+    (:class:`~dpol.learners.random_features.WithRandomFeatures`), on a horizon of 2,000
+    rows or more (:data:`~dpol.adapters.registry.FEATURES_FROM_HORIZON`; on x alone
+    below, where the features' noise costs more than the kernel gains);
+    ``"ridge_classifier"`` is the linear model alone.
     ``predict_proba``: the logistic link of the margin, for the logistic learners (``igd``,
     ``pol``; two classes). One more parameter, ``fallback`` (True, False or ``"auto"``,
     the default): predict the private class prior wherever the model does not privately
@@ -177,8 +179,9 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     ----------
     classes_ : array (K,)
         For two classes, ``classes_[1]`` is the +1 class.
-    coef_ : array (d + 32,) with the default learner, (K, d + 32) for K > 2 classes
-        The weights on the learner's rows.
+    coef_ : array (p,), or (K, p) for K > 2 classes
+        The weights on the learner's rows: p = d + 32 with the default learner's
+        features, d on x alone.
     learner_, intercept_, privacy_, n_clipped_, t_
         As :class:`OnlineRegressor`; with the fallback and the prior chosen, ``coef_`` is
         0 and ``intercept_`` the prior's margin.

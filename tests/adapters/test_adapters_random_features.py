@@ -67,3 +67,32 @@ def test_river_classifier_takes_random_features():
     assert np.mean(hits) > 0.85
     proba = model.predict_proba_one({"a": 0.5, "b": 0.5})
     assert 0.0 <= proba[True] <= 1.0 and proba[True] == pytest.approx(1.0 - proba[False])
+
+
+def test_default_classifier_learns_on_x_alone_below_the_features_horizon():
+    from dpol.adapters.registry import FEATURES_FROM_HORIZON, make_learner
+
+    def build(horizon, name="ridge_classifier_rff", **kw):
+        return make_learner(name, 3, horizon=horizon, epsilon=1.0, seed=0,
+                            fit_intercept=True, **kw)
+
+    short = FEATURES_FROM_HORIZON - 1
+    assert not isinstance(build(short), WithRandomFeatures)
+    assert isinstance(build(FEATURES_FROM_HORIZON), WithRandomFeatures)
+    # features the caller asks for are kept on any horizon
+    assert isinstance(build(100, random_features=16), WithRandomFeatures)
+    assert isinstance(build(100, linear_weight=0.5), WithRandomFeatures)
+    # x alone is the ridge_classifier entry itself: the same bits
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(200, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    np.testing.assert_array_equal(build(short).run(X, y).weights,
+                                  build(short, "ridge_classifier").run(X, y).weights)
+    with pytest.raises(InvalidInputError, match="horizon must be"):
+        build("long")
+    # the estimator's horizon is the rows it fits: x alone on 300, features on 2,000
+    X, y = _xor(FEATURES_FROM_HORIZON, 5)
+    assert OnlineClassifier(epsilon=1.0, x_bound=1.5, random_state=0).fit(
+        X[:300], y[:300]).coef_.shape == (2,)
+    assert OnlineClassifier(epsilon=1.0, x_bound=1.5, random_state=0).fit(
+        X, y).coef_.shape == (2 + 32,)
