@@ -44,7 +44,7 @@ from dpol.errors import NonPrivateWarning
 from dpol.learners import PrivateQuadraticFTL
 from dpol.learners.trivial_fallback import WithTrivialFallback
 
-__all__ = ["BASELINE_SEEDS", "CHECK_GROUPS", "chance_as_bad", "expected_worst",
+__all__ = ["BASELINE_SEEDS", "CHECK_GROUPS", "chance_as_bad", "chance_passes", "expected_worst",
            "run_private_trivial", "t1_holds"]
 
 #: seeds of the private trivial model behind T1's baseline (its mean, its expected worst)
@@ -79,6 +79,23 @@ def chance_as_bad(losses: object, k: int, worst: float) -> float:
     return float(1.0 - np.mean(v < worst) ** k)
 
 
+def chance_passes(losses: object, k: int, base_mean: float, base_worst: float,
+                  tolerance: float, draws: int = 20_000) -> float:
+    """How often ``k`` losses drawn with replacement from ``losses`` (one method's seeds)
+    pass T1 (:func:`t1_holds`): the method's chance to pass with k seeds, read off more
+    seeds than k. Monte Carlo over ``draws`` fixed draws (std at most 0.5 / sqrt(draws),
+    0.0035).
+
+    >>> round(chance_passes([0.0, 1.0], 2, 0.5, 0.5, 0.0), 2)  # both draws must be 0.0
+    0.25
+    """
+    v = np.asarray(losses, dtype=float)
+    picks = v[np.random.default_rng(0).integers(0, v.size, size=(draws, k))]
+    held = (picks.mean(axis=1) <= base_mean + tolerance) & (
+        picks.max(axis=1) <= base_worst + tolerance)
+    return float(np.mean(held))
+
+
 def t1_holds(mean: float, worst: float, base_mean: float, base_worst: float,
              tolerance: float) -> bool:
     """T1 on losses: the mean over seeds and the worst seed at most the baseline's mean and
@@ -95,15 +112,20 @@ def _prior_alone(dim: int, horizon: int, outputs: int, z: float,
         # its model is never used: solve it rarely (one solve per doubling of t)
         placeholder = PrivateQuadraticFTL(dim, horizon=horizon, epsilon=math.inf,
                                           outputs=outputs, solves_per_doubling=1)
+    # gate_from=0: every block releases the prior at z (the gate's placeholder multiplier
+    # must not lend the first blocks its budget)
     return WithTrivialFallback(placeholder, prior_multiplier=z, gate_multiplier=1.0,
-                               threshold=1e300, significance=0.0, seed=seed)
+                               threshold=1e300, significance=0.0, seed=seed, gate_from=0)
 
 
-def run_private_trivial(ds: DataSet, epsilon: float, seed: int) -> dict[str, np.ndarray]:
+def run_private_trivial(ds: DataSet, epsilon: float, seed: int,
+                        share: float = 1.0) -> dict[str, np.ndarray]:
     """Prequential and held-out predictions of the private trivial model at ``epsilon``
-    (delta as the learners'), in the units ``_utility_baselines.score`` reads."""
+    (delta as the learners'; ``share``: on that share of the Gaussian budget's mu^2), in
+    the units ``_utility_baselines.score`` reads."""
     n = len(ds.y_train)
-    z = 1.0 / mu_star(epsilon, delta_for(n))  # one Gaussian mechanism, the whole budget
+    # one Gaussian mechanism, the whole budget (or its share)
+    z = 1.0 / (mu_star(epsilon, delta_for(n)) * math.sqrt(share))
     if ds.task == "regression":
         mean = private_label_mean(ds.y_train, bound=1.0, noise_multiplier=z, seed=seed).value
         return {"prequential": np.full(n, mean), "held_out": np.full(len(ds.y_test), mean)}

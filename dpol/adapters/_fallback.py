@@ -61,7 +61,8 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
                   fallback: bool | str, epsilon: float, delta: float | None, horizon: int,
                   seed: object, learner_seed: object = None, link: str | None = None,
                   offset: object = None, shares: tuple[float, float] | None = None,
-                  significance: float | None = None) -> OnlineLearner:
+                  significance: float | None = None,
+                  gate_from: int | None = None) -> OnlineLearner:
     """``build(epsilon, learner_seed)``; with ``fallback``, ``build`` of the learner's
     share inside :class:`WithTrivialFallback` (``seed``: its noise's) that states the
     whole's ``epsilon``. ``"auto"``: the fallback wherever it can wrap the learner
@@ -71,7 +72,8 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     learner fitting y - b (its gate judges the classes of y and of m + b); ``shares``:
     the prior's and the gate's (default: ``fallback_plan``'s, from epsilon, delta, the
     horizon and the learner's number of classes, all public); ``significance``: the
-    coin-flip rule's, in place of the plan's (a public rule, for measurements).
+    coin-flip rule's, in place of the plan's, and ``gate_from`` the gate's first row, in
+    place of ``GATE_FROM`` (public rules, for measurements).
 
     Where the first build must be redone (the fallback refused; K classes on a short
     stream), the second takes a ``replica`` of ``learner_seed`` taken before the first:
@@ -106,6 +108,8 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     if significance is None and shares is None:
         significance = plan.significance  # None: the mechanism's default
     rule = {} if significance is None else {"significance": significance}
+    if gate_from is not None:
+        rule["gate_from"] = gate_from
     # epsilon = inf: no noise anywhere, and the guarantee is the learner's (infinite)
     return WithTrivialFallback(learner, prior_multiplier=z_prior, gate_multiplier=z_gate,
                                link=link, seed=seed, offset=offset,

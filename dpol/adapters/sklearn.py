@@ -192,9 +192,11 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 70% of the Gaussian
     budget (of mu^2; the prior 20%, the gate 10%): the model predicts where its errors
     are privately below the prior's, or where the prior itself is a coin flip (within
-    one of its stds of the boundary). On a short two-class stream (fewer than about 360
-    rows at epsilon 1, 2,950 at 0.1: ``fallback_plan``, from public quantities) the prior
-    takes 50% and the model predicts only where its errors are privately lower.
+    one of its stds of the boundary). On a short two-class stream (fewer than about 365
+    rows at epsilon 1, 2,955 at 0.1: ``fallback_plan``, from public quantities) the prior
+    takes 50% and the model predicts only where its errors are privately lower. Over the
+    first 127 rows (a quarter of a shorter stream) the gate is silent and the prior
+    takes its budget too: the prior's sign decides those rows.
     ``"auto"`` (the default) runs it wherever the learner allows it (replace-one,
     Gaussian noise), else the learner alone on the whole budget; ``learner_`` says
     which. Chosen on the utility benchmark's tuning sets: it holds the trivial model

@@ -19,9 +19,9 @@ import math
 from dpol._validation import check_int, check_real, fail
 from dpol.accounting.closed_forms import gaussian_share
 
-__all__ = ["GATE_SHARE", "PRIOR_SHARE", "SHORT_PRIOR_SHARE", "SHORT_RESOLUTION",
+__all__ = ["GATE_FROM", "GATE_SHARE", "PRIOR_SHARE", "SHORT_PRIOR_SHARE", "SHORT_RESOLUTION",
            "FallbackPlan", "fallback_budget", "fallback_plan", "gate_resolution",
-           "schedule_weight"]
+           "gate_start", "schedule_weight"]
 
 #: shares of a Gaussian budget (of mu^2) spent on the prior and on the gate. Chosen on the
 #: utility benchmark's tuning sets (docs/benchmarks/trivial_fallback.md): 0.2 / 0.1 misses
@@ -32,10 +32,15 @@ PRIOR_SHARE = 0.2
 GATE_SHARE = 0.1
 #: a two-class stream is *short* where the gate, on the split above, could not tell the
 #: model's error rate from the prior's to within this (one public std at the horizon):
-#: below about 360 rows at epsilon 1, 2,950 at 0.1. There the model rarely earns its
+#: below about 365 rows at epsilon 1, 2,955 at 0.1. There the model rarely earns its
 #: share and the prior's noise decides T1 (docs/benchmarks/trivial_fallback.md, "Short
 #: streams": chosen on the tuning sets, between their 0.058 and 0.104)
 SHORT_RESOLUTION = 0.08
+#: the gate releases from the first block ending after this row (or after a quarter of
+#: the horizon, if less: ``gate_start``); the blocks before it (1, 2, ..., 64 rows) weigh
+#: 5,461 of the gate's W, under 4% of it on 1,000 rows, and give the prior the gate's
+#: budget (docs/benchmarks/trivial_fallback.md, "The first blocks")
+GATE_FROM = 127
 #: the prior's share on a short two-class stream (the gate keeps ``GATE_SHARE``; the model
 #: predicts only where the gate opens: significance 0)
 SHORT_PRIOR_SHARE = 0.5
@@ -66,18 +71,29 @@ def fallback_budget(epsilon: float, delta: float, prior_share: float = PRIOR_SHA
             rest)
 
 
-def schedule_weight(horizon: int) -> float:
-    """W = sum_j n_j^2 over the fallback's blocks of 1, 2, 4, ... rows cut at ``horizon``:
-    its inverse-variance means have std (a block's noise std) / sqrt(W) at the horizon.
+def gate_start(horizon: int, gate_from: int = GATE_FROM) -> int:
+    """The row after which the gate's blocks begin: ``gate_from``, or a quarter of the
+    horizon on a shorter stream (its gate still sees the later blocks).
 
-    >>> schedule_weight(7), schedule_weight(8)  # blocks 1, 2, 4 (and 1)
-    (21.0, 22.0)
+    >>> gate_start(10_000), gate_start(100)
+    (127, 25)
+    """
+    return min(gate_from, horizon // 4)
+
+
+def schedule_weight(horizon: int, after: int = 0) -> float:
+    """W = sum_j n_j^2 over the fallback's blocks of 1, 2, 4, ... rows cut at ``horizon``
+    that end after row ``after``: its inverse-variance means have std (a block's noise
+    std) / sqrt(W) at the horizon.
+
+    >>> schedule_weight(7), schedule_weight(8), schedule_weight(8, after=3)
+    (21.0, 22.0, 17.0)
     """
     horizon = check_int("horizon", horizon, low=1)
     weight, start = 0.0, 0
     while start < horizon:
         end = min(2 * start + 1, horizon)
-        weight += float(end - start) ** 2
+        weight += float(end - start) ** 2 if end > after else 0.0
         start = end
     return weight
 
@@ -85,14 +101,15 @@ def schedule_weight(horizon: int) -> float:
 def gate_resolution(epsilon: float, delta: float, horizon: int) -> float:
     """The gate's public std at the horizon on the default split, in error rate: how
     small a difference between the model's and the prior's error rates it can see
-    (two classes; 0 without noise).
+    (two classes, over its own blocks: ``gate_start``; 0 without noise).
 
     >>> round(gate_resolution(1.0, 1e-5, 1000), 4), round(gate_resolution(0.1, 1e-5, 1000), 3)
-    (0.0253, 0.208)
+    (0.0255, 0.21)
     """
     z_prior, z_gate, _ = fallback_budget(epsilon, delta)
     # a block's prior-error count (n - c S / L) / 2 has std z_prior: its sum's 2 L z / (2 L)
-    return math.hypot(z_prior, z_gate) / math.sqrt(schedule_weight(horizon))
+    weight = schedule_weight(horizon, after=gate_start(horizon))
+    return math.hypot(z_prior, z_gate) / math.sqrt(weight)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,9 +15,14 @@ c = +-1 (n_j - S_j[c] for K classes), are read off the released S_j: post-proces
 the gate needs no second look at the labels. The inverse-variance means of the released
 block rates, sum_j n_j S_j / W and sum_j n_j (E_j - T_j) / W with W = sum_j n_j^2, are the
 prior and the gate's mean error difference d, each of public std (its block noise std
-over sqrt(W)). The model predicts where d < -``threshold`` s (a one-sided test that keeps
-the trivial model wherever the model is not clearly better), and wherever the prior is
-within ``significance`` of its own stds of the class boundary (a coin flip, no better a
+over sqrt(W)). The first blocks, those ending at or before row ``gate_from`` (1, 2, ...,
+64 rows by default; a quarter of the horizon if less), release the prior alone, on the
+gate's budget too: the model's errors there could barely move d (a block weighs n_j^2),
+while the prior's sign decides each of their rows; their sums enter with inverse-variance
+weights, n_j (z_prior / z)^2 in the mean and n_j^2 (z_prior / z)^2 in W (the gate's W sums
+its own blocks). The model predicts where d < -``threshold`` s (a one-sided test that
+keeps the trivial model wherever the model is not clearly better), and wherever the prior
+is within ``significance`` of its own stds of the class boundary (a coin flip, no better a
 guess than the model's). The estimators' default; docs/benchmarks/trivial_fallback.md.
 
 Privacy
@@ -25,7 +30,8 @@ Privacy
 Replace-one (add/remove is refused: an added row shifts later rows into other blocks).
 Three mechanisms run in sequence, each seeing the earlier outputs: the learner
 (``learner.privacy_events()``), the prior's block sums, the gate's block counts; each
-element falls in one block. Sensitivity: prior 2 L for the -L / +L labels it sums, L =
+element falls in one block, and given the earlier releases only its block's depend on
+it. Sensitivity: prior 2 L for the -L / +L labels it sums, L =
 min(1, y_bound - |offset|) (one-hot rows: sqrt(2)); gate 1, since given the earlier
 releases the model's prediction of row t is fixed and every error count but row t's
 depends on its own row alone. Calibration: N(0, (z sens)^2) per
@@ -33,7 +39,11 @@ coordinate is a Gaussian mechanism of multiplier z (Dwork and Roth 2014, Thm A.1
 composed adaptively as mu^2 = sum mu_i^2 (Dong, Roth and Su 2019, Cor. 3.3);
 :func:`fallback_budget` splits a Gaussian budget so that the whole composes exactly to
 the target, in the shares :func:`fallback_plan` picks from public quantities (epsilon,
-delta, the horizon, the classes). The choice and the predictions are post-processing.
+delta, the horizon, the classes). A block before ``gate_from`` releases its label sum
+alone at z with 1 / z^2 = 1 / z_prior^2 + 1 / z_gate^2, the mu^2 a later block's two
+releases spend together: every element costs the same mu^2, the one the two stated
+events compose to (parallel composition over the blocks). The choice and the
+predictions are post-processing.
 
 Examples
 --------
@@ -57,14 +67,22 @@ import math
 import numpy as np
 
 from dpol._seeding import resolve_rng
-from dpol._validation import as_matrix, as_vector, check_choice, check_real, fail
+from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
 from dpol.accounting.events import MechanismEvent
 from dpol.learners._base import OnlineLearner, Trace
-from dpol.learners._fallback_budget import GATE_SHARE, PRIOR_SHARE, fallback_budget, fallback_plan
+from dpol.learners._fallback_budget import (
+    GATE_FROM,
+    GATE_SHARE,
+    PRIOR_SHARE,
+    fallback_budget,
+    fallback_plan,
+    gate_start,
+)
+from dpol.learners._fallback_encoders import block_sums, prior_labels
 from dpol.learners._wrapper import LearnerWrapper, innermost, predict_rows
 from dpol.noise.kinds import noise_kind
 
-__all__ = ["GATE_SHARE", "LINKS", "PRIOR_SHARE", "SIGNIFICANCE", "THRESHOLD",
+__all__ = ["GATE_FROM", "GATE_SHARE", "LINKS", "PRIOR_SHARE", "SIGNIFICANCE", "THRESHOLD",
            "WithTrivialFallback", "block_sums", "fallback_budget", "fallback_plan"]
 
 #: the noise of both mechanisms (float Gaussian)
@@ -78,19 +96,6 @@ THRESHOLD = 1.0
 SIGNIFICANCE = 1.0
 #: the prior's links (``link=``): the mean label, or its logit
 LINKS = ("rate", "logit")
-
-
-def _classes(margins: np.ndarray) -> np.ndarray:
-    """Class of each margin: +1 / -1 (above 0 or not) for scalars, argmax of K."""
-    return np.argmax(margins, axis=-1) if margins.ndim > 1 else np.where(margins > 0, 1, -1)
-
-
-def block_sums(model: np.ndarray, labels: np.ndarray,
-               classes: np.ndarray) -> tuple[np.ndarray, float]:
-    """The two encoders on rows of one block, before noise: the sum of the (clipped)
-    labels, and the count of the model's 0-1 errors (its margins' classes against the
-    labels')."""
-    return labels.sum(axis=0), float(np.sum(_classes(model) != classes))
 
 
 class WithTrivialFallback(LearnerWrapper):
@@ -122,6 +127,10 @@ class WithTrivialFallback(LearnerWrapper):
         least-squares learner fitting y - b, ``link="rate"``): the prior sums the labels
         y and the gate judges the classes of y and m + b; the wrapper's predictions are
         centred likewise (the prior's margin minus b).
+    gate_from : int
+        The gate releases from the first block ending after this row (or after a quarter
+        of the horizon, if less); the blocks before release the prior alone on both
+        mechanisms' budget (0: the gate in every block).
 
     Attributes
     ----------
@@ -130,7 +139,8 @@ class WithTrivialFallback(LearnerWrapper):
     prior : float or array (K,)
         The prior's margin (0 before its first release).
     releases_ : list of (int, float or array (K,), float)
-        Per block: its rows, noisy label sum and noisy count of the model's errors.
+        Per block: its rows, noisy label sum and noisy count of the model's errors (nan
+        in a block the gate skips).
 
     Privacy
     -------
@@ -143,7 +153,7 @@ class WithTrivialFallback(LearnerWrapper):
                  gate_multiplier: float, threshold: float = THRESHOLD,
                  significance: float = SIGNIFICANCE, link: str = "rate",
                  seed: object = None, epsilon: float | None = None,
-                 offset: object = None) -> None:
+                 offset: object = None, gate_from: int = GATE_FROM) -> None:
         refused = self.refusal(learner)
         if refused is not None:
             raise fail(*refused)
@@ -154,6 +164,7 @@ class WithTrivialFallback(LearnerWrapper):
         self.threshold = check_real("threshold", threshold, low=0.0)
         self.significance = check_real("significance", significance, low=0.0)
         self.link = check_choice("link", link, LINKS)
+        self.gate_from = check_int("gate_from", gate_from, low=0)
         self._share(clips=False)  # it clips nothing itself: the learner's warning stands
         if epsilon is not None:
             self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
@@ -164,6 +175,7 @@ class WithTrivialFallback(LearnerWrapper):
         self.offset = self._check_offset(offset, shape)
         self._label_sum, self._error_sum = np.zeros(shape), 0.0  # the open block's
         self._prior_num, self._gate_num, self._weight = np.zeros(shape), 0.0, 0.0
+        self._gate_weight = 0.0  # W of the blocks the gate released
         self._block_start = 0  # where the open block began
         self.releases_: list[tuple[int, object, float]] = []  # (rows, noisy sums) per block
         self.uses_model = False
@@ -219,6 +231,13 @@ class WithTrivialFallback(LearnerWrapper):
         """|label| after clipping: two classes are -1 / +1 clipped to the labels' bound."""
         return min(1.0, self.base.y_bound - abs(self.offset))
 
+    @property
+    def early_multiplier(self) -> float:
+        """z of the prior in a block the gate skips: 1 / z^2 = 1 / z_prior^2 + 1 / z_gate^2
+        (0 where either is 0: no noise)."""
+        both = math.hypot(self.prior_multiplier, self.gate_multiplier)
+        return 0.0 if both == 0.0 else self.prior_multiplier * self.gate_multiplier / both
+
     def _prior_error_std(self) -> float:
         """Public noise std of a block's prior-error count T_j read off its label sum."""
         if self.outputs > 1:  # n_j - S_j[c]: one coordinate of std z sqrt(2)
@@ -266,43 +285,39 @@ class WithTrivialFallback(LearnerWrapper):
         """Release the block's noisy label sum and error count (it ends at row ``end``),
         update the prior and the gate."""
         n = end - self._block_start
-        labels = GAUSSIAN.noisy(np.atleast_1d(self._label_sum),
-                                self.prior_multiplier * self.prior_sensitivity, self._rng)
-        errors = GAUSSIAN.noisy(np.array([self._error_sum]),
-                                self.gate_multiplier * self.gate_sensitivity, self._rng)[0]
+        gated = end > gate_start(self.horizon, self.gate_from)
+        z = self.prior_multiplier if gated else self.early_multiplier
+        labels = GAUSSIAN.noisy(np.atleast_1d(self._label_sum), z * self.prior_sensitivity,
+                                self._rng)
+        errors = math.nan if not gated else GAUSSIAN.noisy(
+            np.array([self._error_sum]), self.gate_multiplier * self.gate_sensitivity,
+            self._rng)[0]
         labels = labels if self.outputs > 1 else labels[0]
         self.releases_.append((n, labels, float(errors)))
         # the prior predicted the open block from the releases before it: still self.prior
         prior = self.prior
         prior_class = int(np.argmax(prior)) if self.outputs > 1 else (1 if prior > 0 else -1)
-        self._gate_num += n * (errors - self.prior_errors(n, labels, prior_class))
-        self._prior_num = self._prior_num + n * labels
-        self._weight += float(n) ** 2
-        sd = math.hypot(self.gate_multiplier * self.gate_sensitivity,
-                        self._prior_error_std()) / math.sqrt(self._weight)
-        self.uses_model = bool(self._gate_num / self._weight < -self.threshold * sd
-                               or self._prior_is_a_coin_flip())
+        if gated:
+            self._gate_num += n * (errors - self.prior_errors(n, labels, prior_class))
+            self._gate_weight += float(n) ** 2
+        # inverse-variance weights: a skipped block's sum is (z_prior / z)^2 more precise
+        # (a noiseless gate leaves z = 0: no noise to weigh, equal weights)
+        w = 1.0 if z in (0.0, self.prior_multiplier) else (self.prior_multiplier / z) ** 2
+        self._prior_num = self._prior_num + w * n * labels
+        self._weight += w * float(n) ** 2
+        opened = False
+        if self._gate_weight > 0.0:
+            sd = math.hypot(self.gate_multiplier * self.gate_sensitivity,
+                            self._prior_error_std()) / math.sqrt(self._gate_weight)
+            opened = self._gate_num / self._gate_weight < -self.threshold * sd
+        self.uses_model = bool(opened or self._prior_is_a_coin_flip())
         self._label_sum, self._error_sum = np.zeros_like(self._label_sum), 0.0
         self._block_start = end
 
     def _labels(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(the labels the prior sums, clipped; their classes), checked one-hot for K."""
-        y = y + self.offset  # the labels themselves (centred by the learner's caller)
-        if self.outputs == 1:
-            # the gate reads the prior's errors off its label sums: two classes as -1 / +1
-            # (within rounding: centred labels come back from y - b + b)
-            if not np.allclose(np.abs(y), 1.0, rtol=0.0, atol=1e-9):
-                raise fail("y", "be -1 or +1 (two classes; the prior's errors are read "
-                           "off its label sums)", y - self.offset)
-            classes = np.where(y > 0, 1, -1)
-            return classes * self._label_size, classes
-        classes = np.argmax(y, axis=-1)
-        one_hot = np.eye(self.outputs)[classes]
-        # centred one-hot rows come back from y - b + b within rounding, not exactly
-        if not np.allclose(y, one_hot, rtol=0.0, atol=1e-9):
-            raise fail("y", f"be one-hot rows of {self.outputs} classes (the prior's "
-                       "sqrt(2) sensitivity holds for them only)", y - self.offset)
-        return one_hot, classes
+        size = self._label_size if self.outputs == 1 else 1.0  # one-hot rows: 0 / 1
+        return prior_labels(y, self.offset, self.outputs, size)
 
     def _absorb(self, model: np.ndarray, labels: np.ndarray, classes: np.ndarray
                 ) -> np.ndarray:

@@ -163,7 +163,7 @@ def test_a_learner_built_twice_releases_the_bits_of_one_build(monkeypatch):
     np.testing.assert_array_equal(twice.decision_function(X), once.decision_function(X))
 
 
-def test_a_measurement_can_set_the_coin_flip_rule_and_a_bad_one_is_refused_by_name():
+def test_a_measurement_can_set_the_fallbacks_rules_and_a_bad_one_is_refused_by_name():
     # significance= replaces the plan's rule (the benchmarks measure alternatives with
     # it), through WithTrivialFallback's own check, so a bad value is refused by name
     from dpol.adapters.registry import make_learner
@@ -177,3 +177,10 @@ def test_a_measurement_can_set_the_coin_flip_rule_and_a_bad_one_is_refused_by_na
     assert fallback_module.with_fallback(build, significance=0.5, **common).significance == 0.5
     with pytest.raises(InvalidInputError, match="significance"):
         fallback_module.with_fallback(build, significance=-1.0, **common)
+    # gate_from= likewise (the gate in every block: the default before GATE_FROM)
+    from dpol.learners.trivial_fallback import GATE_FROM
+
+    assert fallback_module.with_fallback(build, **common).gate_from == GATE_FROM
+    assert fallback_module.with_fallback(build, gate_from=0, **common).gate_from == 0
+    with pytest.raises(InvalidInputError, match="gate_from must be"):
+        fallback_module.with_fallback(build, gate_from=-1, **common)

@@ -17,6 +17,7 @@ from dpol.learners._fallback_budget import (
     fallback_budget,
     fallback_plan,
     gate_resolution,
+    gate_start,
     schedule_weight,
 )
 
@@ -48,14 +49,14 @@ def test_the_schedule_and_the_resolution_are_the_mechanisms():
     from dpol.learners.trivial_fallback import WithTrivialFallback
 
     rng = np.random.default_rng(0)
-    for horizon in (1, 2, 7, 300):
+    for horizon in (4, 7, 300, 1000):  # the gate's first block ends after row h // 4
         z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
         inner = PrivateQuadraticFTL(2, horizon=horizon, epsilon=rest, seed=1)
         m = WithTrivialFallback(inner, prior_multiplier=z_prior, gate_multiplier=z_gate,
                                 seed=2)
         m.run(rng.normal(size=(horizon, 2)) / 3, np.where(rng.random(horizon) < 0.7, 1.0, -1.0))
-        assert schedule_weight(horizon) == m._weight
-        sd = math.hypot(m.gate_multiplier, m._prior_error_std()) / math.sqrt(m._weight)
+        assert schedule_weight(horizon, after=gate_start(horizon)) == m._gate_weight
+        sd = math.hypot(m.gate_multiplier, m._prior_error_std()) / math.sqrt(m._gate_weight)
         assert gate_resolution(1.0, 1e-5, horizon) == pytest.approx(sd, rel=1e-12)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners import PrivateQuadraticFTL
+from dpol.learners._fallback_budget import gate_start
 from dpol.learners.trivial_fallback import WithTrivialFallback, block_sums, fallback_budget
 
 
@@ -44,25 +45,34 @@ def test_run_gives_the_learn_one_loop(outputs):
     assert np.allclose(trace.model_predictions, np.array(loop), atol=1e-9)
     assert len(a.releases_) == len(b.releases_) == 9  # blocks 1, 2, ..., 128, then 45 rows
     for (n_a, p_a, e_a), (n_b, p_b, e_b) in zip(a.releases_, b.releases_, strict=True):
-        assert n_a == n_b and np.allclose(p_a, p_b) and e_a == pytest.approx(e_b)
+        assert n_a == n_b and np.allclose(p_a, p_b)
+        np.testing.assert_allclose(e_a, e_b)  # nan where the gate skips the block
+    # 300 rows: the gate skips the blocks ending by row 300 // 4 = 75 (1, 2, ..., 32)
+    assert [bool(np.isnan(e)) for _, _, e in a.releases_] == [True] * 6 + [False] * 3
     assert a.uses_model == b.uses_model and np.allclose(a.prior, b.prior)
 
 
-def _replay(releases, margins, y, b=0.0):
+def _replay(releases, margins, y, b=0.0, gate_from=0):
     """The predictions, gate state and prior replayed from ``releases_`` by the module
     docstring's formulas at zero noise (every std 0): each block's label sum and model
-    error count are the exact ones, the prior's errors are counted on the labels (not read
-    off the sums), and the model predicts where d < 0 or the prior's rate is exactly 0."""
-    num, gate, weight, start, uses, expected = 0.0, 0.0, 0.0, 0, False, []
+    error count are the exact ones (no count in the blocks ending at or before row
+    ``gate_from``), the prior's errors are counted on the labels (not read off the
+    sums), and the model predicts where d < 0 or the prior's rate is exactly 0."""
+    num, gate, weight, gate_weight, start, uses, expected = 0.0, 0.0, 0.0, 0.0, 0, False, []
     for n, labels, errors in releases:
         rows = slice(start, start + n)
         prior = num / weight if weight else 0.0
         assert labels == pytest.approx(y[rows].sum())
-        assert errors == np.sum(np.where(margins[rows] > 0, 1, -1) != y[rows])
         trivial = np.sum(y[rows] != (1 if prior > 0 else -1))
         expected.extend(margins[rows] - b if uses else np.full(n, prior - b))
-        num, gate, weight = num + n * labels, gate + n * (errors - trivial), weight + n * n
-        uses, start = bool(gate / weight < 0 or num == 0), start + n
+        if start + n > gate_from:
+            assert errors == np.sum(np.where(margins[rows] > 0, 1, -1) != y[rows])
+            gate, gate_weight = gate + n * (errors - trivial), gate_weight + n * n
+        else:
+            assert np.isnan(errors)
+        num, weight = num + n * labels, weight + n * n
+        uses = bool((gate_weight and gate / gate_weight < 0) or num == 0)
+        start += n
     return np.array(expected), uses, num / weight
 
 
@@ -70,14 +80,20 @@ def test_zero_noise_gives_the_exact_statistics():
     X, y = _stream()
     with pytest.warns(NonPrivateWarning):  # the non-private twin says so
         twin, inner = _inner(epsilon=math.inf), _inner(epsilon=math.inf)
-    m = WithTrivialFallback(inner, prior_multiplier=0.0, gate_multiplier=0.0, seed=0)
-    out = m.run(X, y).model_predictions
-    assert [n for n, _, _ in m.releases_] == [1, 2, 4, 8, 16, 32, 64, 128, 45]
-    expected, uses, prior = _replay(m.releases_, twin.run(X, y).prequential_predictions, y)
-    np.testing.assert_allclose(out, expected, atol=1e-12)
-    assert m.uses_model == uses and uses  # the model beats the prior here
-    assert m.prior == pytest.approx(prior)
-    assert m.privacy.epsilon == math.inf
+    margins = twin.run(X, y).prequential_predictions
+    for gate_from in (0, 127):  # the gate in every block, or after row 300 // 4 = 75
+        with pytest.warns(NonPrivateWarning):
+            inner = _inner(epsilon=math.inf)
+        m = WithTrivialFallback(inner, prior_multiplier=0.0, gate_multiplier=0.0, seed=0,
+                                gate_from=gate_from)
+        out = m.run(X, y).model_predictions
+        assert [n for n, _, _ in m.releases_] == [1, 2, 4, 8, 16, 32, 64, 128, 45]
+        expected, uses, prior = _replay(m.releases_, margins, y,
+                                        gate_from=gate_start(len(y), gate_from))
+        np.testing.assert_allclose(out, expected, atol=1e-12)
+        assert m.uses_model == uses and uses  # the model beats the prior here
+        assert m.prior == pytest.approx(prior)
+        assert m.privacy.epsilon == math.inf
 
 
 def test_an_offset_judges_the_classes_of_the_labels_and_of_m_plus_b():
@@ -88,7 +104,8 @@ def test_an_offset_judges_the_classes_of_the_labels_and_of_m_plus_b():
     b = 0.4
     with pytest.warns(NonPrivateWarning):
         twin, inner = (_inner(epsilon=math.inf, y_bound=1.0 + b) for _ in range(2))
-    m = WithTrivialFallback(inner, prior_multiplier=0.0, gate_multiplier=0.0, offset=b)
+    m = WithTrivialFallback(inner, prior_multiplier=0.0, gate_multiplier=0.0, offset=b,
+                            gate_from=0)
     out = m.run(X, y - b).model_predictions
     margins = twin.run(X, y - b).prequential_predictions + b
     expected, uses, prior = _replay(m.releases_, margins, y, b)
@@ -123,7 +140,8 @@ def test_a_prior_within_its_noise_of_the_boundary_lets_the_model_predict():
     seen = set()
     for z_prior, significance, seed in itertools.product((0.0, 5.0), (0.0, 1.0, 3.0), range(3)):
         m = WithTrivialFallback(_inner(), prior_multiplier=z_prior, gate_multiplier=1.0,
-                                threshold=1e300, significance=significance, seed=seed)
+                                threshold=1e300, significance=significance, seed=seed,
+                                gate_from=0)
         m.run(X, y)
         n = np.array([r[0] for r in m.releases_], dtype=float)
         rate = n @ np.array([r[1] for r in m.releases_]) / (n @ n)
@@ -147,7 +165,7 @@ def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it
     for seed in range(600):
         m = WithTrivialFallback(_inner(horizon=3, seed=seed, y_bound=1.0 + offset),
                                 prior_multiplier=z_prior, gate_multiplier=z_gate,
-                                seed=10_000 + seed, offset=offset)
+                                seed=10_000 + seed, offset=offset, gate_from=0)
         # the wrapper's model predictions
         inner, model = _inner(horizon=3, seed=seed, y_bound=1.0 + offset), []
         for x, v in zip(X, y - offset, strict=True):
@@ -169,6 +187,39 @@ def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it
         assert abs(ratio - 1.0) < 0.16
         for wrong in (2 / 3, 3 / 2):
             assert abs(ratio / wrong**2 - 1.0) > 0.16
+
+
+def test_the_first_blocks_release_the_prior_alone_on_both_budgets():
+    # 12 rows: the gate skips the blocks ending by row 12 // 4 = 3 (1 and 2 rows), where
+    # the label sum alone has std 2 z_early, 1 / z_early^2 = 1 / z_prior^2 + 1 / z_gate^2:
+    # the mu^2 the later blocks' two releases spend together, so the stated events hold
+    # for every row. 600 wrappers give 1,200 residuals of each kind; the mean square over
+    # the stated variance has std sqrt(2 / 1200) = 0.041, so the right scale lies within
+    # 0.16 (4 of them) of 1 while 2/3 or 3/2 of it is more than 0.16 away. z_prior alone
+    # (the later blocks' scale) would put the early ratio at (1.5 / 1.286)^2 = 1.36.
+    X, y = _stream(n=12)
+    z_prior, z_gate = 1.5, 2.5
+    early, late = [], []
+    for seed in range(600):
+        m = WithTrivialFallback(_inner(horizon=12, seed=seed), prior_multiplier=z_prior,
+                                gate_multiplier=z_gate, seed=20_000 + seed)
+        m.run(X, y)
+        start = 0
+        for n, labels, errors in m.releases_:
+            residual = labels - y[start:start + n].sum()
+            (early if start + n <= 3 else late).append(residual)
+            assert np.isnan(errors) == (start + n <= 3)
+            start += n
+    z_early = 1.0 / math.sqrt(z_prior ** -2 + z_gate ** -2)
+    assert m.early_multiplier == pytest.approx(z_early)
+    for res, std in ((early, 2.0 * z_early), (late, 2.0 * z_prior)):
+        ratio = float(np.mean(np.square(res))) / std**2
+        assert abs(ratio - 1.0) < 0.16
+        for wrong in (2 / 3, 3 / 2):
+            assert abs(ratio / wrong**2 - 1.0) > 0.16
+    # the guarantee is the two events' (one row costs the same in every block)
+    names = [e.name for e in m.privacy_events()[-2:]]
+    assert names == ["trivial fallback: prior", "trivial fallback: gate"]
 
 
 @pytest.mark.parametrize("outputs", [1, 3])
