@@ -383,11 +383,11 @@ class WithTrivialFallback(LearnerWrapper):
         return np.tile(margin, (n, 1)) if self.outputs > 1 else np.full(n, margin)
 
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
-        """The learner's events, then the prior's and the gate's Gaussian events."""
+        """The learner's events, then the prior's and the gate's Gaussian events (a zero
+        multiplier's is non-private: its sums are released exactly)."""
         own = tuple(MechanismEvent(GAUSSIAN.dp_event(z), "replace_one", name=name)
                     for z, name in ((self.prior_multiplier, "trivial fallback: prior"),
-                                    (self.gate_multiplier, "trivial fallback: gate"))
-                    if z > 0.0)
+                                    (self.gate_multiplier, "trivial fallback: gate")))
         return tuple(self.learner.privacy_events()) + own
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:

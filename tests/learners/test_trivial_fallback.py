@@ -222,6 +222,21 @@ def test_the_first_blocks_release_the_prior_alone_on_both_budgets():
     assert names == ["trivial fallback: prior", "trivial fallback: gate"]
 
 
+@pytest.mark.parametrize(("z_prior", "z_gate"), [(0.0, 3.0), (2.0, 0.0), (0.0, 0.0)])
+def test_a_mechanism_without_noise_makes_the_guarantee_infinite(z_prior, z_gate):
+    # a zero multiplier releases exact sums (z_gate = 0 also leaves the first blocks'
+    # prior without noise: z_early = 0); the guarantee beside a private learner must
+    # say so, not state the learner's and the other mechanism's epsilon alone
+    X, y = _stream(n=12)
+    m = WithTrivialFallback(_inner(horizon=12), prior_multiplier=z_prior,
+                            gate_multiplier=z_gate, seed=0)
+    m.run(X, y)
+    if z_gate == 0.0:  # the first block (row 0) is released exactly
+        assert m.releases_[0][1] == y[0]
+    assert math.isfinite(m.learner.privacy.epsilon)
+    assert m.privacy.epsilon == math.inf
+
+
 @pytest.mark.parametrize("outputs", [1, 3])
 def test_the_sensitivities_are_the_largest_changes_of_the_block_sums(outputs):
     # Every stream of 7 labels (blocks of 1, 2, 4 rows) against every neighbour that
