@@ -35,15 +35,15 @@ it. Sensitivity: prior 2 L for the -L / +L labels it sums, L =
 min(1, y_bound - |offset|) (one-hot rows: sqrt(2)); gate 1, since given the earlier
 releases the model's prediction of row t is fixed and every error count but row t's
 depends on its own row alone. Calibration: N(0, (z sens)^2) per
-coordinate is a Gaussian mechanism of multiplier z (Dwork and Roth 2014, Thm A.1),
+coordinate is 1/z-GDP (Dong, Roth and Su 2019, Thm 2.7),
 composed adaptively as mu^2 = sum mu_i^2 (Dong, Roth and Su 2019, Cor. 3.3);
 :func:`fallback_budget` splits a Gaussian budget so that the whole composes exactly to
 the target, in the shares :func:`fallback_plan` picks from public quantities (epsilon,
-delta, the horizon, the classes). A block before ``gate_from`` releases its label sum
-alone at z with 1 / z^2 = 1 / z_prior^2 + 1 / z_gate^2, the mu^2 a later block's two
-releases spend together: every element costs the same mu^2, the one the two stated
-events compose to (parallel composition over the blocks). The choice and the
-predictions are post-processing.
+delta, the horizon, the classes). A block ending at or before row
+min(``gate_from``, T // 4) (public) releases its label sum alone at z with 1 / z^2 =
+1 / z_prior^2 + 1 / z_gate^2, the mu^2 a later block's two releases spend together:
+every element costs the same mu^2, the one the two stated events compose to (parallel
+composition over the blocks). The choice and the predictions are post-processing.
 
 Examples
 --------
