@@ -90,7 +90,11 @@ five seeds, a bar that moved with its luck (on a small stream its sign is wrong 
 seeds, not in others). Under each group's targets, "T1's false alarms" judges the model
 itself, on further groups of five seeds, as if it were a learner (against this bar and
 the one before), and each miss says how often the model's own worst of five seeds is as
-bad: a miss the baseline itself makes in half its draws is weak evidence.
+bad: a miss the baseline itself makes in half its draws is weak evidence. The default
+learner's own five seeds are one draw too: at epsilon 0.1 another draw moves several
+verdicts, so the fallback's choices were made on 30 seeds and their **expected** misses
+([trivial_fallback.md](trivial_fallback.md), "The first blocks"): read the counts at 0.1
+beside those.
 The majority class itself is no target: it is known before the first row and without
 noise, and on small streams at small epsilon even the private prior alone misses it
 ([trivial_fallback.md](trivial_fallback.md)); the tables keep it (column "trivial"), and

@@ -9,8 +9,12 @@ sets through ``OnlineClassifier``): prequential and held-out accuracy, mean [wor
 the seeds, and which of the two the rule picks. The threshold is chosen on the tuning
 group; the evaluation group is reported, not tuned on.
 
-    python benchmarks/feature_plan.py                 # about 4 minutes on 2 cores
+    python benchmarks/feature_plan.py                 # about 2 minutes on 2 cores
+    python benchmarks/feature_plan.py --seeds 30 --out benchmarks/results/feature_plan_30.json
     python benchmarks/feature_plan.py --seeds 2 --epsilons 1 --datasets wine,phishing
+
+Five seeds are one noisy draw at epsilon 0.1; the threshold was chosen on the means of
+30 (docs/benchmarks/defaults.md).
 
 Needs the ``bench`` extra (river, statsmodels). Prints a table and writes
 ``benchmarks/results/feature_plan.json``.
