@@ -38,7 +38,7 @@ GATE_SHARE = 0.1
 SHORT_RESOLUTION = 0.08
 #: the gate releases from the first block ending after this row (or after a quarter of
 #: the horizon, if less: ``gate_start``); the blocks before it (1, 2, ..., 64 rows) weigh
-#: 5,461 of the gate's W, under 4% of it on 1,000 rows, and give the prior the gate's
+#: 5,461 of the gate's W, under 2% of it on 1,000 rows, and give the prior the gate's
 #: budget (docs/benchmarks/trivial_fallback.md, "The first blocks")
 GATE_FROM = 127
 #: the prior's share on a short two-class stream (the gate keeps ``GATE_SHARE``; the model
