@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 from _utility_baselines import score
 from _utility_data import GROUPS, SOURCES, group_of, prepare
-from _utility_dpol import default_learners, with_default_fallback
+from _utility_dpol import LINEAR_LEARNERS, default_learners, with_default_fallback
 from _utility_estimators import run_multiclass
 
-from dpol.adapters.registry import FEATURES_FROM_HORIZON, LEARNERS
+from dpol.adapters.registry import FEATURES_FROM_HORIZON, learner_name
 from dpol.learners.random_features import N_RANDOM_FEATURES
 
 #: every classification set of the utility benchmark, the tuning group first
@@ -50,7 +50,9 @@ def _scores(name: str, variant: str, epsilon: float, seed: int) -> tuple[float, 
     ds = prepare(name)
     default = default_learners()["classification"]
     features = N_RANDOM_FEATURES if variant == "features" else None
-    method = default if variant == "features" else _linear_twin(default)
+    # x alone: the task's linear entry, which the default is on x alone (bit for bit)
+    method = default if variant == "features" else learner_name(
+        LINEAR_LEARNERS["classification"])
     if ds.task == "multiclass":
         params = {} if features is None else {"random_features": features}
         run = run_multiclass(ds, method, epsilon, seed, **params)
@@ -60,14 +62,6 @@ def _scores(name: str, variant: str, epsilon: float, seed: int) -> tuple[float, 
     trace = learner.run(ds.X_train, ds.y_train)
     return (score(ds, trace.model_predictions, "stream")["accuracy"],
             score(ds, learner.predict_rows(ds.X_test), "test")["accuracy"])
-
-
-def _linear_twin(name: str) -> str:
-    """The registry entry of ``name``'s learner without features (same class, defaults)."""
-    spec = LEARNERS[name]
-    return next(k for k, s in LEARNERS.items() if s.features is None and s.cls is spec.cls
-                and s.task == spec.task and s.counter == spec.counter
-                and s.defaults(3, 1.0, 1.0).keys() == spec.defaults(3, 1.0, 1.0).keys())
 
 
 def _job(args: tuple) -> dict:
