@@ -5,25 +5,28 @@
 Gaussian budget: a private prior on 20%, a private gate on the prequential errors on
 10%; on a short stream the prior takes 50% and the model predicts only where the gate
 opens: ``fallback_plan``). This script measures what that buys and costs on the binary
-sets of ``benchmarks/utility.py`` (same split, same preprocessing, the same learner, both
-groups): prequential and held-out accuracy, mean [worst] over the seeds, for four
+sets of ``benchmarks/utility.py`` (same split, same preprocessing, the same learner,
+both groups): prequential and held-out accuracy, mean [worst] over the seeds, for five
 variants: no fallback (``fallback=False``), the fallback as the default builds it, the
-same with the gate in every block (``gate_from=0``: the default before the first blocks
-went to the prior), and the fallback with one split on every stream (20% / 10%, the
-prior a coin flip lets the model predict: the default before the short-stream plan).
-Each is judged by
-utility.md's T1: against the *private* trivial model (``_utility_trivial``: the class
-prior alone, released per block on the whole budget, on ``BASELINE_SEEDS`` seeds), its
-mean against that model's mean and its worst seed against that model's expected worst of
-as many seeds, within one standard error of the majority's held-out accuracy; "maj"
-says whether every seed also holds the majority class itself (known before the first
-row, without noise: no target for a private learner, see the docs page). Run on 20 seeds or
-more, the summary also gives each variant's **expected misses**: per cell, 1 minus its
-chance to pass T1 with 5 seeds drawn from its own (``chance_passes``), summed: one draw
-of 5 seeds is a noisy judge at epsilon 0.1.
+same with the coin-flip rule in the first blocks too (the default before the model
+waited for the gate's first block), the same with the gate in every block
+(``gate_from=0``: the default before the first blocks went to the prior), and the
+fallback with one split on every stream (20% / 10%, the prior a coin flip lets the model
+predict: the default before the short-stream plan). Each is judged by utility.md's T1:
+against the *private* trivial model (``_utility_trivial``: the class prior alone,
+released per block on the whole budget, on ``BASELINE_SEEDS`` seeds), its mean against
+that model's mean and its worst seed against that model's expected worst of as many
+seeds, within one standard error of the majority's held-out accuracy; "maj" says whether
+every seed also holds the majority class itself (known before the first row, without
+noise: no target for a private learner, see the docs page). Run on 20 seeds or more, the
+summary also gives each variant's **expected misses**: per cell, 1 minus its chance to
+pass T1 with 5 seeds drawn from its own (``chance_passes``), summed: one draw of 5 seeds
+is a noisy judge at epsilon 0.1.
 
-    python benchmarks/trivial_fallback.py                 # about 11 minutes
+    python benchmarks/trivial_fallback.py --jobs 2        # about 8 minutes on 2 cores
     python benchmarks/trivial_fallback.py --seeds 30 --variants yes,"yes (gate in every block)"
+    python benchmarks/trivial_fallback.py --seeds 30 --jobs 2 \
+        --variants yes,"yes (coin flips in the first blocks)" --out /tmp/coins.json
     python benchmarks/trivial_fallback.py --prior-alone 0.2 0.3 0.7 --epsilons 1
     python benchmarks/trivial_fallback.py --seeds 2 --epsilons 1
     python benchmarks/trivial_fallback.py --variants yes --shares 0.3 0.1 --out /tmp/s.json
@@ -38,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import warnings
+from multiprocessing import Pool
 from pathlib import Path
 
 import numpy as np
@@ -79,20 +83,26 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
     method = default_learners()["classification"]
     keywords = dict(options or {})
     shares = keywords.pop("shares", shares)
+    coins_early = keywords.pop("coins_early", False)
     n = len(ds.y_train)
     if short is not None and shares is None:  # the plan's rule, with other constants
         is_short = gate_resolution(epsilon, delta_for(n), n) > short[1]
         shares = (short[0] if is_short else PRIOR_SHARE, GATE_SHARE)
         keywords.setdefault("significance", 0.0 if is_short else SIGNIFICANCE)
-    return with_default_fallback(ds, method, epsilon, seed, len(ds.y_train),
-                                 fallback=options is not None, shares=shares, **keywords)
+    learner = with_default_fallback(ds, method, epsilon, seed, len(ds.y_train),
+                                    fallback=options is not None, shares=shares, **keywords)
+    if coins_early:  # the rule before 2026-11-29 (WithTrivialFallback._coin_flips_early)
+        learner._coin_flips_early = True
+    return learner
 
 
 #: the variants measured: name -> None (no fallback) or WithTrivialFallback's keywords
 #: ("one split": the fallback before the short-stream plan, 0.2 / 0.1 and significance 1
 #: on every stream, the gate in every block; "gate in every block": the default but
-#: gate_from=0, as before the first blocks went to the prior)
+#: gate_from=0, as before the first blocks went to the prior; "coin flips in the first
+#: blocks": the default but the coin-flip rule there too, as before 2026-11-29)
 VARIANTS = {"no": None, "yes": {},
+            "yes (coin flips in the first blocks)": {"coins_early": True},
             "yes (gate in every block)": {"gate_from": 0},
             "yes (one split)": {"shares": (0.2, 0.1), "significance": 1.0, "gate_from": 0}}
 
@@ -216,6 +226,7 @@ def main() -> None:
     parser.add_argument("--prior-alone", type=float, nargs="+", metavar="SHARE",
                         help="instead: the private trivial model on these shares of the "
                         "budget, its chance to pass T1 against the whole budget's")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # clipping warnings: the preprocessing clips ~5%
@@ -235,9 +246,14 @@ def main() -> None:
         return
     chosen = {v: VARIANTS[v] for v in variants}
     shares = tuple(args.shares) if args.shares else None
-    rows = [r for name in names
-            for r in measure(name, args.epsilons, args.seeds, chosen, shares,
-                             tuple(args.short) if args.short else None)]
+    short = tuple(args.short) if args.short else None
+    jobs = [(name, args.epsilons, args.seeds, {v: chosen[v]}, shares, short)
+            for name in names for v in chosen]
+    with Pool(args.jobs) as pool:  # one (data set, variant) per task
+        rows = [r for part in pool.starmap(measure, jobs) for r in part]
+    order = {v: i for i, v in enumerate(chosen)}
+    rows.sort(key=lambda r: (names.index(r["data set"]), args.epsilons.index(r["epsilon"]),
+                             order[r["fallback"]]))
     print("| data set | group | eps | fallback | held out mean [worst] | T1 | maj | "
           "prequential mean [worst] | T1 | maj | private trivial held / stream | "
           "majority held / stream |")

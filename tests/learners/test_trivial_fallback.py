@@ -151,6 +151,41 @@ def test_a_prior_within_its_noise_of_the_boundary_lets_the_model_predict():
     assert seen == {True, False}
 
 
+def test_in_the_first_blocks_the_prior_predicts_even_where_it_is_a_coin_flip():
+    # a gate that never opens and a prior noisy enough (z = 5) to be a coin flip on a
+    # balanced stream: after each release the model predicts exactly where the coin-flip
+    # rule holds *and* the released block was the gate's (it ends after gate_start = 75
+    # of 300 rows); the rule as it was (the coin flips in the first blocks too) would let
+    # the model predict there, and the cases cover both outcomes
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(300, 3)) / 3, np.where(rng.random(300) < 0.5, -1.0, 1.0)
+    seen = {True: set(), False: set()}
+    for seed, early in itertools.product(range(4), (False, True)):
+        m = WithTrivialFallback(_inner(), prior_multiplier=5.0, gate_multiplier=1.0,
+                                threshold=1e300, seed=seed)
+        m._coin_flips_early = early
+        for t, (x, v) in enumerate(zip(X, y, strict=True)):
+            before = len(m.releases_)
+            m.learn_one(x, v)
+            if len(m.releases_) == before:
+                continue
+            n = np.array([r[0] for r in m.releases_], dtype=float)
+            w = np.where(np.cumsum(n) <= gate_start(300), (5.0 / m.early_multiplier) ** 2, 1.0)
+            rate = (w * n) @ np.array([r[1] for r in m.releases_]) / (w @ n**2)
+            coin = bool(abs(rate) <= 5.0 * 2.0 / math.sqrt(w @ n**2))
+            gated = t + 1 > gate_start(300)
+            assert m.uses_model == (coin and (gated or early)), (seed, early, t)
+            seen[gated].add(m.uses_model)
+    # the first blocks: never the model (the rule as it was let it in); the later: both
+    assert seen == {False: {False, True}, True: {False, True}}
+    early_only = [WithTrivialFallback(_inner(), prior_multiplier=5.0, gate_multiplier=1.0,
+                                      threshold=1e300, seed=s) for s in range(4)]
+    for m in early_only:
+        for x, v in zip(X[:75], y[:75], strict=True):
+            m.learn_one(x, v)
+            assert not m.uses_model
+
+
 @pytest.mark.parametrize("offset", [0.0, 0.4])
 def test_the_noise_has_the_stated_scale_and_not_two_thirds_or_three_halves_of_it(offset):
     # 600 wrappers on a 3-row stream release 2 blocks each: 1,200 residuals per mechanism.

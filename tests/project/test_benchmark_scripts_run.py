@@ -59,9 +59,11 @@ def test_feature_plan_compares_both_learners_and_names_the_rules_pick(tmp_path):
 def test_trivial_fallback_measures_its_variants_and_the_prior_alone(tmp_path):
     out = tmp_path / "trivial_fallback.json"
     _run("trivial_fallback.py", "--seeds", "1", "--epsilons", "1", "--datasets",
-         "rare-noise", "--variants", "yes,yes (gate in every block)", "--out", str(out))
+         "rare-noise", "--variants", "yes,yes (coin flips in the first blocks)",
+         "--jobs", "2", "--out", str(out))
     rows = json.loads(out.read_text())["rows"]
-    assert [r["fallback"] for r in rows] == ["yes", "yes (gate in every block)"]
+    # two workers, one variant each: the rows come back in the variants' order
+    assert [r["fallback"] for r in rows] == ["yes", "yes (coin flips in the first blocks)"]
     assert all(0.0 <= r[p]["T1 chance"] <= 1.0 for r in rows for p in ("stream", "test"))
     printed = _run("trivial_fallback.py", "--prior-alone", "0.5", "--epsilons", "1",
                    "--datasets", "rare-noise")
