@@ -73,12 +73,12 @@ def run_multiclass(ds: DataSet, method: str, epsilon: float, seed: int, **params
 def run_raw_labels(ds: DataSet, epsilon: float, seed: int) -> dict:
     """The new user's pipeline on raw features and raw labels (module docstring): held-out
     score in the label's units (``prequential``: None, the pipeline fits once). Where the
-    regressor refuses labels beyond its y_bound, the user declares the bound its error
+    regressor refuses labels beyond its y_bound, the user declares the range its error
     names (``refused`` keeps the error) and fits again."""
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from dpol._clip_warning import suggested_bound
+    from dpol._clip_warning import suggested_range
     from dpol.adapters.sklearn import OnlineRegressor
     from dpol.errors import InvalidInputError
 
@@ -92,7 +92,7 @@ def run_raw_labels(ds: DataSet, epsilon: float, seed: int) -> dict:
             model.fit(ds.X_raw_train, ds.raw_train)
         except InvalidInputError as err:  # labels beyond y_bound: do as the error says
             refused = str(err)[:200]
-            bound = suggested_bound(np.abs(ds.raw_train))  # the bound the error names
+            bound = suggested_range(ds.raw_train)  # the range (lo, hi) the error names
             model = make_pipeline(StandardScaler(), OnlineRegressor(
                 epsilon=epsilon, random_state=seed, y_bound=bound))
             model.fit(ds.X_raw_train, ds.raw_train)

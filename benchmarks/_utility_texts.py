@@ -47,7 +47,8 @@ Multiclass sets (labels 0..K-1) run the default classifier alone, through
 row): "not supported" where it refuses K > 2 classes. On the raw-label sets (labels far
 from 0) the default regressor also runs as a new user runs it, `make_pipeline(
 StandardScaler(), OnlineRegressor(epsilon=e, random_state=s))` on the raw features and
-labels (row "default on raw labels (pipeline)"; not part of the targets). Baselines:
+labels, refused at the default `y_bound=1` and fitted again with the range `y_bound=(lo,
+hi)` its error names (row "default on raw labels (pipeline)"; not part of the targets). Baselines:
 **trivial** = the stream's majority class, or its mean (0 after centring; predict 0 on
 the synthetic stream); **twin** = the same dpol learner
 at epsilon = inf (no noise); **river** = `LogisticRegression()` / `LinearRegression()`

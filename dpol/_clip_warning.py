@@ -21,7 +21,7 @@ import numpy as np
 from dpol.errors import ClippingWarning
 
 __all__ = ["FRACTION", "MIN_ROWS", "ROWS_TRADE_OFF", "SUGGEST_SHARE", "label_offset_advice",
-           "note_clipping", "round_up", "suggested_bound"]
+           "note_clipping", "round_up", "suggested_bound", "suggested_range"]
 
 #: the clipped share of the rows seen above which an object warns
 FRACTION = 0.05
@@ -73,6 +73,35 @@ def suggested_bound(values: object, share: float = SUGGEST_SHARE) -> float:
     above = math.floor(share * arr.size)  # how many may exceed it (inf norms among them)
     bound = float(np.partition(arr, arr.size - 1 - above)[arr.size - 1 - above])
     return round_up(bound) if math.isfinite(bound) else math.nan
+
+
+def suggested_range(values: object, share: float = SUGGEST_SHARE) -> tuple[float, float]:
+    """The narrowest (lo, hi) that at most ``share`` of ``values`` fall outside, rounded
+    outwards to two significant digits (nan for no values or a non-finite one).
+
+    The narrowest, not a central interval: a private regressor's noise grows with the
+    range's width, and the rows it leaves out are then where the labels are sparsest
+    (a skewed tail's outliers), not half on each side.
+
+    >>> suggested_range(np.r_[np.arange(35.0, 374.0), 1e4])  # 8 may fall outside
+    (35.0, 370.0)
+    """
+    arr = np.sort(np.asarray(values, dtype=float).ravel())
+    if arr.size == 0 or not np.all(np.isfinite(arr)):
+        return math.nan, math.nan
+    keep = arr.size - math.floor(share * arr.size)  # the rows inside
+    start = int(np.argmin(arr[keep - 1:] - arr[:arr.size - keep + 1]))
+    return _two_digits(float(arr[start]), math.floor), _two_digits(float(arr[start + keep - 1]),
+                                                                   math.ceil)
+
+
+def _two_digits(value: float, rounding) -> float:
+    """``value`` to two significant digits by ``rounding`` (math.floor or math.ceil)."""
+    if value == 0.0:
+        return 0.0
+    step = 10.0 ** (math.floor(math.log10(abs(value))) - 1)
+    nudge = -1e-9 if rounding is math.ceil else 1e-9  # 98.0 stays 98, not 99
+    return float(f"{rounding(value / step + nudge) * step:.3g}")
 
 
 def label_offset_advice(y: object, public: str, private: str) -> str | None:

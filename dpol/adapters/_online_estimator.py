@@ -14,11 +14,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpol._clip_warning import label_offset_advice, suggested_bound
+from dpol._clip_warning import label_offset_advice, suggested_range
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
 from dpol.adapters._fallback import check_fallback, with_fallback
-from dpol.adapters._private_prep import prepare
+from dpol.adapters._private_prep import label_range, prepare
 from dpol.adapters._surface import speak_as
 from dpol.adapters.registry import (
     LEARNER_ALIASES,
@@ -83,13 +83,9 @@ class OnlineEstimator(BaseEstimator):
             _check_label_scale(self, y)
         self._horizon_from = ("horizon" if self.horizon is not None else "the rows of fit"
                               if by_fit else "partial_fit's default horizon")
-        if regression and self.scaling is None and prep.centre is None:
-            advice = label_offset_advice(y, "scikit-learn's TransformedTargetRegressor with "
-                                         "func=lambda y: y - {offset:g} and inverse_func="
-                                         "lambda y: y + {offset:g}", "centre_budget=0.1")
-            if advice:
-                warnings.warn(f"{type(self).__name__}: {advice}", LabelOffsetWarning,
-                              stacklevel=2)
+        advice = _label_advice(y, prep) if regression and self.scaling is None else None
+        if advice:
+            warnings.warn(f"{type(self).__name__}: {advice}", LabelOffsetWarning, stacklevel=2)
         delta = self.delta if prep.delta is None else prep.delta
         learner = with_fallback(
             lambda epsilon, seed: make_learner(
@@ -104,7 +100,7 @@ class OnlineEstimator(BaseEstimator):
             link="logit" if has_proba(self) else "rate",
             offset=None if prep.centre is None else prep.centre.value)
         speak_as(learner, type(self).__name__, released=() if prep.estimate is None
-                 else tuple(n for n in ("x_bound", "y_bound") if getattr(self, n) == "auto"))
+                 else tuple(n for n in ("x_bound", "y_bound") if _is_auto(getattr(self, n))))
         self.prep_, self.learner_ = prep, learner  # both or neither: nothing half-built
 
     def _learner_options(self) -> dict | None:
@@ -151,8 +147,10 @@ class OnlineEstimator(BaseEstimator):
             self.intercept_ = np.broadcast_to(self.intercept_, self.coef_.shape[:1]).copy()
         if self.prep_.centre is not None:  # the trivial model's offset, outside the learner
             self.intercept_ = self.intercept_ + self.prep_.centre.value
-            if np.ndim(self.intercept_) == 0:
-                self.intercept_ = float(self.intercept_)
+        if self.prep_.shift:  # a declared range's centre
+            self.intercept_ = self.intercept_ + self.prep_.shift
+        if np.ndim(self.intercept_) == 0:
+            self.intercept_ = float(self.intercept_)
         self.privacy_ = self.prep_.guarantee(self.learner_, self.epsilon)
         self.n_clipped_ = self.learner_.n_clipped_
         self.t_ = self.learner_.t
@@ -173,15 +171,46 @@ def has_proba(estimator: object) -> bool:
 
 
 def _check_label_scale(est: object, y: np.ndarray) -> None:
-    """Refuse labels mostly above a declared ``y_bound``: the model could only learn
+    """Refuse labels mostly outside a declared ``y_bound``: the model could only learn
     their clipped values (advice read from the raw labels, for the data holder)."""
-    if est.y_bound == "auto" or est.scaling is not None or y.size == 0:
+    if isinstance(est.y_bound, str) or est.scaling is not None or y.size == 0:
         return
-    bound = float(est.y_bound)
-    share = float(np.mean(np.abs(y) > bound))
+    centre, half = label_range(est.y_bound)
+    share = float(np.mean(np.abs(y - centre) > half))
     if share > REFUSE_CLIPPED_LABELS:
-        raise fail("y_bound", f"bound most labels of y ({share:.0%} of them exceed it, so "
-                   "the model would learn their clipped values only): declare "
-                   f"y_bound={suggested_bound(np.abs(y)):g} (at most 2.5% of |y| above "
-                   "it; the labels are then centred privately, centre_budget), or "
-                   "y_bound='auto' with enough rows", est.y_bound)
+        raise fail("y_bound", f"bound most labels of y ({share:.0%} of them lie outside "
+                   "it, so the model would learn their clipped values only): declare "
+                   f"their range, {range_advice(y)}, or y_bound='auto' with enough rows",
+                   est.y_bound)
+
+
+def _label_advice(y: np.ndarray, prep: object) -> str | None:
+    """Advice for labels far from 0 for their spread (|mean| > std; read from the raw
+    labels, for the data holder): not centred, a public or private centre; centred on
+    their private mean b within a symmetric bound, their range, whose window (hi - lo) / 2
+    is narrower than the learner's y_bound + |b|."""
+    if prep.centre is None:
+        return label_offset_advice(y - prep.shift, "scikit-learn's TransformedTargetRegressor"
+                                   " with func=lambda y: y - {offset:g} and inverse_func="
+                                   "lambda y: y + {offset:g}", "centre_budget=0.1")
+    mean, std = float(np.mean(y)), float(np.std(y))
+    if prep.shift != 0.0 or abs(mean) <= std or not np.isfinite(mean):
+        return None
+    return (f"the labels' mean ({mean:.3g}) is beyond their spread ({std:.2g}): centred on "
+            "their private mean b, they leave the learner a window of y_bound + |b| = "
+            f"{prep.y_bound:.3g}, and its noise grows with it; declare their range, "
+            f"{range_advice(y)}")
+
+
+def range_advice(y: np.ndarray) -> str:
+    """``y_bound=(lo, hi)`` read from the raw labels, and what it does (for the data
+    holder: not a private release)."""
+    lo, hi = suggested_range(y)
+    return (f"y_bound=({lo:g}, {hi:g}) (at most 2.5% of y outside it; the learner then "
+            "fits y - (lo + hi) / 2 within (hi - lo) / 2, centred privately: "
+            "centre_budget)")
+
+
+def _is_auto(bound: object) -> bool:
+    """Whether a bound parameter asks for a private estimate (a range is an array-like)."""
+    return isinstance(bound, str) and bound == "auto"

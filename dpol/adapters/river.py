@@ -31,6 +31,7 @@ import numpy as np
 from dpol._validation import fail
 from dpol.adapters._fallback import check_fallback, fallback_seed, with_fallback
 from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
+from dpol.adapters._private_prep import label_range
 from dpol.adapters._river_centre import CENTRE_ROWS, FirstBlockCentre, check_centre
 from dpol.adapters._surface import speak_as, surfaced
 from dpol.adapters.registry import (
@@ -88,6 +89,11 @@ class _DictFeatures:
         self.learner_ = None
         self.n_unknown_features_ = 0
 
+    def _label_range(self) -> tuple[float, float]:
+        """(c, h): labels within h of the public centre c (``y_bound``: a bound, c = 0,
+        or a regressor's range (lo, hi), checked)."""
+        return label_range(self.y_bound, regression=self._regression)
+
     def _vector(self, x: dict) -> np.ndarray:
         return np.array([float(x.get(k, 0.0)) for k in self.features_], dtype=np.float64)
 
@@ -117,7 +123,7 @@ class _DictFeatures:
 
     def _learn(self, x: dict, y: float) -> None:
         if self.learner_ is None:
-            self._build(x, self.epsilon, self.y_bound)
+            self._build(x, self.epsilon, self._label_range()[1])
         vec = self._vector(x)
         self.learner_.learn_one(vec, y)
         unknown = [k for k in x if k not in self.features_]
@@ -163,6 +169,8 @@ class RiverRegressor(_DictFeatures, _Regressor):
     counter : str, optional
         The counter of learners that use one (default: the learner's own).
     x_bound, y_bound : float
+        Bounds on ``||x||`` and ``|y|``; ``y_bound=(lo, hi)``: the labels' public range,
+        as :class:`~dpol.adapters.OnlineRegressor`'s (learnt as y - (lo + hi) / 2).
     calibration : {"tight", "paper"}
     seed : int, optional
         Seeds the noise (river's convention; ``privacy`` then says it is private only
@@ -211,17 +219,19 @@ class RiverRegressor(_DictFeatures, _Regressor):
     def learn_one(self, x: dict, y: float) -> None:
         """Learn from one element; the released iterate moves on (with a centre: the
         first block's rows are held until their mean is released)."""
+        shift, half = self._label_range()
+        y = float(y) - shift  # a declared range: labels around its public centre
         if not self.centre_budget:  # no centre
-            self._learn(x, float(y))
+            self._learn(x, y)
             return
         if self.centre_ is None:
             self.centre_ = FirstBlockCentre(
                 self.centre_budget, self.centre_rows, horizon=self.horizon,
-                epsilon=self.epsilon, delta=self.delta, y_bound=self.y_bound, seed=self.seed)
+                epsilon=self.epsilon, delta=self.delta, y_bound=half, seed=self.seed)
         centre = self.centre_
         if centre.centre is not None:
-            self._learn(x, float(y) - centre.centre.value)
-        elif centre.hold(x, float(y)):  # the block is whole: release, build, stream it
+            self._learn(x, y - centre.centre.value)
+        elif centre.hold(x, y):  # the block is whole: release, build, stream it
             rest = centre.release()
             try:
                 self._build(centre.held[0][0], rest, centre.learner_bound)
@@ -236,7 +246,8 @@ class RiverRegressor(_DictFeatures, _Regressor):
         """The prediction of the model (post-processed releases; plus the centre)."""
         margin = self._margin(x)
         centre = self.centre_
-        return margin if centre is None or centre.centre is None else centre.predict(margin)
+        margin = margin if centre is None or centre.centre is None else centre.predict(margin)
+        return margin + self._label_range()[0]  # plus a declared range's centre
 
     @property
     def privacy(self):

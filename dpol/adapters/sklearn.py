@@ -13,7 +13,8 @@ in ``fit``; learned state ends in ``_``. A regressor first releases the labels' 
 Privacy
 -------
 ``privacy_`` composes the learner's guarantee over all its releases with the releases
-made before it (the labels' mean, a Gaussian of sensitivity 2 y_bound; ``"auto"`` bounds;
+made before it (the labels' mean, a Gaussian of sensitivity 2 y_bound, or hi - lo for a
+declared range (lo, hi): a public shift; ``"auto"`` bounds;
 ``"private"`` scaling), exactly (:func:`dpol.accounting.events.compose_guarantee`;
 replace-one unless ``learner_options`` says otherwise), for at most ``horizon`` rows
 (``fit``: its own rows; more raise :class:`~dpol.errors.HorizonExceededError`). Rows and
@@ -65,6 +66,9 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
     x_bound, y_bound : float or "auto"
         Bounds on ``||x||`` and ``|y|``, or ``"auto"``: their 0.95 quantiles released
         privately (:mod:`dpol.datasets.private_bounds`; the ``opendp`` extra).
+        ``y_bound=(lo, hi)`` declares the labels' public range instead: the learner fits
+        y - (lo + hi) / 2 within (hi - lo) / 2, far less noise than ``|y| <= hi`` for
+        labels far from 0 (a fit refused for labels mostly beyond ``y_bound`` names one).
     calibration : {"tight", "paper"}
     random_state : int, RandomState or None
         None: fresh OS entropy. A seed makes ``privacy_`` private only while it stays
@@ -114,6 +118,10 @@ class OnlineRegressor(RegressorMixin, OnlineEstimator):
     while the seed stays secret
     >>> np.round(reg.coef_, 2), round(reg.intercept_, 2)
     (array([ 0.33, -0.13,  0.11]), 0.29)
+    >>> grams = 200 + 100 * y  # labels far from 0: declare their range
+    >>> reg = OnlineRegressor(epsilon=1.0, y_bound=(100, 300), random_state=0).fit(X, grams)
+    >>> round(reg.score(X, grams), 2)
+    0.83
     """
 
     def __init__(self, learner: str = DEFAULT_LEARNERS["regression"], *,

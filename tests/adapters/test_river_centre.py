@@ -116,3 +116,26 @@ def test_the_centre_noise_has_the_stated_scale_through_river_regressor():
     assert abs(variance / std**2 - 1.0) < tolerance
     for wrong in (2 / 3, 3 / 2):
         assert abs(variance / (wrong * std) ** 2 - 1.0) > tolerance
+
+
+@pytest.mark.parametrize("budget", [0.0, 0.1])
+def test_a_declared_range_is_the_symmetric_bound_about_its_public_centre(budget):
+    # y_bound=(150, 250) streams y - 200 within 50, the same seeds as y_bound=50 on the
+    # shifted labels: the same predictions plus 200, the same guarantee
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 2)) / 2
+    y = 200.0 + 40.0 * (X @ [0.5, -0.3]) + rng.normal(size=1200)
+    ranged = RiverRegressor(horizon=1200, seed=0, y_bound=(150, 250), centre_budget=budget)
+    shifted = RiverRegressor(horizon=1200, seed=0, y_bound=50.0, centre_budget=budget)
+    for x, v in zip(X, y, strict=True):
+        row = {"a": x[0], "b": x[1]}
+        ranged.learn_one(row, v)
+        shifted.learn_one(row, v - 200.0)
+    test = [{"a": a, "b": b} for a, b in rng.normal(size=(50, 2)) / 2]
+    np.testing.assert_allclose([ranged.predict_one(r) for r in test],
+                               [shifted.predict_one(r) + 200.0 for r in test], rtol=0,
+                               atol=1e-9)  # + 200 then - 200 rounds in the last bits
+    assert str(ranged.privacy) == str(shifted.privacy)
+    with pytest.raises(InvalidInputError, match="y_bound must be a bound > 0, 'auto' or a "
+                       "range"):
+        RiverRegressor(y_bound=(3, 1)).learn_one({"a": 1.0}, 2.0)

@@ -124,16 +124,22 @@ def test_the_adapter_tells_its_learner_which_bounds_were_released():
 
 def test_labels_far_from_zero_are_warned_with_a_public_offset():
     # diabetes-like labels (mean 152, spread 77): without the private centre, the ridge
-    # shrinks the intercept with the weights, so the model predicts towards 0; centred
-    # labels, or the private centre (the default), draw no warning
+    # shrinks the intercept with the weights, so the model predicts towards 0; with it
+    # (the default) inside y_bound = 400, the learner's window is 400 + |b|, and the
+    # advice is their range; a declared range draws no warning
     from dpol.errors import LabelOffsetWarning
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3)) / 3.0
     z = rng.standard_normal(300)
     y = 152.0 + 77.0 * (z - z.mean()) / z.std()
-    assert not [w for w in _caught(lambda: OnlineRegressor(
+    (w,) = [w for w in _caught(lambda: OnlineRegressor(
         epsilon=1.0, random_state=0, y_bound=400.0).fit(X, y))
+        if w.category is LabelOffsetWarning]
+    assert "window of y_bound + |b| = 5" in str(w.message)
+    assert "declare their range, y_bound=(" in str(w.message)
+    assert not [w for w in _caught(lambda: OnlineRegressor(
+        epsilon=1.0, random_state=0, y_bound=(-20, 330)).fit(X, y))
         if w.category is LabelOffsetWarning]
     est = OnlineRegressor(epsilon=1.0, random_state=0, y_bound=400.0, centre_budget=0.0)
     (w,) = [w for w in _caught(lambda: est.fit(X, y)) if w.category is LabelOffsetWarning]
