@@ -33,7 +33,7 @@ HORIZON_NONE_FAILURES = {
 #: check -> why it fails, for regressors left at y_bound=1
 LABEL_SCALE_FAILURES = {
     check: ("its labels lie mostly beyond y_bound=1: OnlineRegressor refuses them with a "
-            "ValueError saying which y_bound to declare (the model could only learn "
+            "ValueError naming the range y_bound=(lo, hi) to declare (the model could only learn "
             "their clipped values: measured R^2 -2.9 on such labels, twin included)")
     for check in ("check_regressor_data_not_an_array", "check_regressors_no_decision_function")
 }
