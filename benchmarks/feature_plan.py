@@ -1,8 +1,9 @@
 """The default classifier with its random features and on x alone, by the stream's length.
 
 ``OnlineClassifier()``'s learner, ``ridge_classifier_rff``, learns on 32 random Fourier
-features beside x on a horizon of at least ``FEATURES_FROM_HORIZON`` rows, and on x
-alone below (``dpol.adapters.registry``). This script measures both on every
+features beside x on a horizon of at least ``FEATURES_FROM_HORIZON`` rows where a row
+expects ``FEATURE_NEIGHBOURS`` others within the kernel's bandwidth, and on x alone
+elsewhere (``dpol.adapters.registry.uses_features``). This script measures both on every
 classification set of ``benchmarks/utility.py`` (same split, same preprocessing, both
 groups; binary sets inside the trivial fallback as the estimator builds it, multiclass
 sets through ``OnlineClassifier``): prequential and held-out accuracy, mean [worst] over
@@ -34,7 +35,12 @@ from _utility_data import GROUPS, SOURCES, group_of, prepare
 from _utility_dpol import LINEAR_LEARNERS, default_learners, with_default_fallback
 from _utility_estimators import run_multiclass
 
-from dpol.adapters.registry import FEATURES_FROM_HORIZON, learner_name
+from dpol.adapters.registry import (
+    FEATURE_NEIGHBOURS,
+    FEATURES_FROM_HORIZON,
+    learner_name,
+    uses_features,
+)
 from dpol.learners.random_features import N_RANDOM_FEATURES
 
 #: every classification set of the utility benchmark, the tuning group first
@@ -92,13 +98,14 @@ def main() -> None:
         rows = pool.map(_job, jobs)
     by = {(r["dataset"], r["epsilon"], r["variant"]): r for r in rows}
     print(f"accuracy %, mean [worst] of {args.seeds} seeds; the rule: features from "
-          f"{FEATURES_FROM_HORIZON:,} rows")
+          f"{FEATURES_FROM_HORIZON:,} rows where rows x 0.2^d >= {FEATURE_NEIGHBOURS:g}")
     print(f"{'data set':18s} {'group':10s} {'rows':>7s} {'eps':>4s} | "
           f"{'stream: features':>17s} {'x alone':>13s} | {'held: features':>15s} "
           f"{'x alone':>13s} | rule")
     for n in names:
-        rows_n = len(prepare(n).y_train)
-        pick = "features" if rows_n >= FEATURES_FROM_HORIZON else "x alone"
+        ds = prepare(n)
+        rows_n = len(ds.y_train)
+        pick = "features" if uses_features(ds.dim, rows_n) else "x alone"
         for e in args.epsilons:
             f, x = by[(n, e, "features")], by[(n, e, "x alone")]
             print(f"{n:18s} {group_of(n):10s} {rows_n:7d} {e:4g} | {_cell(f['stream']):>17s} "
@@ -106,6 +113,7 @@ def main() -> None:
                   f"{_cell(x['held_out']):>13s} | {pick}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"features_from_horizon": FEATURES_FROM_HORIZON,
+                                    "feature_neighbours": FEATURE_NEIGHBOURS,
                                     "seeds": args.seeds, "runs": rows}, indent=1) + "\n")
     print(f"wrote {args.out}")
 

@@ -45,9 +45,10 @@ from dpol.learners.random_features import BANDWIDTH, N_RANDOM_FEATURES, WithRand
 from dpol.losses import LogisticLoss, Regularized, SquaredLoss
 from dpol.sets import L2Ball
 
-__all__ = ["DEFAULT_LEARNERS", "FEATURES_FROM_HORIZON", "GIGA_LOGISTIC_ALPHA", "LEARNERS",
-           "LEARNER_ALIASES", "LearnerSpec", "check_features", "check_regression_learner",
-           "comparator", "learner_name", "logistic_options", "make_learner", "zero_point"]
+__all__ = ["DEFAULT_LEARNERS", "FEATURES_FROM_HORIZON", "FEATURE_NEIGHBOURS",
+           "GIGA_LOGISTIC_ALPHA", "LEARNERS", "LEARNER_ALIASES", "LearnerSpec",
+           "check_features", "check_regression_learner", "comparator", "learner_name",
+           "logistic_options", "make_learner", "uses_features", "zero_point"]
 
 #: regularisation of the logistic learners and the ball that holds their optimum
 LOGISTIC_ALPHA = 0.01
@@ -81,9 +82,14 @@ RIDGE_SOLVES_PER_DOUBLING = 32
 #: learns on x alone. Their D more coordinates of noise cost more than the kernel gains there:
 #: on the tuning sets below 1,000 rows x alone scores as well or better on average (within
 #: 0.5 points at epsilon 0.1), wine (142 rows, 3 classes) 60.2 against 48.9 held out at
-#: epsilon 1, and only Bananas (4,240 rows) needs the kernel (30 seeds:
-#: docs/benchmarks/defaults.md, ``benchmarks/feature_plan.py``)
+#: epsilon 1, and only Bananas (4,240 rows) needs the kernel
 FEATURES_FROM_HORIZON = 2000
+#: and only where a row expects this many others within the kernel's bandwidth b (horizon
+#: x b^d, b in units of x_bound): in more dimensions the kernel sees every row as far. On
+#: the tuning sets of 2,000 rows or more x alone scores as well or better from d = 9
+#: (Shuttle 0.02 neighbours, the synthetic logistic stream 0.01), the kernel wins at d = 2
+#: (Bananas, 170) (30 seeds: docs/benchmarks/defaults.md, ``benchmarks/feature_plan.py``)
+FEATURE_NEIGHBOURS = 1.0
 
 
 @dataclass(frozen=True)
@@ -106,8 +112,8 @@ class LearnerSpec:
         Whether it fits a linear model x . w (then ``fit_intercept`` can wrap it).
     features : (D, c) or None
         Random Fourier features it runs on by default, beside x weighted c
-        (:class:`~dpol.learners.random_features.WithRandomFeatures`), on a horizon of at
-        least :data:`FEATURES_FROM_HORIZON` rows (x alone below).
+        (:class:`~dpol.learners.random_features.WithRandomFeatures`), where
+        :func:`uses_features` (x alone elsewhere).
 
     Examples
     --------
@@ -213,7 +219,7 @@ LEARNERS: dict[str, LearnerSpec] = {spec.name: spec for spec in (
                 paper_counter="binary_tree"),
     LearnerSpec("ridge_classifier_rff", "ridge_classifier on [0.8 x, 0.6 phi(x)], phi 32 "
                 "random Fourier features (bandwidth 0.2 x_bound): a linear model beside a "
-                "kernel one, from a horizon of 2,000 rows (x alone below); the adapters' "
+                "kernel one, on long streams in few dimensions (x alone elsewhere); the adapters' "
                 "default classifier", PrivateQuadraticFTL,
                 "classification", "blt", _tuned_ridge(RIDGE_ALPHA),
                 paper_counter="binary_tree",
@@ -298,8 +304,9 @@ def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
     "shrink" needs a learner stating its release noise: ``igd``, ``giga``, ``pol``).
     ``random_features``: D random Fourier features of the rows, beside x weighted
     ``linear_weight`` (:class:`~dpol.learners.random_features.WithRandomFeatures`;
-    ``bandwidth``, ``feature_seed``); both default to the entry's ``features`` on a
-    ``horizon`` of at least :data:`FEATURES_FROM_HORIZON` rows, to none (x alone) below.
+    ``bandwidth``, ``feature_seed``); both default to the entry's ``features`` where
+    :func:`uses_features` (a long enough stream in few enough dimensions), to none (x
+    alone) elsewhere.
 
     Examples
     --------
@@ -309,16 +316,16 @@ def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
     >>> m = make_learner("ridge", 3, horizon=100, epsilon=1.0, seed=0, fit_intercept=True)
     >>> type(m).__name__, m.dim, m.learner.dim, m.learner.alpha
     ('WithIntercept', 3, 4, 0.001)
-    >>> [type(make_learner("ridge_classifier_rff", 3, horizon=h, epsilon=1.0)).__name__
-    ...  for h in (100, FEATURES_FROM_HORIZON)]  # x alone on a short stream
-    ['PrivateQuadraticFTL', 'WithRandomFeatures']
+    >>> [type(make_learner("ridge_classifier_rff", d, horizon=h, epsilon=1.0)).__name__
+    ...  for d, h in ((3, 100), (3, 2000), (9, 40_000))]  # x alone: short, or d = 9
+    ['PrivateQuadraticFTL', 'WithRandomFeatures', 'PrivateQuadraticFTL']
     """
     spec = _spec(name)
     postprocess = check_choice("postprocess", postprocess, POSTPROCESSINGS)
     if options is not None and not isinstance(options, dict):
         raise fail("options", "be a dict of constructor keywords", options)
     features, linear_weight = _feature_plan(spec, fit_intercept, random_features,
-                                            linear_weight, horizon)
+                                            linear_weight, horizon, dim, bandwidth)
     inner_dim = dim if features is None else features + (dim if linear_weight > 0.0 else 0)
     inner_dim += 1 if fit_intercept else 0
     kwargs = spec.defaults(inner_dim, x_bound if features is None else 1.0, y_bound)
@@ -339,14 +346,29 @@ def make_learner(name: str, dim: int, *, horizon: int, x_bound: float = 1.0,
     return learner
 
 
+def uses_features(dim: int, horizon: int, bandwidth: float = BANDWIDTH) -> bool:
+    """Whether an entry with random ``features`` runs on them by default: on a horizon of
+    :data:`FEATURES_FROM_HORIZON` rows or more, where a row expects at least
+    :data:`FEATURE_NEIGHBOURS` others within the bandwidth (horizon x bandwidth^dim).
+    Public quantities only: the choice costs no budget.
+
+    >>> uses_features(2, 4240), uses_features(8, 5093), uses_features(3, 1000)
+    (True, False, False)
+    """
+    horizon = check_int("horizon", horizon, low=1)
+    return (horizon >= FEATURES_FROM_HORIZON
+            and horizon * float(bandwidth) ** int(dim) >= FEATURE_NEIGHBOURS)
+
+
 def _feature_plan(spec: LearnerSpec, fit_intercept: object, random_features: object,
-                  linear_weight: object, horizon: object) -> tuple[int | None, float]:
-    """(D random features or None, the weight of x beside them), checked: the entry's on
-    a horizon of ``FEATURES_FROM_HORIZON`` rows or more unless the caller gives either."""
+                  linear_weight: object, horizon: object, dim: int,
+                  bandwidth: float) -> tuple[int | None, float]:
+    """(D random features or None, the weight of x beside them), checked: the entry's
+    where :func:`uses_features` unless the caller gives either."""
     features, weight = spec.features or (None, 0.0)
     if (features is not None and random_features is None and linear_weight is None
-            and check_int("horizon", horizon, low=1) < FEATURES_FROM_HORIZON):
-        features, weight = None, 0.0  # a short stream: x alone
+            and not uses_features(dim, horizon, bandwidth)):
+        features, weight = None, 0.0  # a short stream or many dimensions: x alone
     random_features = features if random_features is None else random_features
     linear_weight = check_real("linear_weight", weight if linear_weight is None else
                                linear_weight, low=0.0, high=1.0, high_open=True)

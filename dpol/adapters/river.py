@@ -263,7 +263,8 @@ class RiverClassifier(_DictFeatures, _Classifier):
 
     Parameters are those of :class:`RiverRegressor`, with ``learner`` defaulting to
     ``"ridge_classifier_rff"`` (least squares on -1 / +1 on x and random features from a
-    horizon of 2,000 rows, x alone below, as :class:`~dpol.adapters.OnlineClassifier`),
+    horizon of 2,000 rows in few dimensions, x alone elsewhere, as
+    :class:`~dpol.adapters.OnlineClassifier`),
     and ``classes``: None for bool
     labels (truthy: +1), else the K >= 2 labels, declared up front (K fixes the noise).
     K > 2 classes stream one-hot rows through one Gram matrix (PQFTL's ``outputs=K``).

@@ -175,8 +175,8 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     ``"ridge_classifier_rff"``: least squares on -1 / +1 on [0.8 x / x_bound, 0.6 phi(x)],
     x beside 32 random Fourier features
     (:class:`~dpol.learners.random_features.WithRandomFeatures`), on a horizon of 2,000
-    rows or more (:data:`~dpol.adapters.registry.FEATURES_FROM_HORIZON`; on x alone
-    below, where the features' noise costs more than the kernel gains);
+    rows or more in few enough dimensions (:func:`~dpol.adapters.registry.uses_features`;
+    on x alone elsewhere, where the features' noise costs more than the kernel gains);
     ``"ridge_classifier"`` is the linear model alone.
     ``predict_proba``: the logistic link of the margin, for the logistic learners (``igd``,
     ``pol``; two classes). One more parameter, ``fallback`` (True, False or ``"auto"``,

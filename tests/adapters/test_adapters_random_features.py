@@ -69,7 +69,7 @@ def test_river_classifier_takes_random_features():
     assert 0.0 <= proba[True] <= 1.0 and proba[True] == pytest.approx(1.0 - proba[False])
 
 
-def test_default_classifier_learns_on_x_alone_below_the_features_horizon():
+def test_default_classifier_learns_on_x_alone_on_short_streams_and_in_many_dimensions():
     from dpol.adapters.registry import FEATURES_FROM_HORIZON, make_learner
 
     def build(horizon, name="ridge_classifier_rff", **kw):
@@ -90,6 +90,18 @@ def test_default_classifier_learns_on_x_alone_below_the_features_horizon():
                                   build(short, "ridge_classifier").run(X, y).weights)
     with pytest.raises(InvalidInputError, match="horizon must be"):
         build("long")
+    # in many dimensions, x alone on any horizon: 9 features on 40,000 rows expect 0.02
+    # rows within the bandwidth 0.2 (40,000 x 0.2^9), 2 features on 2,000 rows 80; again
+    # the ridge_classifier entry's bits
+    many = make_learner("ridge_classifier_rff", 9, horizon=40_000, epsilon=1.0, seed=0)
+    assert not isinstance(many, WithRandomFeatures)
+    assert isinstance(make_learner("ridge_classifier_rff", 2, horizon=FEATURES_FROM_HORIZON,
+                                   epsilon=1.0, seed=0), WithRandomFeatures)
+    X9 = rng.uniform(-0.3, 0.3, size=(50, 9))
+    np.testing.assert_array_equal(
+        many.run(X9, np.sign(X9[:, 0])).weights,
+        make_learner("ridge_classifier", 9, horizon=40_000, epsilon=1.0, seed=0).run(
+            X9, np.sign(X9[:, 0])).weights)
     # the estimator's horizon is the rows it fits: x alone on 300, features on 2,000
     X, y = _xor(FEATURES_FROM_HORIZON, 5)
     assert OnlineClassifier(epsilon=1.0, x_bound=1.5, random_state=0).fit(
