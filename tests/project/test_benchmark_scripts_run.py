@@ -29,7 +29,8 @@ def test_fit_time_times_every_case_of_todays_registry(tmp_path):
                    "--out", str(out))
     results = json.loads(out.read_text())["results"]
     assert [r["case"] for r in results] == ["OnlineClassifier()", "OnlineRegressor()", "ridge",
-                                            "ridge_classifier", "ridge_classifier_rff"]
+                                            "ridge_classifier",
+                                            "ridge_classifier_rff, 32 features"]
     assert all(r["cpu_seconds"] >= 0 and r["solves"] >= 1 for r in results)
     assert "against the 3.0 s goal" in printed
 
@@ -72,3 +73,18 @@ def test_trivial_fallback_measures_its_variants_and_the_prior_alone(tmp_path):
     # half the budget's prior on a 95% majority: its held-out sign is right in every
     # draw (chance 1), its early stream is not (measured 0.59)
     assert held == 1.0 and 0.0 < stream < 1.0
+
+
+def test_raw_labels_compares_the_bounds_a_refusal_can_name(tmp_path):
+    out = tmp_path / "raw_labels.json"
+    _run("raw_labels.py", "--seeds", "1", "--epsilons", "1", "--datasets", "elnino",
+         "--out", str(out))
+    (row,) = json.loads(out.read_text())["rows"]
+    advice = row["advice"]
+    # December temperatures, 61 rows: the |y| bound reaches from 0, the ranges do not,
+    # and the narrowest is within the central one
+    assert advice["y_bound=B"] > advice["central (lo, hi)"][1] - advice["central (lo, hi)"][0]
+    (lo, hi), (clo, chi) = advice["narrowest (lo, hi)"], advice["central (lo, hi)"]
+    assert clo <= lo < hi <= chi
+    assert set(row["scores"]["1"]) == {"y_bound=B", "central (lo, hi)", "narrowest (lo, hi)",
+                                       "private mean"}
