@@ -2,11 +2,12 @@
 
 CPU time (``time.process_time``) of ``OnlineClassifier().fit`` and
 ``OnlineRegressor().fit`` with their defaults, and of ``run`` of the registry learners
-``ridge``, ``ridge_classifier`` and ``ridge_classifier_rff`` (built as the adapters build
-them: intercept, averaged releases), on a 40,000 x 10 stream (rows / the 95th percentile
-of their norms). BLAS and OpenMP are held to one thread. The last row runs the default
-classifier's learner with every step solved (``solves_per_doubling=None``): what the
-registry's solve schedule saves. Prints a table and writes JSON (default
+``ridge``, ``ridge_classifier`` and ``ridge_classifier_rff`` with its 32 random features
+(built as the adapters build them: intercept, averaged releases; on 10 features the
+default classifier runs x alone, ``uses_features``), on a 40,000 x 10 stream (rows / the
+95th percentile of their norms). BLAS and OpenMP are held to one thread. The last row
+runs the features' learner with every step solved (``solves_per_doubling=None``): what
+the registry's solve schedule saves. Prints a table and writes JSON (default
 benchmarks/results/fit_time.json).
 
     python benchmarks/fit_time.py
@@ -31,6 +32,7 @@ from _timing import meta, speed_line, write_json  # noqa: E402
 from dpol.adapters.registry import LEARNERS, make_learner  # noqa: E402
 from dpol.adapters.sklearn import OnlineClassifier, OnlineRegressor  # noqa: E402
 from dpol.learners._solve_schedule import solved_steps  # noqa: E402
+from dpol.learners.random_features import N_RANDOM_FEATURES as N_FEATURES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 3.0  # the default classifier's goal at 40,000 x 10
@@ -47,9 +49,10 @@ def stream(rows: int, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def cases(X, real, labels) -> dict[str, tuple]:
     """name -> (fit callable, registry learner name, solves_per_doubling override)."""
-    def learner(name, **options):
+    def learner(name, features=None, **options):
         return lambda: make_learner(name, X.shape[1], horizon=len(X), epsilon=1.0, seed=0,
-                                    fit_intercept=True, options=options or None
+                                    fit_intercept=True, options=options or None,
+                                    random_features=features
                                     ).run(X, labels if LEARNERS[name].task ==
                                           "classification" else real)
 
@@ -60,10 +63,12 @@ def cases(X, real, labels) -> dict[str, tuple]:
                               "ridge", {}),
         "ridge": (learner("ridge"), "ridge", {}),
         "ridge_classifier": (learner("ridge_classifier"), "ridge_classifier", {}),
-        "ridge_classifier_rff": (learner("ridge_classifier_rff"), "ridge_classifier_rff", {}),
-        "ridge_classifier_rff, every step": (
-            learner("ridge_classifier_rff", solves_per_doubling=None), "ridge_classifier_rff",
-            {"solves_per_doubling": None}),
+        # on 10 features the entry runs x alone (uses_features): its 32 features, asked for
+        "ridge_classifier_rff, 32 features": (learner("ridge_classifier_rff", N_FEATURES),
+                                              "ridge_classifier_rff", {}),
+        "ridge_classifier_rff, 32 features, every step": (
+            learner("ridge_classifier_rff", N_FEATURES, solves_per_doubling=None),
+            "ridge_classifier_rff", {"solves_per_doubling": None}),
     }
 
 
