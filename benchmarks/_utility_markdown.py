@@ -60,8 +60,9 @@ def _nonlinear(result: dict, name: str, learner: str) -> str:
             "at 45% of epsilon, the choice at 10%).")
 
 
-def _why(r: dict, rows: int, task: str) -> str:
-    """Why a target is out of reach, from the figures: the learner class or the noise."""
+def _why(r: dict, rows: int, task: str, where: str = "") -> str:
+    """Why a target is out of reach, from the figures (``where``: the part they are
+    of, said): the learner class or the noise."""
     twin, trivial, mine = r.get("twin_loss"), r["trivial_loss"], r["loss_mean"]
     if twin is None:
         return ""
@@ -71,8 +72,9 @@ def _why(r: dict, rows: int, task: str) -> str:
         return ("Why: without noise this learner loses to the trivial baseline too (by "
                 f"{scale * (twin - trivial):.3g} {what}): a linear model on these features "
                 "has nothing over it here.")
-    return (f"Why: noise. Without noise the learner gains {scale * (trivial - twin):.3g} "
-            f"{what} over the trivial baseline; at epsilon = 1 on a stream of {rows:,} rows "
+    return (f"Why{where}: noise. Without noise the learner gains "
+            f"{scale * (trivial - twin):.3g} {what} over the trivial baseline; at epsilon = "
+            f"1 on a stream of {rows:,} rows "
             f"the noise costs {scale * (mine - twin):.3g}: the signal is too weak for this "
             "budget and size.")
 
@@ -115,7 +117,9 @@ def _failures(result: dict, judged: dict, eps: str) -> list[str]:
             out.append(f"- {name}, T2: gap closed "
                        + ", ".join(f"{p.replace('_', '-')} {v:.2f}" for p, v in c.items()
                                    if v is not None) + " (needs 0.5). "
-                       + _why(t["T1_held_out"], result["datasets"][name]["stream"], task))
+                       + " ".join(_why(t[f"T1_{p}"], result["datasets"][name]["stream"],
+                                       task, f" {p.replace('_', '-')}")
+                                  for p, v in c.items() if v is not None and v < 0.5))
         if t["T3"]["pass"] is False:
             out.append(f"- {name}, T3: held-out {unit(t['T3']['loss'])} against diffprivlib's "
                        f"{unit(t['T3']['diffprivlib_loss'])} (medians over seeds "
