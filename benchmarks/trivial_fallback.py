@@ -6,9 +6,10 @@ Gaussian budget: a private prior on 20%, a private gate on the prequential error
 10%; on a short stream the prior takes 50% and the model predicts only where the gate
 opens: ``fallback_plan``). This script measures what that buys and costs on the binary
 sets of ``benchmarks/utility.py`` (same split, same preprocessing, the same learner,
-both groups): prequential and held-out accuracy, mean [worst] over the seeds, for five
+both groups): prequential and held-out accuracy, mean [worst] over the seeds, for six
 variants: no fallback (``fallback=False``), the fallback as the default builds it, the
-same with the coin-flip rule in the first blocks too (the default before the model
+same with the short split where the plan now leaves the prior alone (the default before
+that plan), the same with the coin-flip rule in the first blocks too (the default before the model
 waited for the gate's first block), the same with the gate in every block
 (``gate_from=0``: the default before the first blocks went to the prior), and the
 fallback with one split on every stream (20% / 10%, the prior a coin flip lets the model
@@ -61,6 +62,7 @@ from dpol.learners._fallback_budget import (
     PRIOR_SHARE,
     SHORT_PRIOR_SHARE,
     SHORT_RESOLUTION,
+    fallback_plan,
     gate_resolution,
 )
 from dpol.learners.trivial_fallback import SIGNIFICANCE
@@ -83,8 +85,12 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
     method = default_learners()["classification"]
     keywords = dict(options or {})
     shares = keywords.pop("shares", shares)
-    coins_early = keywords.pop("coins_early", False)
     n = len(ds.y_train)
+    coins_early = keywords.pop("coins_early", False)
+    if not keywords.pop("prior_alone", True) and shares is None and short is None:
+        if fallback_plan(epsilon, delta_for(n), n).prior_only:  # the short split there
+            shares = (SHORT_PRIOR_SHARE, GATE_SHARE)
+            keywords.setdefault("significance", 0.0)
     if short is not None and shares is None:  # the plan's rule, with other constants
         is_short = gate_resolution(epsilon, delta_for(n), n) > short[1]
         shares = (short[0] if is_short else PRIOR_SHARE, GATE_SHARE)
@@ -100,8 +106,10 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
 #: ("one split": the fallback before the short-stream plan, 0.2 / 0.1 and significance 1
 #: on every stream, the gate in every block; "gate in every block": the default but
 #: gate_from=0, as before the first blocks went to the prior; "coin flips in the first
-#: blocks": the default but the coin-flip rule there too, as before 2026-11-29)
+#: blocks": the default but the coin-flip rule there too, as before 2026-11-29; "no prior
+#: alone": the short split where the plan now leaves the prior alone)
 VARIANTS = {"no": None, "yes": {},
+            "yes (no prior alone)": {"prior_alone": False},
             "yes (coin flips in the first blocks)": {"coins_early": True},
             "yes (gate in every block)": {"gate_from": 0},
             "yes (one split)": {"shares": (0.2, 0.1), "significance": 1.0, "gate_from": 0}}

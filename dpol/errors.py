@@ -22,6 +22,7 @@ __all__ = [
     "NonPrivateWarning",
     "NumericalWarning",
     "PaperCalibrationWarning",
+    "PriorOnlyWarning",
     "PrivateEstimateWarning",
 ]
 
@@ -196,6 +197,14 @@ class PrivateEstimateWarning(UserWarning):
     """A private estimate (bounds, scaling) read from fewer rows than it needs to be
     reliable at its budget: it may land far from the data. The message names the rows
     it had and the rows it needs; declare the bounds or raise ``bounds_budget``.
+    """
+
+
+class PriorOnlyWarning(UserWarning):
+    """A two-class stream too short, at its epsilon, for the trivial fallback's gate to
+    judge a model: the private class prior predicts alone, on most of the budget
+    (:func:`~dpol.learners._fallback_budget.fallback_plan`); ``fallback=False`` learns a
+    model on the whole budget instead.
     """
 
 

@@ -12,6 +12,7 @@ of them reports is the whole's. Its Privacy section holds the derivation.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -19,8 +20,9 @@ import numpy as np
 from dpol._seeding import replica
 from dpol._validation import fail
 from dpol.accounting.closed_forms import resolve_delta
+from dpol.errors import PriorOnlyWarning
 from dpol.learners._base import OnlineLearner
-from dpol.learners._fallback_budget import fallback_plan
+from dpol.learners._fallback_budget import PRIOR_ONLY_SHARES, fallback_plan, gate_resolution
 from dpol.learners._wrapper import innermost
 from dpol.learners.postprocess import label_bound
 from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
@@ -82,12 +84,12 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     Examples
     --------
     >>> from dpol.adapters.registry import make_learner
-    >>> build = lambda e, s: make_learner("ridge-classifier", 2, horizon=100, epsilon=e, seed=s)
-    >>> m = with_fallback(build, fallback=True, epsilon=1.0, delta=None, horizon=100, seed=1,
+    >>> build = lambda e, s: make_learner("ridge-classifier", 2, horizon=300, epsilon=e, seed=s)
+    >>> m = with_fallback(build, fallback=True, epsilon=1.0, delta=None, horizon=300, seed=1,
     ...                   learner_seed=0)
     >>> type(m).__name__, m.link, round(m.privacy.epsilon, 6), round(m.learner.epsilon, 3)
     ('WithTrivialFallback', 'rate', 1.0, 0.606)
-    >>> m.significance  # 100 rows: short, the prior takes 50%, the gate decides alone
+    >>> m.significance  # 300 rows: short, the prior takes 50%, the gate decides alone
     0.0
     """
     fallback = check_fallback(fallback)
@@ -108,6 +110,15 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     if significance is None and shares is None:
         significance = plan.significance  # None: the mechanism's default
     rule = {} if significance is None else {"significance": significance}
+    if shares is None and plan.prior_only:  # the gate never opens: the prior alone
+        rule["threshold"] = math.inf
+        warnings.warn(f"at epsilon {epsilon:g}, {horizon:,} rows of two classes are too "
+                      "few for the trivial fallback's gate to judge a model (it could not "
+                      "tell error rates apart to within "
+                      f"{gate_resolution(epsilon, delta, horizon):.2f}): the private class "
+                      f"prior predicts alone, on {PRIOR_ONLY_SHARES[0]:.0%} of the budget; "
+                      "fallback=False learns a model on the whole budget", PriorOnlyWarning,
+                      stacklevel=3)
     if gate_from is not None:
         rule["gate_from"] = gate_from
     # epsilon = inf: no noise anywhere, and the guarantee is the learner's (infinite)

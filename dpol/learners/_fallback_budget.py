@@ -19,9 +19,10 @@ import math
 from dpol._validation import check_int, check_real, fail
 from dpol.accounting.closed_forms import gaussian_share
 
-__all__ = ["GATE_FROM", "GATE_SHARE", "PRIOR_SHARE", "SHORT_PRIOR_SHARE", "SHORT_RESOLUTION",
-           "FallbackPlan", "fallback_budget", "fallback_plan", "gate_resolution",
-           "gate_start", "schedule_weight"]
+__all__ = ["GATE_FROM", "GATE_SHARE", "PRIOR_ONLY_RESOLUTION", "PRIOR_ONLY_SHARES",
+           "PRIOR_SHARE", "SHORT_PRIOR_SHARE", "SHORT_RESOLUTION", "FallbackPlan",
+           "fallback_budget", "fallback_plan", "gate_resolution", "gate_start",
+           "schedule_weight"]
 
 #: shares of a Gaussian budget (of mu^2) spent on the prior and on the gate. Chosen on the
 #: utility benchmark's tuning sets (docs/benchmarks/trivial_fallback.md): 0.2 / 0.1 misses
@@ -44,6 +45,13 @@ GATE_FROM = 127
 #: the prior's share on a short two-class stream (the gate keeps ``GATE_SHARE``; the model
 #: predicts only where the gate opens: significance 0)
 SHORT_PRIOR_SHARE = 0.5
+#: a two-class stream so short that its gate (on the default split) could not tell error
+#: rates apart to within this is left to the prior alone: the gate never opens, the prior
+#: takes ``PRIOR_ONLY_SHARES`` (docs/benchmarks/trivial_fallback.md, "The prior alone":
+#: chosen on the tuning sets, between Phishing's 0.21 and rare-noise's 0.29 at epsilon 0.1)
+PRIOR_ONLY_RESOLUTION = 0.25
+#: the prior's and the gate's shares there (the learner's 5% is spent, never predicts)
+PRIOR_ONLY_SHARES = (0.9, 0.05)
 
 
 def fallback_budget(epsilon: float, delta: float, prior_share: float = PRIOR_SHARE,
@@ -116,19 +124,23 @@ def gate_resolution(epsilon: float, delta: float, horizon: int) -> float:
 class FallbackPlan:
     """The fallback's split and rule: shares of mu*^2 for the prior and the gate, and its
     ``significance`` (0: the model predicts only where the gate opens; None: the
-    mechanism's default); ``short``: the short-stream split."""
+    mechanism's default); ``short``: the short-stream split; ``prior_only``: the gate
+    never opens (a stream too short for it to judge a model)."""
 
     prior_share: float
     gate_share: float
     significance: float | None
     short: bool
+    prior_only: bool = False
 
 
 def fallback_plan(epsilon: float, delta: float, horizon: int,
                   classes: int = 2) -> FallbackPlan:
     """The default split for a stream of ``horizon`` rows: on a short two-class stream
     (:func:`gate_resolution` above ``SHORT_RESOLUTION``) the prior takes
-    ``SHORT_PRIOR_SHARE`` and the model predicts only where the gate opens; otherwise
+    ``SHORT_PRIOR_SHARE`` and the model predicts only where the gate opens, and above
+    ``PRIOR_ONLY_RESOLUTION`` the prior alone predicts (``prior_only``: the gate never
+    opens; ``PRIOR_ONLY_SHARES``); otherwise
     ``PRIOR_SHARE`` / ``GATE_SHARE`` and the mechanism's default rule (K > 2 classes
     always: on wine, three balanced classes, the short split cost 12 points of held-out
     accuracy at epsilon 1, 46.7 -> 35.0).
@@ -139,9 +151,13 @@ def fallback_plan(epsilon: float, delta: float, horizon: int,
     (0.5, 0.2)
     >>> fallback_plan(0.1, 1e-5, 1000, classes=3).short
     False
+    >>> [fallback_plan(0.1, 1e-5, n).prior_only for n in (800, 1000)]  # resolution 0.29, 0.21
+    [True, False]
     """
-    short = (classes == 2 and not math.isinf(epsilon)
-             and gate_resolution(epsilon, delta, horizon) > SHORT_RESOLUTION)
+    resolution = gate_resolution(epsilon, delta, horizon)
+    short = classes == 2 and not math.isinf(epsilon) and resolution > SHORT_RESOLUTION
+    if short and resolution > PRIOR_ONLY_RESOLUTION:
+        return FallbackPlan(*PRIOR_ONLY_SHARES, 0.0, True, True)
     if short:
         return FallbackPlan(SHORT_PRIOR_SHARE, GATE_SHARE, 0.0, True)
     return FallbackPlan(PRIOR_SHARE, GATE_SHARE, None, False)

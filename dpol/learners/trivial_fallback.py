@@ -111,7 +111,7 @@ class WithTrivialFallback(LearnerWrapper):
         z of the prior's and the gate's block sums (:func:`fallback_budget`).
     threshold : float
         The gate opens where the gate's mean error difference is below ``-threshold``
-        times its public standard deviation.
+        times its public standard deviation (inf: never, the prior alone).
     significance : float
         The model also predicts where the prior's margin lies within ``significance``
         of its public standard deviations of the class boundary (0: never), from the
@@ -163,7 +163,7 @@ class WithTrivialFallback(LearnerWrapper):
         self.dim = learner.dim
         self.prior_multiplier = check_real("prior_multiplier", prior_multiplier, low=0.0)
         self.gate_multiplier = check_real("gate_multiplier", gate_multiplier, low=0.0)
-        self.threshold = check_real("threshold", threshold, low=0.0)
+        self.threshold = check_real("threshold", threshold, low=0.0, allow_inf=True)
         self.significance = check_real("significance", significance, low=0.0)
         self.link = check_choice("link", link, LINKS)
         self.gate_from = check_int("gate_from", gate_from, low=0)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from dpol.accounting.closed_forms import mu_star
 from dpol.adapters import OnlineClassifier
 from dpol.adapters import _fallback as fallback_module
-from dpol.errors import InvalidInputError, NonPrivateWarning
+from dpol.errors import InvalidInputError, NonPrivateWarning, PriorOnlyWarning
 from dpol.learners.trivial_fallback import SIGNIFICANCE, WithTrivialFallback
 
 
@@ -139,6 +141,33 @@ def test_the_split_follows_the_public_plan_two_classes_short_or_long_k_classes_n
         assert _shares(fallback, 1.0, 1e-5) == shares, n
         assert fallback.significance == significance
         assert clf.privacy_.epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_stream_too_short_for_the_gate_is_left_to_the_prior_and_says_so():
+    # 600 two-class rows at epsilon 0.1: the gate could not tell error rates apart to
+    # within 0.40 (> PRIOR_ONLY_RESOLUTION): the prior takes 90%, the gate 5% and never
+    # opens, so the prior predicts every row, even where the model is good (a clean
+    # plane here); the whole still composes to epsilon, and fallback=False or three
+    # classes learn as before, without the warning
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 3)) / 4
+    y = np.where(X[:, 0] > 0, "a", "b")
+    clf = OnlineClassifier(epsilon=0.1, delta=1e-5, random_state=0)
+    with pytest.warns(PriorOnlyWarning, match=r"at epsilon 0.1, 600 rows of two classes are "
+                      r"too few .* within 0\.40\): the private class prior predicts alone, "
+                      r"on 90% of the budget; fallback=False"):
+        clf.fit(X, y)
+    fallback = clf.learner_
+    assert _shares(fallback, 0.1, 1e-5) == (0.9, 0.05) and fallback.threshold == np.inf
+    assert not fallback.uses_model and len(set(clf.predict(X))) == 1
+    assert clf.privacy_.epsilon == pytest.approx(0.1, rel=1e-6)
+    trace = fallback.learner  # the learner ran on its 5% but never predicted
+    assert trace.t == 600 and np.all(clf.coef_ == 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PriorOnlyWarning)
+        OnlineClassifier(epsilon=0.1, fallback=False, random_state=0).fit(X, y)
+        OnlineClassifier(epsilon=0.1, random_state=0).fit(
+            X, np.array(["a", "b", "c"])[np.argmax(X, axis=1)])
 
 
 def test_a_learner_built_twice_releases_the_bits_of_one_build(monkeypatch):

@@ -119,10 +119,10 @@ def test_the_console_says_the_budget_share_and_which_model_predicts(tmp_path):
         str(tmp_path / "out"), "--no-baseline", "--seed", "0"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
-    # 200 rows at epsilon 0.1 are short (fallback_plan): the prior takes 50% and the model
-    # predicts only where the gate opens; the line says which, as the result row does
-    assert "privacy: trivial fallback: class prior and gate, Gaussian, 50% + 10%" in text
-    assert ("predicts: the model" in text) != ("predicts: the class prior" in text)
+    # 200 rows at epsilon 0.1 are too short for the gate (fallback_plan): the prior takes
+    # 90% and predicts alone; the line says so, as the result row does
+    assert "privacy: trivial fallback: class prior and gate, Gaussian, 90% + 5%" in text
+    assert "predicts: the class prior alone (the stream is too short" in text
     assert "--fallback" in (tmp_path / "out" / "report.md").read_text()  # the command
     refused = typer_testing.CliRunner().invoke(app, [
         "run", "ridge", data, "--fallback", "--out", str(tmp_path / "reg")])

@@ -4,9 +4,10 @@ A classification run with ``fallback`` builds its learner on the learner's share
 budget inside :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` (as
 ``OnlineClassifier(fallback=True)`` does, :mod:`dpol.adapters._fallback`): a private
 class prior and a private gate on the prequential errors take 20% + 10% of the
-Gaussian budget (of mu^2; 50% + 10% on a short two-class stream:
-:func:`~dpol.learners.trivial_fallback.fallback_plan`), and the final model predicts the
-prior unless the gate found the model's errors privately below the prior's. The run's
+Gaussian budget (of mu^2; 50% + 10% on a short two-class stream, 90% + 5% with a gate
+that never opens on a very short one: :func:`~dpol.learners.trivial_fallback.fallback_plan`),
+and the final model predicts the prior unless the gate found the model's errors
+privately below the prior's. The run's
 guarantee is the whole's (the wrapper's events are the learner's and its two Gaussian
 mechanisms'); a checkpoint holds the wrapper whole (its open block's sums, its releases
 and its noise generator), so a resumed run continues its blocks as an uninterrupted one
@@ -15,6 +16,8 @@ predictor, without noise.
 """
 
 from __future__ import annotations
+
+from math import inf
 
 from dpol.accounting.closed_forms import mu_star
 from dpol.adapters._fallback import fallback_seed, with_fallback
@@ -70,6 +73,8 @@ def fallback_rows(model: OnlineLearner) -> dict:
                  f"{model.prior_multiplier:.4g} and {model.gate_multiplier:.4g}); learner "
                  f"epsilon = {model.learner.privacy.epsilon:.4g}; composed exactly")
     predicts = ("the model (its prequential errors privately below the class prior's)"
-                if model.uses_model else "the class prior (the model's prequential errors "
-                "were not privately below the prior's)")
+                if model.uses_model else "the class prior alone (the stream is too short "
+                "for the gate to judge a model: fallback_plan)" if model.threshold == inf
+                else "the class prior (the model's prequential errors were not privately "
+                "below the prior's)")
     return {"fallback_split": split, "predicts": predicts}
