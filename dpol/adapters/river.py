@@ -82,17 +82,15 @@ class _DictFeatures:
         self.counter = counter
         self.x_bound = x_bound
         self.y_bound = y_bound
+        # checked once here, not per row: (c, h), labels within h of the public centre c
+        self._label_shift, self._label_half = label_range(y_bound,
+                                                          regression=self._regression)
         self.calibration = calibration
         self.seed = seed
         self.learner_options = learner_options
         self.features_: tuple | None = None
         self.learner_ = None
         self.n_unknown_features_ = 0
-
-    def _label_range(self) -> tuple[float, float]:
-        """(c, h): labels within h of the public centre c (``y_bound``: a bound, c = 0,
-        or a regressor's range (lo, hi), checked)."""
-        return label_range(self.y_bound, regression=self._regression)
 
     def _vector(self, x: dict) -> np.ndarray:
         return np.array([float(x.get(k, 0.0)) for k in self.features_], dtype=np.float64)
@@ -123,7 +121,7 @@ class _DictFeatures:
 
     def _learn(self, x: dict, y: float) -> None:
         if self.learner_ is None:
-            self._build(x, self.epsilon, self._label_range()[1])
+            self._build(x, self.epsilon, self._label_half)
         vec = self._vector(x)
         self.learner_.learn_one(vec, y)
         unknown = [k for k in x if k not in self.features_]
@@ -219,15 +217,15 @@ class RiverRegressor(_DictFeatures, _Regressor):
     def learn_one(self, x: dict, y: float) -> None:
         """Learn from one element; the released iterate moves on (with a centre: the
         first block's rows are held until their mean is released)."""
-        shift, half = self._label_range()
-        y = float(y) - shift  # a declared range: labels around its public centre
+        y = float(y) - self._label_shift  # a declared range: labels around its centre
         if not self.centre_budget:  # no centre
             self._learn(x, y)
             return
         if self.centre_ is None:
             self.centre_ = FirstBlockCentre(
                 self.centre_budget, self.centre_rows, horizon=self.horizon,
-                epsilon=self.epsilon, delta=self.delta, y_bound=half, seed=self.seed)
+                epsilon=self.epsilon, delta=self.delta, y_bound=self._label_half,
+                seed=self.seed)
         centre = self.centre_
         if centre.centre is not None:
             self._learn(x, y - centre.centre.value)
@@ -247,7 +245,7 @@ class RiverRegressor(_DictFeatures, _Regressor):
         margin = self._margin(x)
         centre = self.centre_
         margin = margin if centre is None or centre.centre is None else centre.predict(margin)
-        return margin + self._label_range()[0]  # plus a declared range's centre
+        return margin + self._label_shift  # plus a declared range's centre
 
     @property
     def privacy(self):
