@@ -194,9 +194,12 @@ def _make(ds, method: str, epsilon: float, seed: object, n: int, y_bound: float,
         extra.pop("fit_intercept", None)
     # with an intercept the learner inside has one more coordinate (make_learner's doc)
     inner = extra.get("random_features", ds.dim) + int(bool(extra.get("fit_intercept", False)))
+    options = {} if options is None else options(inner)
+    if ds.task == "multiclass":  # one-hot rows on one Gram matrix, as OnlineClassifier
+        options["outputs"] = ds.n_classes
     return make_learner(name, ds.dim, horizon=n, epsilon=epsilon, delta=delta_for(n),
-                        x_bound=1.0, y_bound=y_bound, seed=seed,
-                        options=None if options is None else options(inner), **extra)
+                        x_bound=1.0, y_bound=y_bound, seed=seed, options=options or None,
+                        **extra)
 
 
 def _loop(learner, X: np.ndarray, y: np.ndarray) -> np.ndarray:

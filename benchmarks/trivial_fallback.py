@@ -5,8 +5,9 @@
 Gaussian budget: a private prior on 20%, a private gate on the prequential errors on
 10%; on a short stream the prior takes 50% and the model predicts only where the gate
 opens: ``fallback_plan``). This script measures what that buys and costs on the binary
-sets of ``benchmarks/utility.py`` (same split, same preprocessing, the same learner,
-both groups): prequential and held-out accuracy, mean [worst] over the seeds, for six
+and multiclass sets of ``benchmarks/utility.py`` (same split, same preprocessing, the same
+learner, both groups; K classes as ``OnlineClassifier`` learns them, one-hot rows on one
+Gram matrix): prequential and held-out accuracy, mean [worst] over the seeds, for six
 variants: no fallback (``fallback=False``), the fallback as the default builds it, the
 same with the short split where the plan now leaves the prior alone (the default before
 that plan), the same with the coin-flip rule in the first blocks too (the default before the model
@@ -67,8 +68,9 @@ from dpol.learners._fallback_budget import (
 )
 from dpol.learners.trivial_fallback import SIGNIFICANCE
 
-#: every binary set of the utility benchmark, the tuning group first
-BINARY = tuple(n for g in GROUPS.values() for n in g if SOURCES[n][0] == "classification")
+#: every binary and multiclass set of the utility benchmark, the tuning group first
+CLASSIFICATION = tuple(n for g in GROUPS.values() for n in g
+                       if SOURCES[n][0] in ("classification", "multiclass"))
 #: the learners' seeds in ``utility.py``: T1's chance is that of a group of this many
 GROUP = 5
 #: the fewest seeds whose draws say anything of a group's chance (below: "n/a")
@@ -88,9 +90,12 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
     n = len(ds.y_train)
     coins_early = keywords.pop("coins_early", False)
     if not keywords.pop("prior_alone", True) and shares is None and short is None:
-        if fallback_plan(epsilon, delta_for(n), n).prior_only:  # the short split there
-            shares = (SHORT_PRIOR_SHARE, GATE_SHARE)
-            keywords.setdefault("significance", 0.0)
+        if fallback_plan(epsilon, delta_for(n), n).prior_only:  # the split before there
+            if ds.task == "multiclass":  # K classes: the default split, never the short
+                shares = (PRIOR_SHARE, GATE_SHARE)
+            else:
+                shares = (SHORT_PRIOR_SHARE, GATE_SHARE)
+                keywords.setdefault("significance", 0.0)
     if short is not None and shares is None:  # the plan's rule, with other constants
         is_short = gate_resolution(epsilon, delta_for(n), n) > short[1]
         shares = (short[0] if is_short else PRIOR_SHARE, GATE_SHARE)
@@ -135,6 +140,19 @@ def _judge(scores: list[float], baseline: dict, group: dict, majority_acc: float
             "holds_majority": bool(worst >= majority_acc - tol)}
 
 
+def _targets(ds) -> np.ndarray:
+    """The learner's labels: -1 / +1, or one-hot rows of K classes."""
+    return np.eye(ds.n_classes)[ds.y_train.astype(int)] if ds.task == "multiclass" \
+        else ds.y_train
+
+
+def _classes(ds, predictions) -> np.ndarray:
+    """Predictions in ``score``'s units: margins, or the class of the largest of K."""
+    predictions = np.asarray(predictions, dtype=float)
+    return np.argmax(predictions, axis=1).astype(float) if ds.task == "multiclass" \
+        else predictions
+
+
 def measure(name: str, epsilons: list[float], seeds: int, variants: dict = VARIANTS,
             shares: tuple | None = None, short: tuple | None = None) -> list[dict]:
     ds = prepare(name)
@@ -155,11 +173,11 @@ def measure(name: str, epsilons: list[float], seeds: int, variants: dict = VARIA
             scores = {"stream": [], "test": []}
             for seed in range(seeds):
                 m = _learner(ds, epsilon, seed, options, shares, short)
-                trace = m.run(ds.X_train, ds.y_train)
+                trace = m.run(ds.X_train, _targets(ds))
                 stream = trace.model_predictions if options is not None \
                     else trace.prequential_predictions
-                scores["stream"].append(score(ds, stream, "stream")["accuracy"])
-                held = np.array([m.predict_one(x) for x in ds.X_test])
+                scores["stream"].append(score(ds, _classes(ds, stream), "stream")["accuracy"])
+                held = _classes(ds, np.array([m.predict_one(x) for x in ds.X_test]))
                 scores["test"].append(score(ds, held, "test")["accuracy"])
             rows.append({"data set": name, "group": group_of(name), "epsilon": epsilon,
                          "fallback": variant, "trivial": trivial, "tolerance": tol,
@@ -221,8 +239,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 1.0])
-    parser.add_argument("--datasets", default=",".join(BINARY),
-                        help="comma-separated binary sets (default: all)")
+    parser.add_argument("--datasets", default=",".join(CLASSIFICATION),
+                        help="comma-separated binary or multiclass sets (default: all)")
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help=f"comma-separated, of: {', '.join(VARIANTS)}")
     parser.add_argument("--shares", type=float, nargs=2, metavar=("PRIOR", "GATE"),
@@ -239,8 +257,8 @@ def main() -> None:
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # clipping warnings: the preprocessing clips ~5%
     names, variants = args.datasets.split(","), args.variants.split(",")
-    for flag, given, known in (("--datasets", names, BINARY), ("--variants", variants,
-                                                                VARIANTS)):
+    for flag, given, known in (("--datasets", names, CLASSIFICATION),
+                               ("--variants", variants, VARIANTS)):
         unknown = sorted(set(given) - set(known))
         if unknown:
             parser.error(f"{flag}: not known here: {', '.join(unknown)}")

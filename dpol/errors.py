@@ -201,7 +201,7 @@ class PrivateEstimateWarning(UserWarning):
 
 
 class PriorOnlyWarning(UserWarning):
-    """A two-class stream too short, at its epsilon, for the trivial fallback's gate to
+    """A stream too short, at its epsilon, for the trivial fallback's gate to
     judge a model: the private class prior predicts alone, on most of the budget
     (:func:`~dpol.learners._fallback_budget.fallback_plan`); ``fallback=False`` learns a
     model on the whole budget instead.

@@ -102,7 +102,7 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     if fallback == "auto" and WithTrivialFallback.refusal(learner) is not None:
         return build(epsilon, again)  # the whole budget, the bits of one build
     classes = int(getattr(innermost(learner), "outputs", 1))
-    if shares is None and plan.short and classes > 1:  # K classes: never the short split
+    if shares is None and plan.short and not plan.prior_only and classes > 1:  # K: no short split
         plan = fallback_plan(epsilon, delta, horizon, classes=classes)
         learner, z_prior, z_gate = _built(build, epsilon, delta, plan, again)
     if link is None:
@@ -112,9 +112,9 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     rule = {} if significance is None else {"significance": significance}
     if shares is None and plan.prior_only:  # the gate never opens: the prior alone
         rule["threshold"] = math.inf
-        warnings.warn(f"at epsilon {epsilon:g}, {horizon:,} rows of two classes are too "
-                      "few for the trivial fallback's gate to judge a model (it could not "
-                      "tell error rates apart to within "
+        warnings.warn(f"at epsilon {epsilon:g}, {horizon:,} rows are too few for the "
+                      "trivial fallback's gate to judge a model (it could not tell two "
+                      "classes' error rates apart to within "
                       f"{gate_resolution(epsilon, delta, horizon):.2f}): the private class "
                       f"prior predicts alone, on {PRIOR_ONLY_SHARES[0]:.0%} of the budget; "
                       "fallback=False learns a model on the whole budget", PriorOnlyWarning,

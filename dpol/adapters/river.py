@@ -273,7 +273,7 @@ class RiverClassifier(_DictFeatures, _Classifier):
     -----
     The fallback runs the learner inside
     :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 70% of the Gaussian
-    budget, 40% on a short two-class stream, the prior alone on a very short one
+    budget, 40% on a short two-class stream, the prior alone on a very short one (any K)
     (``fallback_plan``: a ``PriorOnlyWarning`` says so; ``"auto"``: wherever the
     learner allows it); ``learner_.uses_model`` says
     whether the model or the prior predicts. ``privacy`` includes the fallback's share

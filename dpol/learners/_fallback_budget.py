@@ -45,10 +45,11 @@ GATE_FROM = 127
 #: the prior's share on a short two-class stream (the gate keeps ``GATE_SHARE``; the model
 #: predicts only where the gate opens: significance 0)
 SHORT_PRIOR_SHARE = 0.5
-#: a two-class stream so short that its gate (on the default split) could not tell error
-#: rates apart to within this is left to the prior alone: the gate never opens, the prior
-#: takes ``PRIOR_ONLY_SHARES`` (docs/benchmarks/trivial_fallback.md, "The prior alone":
-#: chosen on the tuning sets, between Phishing's 0.21 and rare-noise's 0.29 at epsilon 0.1)
+#: a stream so short that its gate (on the default split) could not tell two classes'
+#: error rates apart to within this is left to the prior alone: the gate never opens, the
+#: prior takes ``PRIOR_ONLY_SHARES`` (docs/benchmarks/trivial_fallback.md, "The prior
+#: alone": chosen on the two-class tuning sets, between Phishing's 0.21 and rare-noise's
+#: 0.29 at epsilon 0.1; K > 2 classes too, whose prior is noisier: wine at 0.1, 1.63)
 PRIOR_ONLY_RESOLUTION = 0.25
 #: the prior's and the gate's shares there (the learner's 5% is spent, never predicts)
 PRIOR_ONLY_SHARES = (0.9, 0.05)
@@ -141,9 +142,10 @@ def fallback_plan(epsilon: float, delta: float, horizon: int,
     ``SHORT_PRIOR_SHARE`` and the model predicts only where the gate opens, and above
     ``PRIOR_ONLY_RESOLUTION`` the prior alone predicts (``prior_only``: the gate never
     opens; ``PRIOR_ONLY_SHARES``); otherwise
-    ``PRIOR_SHARE`` / ``GATE_SHARE`` and the mechanism's default rule (K > 2 classes
-    always: on wine, three balanced classes, the short split cost 12 points of held-out
-    accuracy at epsilon 1, 46.7 -> 35.0).
+    ``PRIOR_SHARE`` / ``GATE_SHARE`` and the mechanism's default rule. K > 2 classes
+    never take the short split (on wine, three balanced classes, it cost 12 points of
+    held-out accuracy at epsilon 1, 46.7 -> 35.0), but are left to the prior alone as two
+    are: their gate's own resolution is no finer.
 
     Examples
     --------
@@ -153,11 +155,13 @@ def fallback_plan(epsilon: float, delta: float, horizon: int,
     False
     >>> [fallback_plan(0.1, 1e-5, n).prior_only for n in (800, 1000)]  # resolution 0.29, 0.21
     [True, False]
+    >>> fallback_plan(0.1, 1e-5, 150, classes=3).prior_only  # iris's 120 rows: 1.77
+    True
     """
     resolution = gate_resolution(epsilon, delta, horizon)
-    short = classes == 2 and not math.isinf(epsilon) and resolution > SHORT_RESOLUTION
-    if short and resolution > PRIOR_ONLY_RESOLUTION:
+    if not math.isinf(epsilon) and resolution > PRIOR_ONLY_RESOLUTION:
         return FallbackPlan(*PRIOR_ONLY_SHARES, 0.0, True, True)
+    short = classes == 2 and not math.isinf(epsilon) and resolution > SHORT_RESOLUTION
     if short:
         return FallbackPlan(SHORT_PRIOR_SHARE, GATE_SHARE, 0.0, True)
     return FallbackPlan(PRIOR_SHARE, GATE_SHARE, None, False)

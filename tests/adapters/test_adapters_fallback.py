@@ -147,14 +147,15 @@ def test_a_stream_too_short_for_the_gate_is_left_to_the_prior_and_says_so():
     # 600 two-class rows at epsilon 0.1: the gate could not tell error rates apart to
     # within 0.40 (> PRIOR_ONLY_RESOLUTION): the prior takes 90%, the gate 5% and never
     # opens, so the prior predicts every row, even where the model is good (a clean
-    # plane here); the whole still composes to epsilon, and fallback=False or three
-    # classes learn as before, without the warning
+    # plane here); the whole still composes to epsilon, fallback=False learns as before,
+    # without the warning, and three classes are left to their prior as two are
     rng = np.random.default_rng(3)
     X = rng.normal(size=(600, 3)) / 4
     y = np.where(X[:, 0] > 0, "a", "b")
     clf = OnlineClassifier(epsilon=0.1, delta=1e-5, random_state=0)
-    with pytest.warns(PriorOnlyWarning, match=r"at epsilon 0.1, 600 rows of two classes are "
-                      r"too few .* within 0\.40\): the private class prior predicts alone, "
+    with pytest.warns(PriorOnlyWarning, match=r"at epsilon 0.1, 600 rows are too few .* "
+                      r"two classes' error rates apart to within 0\.40\): the private class "
+                      r"prior predicts alone, "
                       r"on 90% of the budget; fallback=False"):
         clf.fit(X, y)
     fallback = clf.learner_
@@ -166,8 +167,12 @@ def test_a_stream_too_short_for_the_gate_is_left_to_the_prior_and_says_so():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PriorOnlyWarning)
         OnlineClassifier(epsilon=0.1, fallback=False, random_state=0).fit(X, y)
-        OnlineClassifier(epsilon=0.1, random_state=0).fit(
-            X, np.array(["a", "b", "c"])[np.argmax(X, axis=1)])
+    three = OnlineClassifier(epsilon=0.1, random_state=0)
+    with pytest.warns(PriorOnlyWarning, match="600 rows are too few"):
+        three.fit(X, np.array(["a", "b", "c"])[np.argmax(X, axis=1)])
+    assert _shares(three.learner_, 0.1, 1e-5) == (0.9, 0.05)
+    assert three.learner_.threshold == np.inf and len(set(three.predict(X))) == 1
+    assert three.privacy_.epsilon == pytest.approx(0.1, rel=1e-6)
 
 
 def test_a_learner_built_twice_releases_the_bits_of_one_build(monkeypatch):
