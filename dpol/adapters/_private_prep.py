@@ -182,16 +182,18 @@ def release_centre(who: str | None, y: np.ndarray, *, bound: float, share: float
 
 def label_range(value: object, *, regression: bool = True) -> tuple[float, float | str]:
     """(c, h) of ``y_bound``: a bound B > 0 or "auto" is (0, B) (|y| <= B); a regressor's
-    range (lo, hi), lo < hi, is its centre and half-width ((lo + hi) / 2, (hi - lo) / 2).
+    range (lo, hi), lo < hi, or its text "lo,hi" (``dpol run --y-bound``), is its centre
+    and half-width ((lo + hi) / 2, (hi - lo) / 2).
 
-    >>> label_range(2.0), label_range((35, 373))
-    ((0.0, 2.0), (204.0, 169.0))
+    >>> label_range(2.0), label_range((35, 373)), label_range("20,80")
+    ((0.0, 2.0), (204.0, 169.0), (50.0, 30.0))
     >>> label_range((5, 1))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     dpol.errors.InvalidInputError: y_bound must be ... a range (lo, hi) ... with lo < hi; got (5, 1)
     """
     rule = "be a bound > 0, 'auto' or a range (lo, hi) of finite numbers with lo < hi"
-    if isinstance(value, str) or np.ndim(value) == 0:
+    text = isinstance(value, str) and "," in value  # "lo,hi": refused as typed
+    if not text and (isinstance(value, str) or np.ndim(value) == 0):
         try:
             return 0.0, parse_bound("y_bound", value)
         except InvalidInputError:
@@ -199,7 +201,7 @@ def label_range(value: object, *, regression: bool = True) -> tuple[float, float
     if not regression:
         raise fail("y_bound", "be a number for a classifier (labels are -1 / +1)", value)
     try:
-        lo, hi = (float(v) for v in value)
+        lo, hi = (float(v) for v in (value.split(",") if text else value))
     except (TypeError, ValueError):
         lo = hi = math.nan
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):

@@ -14,6 +14,7 @@ pytest.importorskip("typer.testing")
 
 from cli_cases import assert_real_png, assert_refused, invoke
 
+from dpol._clip_warning import suggested_range
 from dpol.cli import _app
 from dpol.learners.intercept import INTERCEPT_SCALING
 
@@ -222,13 +223,15 @@ def test_run_says_on_the_console_when_many_rows_are_clipped(app, tmp_path):
     assert result.exit_code == 0, result.output
     offset, *lines = _warnings(result)  # labels at 150 +- 50: centre them, first
     assert len(lines) == 1, result.stderr
-    assert "the labels' mean (147)" in offset and "subtract 150 from the label column" in offset
+    lo, hi = suggested_range(y)  # labels far from 0: their range, not a bound on |y|
+    assert "the labels' mean (147)" in offset
+    assert f"declare their range, --y-bound {lo:g},{hi:g}" in offset
     over_x = int(np.sum(np.linalg.norm(X, axis=1) > 0.7))
-    suggested = float(lines[0].split("--y-bound ")[1].split()[0])
     assert "300 of 300 rows (100%) were clipped" in lines[0]
     assert f"||x|| > 0.7 in {over_x} rows, |y| > 1 in 300" in lines[0]
     assert "--bound " not in lines[0]  # x is clipped in under 5% of the rows: no suggestion
-    assert np.mean(np.abs(y) > suggested) <= 0.05 < np.mean(np.abs(y) > 0.9 * suggested)
+    assert f"Suggested: --y-bound {lo:g},{hi:g} (at most 2.5% of the raw labels" in lines[0]
+    assert np.mean((y < lo) | (y > hi)) <= 0.025
     assert "computed from the raw data" in lines[0] and "not a private release" in lines[0]
     assert "> **Note:** 300 of 300 rows" in (tmp_path / "o" / "report.md").read_text()
     # classification: +-1 labels are never clipped, only x is counted
@@ -327,7 +330,7 @@ def test_run_on_diabetes_as_a_file_warns_of_the_label_offset_and_the_clipping(ap
     result = invoke(app, ["run", "pqftl", data, "--out", tmp_path / "o"])
     assert result.exit_code == 0, result.output
     offset, line = [x for x in result.stderr.splitlines() if x.startswith("dpol ")]
-    assert "the labels' mean (152)" in offset and "subtract 150" in offset
+    assert "the labels' mean (152)" in offset and "declare their range, --y-bound " in offset
     assert "442 of 442 rows (100%) were clipped" in line and "--y-bound " in line
 
 

@@ -254,7 +254,8 @@ def _learn_chunks(request: RunRequest, keeper: ChunkCheckpoints, stage: Path, ou
             if not keeper.skip(table, done):
                 X, y, what, _ = split_label(table, getattr(request.data, "names", names),
                                             target_col=request.target_col)
-                y = _labels(y, done, outputs, request.learner) if request.classification else y
+                y = _labels(y, done, outputs, request.learner) if request.classification \
+                    else y - request.y_centre  # a declared range's public shift (0: none)
                 X, y, clip = clip_to_bounds(X, y, request.x_bound, request.y_bound)
                 if not learned.models:
                     _start(request, learned, X.shape[1], keeper.total_rows, what)
@@ -272,7 +273,7 @@ def _start(request: RunRequest, learned: _Learned, dim: int, total_rows: int,
            what: str) -> None:
     """The learner and its twin, made when the first chunk tells the dimension."""
     learned.name = f"{getattr(request.data, 'label', Path(request.data).name)} ({what})"
-    learned.how = "; ".join(p for p in (learned.labels, what) if p)
+    learned.how = "; ".join(p for p in (learned.labels, what, request.range_text) if p)
     build = dict(horizon=request.horizon or total_rows, epsilon=request.epsilon,
                  delta=request.delta, counter=request.counter, x_bound=request.x_bound,
                  y_bound=request.y_bound, calibration=request.calibration,
@@ -316,7 +317,7 @@ def _rows(request: RunRequest, learned: _Learned, T: int, outputs: int) -> list[
         if request.classification:
             row["accuracy"] = learned.tallies[key].correct / T
         rows.append(row)
-    rows.append({"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
+    rows.append({"model": f"predict {request.y_centre:g} (trivial)", "guarantee": "(0, 0)-DP",
                  "mean_loss": learned.zero.loss / T})
     if request.classification:  # the majority class in hindsight: the share of its label
         rows.append({"model": "majority class (trivial)", "guarantee": "(0, 0)-DP",
@@ -339,7 +340,9 @@ def _notes(request: RunRequest, learned: _Learned, T: int, total_rows: int) -> l
         notes.append(scores.SEEDED_NOTE)
     clipped = learned.clipped
     if clipped > 0.05 * T:  # no suggestion: it would need every raw row at hand
-        y_part = "" if request.classification else f", |y| <= {request.y_bound:g}"
+        c, h = request.y_centre, request.y_bound
+        y_part = "" if request.classification else f", y in [{c - h:g}, {c + h:g}]" if c \
+            else f", |y| <= {h:g}"
         notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
                      f"declared bounds ||x|| <= {request.x_bound:g}{y_part}")
     return notes
@@ -355,6 +358,7 @@ def _report_info(request: RunRequest, learned: _Learned, T: int, total_rows: int
             "stream": stream, "n_rows": total_rows, "available": total_rows,
             "horizon": request.horizon or total_rows, "counter": request.counter,
             "x_bound": request.x_bound, "y_bound": request.y_bound,
+            "y_centre": request.y_centre,
             "options": request.options or {}, "n_clipped": model.n_clipped_,
             "data": getattr(request.data, "label", request.data), "command": request.command,
             "test": None, "notes": notes,

@@ -147,9 +147,17 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *
     write_run_file(out, {"run_id": info["run_id"], "learner": info["learner"],
                          "data": str(info["data"]), "rows": len(stream.y), "guarantee": str(g),
                          "epsilon": g.epsilon, "delta": g.delta, "seeded": g.seeded,
+                         "label_shift": info.get("y_centre", 0.0),
                          "command": info["command"]})
     (out / "report.md").write_text("\n".join(lines))  # out is a staging folder: whole
     return out / "report.md"
+
+
+def _label_bound(info: dict) -> str:
+    """|y| <= B, or a declared range: what the learner fits within it."""
+    c, h = info.get("y_centre", 0.0), info["y_bound"]
+    return (f"y in [{c - h:g}, {c + h:g}] (the learner fits y - {c:g} within |y - {c:g}| <= "
+            f"{h:g}; its iterates and predictions are of y - {c:g})" if c else f"|y| <= {h:g}")
 
 
 def _counter_text(info: dict) -> str:
@@ -224,7 +232,7 @@ def _parameters(info: dict) -> list[dict]:
                                                  f"{info['n_rows']}"),
         ("dimension d", model.dim), ("horizon T (noise calibrated for)", info["horizon"]),
         ("epsilon requested", info["epsilon"]), ("delta", model.delta),
-        ("bounds (R)", f"||x|| <= {info['x_bound']:g}, |y| <= {info['y_bound']:g}"),
+        ("bounds (R)", f"||x|| <= {info['x_bound']:g}, {_label_bound(info)}"),
         ("counter", _counter_text(info)),
         ("noise seed", "given (not printed here: published with the releases, it would "
                        "void the guarantee)" if g.seeded else
@@ -288,8 +296,9 @@ def prediction_heads(predictions: np.ndarray) -> list[str]:
 
 
 def write_plots(folder: Path, learner: str, name: str, guarantee, traces: list, ref: np.ndarray,
-           zero_regret: float) -> list[Path]:
-    """regret.png and loss.png: the learner beside its twin (if run) and the comparator."""
+           zero_regret: float, zero_label: str = "predict 0") -> list[Path]:
+    """regret.png and loss.png: the learner beside its twin (if run) and the comparator
+    (``zero_label``: the trivial prediction's, a declared label range's centre)."""
     t = np.arange(1, len(ref) + 1)
     labels = [f"{learner}, {guarantee}".split(", unit")[0], f"{learner}, non-private"]
     regret = {k: _thin(tr.regret / t) for k, tr in zip(labels, traces, strict=False)}
@@ -298,7 +307,7 @@ def write_plots(folder: Path, learner: str, name: str, guarantee, traces: list, 
     mean_loss["best fixed point (hindsight)"] = _thin(np.cumsum(ref) / t)
     plot_curves(regret, folder / "regret.png", ylabel="average regret R_t / t",
                 title=f"Average regret, {learner} on {name}, T={len(t)}",
-                baselines={"predict 0": zero_regret})
+                baselines={zero_label: zero_regret})
     plot_curves(mean_loss, folder / "loss.png", ylabel="mean loss up to t",
                 title=f"Running mean loss, {learner} on {name}")
     return [folder / "regret.png", folder / "loss.png"]

@@ -16,6 +16,7 @@ from pathlib import Path
 from dpol._validation import check_choice, check_int, check_real, fail
 from dpol.accounting.closed_forms import check_epsilon
 from dpol.adapters._fallback import check_fallback
+from dpol.adapters._private_prep import label_range
 from dpol.adapters.registry import LEARNERS, LearnerSpec, check_features, learner_name
 from dpol.counters import counter_name
 from dpol.datasets.files import NORMALIZATIONS
@@ -51,7 +52,8 @@ class RunRequest:
     target_col: int | str | None
     normalize: str
     x_bound: float | str  # the declared bound, or "auto"
-    y_bound: float | str
+    y_bound: float | str  # |y - y_centre| <= y_bound: a declared range's half-width
+    y_centre: float  # a declared range's centre (lo + hi) / 2, else 0: a public shift
     bounds_budget: float
     options: dict | None
     baseline: bool
@@ -73,6 +75,12 @@ class RunRequest:
     def private(self) -> bool:
         """Whether the rows are scaled privately (the bounds are then released after)."""
         return self.normalize == "private"
+
+    @property
+    def range_text(self) -> str:
+        """A declared label range, as the report says it ("": none)."""
+        c, h = self.y_centre, self.y_bound
+        return f"labels y - {c:g} (the declared range [{c - h:g}, {c + h:g}])" if c else ""
 
     @property
     def auto(self) -> tuple[bool, bool]:
@@ -114,13 +122,14 @@ def check_request(args: dict, resumed: dict | None = None) -> RunRequest:
         check_real("delta", args["delta"], low=0.0, high=1.0, high_open=True)
     check_choice("calibration", args["calibration"], ("tight", "paper"))
     check_choice("normalize", args["normalize"], RUN_NORMALIZATIONS)
-    x_bound, y_bound = _check_bounds(args, spec)
+    x_bound, y_bound, y_centre = _check_bounds(args, spec)
     given = {k: args[k] for k in ("learner", "data", "epsilon", "delta", "counter", "seed",
                                   "calibration", "target_col", "normalize", "bounds_budget",
                                   "options", "baseline", "test_fraction", "command",
                                   "replace")}
     return RunRequest(**given, **_check_stream(args, spec), spec=spec, out=out,
-                      x_bound=x_bound, y_bound=y_bound, run_id=run_id, args=saved)
+                      x_bound=x_bound, y_bound=y_bound, y_centre=y_centre, run_id=run_id,
+                      args=saved)
 
 
 def _check_stream(args: dict, spec: LearnerSpec) -> dict:
@@ -172,21 +181,27 @@ def _check_out(out: Path, replace: bool, resumed_id: str | None) -> None:
                    f"--resume {out}, or delete {checkpoint_folder(out)})", str(out))
 
 
-def _check_bounds(args: dict, spec: LearnerSpec) -> tuple[float | str, float | str]:
-    """The bounds on ||x|| and |y| as declared (a float) or to release ("auto"), and the
-    budget of those released privately."""
-    x_bound, y_bound = parse_bound("x_bound", args["x_bound"]), parse_bound(
-        "y_bound", args["y_bound"])
+def _check_bounds(args: dict, spec: LearnerSpec) -> tuple[float | str, float | str, float]:
+    """The bounds on ||x|| and |y - c| as declared (a float) or to release ("auto"), c
+    the centre of a declared range ``y_bound="lo,hi"`` (else 0), and the budget of those
+    released privately."""
+    regression = spec.task == "regression"
+    x_bound = parse_bound("x_bound", args["x_bound"])
+    y_centre, y_bound = label_range(args["y_bound"], regression=regression)
     private = args["normalize"] == "private"  # the bounds are then released after scaling
-    for name, value in (("x_bound", x_bound), ("y_bound", y_bound)):
-        if private and value not in ("auto", 1.0):  # 1.0: the default, left unset
+    y_declared = y_bound if y_centre == 0.0 else "a range"
+    if y_centre != 0.0 and args["normalize"] == "standardize":
+        raise fail("y_bound", "be a bound, not a range, with normalize='standardize' (it "
+                   "scales the labels by their own statistics)", args["y_bound"])
+    for name, value, declared in (("x_bound", x_bound, x_bound),
+                                  ("y_bound", args["y_bound"], y_declared)):
+        if private and declared not in ("auto", 1.0):  # 1.0: the default, left unset
             raise fail(name, "be 'auto' or left unset with normalize='private' (the bounds "
                        "are released after the private scaling)", value)
-    regression = spec.task == "regression"
     if x_bound == "auto" or y_bound == "auto" or private:
         _check_auto(args["bounds_budget"], args["epsilon"], args["normalize"],
                     y_bound == "auto" and not regression)
-    return x_bound, y_bound
+    return x_bound, y_bound, y_centre
 
 
 def _check_auto(budget: float, epsilon: float, normalize: str, classifier: bool) -> None:

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from dpol._clip_warning import ROWS_TRADE_OFF, SUGGEST_SHARE
+from dpol._clip_warning import ROWS_TRADE_OFF, SUGGEST_SHARE, label_offset_advice, suggested_range
 from dpol._validation import check_real, fail
 from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
 from dpol.datasets.files import Clipping
@@ -24,7 +24,8 @@ from dpol.evaluation import prequential_accuracy
 
 __all__ = ["CLIP_NOTE_SHARE", "SEEDED_NOTE", "SPLIT_SEED",
            "class_options", "clip_note", "heldout_scores", "hits", "holdout_split",
-           "horizon_note", "online_accuracy", "silent_note", "summary_row", "trivial_rows",
+           "horizon_note", "online_accuracy", "run_notes", "silent_note", "summary_row",
+           "trivial_rows",
            "zero_row"]
 
 #: the held-out split is drawn with this seed, whatever the noise seed: every run of a file
@@ -176,16 +177,16 @@ def summary_row(label: str, trace, ref: np.ndarray) -> dict:
             "mean_loss": float(trace.losses.mean()), "comparator_mean_loss": float(ref.mean())}
 
 
-def zero_row(losses: np.ndarray, ref: np.ndarray) -> dict:
+def zero_row(losses: np.ndarray, ref: np.ndarray, centre: float = 0.0) -> dict:
     """The row of predicting 0 (``losses``: its loss at every step), the regret against
-    the comparator's (``ref``).
+    the comparator's (``ref``); with a declared label range, 0 is its ``centre``.
 
     Examples
     --------
     >>> zero_row(np.array([0.5, 0.5]), np.array([0.25, 0.125]))["final_regret"]
     0.625
     """
-    return {"model": "predict 0 (trivial)", "guarantee": "(0, 0)-DP",
+    return {"model": f"predict {centre:g} (trivial)", "guarantee": "(0, 0)-DP",
             "average_regret": float(np.mean(losses - ref)),
             "final_regret": float(np.sum(losses - ref)), "mean_loss": float(losses.mean()),
             "comparator_mean_loss": float(ref.mean())}
@@ -242,8 +243,33 @@ def released_parts(estimate: object) -> tuple[str, ...]:
                  if b is not None)
 
 
+def run_notes(request, rows, bounded, fits, guarantee) -> list[str]:
+    """What a user of ``dpol run`` must not miss, the cause before its effect (the stages'
+    request, rows, bounds and fits; the run's guarantee). Labels far from 0 (or declared
+    by a range) are told a range to declare, not a bound (``--y-bound lo,hi``)."""
+    estimate, trace, classification = bounded.estimate, fits.trace, request.classification
+    y_range = offset = None
+    if not classification:
+        raw = rows.y[rows.train] + request.y_centre  # the labels as in the file
+        if request.y_centre or abs(np.mean(raw)) > np.std(raw):
+            y_range = suggested_range(raw)
+        offset = label_offset_advice(bounded.y[rows.train], "declare their range, --y-bound "
+                                     + ("{:g},{:g}".format(*y_range) if y_range else "lo,hi"),
+                                     "--normalize private")
+    said = [estimate and estimate.note(), offset,
+            clip_note(bounded.clip, trace.n_clipped, classification,
+                      released=released_parts(estimate), centre=request.y_centre,
+                      y_range=y_range),
+            horizon_note(rows.horizon, len(bounded.stream.y), rows.available,
+                         0 if rows.test is None else len(rows.test)),
+            silent_note(request.learner, bool(np.any(trace.prequential_predictions)),
+                        rows.test is None)]
+    return [n for n in said if n] + ([SEEDED_NOTE] if guarantee.seeded else [])
+
+
 def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
-              released: tuple[str, ...] = ()) -> str | None:
+              released: tuple[str, ...] = (), centre: float = 0.0,
+              y_range: tuple[float, float] | None = None) -> str | None:
     """The console line when more than :data:`CLIP_NOTE_SHARE` of the rows were clipped.
 
     It counts x and y apart (y only for regression: +-1 labels are never clipped) and
@@ -251,7 +277,10 @@ def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
     at most 2.5% of the raw values exceed, so following every suggestion ends the note.
     A part whose bound was ``released`` privately ("x", "y") gets no suggestion (one read
     from the raw data is neither private nor, after private scaling, in its units): the
-    note says when that estimate, not a declared bound, clipped the rows.
+    note says when that estimate, not a declared bound, clipped the rows. ``centre``: a
+    declared range's (the labels were clipped to it); ``y_range``: the labels' range to
+    suggest in place of a bound (the narrowest that leaves at most 2.5% of the raw
+    labels outside, :func:`dpol._clip_warning.suggested_range`).
 
     Examples
     --------
@@ -271,13 +300,21 @@ def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
     before following it.
     >>> clip_note(Clipping(100, 5, 0, 5, 1.0, 1.0, 1.0, 0.9), 0, False) is None  # 5%: not more
     True
+    >>> print(clip_note(Clipping(400, 0, 40, 40, 1.0, 30.0, 0.9, 45.0), 0, False, centre=50.0,
+    ...                 y_range=(10.0, 95.0)))  # doctest: +NORMALIZE_WHITESPACE
+    40 of 400 rows (10%) were clipped to the bounds: ||x|| > 1 in 0 rows, y outside [20,
+    80] in 40. Suggested: --y-bound 10,95 (at most 2.5% of the raw labels fall outside
+    it). The suggestion is computed from the raw data: it is for the data holder to judge,
+    not a private release.
     """
     if clip.rows == 0 or max(clip.clipped, by_learner) <= CLIP_NOTE_SHARE * clip.rows:
         return None
     mark = {k: " (released privately)" if k in released else "" for k in ("x", "y")}
     parts = [f"||x|| > {clip.x_bound:g}{mark['x']} in {clip.x_over} rows"]
     if not classification:
-        parts.append(f"|y| > {clip.y_bound:g}{mark['y']} in {clip.y_over}")
+        label = f"y outside [{centre - clip.y_bound:g}, {centre + clip.y_bound:g}]" if centre \
+            else f"|y| > {clip.y_bound:g}"
+        parts.append(f"{label}{mark['y']} in {clip.y_over}")
     if by_learner:
         parts.append(f"then {by_learner} by the learner to its own bounds")
     clipped = clip.clipped
@@ -289,12 +326,19 @@ def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
                "y": (f"--y-bound {clip.y_suggested:g}", "|y|")}
     text = (f"{clipped} of {clip.rows} rows ({100.0 * clipped / clip.rows:.0f}%) were clipped "
             f"to the bounds: {', '.join(parts)}.")
-    if keys:
-        text += (f" Suggested: {' and '.join(suggest[k][0] for k in keys)} (at most "
-                 f"{100 * SUGGEST_SHARE:g}% of the raw "
+    at_most = f"at most {100 * SUGGEST_SHARE:g}% of the raw"
+    if keys and y_range is not None and "y" in keys:  # a range: its own phrase
+        said = [f"{suggest['x'][0]} ({at_most} {suggest['x'][1]} exceed it)"] * ("x" in keys)
+        said.append(f"--y-bound {y_range[0]:g},{y_range[1]:g} ({at_most} labels fall "
+                    "outside it)")
+        text += f" Suggested: {' and '.join(said)}."
+    elif keys:
+        text += (f" Suggested: {' and '.join(suggest[k][0] for k in keys)} ({at_most} "
                  f"{' and of the raw '.join(suggest[k][1] for k in keys)} exceed "
-                 f"{'each' if len(keys) > 1 else 'it'}). The suggestion is computed from "
-                 "the raw data: it is for the data holder to judge, not a private release.")
+                 f"{'each' if len(keys) > 1 else 'it'}).")
+    if keys:
+        text += (" The suggestion is computed from the raw data: it is for the data holder "
+                 "to judge, not a private release.")
         if "x" in keys:
             text += f" {ROWS_TRADE_OFF} (--test-fraction) before following it."
     if low:

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from dpol._clip_warning import label_offset_advice
 from dpol._validation import check_choice, fail
 from dpol.accounting.events import compose_guarantee
 from dpol.adapters.registry import comparator, zero_point
@@ -74,6 +73,8 @@ def read_rows(request: RunRequest) -> Rows:
                              target_col=request.target_col, normalize=request.normalize,
                              x_bound=request.x_bound, y_bound=request.y_bound, seed=0,
                              horizon=request.horizon)  # public data: never the noise's seed
+    if request.y_centre:  # a declared range (lo, hi): a public shift to y - c, |y - c| <= h
+        y, how = y - request.y_centre, "; ".join(p for p in (how, request.range_text) if p)
     options = scores.class_options(request.learner, y, request.options, request.calibration)
     train, test = (scores.holdout_split(len(y), request.test_fraction)
                    if request.test_fraction is not None else (np.arange(len(y)), None))
@@ -296,7 +297,8 @@ def score_run(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits) -> 
     model, ref, classification = fits.model, fits.ref, request.classification
     table = [{**scores.summary_row(lb, t, ref), **fallback_rows(m)} for lb, m, t in fits.learners]
     guarantee = _guarantee(request, bounded, fits, table[0])
-    zero = scores.zero_row(model._loss_value(zero_point(inner_learner(model)), X, y), ref)
+    zero = scores.zero_row(model._loss_value(zero_point(inner_learner(model)), X, y), ref,
+                          request.y_centre)
     X_test = y_test = None
     if rows.test is not None:  # rows clipped like the training rows; labels scored unclipped
         X_test, _, _ = clip_to_bounds(bounded.X[rows.test], bounded.y[rows.test],
@@ -312,7 +314,7 @@ def score_run(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits) -> 
     keys = list(dict.fromkeys(k for r in table for k in r))
     table = [{k: r.get(k, math.nan) for k in keys} for r in table]
     return Scored(table, guarantee, zero["average_regret"],
-                  _notes(request, rows, bounded, fits, guarantee))
+                  scores.run_notes(request, rows, bounded, fits, guarantee))
 
 
 def _guarantee(request: RunRequest, bounded: Bounded, fits: Fits, row: dict):
@@ -328,23 +330,6 @@ def _guarantee(request: RunRequest, bounded: Bounded, fits: Fits, row: dict):
     row["privacy_split"] = split_text(estimate, bounded.x_bound, bounded.y_bound,
                                       request.auto, bounded.epsilon)
     return guarantee
-
-
-def _notes(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
-           guarantee) -> list[str]:
-    """What a user must not miss, the cause before its effect."""
-    estimate, trace, classification = bounded.estimate, fits.trace, request.classification
-    offset = None if classification else label_offset_advice(
-        bounded.y[rows.train], "subtract {offset:g} from the label column",
-        "--normalize private")
-    said = [estimate and estimate.note(), offset,
-            scores.clip_note(bounded.clip, trace.n_clipped, classification,
-                            released=scores.released_parts(estimate)),
-            scores.horizon_note(rows.horizon, len(bounded.stream.y), rows.available,
-                               0 if rows.test is None else len(rows.test)),
-            scores.silent_note(request.learner, bool(np.any(trace.prequential_predictions)),
-                              rows.test is None)]
-    return [n for n in said if n] + ([scores.SEEDED_NOTE] if guarantee.seeded else [])
 
 
 def publish(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
@@ -374,7 +359,8 @@ def publish(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
                 np.concatenate([trace.weights, trace.final_weights[None]]))
         write_losses(stage / "losses.csv", trace)
         figures = write_plots(stage, request.learner, stream.name, scored.guarantee,
-                              [t for _, _, t in fits.learners], fits.ref, scored.zero_regret)
+                              [t for _, _, t in fits.learners], fits.ref, scored.zero_regret,
+                              zero_label=f"predict {request.y_centre:g}")
         info = _report_info(request, rows, bounded, fits, scored)
         if keep_checkpoint:  # a key's run: its checkpoints are in its run's folder
             info["checkpoints_in"] = f"`{out.parent.parent.name}` beside the run by key's folder"
@@ -392,7 +378,8 @@ def _report_info(request: RunRequest, rows: Rows, bounded: Bounded, fits: Fits,
     return {"learner": request.learner, "spec": request.spec, "model": fits.model,
             "stream": bounded.stream, "n_rows": len(rows.y), "available": rows.available,
             "horizon": rows.horizon, "counter": request.counter, "x_bound": bounded.x_bound,
-            "y_bound": bounded.y_bound, "options": rows.options or {},
+            "y_bound": bounded.y_bound, "y_centre": request.y_centre,
+            "options": rows.options or {},
             "n_clipped": fits.trace.n_clipped, "data": request.data,
             "command": request.command, "test": test, "notes": scored.notes,
             "guarantee": scored.guarantee, "epsilon": request.epsilon,
