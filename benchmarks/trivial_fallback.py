@@ -7,17 +7,19 @@ Gaussian budget: a private prior on 20%, a private gate on the prequential error
 opens: ``fallback_plan``). This script measures what that buys and costs on the binary
 and multiclass sets of ``benchmarks/utility.py`` (same split, same preprocessing, the same
 learner, both groups; K classes as ``OnlineClassifier`` learns them, one-hot rows on one
-Gram matrix): prequential and held-out accuracy, mean [worst] over the seeds, for six
+Gram matrix): prequential and held-out accuracy, mean [worst] over the seeds, for seven
 variants: no fallback (``fallback=False``), the fallback as the default builds it, the
 same with the short split where the plan now leaves the prior alone (the default before
 that plan), the same with the coin-flip rule in the first blocks too (the default before the model
 waited for the gate's first block), the same with the gate in every block
 (``gate_from=0``: the default before the first blocks went to the prior), and the
 fallback with one split on every stream (20% / 10%, the prior a coin flip lets the model
-predict: the default before the short-stream plan). Each is judged by utility.md's T1:
-against the *private* trivial model (``_utility_trivial``: the class prior alone,
-released per block on the whole budget, on ``BASELINE_SEEDS`` seeds), its mean against
-that model's mean and its worst seed against that model's expected worst of as many
+predict: the default before the short-stream plan); on the multiclass sets also the
+fallback where the default (``fallback="auto"``) leaves K > 2 classes to the learner
+alone, on a stream long enough for the gate ("yes (K classes too)"). Each is judged by
+utility.md's T1: against the *private* trivial model (``_utility_trivial``: the class
+prior alone, released per block on the whole budget, on ``BASELINE_SEEDS`` seeds), its
+mean against that model's mean and its worst seed against that model's expected worst of as many
 seeds, within one standard error of the majority's held-out accuracy; "maj" says whether
 every seed also holds the majority class itself (known before the first row, without
 noise: no target for a private learner, see the docs page). Run on 20 seeds or more, the
@@ -66,7 +68,7 @@ from dpol.learners._fallback_budget import (
     fallback_plan,
     gate_resolution,
 )
-from dpol.learners.trivial_fallback import SIGNIFICANCE
+from dpol.learners.trivial_fallback import SIGNIFICANCE, WithTrivialFallback
 
 #: every binary and multiclass set of the utility benchmark, the tuning group first
 CLASSIFICATION = tuple(n for g in GROUPS.values() for n in g
@@ -89,6 +91,10 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
     shares = keywords.pop("shares", shares)
     n = len(ds.y_train)
     coins_early = keywords.pop("coins_early", False)
+    # the default's "auto" (K > 2 classes: the learner alone where not too short), or the
+    # fallback on every stream
+    fallback = (True if keywords.pop("k_classes", False) else "auto") \
+        if options is not None else False
     if not keywords.pop("prior_alone", True) and shares is None and short is None:
         if fallback_plan(epsilon, delta_for(n), n).prior_only:  # the split before there
             if ds.task == "multiclass":  # K classes: the default split, never the short
@@ -101,7 +107,7 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
         shares = (short[0] if is_short else PRIOR_SHARE, GATE_SHARE)
         keywords.setdefault("significance", 0.0 if is_short else SIGNIFICANCE)
     learner = with_default_fallback(ds, method, epsilon, seed, len(ds.y_train),
-                                    fallback=options is not None, shares=shares, **keywords)
+                                    fallback=fallback, shares=shares, **keywords)
     if coins_early:  # the rule before 2026-11-29 (WithTrivialFallback._coin_flips_early)
         learner._coin_flips_early = True
     return learner
@@ -112,12 +118,15 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
 #: on every stream, the gate in every block; "gate in every block": the default but
 #: gate_from=0, as before the first blocks went to the prior; "coin flips in the first
 #: blocks": the default but the coin-flip rule there too, as before 2026-11-29; "no prior
-#: alone": the short split where the plan now leaves the prior alone)
+#: alone": the short split where the plan now leaves the prior alone (K > 2 classes: the
+#: default split); "K classes too": the fallback on K > 2 classes where "auto" leaves
+#: the learner alone, as before 2026-11-29's seventh change)
 VARIANTS = {"no": None, "yes": {},
             "yes (no prior alone)": {"prior_alone": False},
             "yes (coin flips in the first blocks)": {"coins_early": True},
             "yes (gate in every block)": {"gate_from": 0},
-            "yes (one split)": {"shares": (0.2, 0.1), "significance": 1.0, "gate_from": 0}}
+            "yes (one split)": {"shares": (0.2, 0.1), "significance": 1.0, "gate_from": 0},
+            "yes (K classes too)": {"k_classes": True}}
 
 
 def _baseline(scores: list[float], k: int) -> dict:
@@ -174,7 +183,7 @@ def measure(name: str, epsilons: list[float], seeds: int, variants: dict = VARIA
             for seed in range(seeds):
                 m = _learner(ds, epsilon, seed, options, shares, short)
                 trace = m.run(ds.X_train, _targets(ds))
-                stream = trace.model_predictions if options is not None \
+                stream = trace.model_predictions if isinstance(m, WithTrivialFallback) \
                     else trace.prequential_predictions
                 scores["stream"].append(score(ds, _classes(ds, stream), "stream")["accuracy"])
                 held = _classes(ds, np.array([m.predict_one(x) for x in ds.X_test]))

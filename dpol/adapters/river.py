@@ -275,7 +275,7 @@ class RiverClassifier(_DictFeatures, _Classifier):
     :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` on 70% of the Gaussian
     budget, 40% on a short two-class stream, the prior alone on a very short one (any K)
     (``fallback_plan``: a ``PriorOnlyWarning`` says so; ``"auto"``: wherever the
-    learner allows it); ``learner_.uses_model`` says
+    learner allows it, for K > 2 classes only there); ``learner_.uses_model`` says
     whether the model or the prior predicts. ``privacy`` includes the fallback's share
     (docs/benchmarks/trivial_fallback.md).
 

@@ -212,7 +212,10 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     which. Chosen on the utility benchmark's tuning sets: it holds the trivial model
     where the model loses to it (small or imbalanced streams, small epsilon), at a small
     cost where the model wins (docs/benchmarks/trivial_fallback.md); ``fallback=False``
-    gives the model the whole budget.
+    gives the model the whole budget. K > 2 classes get it only on a stream too short
+    for the gate (the prior alone): on longer ones the learner alone on the whole budget
+    scored higher on every multiclass set measured (wine: 66.1% held out against 60.2%
+    at epsilon 1).
     With ``centre_budget > 0`` its gate judges the classes the estimator predicts (the
     centre b plus the learner's margin).
 

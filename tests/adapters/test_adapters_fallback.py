@@ -127,7 +127,8 @@ def _shares(fallback: WithTrivialFallback, epsilon: float, delta: float) -> tupl
 def test_the_split_follows_the_public_plan_two_classes_short_or_long_k_classes_never():
     # fallback_plan reads epsilon, delta, the horizon and the classes: a short two-class
     # stream (300 rows at epsilon 1) gives the prior 0.5 and the gate alone the choice;
-    # 2,000 rows the default 0.2 and the coin-flip rule; three classes on 300 rows the
+    # 2,000 rows the default 0.2 and the coin-flip rule; three classes on 300 rows, asked
+    # for the fallback (fallback=True: "auto" leaves them to the learner alone), the
     # default too. Each composes to the stated epsilon exactly.
     rng = np.random.default_rng(3)
     X = rng.normal(size=(2000, 3)) / 4
@@ -136,7 +137,8 @@ def test_the_split_follows_the_public_plan_two_classes_short_or_long_k_classes_n
     for n, y, shares, significance in ((300, binary, (0.5, 0.1), 0.0),
                                        (2000, binary, (0.2, 0.1), SIGNIFICANCE),
                                        (300, three, (0.2, 0.1), SIGNIFICANCE)):
-        clf = OnlineClassifier(epsilon=1.0, delta=1e-5, random_state=0).fit(X[:n], y[:n])
+        clf = OnlineClassifier(epsilon=1.0, delta=1e-5, random_state=0,
+                               fallback=True if y is three else "auto").fit(X[:n], y[:n])
         fallback = clf.learner_
         assert _shares(fallback, 1.0, 1e-5) == shares, n
         assert fallback.significance == significance
@@ -188,12 +190,20 @@ def test_a_learner_built_twice_releases_the_bits_of_one_build(monkeypatch):
     assert not isinstance(auto.learner_, WithTrivialFallback)
     np.testing.assert_array_equal(auto.decision_function(X), alone.decision_function(X))
     three = np.array(["a", "b", "c"])[np.argmax(X, axis=1)]
-    twice = OnlineClassifier(epsilon=0.1, random_state=2).fit(X, three)  # 200 rows: short
+    # "auto" leaves K classes on a stream the gate can judge to the learner alone: built
+    # again on the whole budget, it releases what fallback=False releases
+    auto = OnlineClassifier(epsilon=1.0, random_state=2).fit(X, three)  # 200 rows at 1
+    alone = OnlineClassifier(epsilon=1.0, fallback=False, random_state=2).fit(X, three)
+    assert not isinstance(auto.learner_, WithTrivialFallback)
+    np.testing.assert_array_equal(auto.decision_function(X), alone.decision_function(X))
+    # asked for the fallback, K classes on a short stream are built again on the one split
+    twice = OnlineClassifier(epsilon=1.0, fallback=True, random_state=2).fit(X, three)
     # the same fit with a plan that is never short: one build
     real_plan = fallback_module.fallback_plan
     monkeypatch.setattr(fallback_module, "fallback_plan", lambda e, d, h, classes=2:
                         real_plan(e, d, h, classes=3))
-    once = OnlineClassifier(epsilon=0.1, random_state=2).fit(X, three)
+    once = OnlineClassifier(epsilon=1.0, fallback=True, random_state=2).fit(X, three)
+    assert isinstance(twice.learner_, WithTrivialFallback)
     np.testing.assert_array_equal(twice.decision_function(X), once.decision_function(X))
 
 
