@@ -11,7 +11,8 @@ pytest.importorskip("sklearn")
 
 from dpol.adapters import OnlineClassifier
 from dpol.adapters.registry import make_learner
-from dpol.errors import NonPrivateWarning
+from dpol.errors import NonPrivateWarning, PriorOnlyWarning
+from dpol.learners.trivial_fallback import WithTrivialFallback
 
 
 def _three_blobs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -98,6 +99,13 @@ def test_river_classifier_with_declared_classes():
     hits = [model.predict_one({"a": r[0], "b": r[1]}) == k for r, k in zip(T, labels,
                                                                            strict=True)]
     assert np.mean(hits) > 0.85  # the majority class scores about 1/3
+    # fallback="auto": K classes on a stream the gate could judge learn alone; on one too
+    # short for it (150 rows at epsilon 0.1) the private prior predicts alone, and says so
+    assert not isinstance(model.learner_, WithTrivialFallback)
+    short = RiverClassifier(epsilon=0.1, horizon=150, seed=0, classes=("red", "green", "blue"))
+    with pytest.warns(PriorOnlyWarning, match="150 rows are too few"):
+        short.learn_one({"a": X[0, 0], "b": X[0, 1]}, y[0])
+    assert isinstance(short.learner_, WithTrivialFallback) and short.learner_.threshold == np.inf
     proba = model.predict_proba_one({"a": 0.5, "b": 0.0})
     assert sum(proba.values()) == pytest.approx(1.0) and max(proba, key=proba.get) == "red"
     with pytest.raises(InvalidInputError, match="y must be one of classes"):
