@@ -167,9 +167,7 @@ def register_run(app: typer.Typer, ui) -> None:
         bound: str = typer.Option("1", help="Declared bound on ||x|| (rows above: clipped), "
                                   "or auto: a private quantile of the row norms."),
         y_bound: str = typer.Option("1", help="Declared bound on |y| (regression labels), "
-                                    "a range LO,HI (the learner fits y - (LO + HI) / 2 "
-                                    "within (HI - LO) / 2: labels far from 0), or auto: a "
-                                    "private quantile of |y|."),
+                                    "their range LO,HI, or auto: a private quantile of |y|."),
         bounds_budget: float = typer.Option(0.1, help="Share of epsilon for auto bounds."),
         normalize: str = typer.Option("clip", help="clip (private end to end), private "
                                       "(features, labels and bounds scaled by private "
