@@ -20,8 +20,9 @@ import numpy as np
 
 from dpol.errors import ClippingWarning
 
-__all__ = ["FRACTION", "MIN_ROWS", "ROWS_TRADE_OFF", "SUGGEST_SHARE", "label_offset_advice",
-           "note_clipping", "round_up", "suggested_bound", "suggested_range"]
+__all__ = ["FRACTION", "MIN_ROWS", "ROWS_TRADE_OFF", "SUGGEST_SHARE", "far_from_zero",
+           "label_offset_advice", "note_clipping", "round_up", "suggested_bound",
+           "suggested_range"]
 
 #: the clipped share of the rows seen above which an object warns
 FRACTION = 0.05
@@ -104,6 +105,18 @@ def _two_digits(value: float, rounding) -> float:
     return float(f"{rounding(value / step + nudge) * step:.3g}")
 
 
+def far_from_zero(y: object) -> bool:
+    """Whether labels sit far from 0 for their spread: a finite mean beyond their std
+    (the rule behind every advice to centre them or declare their range).
+
+    >>> far_from_zero([140.0, 150.0, 170.0]), far_from_zero([-1.0, 0.5, 1.0])
+    (True, False)
+    """
+    arr = np.asarray(y, dtype=float)
+    mean = float(arr.mean())
+    return math.isfinite(mean) and abs(mean) > float(arr.std())
+
+
 def label_offset_advice(y: object, public: str, private: str) -> str | None:
     """Advice when regression labels sit far from 0 for their spread (|mean| > std), else
     None; ``public`` and ``private`` name the ways to centre them (with a public offset,
@@ -131,9 +144,9 @@ def label_offset_advice(y: object, public: str, private: str) -> str | None:
     arr = np.asarray(y, dtype=float).ravel()
     if arr.size < 2 or not np.all(np.isfinite(arr)):
         return None
-    mean, std = float(arr.mean()), float(arr.std())
-    if abs(mean) <= std:
+    if not far_from_zero(arr):
         return None
+    mean, std = float(arr.mean()), float(arr.std())
     return (f"the labels' mean ({mean:.3g}) is beyond their spread ({std:.2g}): a private "
             "model shrinks its intercept towards 0 with its weights, so it predicts towards "
             f"0 and can score below the mean label. Centre them with a public offset "

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpol._clip_warning import label_offset_advice, suggested_range
+from dpol._clip_warning import far_from_zero, label_offset_advice, suggested_range
 from dpol._seeding import spawn_seeds
 from dpol._validation import fail
 from dpol.adapters._fallback import check_fallback, with_fallback
@@ -193,9 +193,9 @@ def _label_advice(y: np.ndarray, prep: object) -> str | None:
         return label_offset_advice(y - prep.shift, "scikit-learn's TransformedTargetRegressor"
                                    " with func=lambda y: y - {offset:g} and inverse_func="
                                    "lambda y: y + {offset:g}", "centre_budget=0.1")
-    mean, std = float(np.mean(y)), float(np.std(y))
-    if prep.shift != 0.0 or abs(mean) <= std or not np.isfinite(mean):
+    if prep.shift != 0.0 or not far_from_zero(y):
         return None
+    mean, std = float(np.mean(y)), float(np.std(y))
     return (f"the labels' mean ({mean:.3g}) is beyond their spread ({std:.2g}): centred on "
             "their private mean b, they leave the learner a window of y_bound + |b| = "
             f"{prep.y_bound:.3g}, and its noise grows with it; declare their range, "

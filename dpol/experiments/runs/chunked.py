@@ -46,7 +46,7 @@ from dpol.experiments.runs import scores
 from dpol.experiments.runs.chunk_checkpoint import ChunkCheckpoints, ChunkWriters
 from dpol.experiments.runs.output import remove_checkpoint, staged_output
 from dpol.experiments.runs.report import CURVE_POINTS, write_report
-from dpol.experiments.runs.request import RunRequest
+from dpol.experiments.runs.request import RunRequest, interval_text
 from dpol.learners._psd_solve import _blas_controller
 from dpol.learners._shared_sums import share_exact_sums
 
@@ -341,8 +341,8 @@ def _notes(request: RunRequest, learned: _Learned, T: int, total_rows: int) -> l
     clipped = learned.clipped
     if clipped > 0.05 * T:  # no suggestion: it would need every raw row at hand
         c, h = request.y_centre, request.y_bound
-        y_part = "" if request.classification else f", y in [{c - h:g}, {c + h:g}]" if c \
-            else f", |y| <= {h:g}"
+        y_part = "" if request.classification else f", y in {interval_text(c, h)}" \
+            if c else f", |y| <= {h:g}"
         notes.append(f"{clipped} of {T} rows ({100 * clipped / T:.0f}%) were clipped to the "
                      f"declared bounds ||x|| <= {request.x_bound:g}{y_part}")
     return notes

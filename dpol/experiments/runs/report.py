@@ -14,6 +14,7 @@ from dpol.experiments.plots import plot_curves
 from dpol.experiments.report import ERRATA, glossary, markdown_table
 from dpol.experiments.runs import scores
 from dpol.experiments.runs.output import CHECKPOINT_SUFFIX, RUN_FILE, write_run_file
+from dpol.experiments.runs.request import interval_text
 from dpol.learners import PrivateKernelRegression, PrivateOfflineLearner
 from dpol.learners._base import OnlineLearner
 from dpol.learners._wrapper import LearnerWrapper, innermost
@@ -156,8 +157,9 @@ def write_report(out: Path, info: dict, rows: list[dict], figures: list[Path], *
 def _label_bound(info: dict) -> str:
     """|y| <= B, or a declared range: what the learner fits within it."""
     c, h = info.get("y_centre", 0.0), info["y_bound"]
-    return (f"y in [{c - h:g}, {c + h:g}] (the learner fits y - {c:g} within |y - {c:g}| <= "
-            f"{h:g}; its iterates and predictions are of y - {c:g})" if c else f"|y| <= {h:g}")
+    return (f"y in {interval_text(c, h)} (the learner fits y - {c:g} within "
+            f"|y - {c:g}| <= {h:g}; its iterates and predictions are of y - {c:g})" if c
+            else f"|y| <= {h:g}")
 
 
 def _counter_text(info: dict) -> str:

@@ -26,11 +26,21 @@ from dpol.experiments.runs.checkpoint import CHECKPOINT
 from dpol.experiments.runs.output import check_out, checkpoint_folder
 from dpol.learners.random_features import BANDWIDTH
 
-__all__ = ["RUN_NORMALIZATIONS", "RunRequest", "check_request", "feature_arguments"]
+__all__ = ["RUN_NORMALIZATIONS", "RunRequest", "check_request", "feature_arguments",
+           "interval_text"]
 
 #: ``normalize`` of a run: a table's own, or "private" (scaling released privately on
 #: the ``bounds_budget`` share, inside the guarantee)
 RUN_NORMALIZATIONS = (*NORMALIZATIONS, "private")
+
+
+def interval_text(centre: float, half: float) -> str:
+    """A declared label range, ``[centre - half, centre + half]``, as the run says it.
+
+    >>> interval_text(50.0, 30.0)
+    '[20, 80]'
+    """
+    return f"[{centre - half:g}, {centre + half:g}]"
 
 
 @dataclass(frozen=True)
@@ -79,8 +89,9 @@ class RunRequest:
     @property
     def range_text(self) -> str:
         """A declared label range, as the report says it ("": none)."""
-        c, h = self.y_centre, self.y_bound
-        return f"labels y - {c:g} (the declared range [{c - h:g}, {c + h:g}])" if c else ""
+        c = self.y_centre
+        return f"labels y - {c:g} (the declared range {interval_text(c, self.y_bound)})" \
+            if c else ""
 
     @property
     def auto(self) -> tuple[bool, bool]:

@@ -16,17 +16,23 @@ import math
 
 import numpy as np
 
-from dpol._clip_warning import ROWS_TRADE_OFF, SUGGEST_SHARE, label_offset_advice, suggested_range
+from dpol._clip_warning import (
+    ROWS_TRADE_OFF,
+    SUGGEST_SHARE,
+    far_from_zero,
+    label_offset_advice,
+    suggested_range,
+)
 from dpol._validation import check_real, fail
 from dpol.adapters._multi_class import MULTI_CLASS_LEARNERS
 from dpol.datasets.files import Clipping
 from dpol.evaluation import prequential_accuracy
+from dpol.experiments.runs.request import interval_text
 
 __all__ = ["CLIP_NOTE_SHARE", "SEEDED_NOTE", "SPLIT_SEED",
            "class_options", "clip_note", "heldout_scores", "hits", "holdout_split",
            "horizon_note", "online_accuracy", "run_notes", "silent_note", "summary_row",
-           "trivial_rows",
-           "zero_row"]
+           "trivial_rows", "zero_row"]
 
 #: the held-out split is drawn with this seed, whatever the noise seed: every run of a file
 #: is scored on the same rows
@@ -251,7 +257,7 @@ def run_notes(request, rows, bounded, fits, guarantee) -> list[str]:
     y_range = offset = None
     if not classification:
         raw = rows.y[rows.train] + request.y_centre  # the labels as in the file
-        if request.y_centre or abs(np.mean(raw)) > np.std(raw):
+        if request.y_centre or far_from_zero(raw):
             y_range = suggested_range(raw)
         offset = label_offset_advice(bounded.y[rows.train], "declare their range, --y-bound "
                                      + ("{:g},{:g}".format(*y_range) if y_range else "lo,hi"),
@@ -312,7 +318,7 @@ def clip_note(clip: Clipping, by_learner: int, classification: bool, *,
     mark = {k: " (released privately)" if k in released else "" for k in ("x", "y")}
     parts = [f"||x|| > {clip.x_bound:g}{mark['x']} in {clip.x_over} rows"]
     if not classification:
-        label = f"y outside [{centre - clip.y_bound:g}, {centre + clip.y_bound:g}]" if centre \
+        label = f"y outside {interval_text(centre, clip.y_bound)}" if centre \
             else f"|y| > {clip.y_bound:g}"
         parts.append(f"{label}{mark['y']} in {clip.y_over}")
     if by_learner:
