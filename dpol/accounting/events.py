@@ -43,6 +43,7 @@ __all__ = [
     "MechanismEvent",
     "compose_dp_event",
     "compose_guarantee",
+    "gaussian_mu",
 ]
 
 #: a derived epsilon at most this much (relative) below the calibration's target is
@@ -140,6 +141,36 @@ def compose_dp_event(events: Iterable[MechanismEvent]) -> dp_accounting.DpEvent:
     if not inner:
         return dp_accounting.NoOpDpEvent()
     return inner[0] if len(inner) == 1 else dp_accounting.ComposedDpEvent(inner)
+
+
+def gaussian_mu(events: Iterable[MechanismEvent]) -> float | None:
+    """mu of the events' composition when every one is Gaussian, sqrt(sum 1 / z_i^2) (a
+    GDP claim, Dong, Roth, Su 2019, Corollary 3.3; inf for a zero multiplier or a
+    non-private event), else None.
+
+    >>> import dp_accounting
+    >>> gaussian_mu([MechanismEvent(dp_accounting.SelfComposedDpEvent(
+    ...     dp_accounting.GaussianDpEvent(2.0), 4))])
+    1.0
+    >>> gaussian_mu([MechanismEvent(dp_accounting.LaplaceDpEvent(1.0))]) is None
+    True
+    """
+    mu2 = 0.0
+    for mech in events:
+        if mech.pure_epsilon is not None:
+            return None
+        for event, count in _leaves(mech.event):
+            if isinstance(event, dp_accounting.NoOpDpEvent):
+                continue
+            if isinstance(event, dp_accounting.NonPrivateDpEvent):
+                return math.inf
+            if not isinstance(event, dp_accounting.GaussianDpEvent):
+                return None
+            z = event.noise_multiplier
+            if z == 0.0:
+                return math.inf
+            mu2 += count * (1.0 / z) ** 2
+    return math.sqrt(mu2)
 
 
 def _common(events: Sequence[MechanismEvent], attribute: str) -> str:

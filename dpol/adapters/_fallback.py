@@ -23,6 +23,7 @@ from dpol.accounting.closed_forms import resolve_delta
 from dpol.errors import PriorOnlyWarning
 from dpol.learners._base import OnlineLearner
 from dpol.learners._fallback_budget import PRIOR_ONLY_SHARES, fallback_plan, gate_resolution
+from dpol.learners._fallback_trace import linear_trace
 from dpol.learners._wrapper import innermost
 from dpol.learners.postprocess import label_bound
 from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
@@ -71,8 +72,8 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
                   fallback: bool | str, epsilon: float, delta: float | None, horizon: int,
                   seed: object, learner_seed: object = None, link: str | None = None,
                   offset: object = None, shares: tuple[float, float] | None = None,
-                  significance: float | None = None,
-                  gate_from: int | None = None) -> OnlineLearner:
+                  significance: float | None = None, gate_from: int | None = None,
+                  learner_from: int | None = None) -> OnlineLearner:
     """``build(epsilon, learner_seed)``; with ``fallback``, ``build`` of the learner's
     share inside :class:`WithTrivialFallback` (``seed``: its noise's) that states the
     whole's ``epsilon``. ``"auto"``: the fallback wherever it can wrap the learner
@@ -83,8 +84,9 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     learner fitting y - b (its gate judges the classes of y and of m + b); ``shares``:
     the prior's and the gate's (default: ``fallback_plan``'s, from epsilon, delta, the
     horizon and the learner's number of classes, all public); ``significance``: the
-    coin-flip rule's, in place of the plan's, and ``gate_from`` the gate's first row, in
-    place of ``GATE_FROM`` (public rules, for measurements).
+    coin-flip rule's, in place of the plan's, ``gate_from`` the gate's first row, in
+    place of ``GATE_FROM``, and ``learner_from`` the learner's, in place of the plan's
+    (public rules, for measurements; with ``shares`` the learner starts at row 0).
 
     Where the first build must be redone (the fallback refused; K classes), the second
     takes a ``replica`` of ``learner_seed`` taken before the first:
@@ -100,6 +102,8 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     ('WithTrivialFallback', 'rate', 1.0, 0.606)
     >>> m.significance  # 300 rows: short, the prior takes 50%, the gate decides alone
     0.0
+    >>> m.learner_from  # the prior alone on the whole budget for rows 1..31
+    31
     """
     fallback = check_fallback(fallback)
     if not fallback:
@@ -132,6 +136,10 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
                       stacklevel=3)
     if gate_from is not None:
         rule["gate_from"] = gate_from
+    if learner_from is None and shares is None and linear_trace(learner):
+        learner_from = plan.learner_from  # kernel regression learns from row 0
+    if learner_from:
+        rule["learner_from"] = learner_from
     # epsilon = inf: no noise anywhere, and the guarantee is the learner's (infinite)
     return WithTrivialFallback(learner, prior_multiplier=z_prior, gate_multiplier=z_gate,
                                link=link, seed=seed, offset=offset,

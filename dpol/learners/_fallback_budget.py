@@ -17,12 +17,12 @@ import dataclasses
 import math
 
 from dpol._validation import check_int, check_real, fail
-from dpol.accounting.closed_forms import gaussian_share
+from dpol.accounting.closed_forms import gaussian_share, mu_star
 
-__all__ = ["GATE_FROM", "GATE_SHARE", "PRIOR_ONLY_RESOLUTION", "PRIOR_ONLY_SHARES",
-           "PRIOR_SHARE", "SHORT_PRIOR_SHARE", "SHORT_RESOLUTION", "FallbackPlan",
-           "fallback_budget", "fallback_plan", "gate_resolution", "gate_start",
-           "schedule_weight"]
+__all__ = ["GATE_FROM", "GATE_SHARE", "LEARNER_FROM_ROWS", "LEARNER_FROM_STD",
+           "PRIOR_ONLY_RESOLUTION", "PRIOR_ONLY_SHARES", "PRIOR_SHARE", "SHORT_PRIOR_SHARE",
+           "SHORT_RESOLUTION", "FallbackPlan", "fallback_budget", "fallback_plan",
+           "gate_resolution", "gate_start", "learner_start", "schedule_weight"]
 
 #: shares of a Gaussian budget (of mu^2) spent on the prior and on the gate. Chosen on the
 #: utility benchmark's tuning sets (docs/benchmarks/trivial_fallback.md): 0.2 / 0.1 misses
@@ -53,6 +53,15 @@ SHORT_PRIOR_SHARE = 0.5
 PRIOR_ONLY_RESOLUTION = 0.25
 #: the prior's and the gate's shares there (the learner's 5% is spent, never predicts)
 PRIOR_ONLY_SHARES = (0.9, 0.05)
+#: the learner starts after the first blocks in which the prior, on the whole budget,
+#: learns the mean of the +-1 labels to within this public std (``learner_start``): the
+#: prior predicts those rows anyway, and its sign there decides them
+#: (docs/benchmarks/trivial_fallback.md, "The learner's first rows": 0.25 and 0.15 gave
+#: the same figures on the tuning sets under the cap below; 0.25 gives up fewer rows)
+LEARNER_FROM_STD = 0.25
+#: ... but it gives up at most this share of the horizon (1/4 cost breast cancer's
+#: stream 6 points of accuracy at epsilon 1, 1/8 cost 2.8)
+LEARNER_FROM_ROWS = 1 / 8
 
 
 def fallback_budget(epsilon: float, delta: float, prior_share: float = PRIOR_SHARE,
@@ -107,6 +116,31 @@ def schedule_weight(horizon: int, after: int = 0) -> float:
     return weight
 
 
+def learner_start(epsilon: float, delta: float, horizon: int,
+                  std: float = LEARNER_FROM_STD, rows: float = LEARNER_FROM_ROWS) -> int:
+    """The row after which the learner learns: the end of the first block (1, 3, 7, ...,
+    2^k - 1 rows) by which the prior's margin on the whole budget, 2 sqrt(3) z* / n
+    (z* = 1 / mu*, a block's std 2 z* over sqrt(W), W = n^2 / 3 on the doubling blocks),
+    falls to ``std``; at most ``rows`` of the horizon (then the last block end within it;
+    0 without noise).
+
+    >>> learner_start(0.1, 1e-5, 10_000), learner_start(1.0, 1e-5, 10_000)
+    (511, 63)
+    >>> learner_start(0.1, 1e-5, 2_000), learner_start(0.1, 1e-5, 7), learner_start(
+    ...     math.inf, 1e-5, 10_000)
+    (127, 0, 0)
+    """
+    if math.isinf(epsilon):
+        return 0
+    needed = 2.0 * math.sqrt(3.0) / (mu_star(epsilon, delta) * std)
+    end = 1
+    while end < needed:
+        end = 2 * end + 1
+    while end > horizon * rows:
+        end = (end - 1) // 2
+    return end
+
+
 def gate_resolution(epsilon: float, delta: float, horizon: int) -> float:
     """The gate's public std at the horizon on the default split, in error rate: how
     small a difference between the model's and the prior's error rates it can see
@@ -126,13 +160,15 @@ class FallbackPlan:
     """The fallback's split and rule: shares of mu*^2 for the prior and the gate, and its
     ``significance`` (0: the model predicts only where the gate opens; None: the
     mechanism's default); ``short``: the short-stream split; ``prior_only``: the gate
-    never opens (a stream too short for it to judge a model)."""
+    never opens (a stream too short for it to judge a model); ``learner_from``: the
+    row after which the learner learns (``learner_start``; 0 where the prior is alone)."""
 
     prior_share: float
     gate_share: float
     significance: float | None
     short: bool
     prior_only: bool = False
+    learner_from: int = 0
 
 
 def fallback_plan(epsilon: float, delta: float, horizon: int,
@@ -142,7 +178,9 @@ def fallback_plan(epsilon: float, delta: float, horizon: int,
     ``SHORT_PRIOR_SHARE`` and the model predicts only where the gate opens, and above
     ``PRIOR_ONLY_RESOLUTION`` the prior alone predicts (``prior_only``: the gate never
     opens; ``PRIOR_ONLY_SHARES``); otherwise
-    ``PRIOR_SHARE`` / ``GATE_SHARE`` and the mechanism's default rule. K > 2 classes
+    ``PRIOR_SHARE`` / ``GATE_SHARE`` and the mechanism's default rule; the learner
+    learns after row ``learner_start`` (the prior predicts before it, on the whole
+    budget). K > 2 classes
     never take the short split (on wine, three balanced classes, it cost 12 points of
     held-out accuracy at epsilon 1, 46.7 -> 35.0), but are left to the prior alone as two
     are: their gate's own resolution is no finer.
@@ -157,11 +195,14 @@ def fallback_plan(epsilon: float, delta: float, horizon: int,
     [True, False]
     >>> fallback_plan(0.1, 1e-5, 150, classes=3).prior_only  # iris's 120 rows: 1.77
     True
+    >>> fallback_plan(0.1, 1e-5, 5_000).learner_from, fallback_plan(1.0, 1e-5, 5_000).learner_from
+    (511, 63)
     """
     resolution = gate_resolution(epsilon, delta, horizon)
     if not math.isinf(epsilon) and resolution > PRIOR_ONLY_RESOLUTION:
         return FallbackPlan(*PRIOR_ONLY_SHARES, 0.0, True, True)
+    start = learner_start(epsilon, delta, horizon)
     short = classes == 2 and not math.isinf(epsilon) and resolution > SHORT_RESOLUTION
     if short:
-        return FallbackPlan(SHORT_PRIOR_SHARE, GATE_SHARE, 0.0, True)
-    return FallbackPlan(PRIOR_SHARE, GATE_SHARE, None, False)
+        return FallbackPlan(SHORT_PRIOR_SHARE, GATE_SHARE, 0.0, True, learner_from=start)
+    return FallbackPlan(PRIOR_SHARE, GATE_SHARE, None, False, learner_from=start)

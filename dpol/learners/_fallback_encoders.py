@@ -10,7 +10,7 @@ import numpy as np
 
 from dpol._validation import fail
 
-__all__ = ["block_sums", "prior_labels"]
+__all__ = ["block_sums", "check_offset", "prior_labels"]
 
 
 def _classes(margins: np.ndarray) -> np.ndarray:
@@ -24,6 +24,25 @@ def block_sums(model: np.ndarray, labels: np.ndarray,
     labels, and the count of the model's 0-1 errors (its margins' classes against the
     labels')."""
     return labels.sum(axis=0), float(np.sum(_classes(model) != classes))
+
+
+def check_offset(offset: object, shape: tuple, link: str) -> float | np.ndarray:
+    """``offset`` (the labels' public centre) as a finite float or (K,) array (0 for
+    None), or one clear error naming it; nonzero only with the ``"rate"`` link.
+
+    >>> check_offset(None, (), "rate"), check_offset(0.5, (), "rate")
+    (0.0, 0.5)
+    """
+    if offset is None:
+        return np.zeros(shape) if shape else 0.0
+    value = np.asarray(offset, dtype=np.float64)
+    if value.shape != shape or not np.all(np.isfinite(value)):
+        kind = f"array of shape {shape}" if shape else "number"
+        raise fail("offset", f"be a finite {kind} (the labels' public centre)", offset)
+    if np.any(value != 0.0) and link != "rate":
+        raise fail("offset", "be 0 with link='logit' (a centre is a least-squares "
+                   "learner's, on the labels' scale)", offset)
+    return value if shape else float(value)
 
 
 def prior_labels(y: np.ndarray, offset: object, outputs: int,

@@ -15,13 +15,15 @@ c = +-1 (n_j - S_j[c] for K classes), are read off the released S_j: post-proces
 the gate needs no second look at the labels. The inverse-variance means of the released
 block rates, sum_j n_j S_j / W and sum_j n_j (E_j - T_j) / W with W = sum_j n_j^2, are the
 prior and the gate's mean error difference d, each of public std (its block noise std
-over sqrt(W)). The first blocks, those ending at or before row ``gate_from`` (1, 2, ...,
-64 rows by default; a quarter of the horizon if less), release the prior alone, on the
-gate's budget too: the model's errors there could barely move d (a block weighs n_j^2),
-while the prior's sign decides each of their rows; their sums enter with inverse-variance
-weights, n_j (z_prior / z)^2 in the mean and n_j^2 (z_prior / z)^2 in W (the gate's W sums
-its own blocks). The model predicts where d < -``threshold`` s (a one-sided test that
-keeps the trivial model wherever the model is not clearly better), and from the gate's
+over sqrt(W)). The first blocks release the prior alone, on more of the budget: the
+model's errors there could barely move d (a block weighs n_j^2), while the prior's sign
+decides each of their rows. Those ending by row ``learner_from`` (public) spend the whole
+budget on it: the learner learns from the next row on; those ending by ``gate_from``
+(blocks of 1, 2, ..., 64 rows by default; a quarter of the horizon if less) spend the
+gate's too. Their sums enter with inverse-variance weights, n_j (z_prior / z)^2 in the
+mean and n_j^2 (z_prior / z)^2 in W (the gate's W sums its own blocks). The model
+predicts where d < -``threshold`` s (a one-sided test that keeps the trivial model
+wherever the model is not clearly better), and from the gate's
 first block wherever the prior is within ``significance`` of its own stds of the class
 boundary (a coin flip, no better a guess than the model's; before it, an unjudged model
 of a few dozen rows is the worse guess). The estimators' default;
@@ -41,11 +43,13 @@ coordinate is 1/z-GDP (Dong, Roth and Su 2019, Thm 2.7),
 composed adaptively as mu^2 = sum mu_i^2 (Dong, Roth and Su 2019, Cor. 3.3);
 :func:`fallback_budget` splits a Gaussian budget so that the whole composes exactly to
 the target, in the shares :func:`fallback_plan` picks from public quantities (epsilon,
-delta, the horizon, the classes). A block ending at or before row
-min(``gate_from``, T // 4) (public) releases its label sum alone at z with 1 / z^2 =
-1 / z_prior^2 + 1 / z_gate^2, the mu^2 a later block's two releases spend together:
-every element costs the same mu^2, the one the two stated events compose to (parallel
-composition over the blocks). The choice and the predictions are post-processing.
+delta, the horizon, the classes). Every element costs at most the mu^2 the stated
+events compose to (parallel composition over the blocks): a block ending by row
+``learner_from`` releases its label sum alone at z with 1 / z^2 = 1 / z_prior^2 + 1 /
+z_gate^2 + mu_learner^2 (the learner never sees its rows; mu_learner from its Gaussian
+events), a later one ending by min(``gate_from``, T // 4) at 1 / z^2 = 1 / z_prior^2 +
+1 / z_gate^2 (the learner's share is spent on its rows), the rest at z_prior beside the
+gate's count and the learner. The choice and the predictions are post-processing.
 
 Examples
 --------
@@ -70,7 +74,7 @@ import numpy as np
 
 from dpol._seeding import resolve_rng
 from dpol._validation import as_matrix, as_vector, check_choice, check_int, check_real, fail
-from dpol.accounting.events import MechanismEvent
+from dpol.errors import HorizonExceededError
 from dpol.learners._base import OnlineLearner, Trace
 from dpol.learners._fallback_budget import (
     GATE_FROM,
@@ -80,15 +84,15 @@ from dpol.learners._fallback_budget import (
     fallback_plan,
     gate_start,
 )
-from dpol.learners._fallback_encoders import block_sums, prior_labels
+from dpol.learners._fallback_calibration import GAUSSIAN, FallbackCalibration
+from dpol.learners._fallback_encoders import block_sums, check_offset, prior_labels
+from dpol.learners._fallback_trace import idle_trace, joined, linear_trace
 from dpol.learners._wrapper import LearnerWrapper, innermost, predict_rows
 from dpol.noise.kinds import noise_kind
 
 __all__ = ["GATE_FROM", "GATE_SHARE", "LINKS", "PRIOR_SHARE", "SIGNIFICANCE", "THRESHOLD",
            "WithTrivialFallback", "block_sums", "fallback_budget", "fallback_plan"]
 
-#: the noise of both mechanisms (float Gaussian)
-GAUSSIAN = noise_kind("gaussian")
 #: the gate opens where the model's mean error is below the prior's by this many stds
 #: (docs/benchmarks/trivial_fallback.md: 1 against 2 on the tuning sets)
 THRESHOLD = 1.0
@@ -99,7 +103,7 @@ SIGNIFICANCE = 1.0
 LINKS = ("rate", "logit")
 
 
-class WithTrivialFallback(LearnerWrapper):
+class WithTrivialFallback(FallbackCalibration, LearnerWrapper):
     """A learner that predicts the private prior until its model privately beats it.
 
     Parameters
@@ -133,6 +137,11 @@ class WithTrivialFallback(LearnerWrapper):
         The gate releases from the first block ending after this row (or after a quarter
         of the horizon, if less); the blocks before release the prior alone on both
         mechanisms' budget (0: the gate in every block).
+    learner_from : int
+        The learner learns from the row after this one (0: from the first); the blocks
+        ending by it release the prior alone on the whole budget (``idle_multiplier``),
+        and the trace holds the learner's first iterate there
+        (:func:`~dpol.learners._fallback_budget.learner_start` picks it).
 
     Attributes
     ----------
@@ -155,7 +164,8 @@ class WithTrivialFallback(LearnerWrapper):
                  gate_multiplier: float, threshold: float = THRESHOLD,
                  significance: float = SIGNIFICANCE, link: str = "rate",
                  seed: object = None, epsilon: float | None = None,
-                 offset: object = None, gate_from: int = GATE_FROM) -> None:
+                 offset: object = None, gate_from: int = GATE_FROM,
+                 learner_from: int = 0) -> None:
         refused = self.refusal(learner)
         if refused is not None:
             raise fail(*refused)
@@ -167,6 +177,13 @@ class WithTrivialFallback(LearnerWrapper):
         self.significance = check_real("significance", significance, low=0.0)
         self.link = check_choice("link", link, LINKS)
         self.gate_from = check_int("gate_from", gate_from, low=0)
+        self.learner_from = check_int("learner_from", learner_from, low=0)
+        if self.learner_from >= learner.horizon:
+            raise fail("learner_from", f"be below the learner's horizon {learner.horizon} "
+                       "(the learner must learn some rows)", learner_from)
+        if self.learner_from and not linear_trace(learner):
+            raise fail("learner_from", "be 0 for a learner without a linear model (its "
+                       "trace could not state the rows it did not learn)", learner_from)
         self._share(clips=False)  # it clips nothing itself: the learner's warning stands
         if epsilon is not None:
             self.epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
@@ -174,11 +191,12 @@ class WithTrivialFallback(LearnerWrapper):
         self._rng = resolve_rng(seed)
         self.outputs = int(getattr(self.base, "outputs", 1))
         shape = (self.outputs,) if self.outputs > 1 else ()
-        self.offset = self._check_offset(offset, shape)
+        self.offset = check_offset(offset, shape, self.link)
         self._label_sum, self._error_sum = np.zeros(shape), 0.0  # the open block's
         self._prior_num, self._gate_num, self._weight = np.zeros(shape), 0.0, 0.0
         self._gate_weight = 0.0  # W of the blocks the gate released
         self._block_start = 0  # where the open block began
+        self._idle = 0  # rows before learner_from, seen by the prior alone
         self.releases_: list[tuple[int, object, float]] = []  # (rows, noisy sums) per block
         self.uses_model = False
 
@@ -204,50 +222,14 @@ class WithTrivialFallback(LearnerWrapper):
                     "noise)", noise)
         return None
 
-    def _check_offset(self, offset: object, shape: tuple) -> float | np.ndarray:
-        """``offset`` as a finite float or (K,) array (0 for None), or one clear error."""
-        if offset is None:
-            return np.zeros(shape) if shape else 0.0
-        value = np.asarray(offset, dtype=np.float64)
-        if value.shape != shape or not np.all(np.isfinite(value)):
-            kind = f"array of shape {shape}" if shape else "number"
-            raise fail("offset", f"be a finite {kind} (the labels' public centre)", offset)
-        if np.any(value != 0.0) and self.link != "rate":
-            raise fail("offset", "be 0 with link='logit' (a centre is a least-squares "
-                       "learner's, on the labels' scale)", offset)
-        return value if shape else float(value)
-
-    # ------------------------------------------------------------------ the public parts
-    @property
-    def prior_sensitivity(self) -> float:
-        """l2 sensitivity of a block's label sum: 2 L for the -L / +L labels it sums
-        (``_label_size``; not the learner's 2 y_bound, which a centre widens to 2 (1 + |b|)),
-        or sqrt(2) for one-hot rows."""
-        return math.sqrt(2.0) if self.outputs > 1 else 2.0 * self._label_size
-
-    #: l2 sensitivity of a block's count of the model's errors
-    gate_sensitivity = 1.0
     #: the coin-flip rule in the first blocks too (the rule before 2026-11-29, kept for
     #: ``benchmarks/trivial_fallback.py``'s comparison; post-processing either way)
     _coin_flips_early = False
 
     @property
-    def _label_size(self) -> float:
-        """|label| after clipping: two classes are -1 / +1 clipped to the labels' bound."""
-        return min(1.0, self.base.y_bound - abs(self.offset))
-
-    @property
-    def early_multiplier(self) -> float:
-        """z of the prior in a block the gate skips: 1 / z^2 = 1 / z_prior^2 + 1 / z_gate^2
-        (0 where either is 0: no noise)."""
-        both = math.hypot(self.prior_multiplier, self.gate_multiplier)
-        return 0.0 if both == 0.0 else self.prior_multiplier * self.gate_multiplier / both
-
-    def _prior_error_std(self) -> float:
-        """Public noise std of a block's prior-error count T_j read off its label sum."""
-        if self.outputs > 1:  # n_j - S_j[c]: one coordinate of std z sqrt(2)
-            return self.prior_multiplier * self.prior_sensitivity
-        return self.prior_multiplier * self.prior_sensitivity / (2.0 * self._label_size)
+    def t_(self) -> int:
+        """Rows seen: those before ``learner_from`` and the learner's own."""
+        return self._idle + self.learner.t_
 
     @property
     def prior(self) -> float | np.ndarray:
@@ -290,8 +272,11 @@ class WithTrivialFallback(LearnerWrapper):
         """Release the block's noisy label sum and error count (it ends at row ``end``),
         update the prior and the gate."""
         n = end - self._block_start
-        gated = end > gate_start(self.horizon, self.gate_from)
-        z = self.prior_multiplier if gated else self.early_multiplier
+        idle = end <= self.learner_from  # the prior alone, on the whole budget
+        gated = not idle and end > max(gate_start(self.horizon, self.gate_from),
+                                       self.learner_from)
+        z = self.prior_multiplier if gated else \
+            self.idle_multiplier if idle else self.early_multiplier
         labels = GAUSSIAN.noisy(np.atleast_1d(self._label_sum), z * self.prior_sensitivity,
                                 self._rng)
         errors = math.nan if not gated else GAUSSIAN.noisy(
@@ -357,9 +342,19 @@ class WithTrivialFallback(LearnerWrapper):
         xv = as_vector("x", x, self.dim)
         yv = np.asarray(self.base._check_label(y), dtype=np.float64)
         labels, classes = self._labels(yv[None, ...])  # refused before anything changes
+        self._check_room(1)
         model = np.asarray(self.learner.predict_one(xv), dtype=np.float64)
-        self.learner.learn_one(xv, y)  # may refuse: then nothing changed
+        if self._idle < self.learner_from:
+            self._idle += 1  # the prior's row alone
+        else:
+            self.learner.learn_one(xv, y)  # may refuse: then nothing changed
         self._absorb(model[None, ...], labels, classes)
+
+    def _check_room(self, n: int) -> None:
+        """Refuse rows beyond the horizon (the learner, fed fewer, would not)."""
+        if self.t_ + n > self.horizon:
+            raise HorizonExceededError(f"{type(self).__name__}: {n} elements after "
+                                       f"{self.t_} exceed horizon={self.horizon}")
 
     def run(self, X: object, y: object, *, comparator: object = None) -> Trace:
         """The learner's ``run``, then the two mechanisms block by block (the same draws
@@ -368,9 +363,19 @@ class WithTrivialFallback(LearnerWrapper):
         X = as_matrix("X", X, self.dim)
         Y = self.base._check_labels(y, X.shape[0])
         labels, classes = self._labels(Y)  # refused before anything changes
-        trace = self.learner.run(X, Y, comparator=comparator)
-        gated = self._absorb(np.asarray(trace.prequential_predictions, dtype=np.float64),
-                             labels, classes)
+        self._check_room(X.shape[0])
+        idle = max(0, min(self.learner_from - self._idle, X.shape[0]))  # the prior's alone
+        if idle:  # the untrained model's predictions: the gate counts none of them
+            first, early = (idle_trace(self.learner, X[:idle], Y[:idle], comparator),
+                            predict_rows(self.learner, X[:idle]))
+        trace = self.learner.run(X[idle:], Y[idle:], comparator=comparator)
+        model = np.asarray(trace.prequential_predictions, dtype=np.float64)
+        if idle:
+            self._idle += idle
+            model = np.concatenate([np.asarray(early, dtype=np.float64).reshape(
+                (idle, *model.shape[1:])), model])
+            trace = joined(first, trace)
+        gated = self._absorb(model, labels, classes)
         return dataclasses.replace(trace, model_predictions=gated, privacy=self.privacy)
 
     def predict_one(self, x: object, *, raw: bool = False) -> float | np.ndarray:
@@ -387,14 +392,6 @@ class WithTrivialFallback(LearnerWrapper):
         n = np.atleast_2d(X).shape[0]
         margin = self.prior - self.offset
         return np.tile(margin, (n, 1)) if self.outputs > 1 else np.full(n, margin)
-
-    def privacy_events(self) -> tuple[MechanismEvent, ...]:
-        """The learner's events, then the prior's and the gate's Gaussian events (a zero
-        multiplier's is non-private: its sums are released exactly)."""
-        own = tuple(MechanismEvent(GAUSSIAN.dp_event(z), "replace_one", name=name)
-                    for z, name in ((self.prior_multiplier, "trivial fallback: prior"),
-                                    (self.gate_multiplier, "trivial fallback: gate")))
-        return tuple(self.learner.privacy_events()) + own
 
     def _loss_value(self, w: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         return self.learner._loss_value(w, X, y)
