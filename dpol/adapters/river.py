@@ -276,8 +276,9 @@ class RiverClassifier(_DictFeatures, _Classifier):
     budget, 40% on a short two-class stream, the prior alone on a very short one (any K)
     (``fallback_plan``: a ``PriorOnlyWarning`` says so; ``"auto"``: wherever the
     learner allows it, for K > 2 classes only there); ``learner_.uses_model`` says
-    whether the model or the prior predicts. ``privacy`` includes the fallback's share
-    (docs/benchmarks/trivial_fallback.md).
+    whether the model or the prior predicts, ``learner_.learner_from`` after which row the
+    learner learns (the rows before feed the prior alone, on the whole budget).
+    ``privacy`` includes the fallback's share (docs/benchmarks/trivial_fallback.md).
 
     Examples
     --------

@@ -368,13 +368,15 @@ class WithTrivialFallback(FallbackCalibration, LearnerWrapper):
         if idle:  # the untrained model's predictions: the gate counts none of them
             first, early = (idle_trace(self.learner, X[:idle], Y[:idle], comparator),
                             predict_rows(self.learner, X[:idle]))
-        trace = self.learner.run(X[idle:], Y[idle:], comparator=comparator)
+        trace = self.learner.run(X[idle:], Y[idle:], comparator=comparator) \
+            if idle < X.shape[0] else first
         model = np.asarray(trace.prequential_predictions, dtype=np.float64)
         if idle:
             self._idle += idle
-            model = np.concatenate([np.asarray(early, dtype=np.float64).reshape(
-                (idle, *model.shape[1:])), model])
-            trace = joined(first, trace)
+            if trace is not first:
+                model = np.concatenate([np.asarray(early, dtype=np.float64).reshape(
+                    (idle, *model.shape[1:])), model])
+                trace = joined(first, trace)
         gated = self._absorb(model, labels, classes)
         return dataclasses.replace(trace, model_predictions=gated, privacy=self.privacy)
 

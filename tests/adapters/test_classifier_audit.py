@@ -180,7 +180,7 @@ def test_the_centre_and_the_fallback_compose_to_the_claim():
     data, _ = _class_pair(121, 96)
     z_star = 1.0 / mu_star(EPSILON, DELTA)
     choices = set()
-    for seed in range(20):  # the model is chosen in 5 of them (2, 3, 13, 16, 19)
+    for seed in range(20):  # the model is chosen in some of them, not in others
         est = _classifier(seed, horizon=121, centre_budget=0.1, fallback=True).partial_fit(
             *data, classes=CLASSES)
         fb, b = est.learner_, est.prep_.centre.value
@@ -193,13 +193,20 @@ def test_the_centre_and_the_fallback_compose_to_the_claim():
         assert fb.offset == b != 0.0 and est.prep_.y_bound == 1.0 + abs(b)
         width = fb.prior_multiplier * 2.0  # the prior's noise std: labels +-1, whatever b
         # the blocks ending by row 121 // 4 = 30 (1, 2, 4, 8 rows) release the label sum
-        # alone at z_early, weighted (z_prior / z_early)^2; the gate sums the later ones
+        # alone, weighted (z_prior / z)^2: those ending by learner_from (an eighth of 121
+        # rows, cut to a block end: 15) at z_idle, the learner's mu^2 too, the next at
+        # z_early; the gate sums the later ones
+        assert fb.learner_from == 15
+        # an idle row spends the prior's, the gate's and the learner's shares: 0.9 of mu*^2
+        assert (z_star / fb.idle_multiplier) ** 2 == pytest.approx(0.9, rel=1e-9)
         skipped = [math.isnan(errors) for _, _, errors in fb.releases_]
         assert skipped == [True] * 4 + [False] * 3  # blocks of 1, 2, ..., 32, then 58
-        num_p, num_g, weight, gate_weight = 0.0, 0.0, 0.0, 0.0
+        num_p, num_g, weight, gate_weight, end = 0.0, 0.0, 0.0, 0.0, 0
         for (n, labels, errors), skip in zip(fb.releases_, skipped, strict=True):
             c = 1 if weight > 0 and num_p / weight > 0 else -1  # the prior's class before
-            w = (fb.prior_multiplier / fb.early_multiplier) ** 2 if skip else 1.0
+            end += n
+            z = fb.idle_multiplier if end <= fb.learner_from else fb.early_multiplier
+            w = (fb.prior_multiplier / z) ** 2 if skip else 1.0
             if not skip:
                 num_g += n * (errors - (n - c * labels) / 2.0)  # the prior's, released
                 gate_weight += float(n) ** 2

@@ -88,7 +88,9 @@ def test_the_guarantee_and_the_report_include_the_fallback(tmp_path):
     # 240 training rows are short at epsilon 1 (fallback_plan): the prior takes 50%
     assert row["fallback_split"] == (
         "trivial fallback: class prior and gate, Gaussian, 50% + 10% of the budget (of "
-        "mu^2; noise multipliers 5.276 and 11.8); learner epsilon = 0.6057; composed exactly")
+        "mu^2; noise multipliers 5.276 and 11.8); learner epsilon = 0.6057; composed exactly; "
+        "the learner learns from row 16, rows 1-15 feed the class prior alone on the whole "
+        "budget")  # learner_start: an eighth of 240 rows, cut to a block end (15)
     # either choice is possible at this size (240 training rows): the row says which
     assert row["predicts"].split(" (")[0] in ("the model", "the class prior")
     report = (tmp_path / "out" / "report.md").read_text()

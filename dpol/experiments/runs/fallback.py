@@ -5,8 +5,9 @@ budget inside :class:`~dpol.learners.trivial_fallback.WithTrivialFallback` (as
 ``OnlineClassifier(fallback=True)`` does, :mod:`dpol.adapters._fallback`): a private
 class prior and a private gate on the prequential errors take 20% + 10% of the
 Gaussian budget (of mu^2; 50% + 10% on a short two-class stream, 90% + 5% with a gate
-that never opens on a very short one: :func:`~dpol.learners.trivial_fallback.fallback_plan`),
-and the final model predicts the prior unless the gate found the model's errors
+that never opens on a very short one: :func:`~dpol.learners.trivial_fallback.fallback_plan`;
+the learner starts after the first blocks, whose rows feed the prior alone on the whole
+budget), and the final model predicts the prior unless the gate found the model's errors
 privately below the prior's. The run's
 guarantee is the whole's (the wrapper's events are the learner's and its two Gaussian
 mechanisms'); a checkpoint holds the wrapper whole (its open block's sums, its releases
@@ -72,6 +73,10 @@ def fallback_rows(model: OnlineLearner) -> dict:
                  f"{gate:.0%} of the budget (of mu^2; noise multipliers "
                  f"{model.prior_multiplier:.4g} and {model.gate_multiplier:.4g}); learner "
                  f"epsilon = {model.learner.privacy.epsilon:.4g}; composed exactly")
+        if model.learner_from:  # rows the learner never saw: said where the user looks
+            split += (f"; the learner learns from row {model.learner_from + 1:,}, rows "
+                      f"1-{model.learner_from:,} feed the class prior alone on the whole "
+                      "budget")
     predicts = ("the model (its prequential errors privately below the class prior's)"
                 if model.uses_model else "the class prior alone (the stream is too short "
                 "for the gate to judge a model: fallback_plan)" if model.threshold == inf
