@@ -7,12 +7,14 @@ Gaussian budget: a private prior on 20%, a private gate on the prequential error
 opens: ``fallback_plan``). This script measures what that buys and costs on the binary
 and multiclass sets of ``benchmarks/utility.py`` (same split, same preprocessing, the same
 learner, both groups; K classes as ``OnlineClassifier`` learns them, one-hot rows on one
-Gram matrix): prequential and held-out accuracy, mean [worst] over the seeds, for seven
+Gram matrix): prequential and held-out accuracy, mean [worst] over the seeds, for eight
 variants: no fallback (``fallback=False``), the fallback as the default builds it, the
-same with the short split where the plan now leaves the prior alone (the default before
-that plan), the same with the coin-flip rule in the first blocks too (the default before the model
-waited for the gate's first block), the same with the gate in every block
-(``gate_from=0``: the default before the first blocks went to the prior), and the
+same with the learner on every row (``learner_from=0``: the default before the first
+blocks' rows went to the prior alone), the same with the short split where the plan now
+leaves the prior alone (the default before that plan), the same with the coin-flip rule
+in the first blocks too (the default before the model waited for the gate's first
+block), the same with the gate and the learner in every block (``gate_from=0``,
+``learner_from=0``: the default before the first blocks went to the prior), and the
 fallback with one split on every stream (20% / 10%, the prior a coin flip lets the model
 predict: the default before the short-stream plan); on the multiclass sets also the
 fallback where the default (``fallback="auto"``) leaves K > 2 classes to the learner
@@ -116,17 +118,20 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
 #: the variants measured: name -> None (no fallback) or WithTrivialFallback's keywords
 #: ("one split": the fallback before the short-stream plan, 0.2 / 0.1 and significance 1
 #: on every stream, the gate in every block; "gate in every block": the default but
-#: gate_from=0, as before the first blocks went to the prior; "coin flips in the first
-#: blocks": the default but the coin-flip rule there too, as before 2026-11-29; "no prior
-#: alone": the short split where the plan now leaves the prior alone (K > 2 classes: the
-#: default split); "K classes too": the fallback on K > 2 classes where "auto" leaves
-#: the learner alone, as before 2026-11-29's seventh change)
+#: gate_from=0 and learner_from=0, as before the first blocks went to the prior; "coin
+#: flips in the first blocks": the default but the coin-flip rule there too, as before
+#: 2026-11-29; "no prior alone": the short split where the plan now leaves the prior
+#: alone (K > 2 classes: the default split); "K classes too": the fallback on K > 2
+#: classes where "auto" leaves the learner alone, as before 2026-11-29's seventh change;
+#: "learner from row 1": the learner learns every row, the prior's first blocks on the
+#: gate's budget alone, as before the learner's first row moved, 2026-11-29)
 VARIANTS = {"no": None, "yes": {},
             "yes (no prior alone)": {"prior_alone": False},
             "yes (coin flips in the first blocks)": {"coins_early": True},
-            "yes (gate in every block)": {"gate_from": 0},
+            "yes (gate in every block)": {"gate_from": 0, "learner_from": 0},
             "yes (one split)": {"shares": (0.2, 0.1), "significance": 1.0, "gate_from": 0},
-            "yes (K classes too)": {"k_classes": True}}
+            "yes (K classes too)": {"k_classes": True},
+            "yes (learner from row 1)": {"learner_from": 0}}
 
 
 def _baseline(scores: list[float], k: int) -> dict:
