@@ -102,8 +102,8 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     ('WithTrivialFallback', 'rate', 1.0, 0.606)
     >>> m.significance  # 300 rows: short, the prior takes 50%, the gate decides alone
     0.0
-    >>> m.learner_from  # the prior alone on the whole budget for rows 1..31
-    31
+    >>> m.learner_from  # the prior alone on the whole budget for rows 1..63
+    63
     """
     fallback = check_fallback(fallback)
     if not fallback:

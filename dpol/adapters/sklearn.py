@@ -207,10 +207,10 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     892 rows at 0.1 (109 at 1), of two classes or more, the prior predicts alone, on 90%,
     and a :class:`~dpol.errors.PriorOnlyWarning` says so. Over the first 127 rows (a quarter of
     a shorter stream) the gate is silent and the prior takes its budget too: the prior's
-    sign decides those rows. The learner starts after the first blocks, at most an eighth
-    of the stream (511 rows at epsilon 0.1 and 63 at 1 on long streams:
-    ``learner_start``): their rows feed the prior alone, on the whole budget, and
-    ``learner_.learner_from`` says where.
+    sign decides those rows. Where they are too few for the prior (at epsilon 0.1; at 1
+    below 344 rows) the learner starts later, at most a quarter into the stream (after
+    1,023 rows at 0.1 on a long one: ``learner_start``): the rows before feed the prior
+    alone, on the whole budget, and ``learner_.learner_from`` says where.
     ``"auto"`` (the default) runs it wherever the learner allows it (replace-one,
     Gaussian noise), else the learner alone on the whole budget; ``learner_`` says
     which. Chosen on the utility benchmark's tuning sets: it holds the trivial model

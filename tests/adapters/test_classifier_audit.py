@@ -193,7 +193,7 @@ def test_the_centre_and_the_fallback_compose_to_the_claim():
         assert fb.offset == b != 0.0 and est.prep_.y_bound == 1.0 + abs(b)
         width = fb.prior_multiplier * 2.0  # the prior's noise std: labels +-1, whatever b
         # the blocks ending by row 121 // 4 = 30 (1, 2, 4, 8 rows) release the label sum
-        # alone, weighted (z_prior / z)^2: those ending by learner_from (an eighth of 121
+        # alone, weighted (z_prior / z)^2: those ending by learner_from (a quarter of 121
         # rows, cut to a block end: 15) at z_idle, the learner's mu^2 too, the next at
         # z_early; the gate sums the later ones
         assert fb.learner_from == 15

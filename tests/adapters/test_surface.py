@@ -32,10 +32,12 @@ def test_clipping_warning_names_the_estimator_its_parameter_and_the_users_line(m
     caught = _caught(lambda: getattr(est, method)(ROWS, LABELS))
     (w,) = [w for w in caught if w.category is ClippingWarning]
     text = str(w.message)
-    # of the rows the learner learnt: the fallback's first blocks (rows 1-15 of 200 with
-    # fit, 1-63 of partial_fit's horizon) feed the class prior alone, which reads no x
+    # of the rows the learner learnt: with fit (horizon 200) the fallback's first blocks,
+    # rows 1-31, feed the class prior alone, which reads no x (partial_fit's horizon of
+    # 65,536 rows needs no such rows at epsilon 1: learner_start)
     learnt = est.learner_.learner.t_
-    assert learnt == 200 - est.learner_.learner_from < 200
+    assert learnt == 200 - est.learner_.learner_from
+    assert est.learner_.learner_from == (31 if method == "fit" else 0)
     assert text.startswith(f"OnlineClassifier clipped {est.n_clipped_} of {learnt} rows")
     assert "WithIntercept" not in text and "to x_bound=1, y_bound=1" in text
     assert w.filename == __file__  # this file's line, not dpol's

@@ -76,3 +76,22 @@ def test_the_plan_is_short_where_the_gate_cannot_resolve_and_never_for_k_classes
 def test_a_horizon_below_one_is_refused_by_name():
     with pytest.raises(InvalidInputError, match="horizon must be"):
         fallback_plan(1.0, 1e-5, 0)
+
+
+def test_the_learner_starts_at_a_block_end_where_the_whole_budgets_prior_is_precise():
+    from dpol.accounting.closed_forms import mu_star
+    from dpol.learners._fallback_budget import LEARNER_FROM_STD, gate_start, learner_start
+
+    for epsilon in (0.05, 0.1, 0.3, 1.0, 3.0):
+        z = 1.0 / mu_star(epsilon, 1e-5)
+        needed = 2.0 * math.sqrt(3.0) * z / LEARNER_FROM_STD  # rows to std 0.15
+        for horizon in (40, 300, 1_000, 5_000, 100_000):
+            start = learner_start(epsilon, 1e-5, horizon)
+            if needed <= gate_start(horizon):  # the gate's silent blocks suffice
+                assert start == 0
+                continue
+            assert start & (start + 1) == 0  # 2^k - 1: the end of a doubling block
+            assert start <= horizon / 4
+            if 2 * start + 1 <= horizon / 4:  # not cut by the quarter: the first end
+                assert start >= needed > (start - 1) / 2
+    assert learner_start(math.inf, 1e-5, 10_000) == 0
