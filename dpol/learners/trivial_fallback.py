@@ -369,14 +369,14 @@ class WithTrivialFallback(FallbackCalibration, LearnerWrapper):
             first, early = (idle_trace(self.learner, X[:idle], Y[:idle], comparator),
                             predict_rows(self.learner, X[:idle]))
         trace = self.learner.run(X[idle:], Y[idle:], comparator=comparator) \
-            if idle < X.shape[0] else first
-        model = np.asarray(trace.prequential_predictions, dtype=np.float64)
-        if idle:
+            if idle < X.shape[0] else None
+        model = np.empty((0,)) if trace is None else np.asarray(
+            trace.prequential_predictions, dtype=np.float64)
+        if idle:  # as learn_one predicts them: the model's own predictions, unlearnt
             self._idle += idle
-            if trace is not first:
-                model = np.concatenate([np.asarray(early, dtype=np.float64).reshape(
-                    (idle, *model.shape[1:])), model])
-                trace = joined(first, trace)
+            early = np.asarray(early, dtype=np.float64).reshape((idle, *first.weights.shape[2:]))
+            model = early if trace is None else np.concatenate([early, model])
+            trace = first if trace is None else joined(first, trace)
         gated = self._absorb(model, labels, classes)
         return dataclasses.replace(trace, model_predictions=gated, privacy=self.privacy)
 

@@ -133,3 +133,28 @@ def test_bad_input_is_refused_and_changes_nothing():
     with pytest.raises(HorizonExceededError, match="exceed horizon=40"):
         m.run(X[:1], y[:1])
     assert m.t_ == 40 and m.learner.t_ == 33 and len(m.releases_) == 6
+
+
+@pytest.mark.parametrize("cut", [5, 10, 40])
+def test_a_start_inside_a_gated_block_gives_the_loop_in_any_chunks(cut):
+    # learner_from 10 is no block end and the gate counts every block (gate_from 0): the
+    # block of rows 8-15 counts the unlearnt model's errors on rows 8-10 (their rows cost
+    # the prior's and the gate's mu^2 alone, less than a row may). Chunks of run, ending
+    # inside the idle rows, at their end or after, give the learn_one loop's releases.
+    X, y = _stream(n=120)
+    kw = {"gate_from": 0}
+    a = WithTrivialFallback(_inner(horizon=120), prior_multiplier=2.0, gate_multiplier=3.0,
+                            seed=2, learner_from=10, **kw)
+    b = WithTrivialFallback(_inner(horizon=120), prior_multiplier=2.0, gate_multiplier=3.0,
+                            seed=2, learner_from=10, **kw)
+    gated = np.concatenate([a.run(X[:cut], y[:cut]).model_predictions,
+                            a.run(X[cut:], y[cut:]).model_predictions])
+    loop = []
+    for x, label in zip(X, y, strict=True):
+        loop.append(b.predict_one(x))
+        b.learn_one(x, label)
+    np.testing.assert_allclose(gated, loop, atol=1e-9)
+    for (n_a, p_a, e_a), (n_b, p_b, e_b) in zip(a.releases_, b.releases_, strict=True):
+        assert n_a == n_b and p_a == pytest.approx(p_b)
+        np.testing.assert_allclose(e_a, e_b)
+    assert not np.isnan(a.releases_[3][2])  # rows 8-15: counted by the gate
