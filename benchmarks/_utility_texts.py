@@ -40,8 +40,10 @@ same guarantee). The **default** learner of a task is the one `OnlineClassifier(
 predictions b + its own within [-1, 1], the guarantee composed), and the default
 classifier inside the trivial fallback as `OnlineClassifier` runs it by default (a
 private class prior and a private gate on the model's prequential errors, 30% of the
-Gaussian budget, 60% on a short two-class stream, the guarantee composed; its figures
-without the fallback: [trivial_fallback.md](trivial_fallback.md)).
+Gaussian budget, 60% on a short two-class stream, the guarantee composed; at epsilon 0.1
+the learner starts after the first blocks, up to 1,023 rows, whose rows feed the prior
+alone on the whole budget; its figures without the fallback:
+[trivial_fallback.md](trivial_fallback.md)).
 Multiclass sets (labels 0..K-1) run the default classifier alone, through
 `OnlineClassifier` itself (held out after `fit`, prequential by `partial_fit` row by
 row): "not supported" where it refuses K > 2 classes. On the raw-label sets (labels far

@@ -29,7 +29,7 @@ summary also gives each variant's **expected misses**: per cell, 1 minus its cha
 pass T1 with 5 seeds drawn from its own (``chance_passes``), summed: one draw of 5 seeds
 is a noisy judge at epsilon 0.1.
 
-    python benchmarks/trivial_fallback.py --jobs 2        # about 5 minutes on 2 cores
+    python benchmarks/trivial_fallback.py --jobs 2        # about 3 minutes on 2 cores
     python benchmarks/trivial_fallback.py --seeds 30 --variants yes,"yes (gate in every block)"
     python benchmarks/trivial_fallback.py --seeds 30 --jobs 2 \
         --variants yes,"yes (coin flips in the first blocks)" --out /tmp/coins.json
