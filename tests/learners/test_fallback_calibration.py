@@ -8,22 +8,12 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
+from fallback_cases import inner as _inner
+from fallback_cases import stream as _stream
 
 from dpol.accounting.closed_forms import mu_star
 from dpol.accounting.events import MechanismEvent, gaussian_mu
-from dpol.learners import PrivateQuadraticFTL
 from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
-
-
-def _inner(horizon, epsilon, seed):
-    return PrivateQuadraticFTL(3, horizon=horizon, epsilon=epsilon, alpha=0.01,
-                               noise_ridge=True, seed=seed)
-
-
-def _stream(n):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(n, 3)) / 3
-    return X, np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0.2, 1.0, -1.0)
 
 
 def test_the_idle_blocks_release_the_prior_alone_on_the_whole_budget():
@@ -38,7 +28,7 @@ def test_the_idle_blocks_release_the_prior_alone_on_the_whole_budget():
     X, y = _stream(n=40)
     idle = []
     for seed in range(400):
-        m = WithTrivialFallback(_inner(40, rest, seed),
+        m = WithTrivialFallback(_inner(horizon=40, epsilon=rest, seed=seed),
                                 prior_multiplier=z_prior, gate_multiplier=z_gate,
                                 seed=30_000 + seed, learner_from=7)
         m.run(X, y)
@@ -64,7 +54,7 @@ def test_the_idle_blocks_release_the_prior_alone_on_the_whole_budget():
 def test_without_a_gaussian_learner_the_idle_blocks_keep_the_early_scale():
     # a learner whose events are not all Gaussian gives no mu to add: the idle blocks
     # then spend the prior's and the gate's mu^2 alone (less than a row may spend)
-    m = WithTrivialFallback(_inner(40, 1.0, 0), prior_multiplier=2.0, gate_multiplier=3.0,
+    m = WithTrivialFallback(_inner(horizon=40, seed=0), prior_multiplier=2.0, gate_multiplier=3.0,
                             seed=0, learner_from=7)
     m.learner.privacy_events = lambda: (MechanismEvent(dp_accounting.ZCDpEvent(0.1)),)
     assert m.idle_multiplier == pytest.approx(m.early_multiplier)

@@ -7,28 +7,17 @@ import math
 
 import numpy as np
 import pytest
+from fallback_cases import inner as _inner
+from fallback_cases import stream as _stream
 
 from dpol.errors import HorizonExceededError, InvalidInputError
-from dpol.learners import PrivateKernelRegression, PrivateQuadraticFTL
+from dpol.learners import PrivateKernelRegression
 from dpol.learners.trivial_fallback import WithTrivialFallback
-
-
-def _inner(dim=3, horizon=300, epsilon=1.0, seed=1, **kw):
-    return PrivateQuadraticFTL(dim, horizon=horizon, epsilon=epsilon, alpha=0.01,
-                               noise_ridge=math.isfinite(epsilon), seed=seed, **kw)
 
 
 def _wrapped(learner_from, z_prior=2.0, z_gate=3.0, seed=2, **kw):
     return WithTrivialFallback(_inner(**kw), prior_multiplier=z_prior,
                                gate_multiplier=z_gate, seed=seed, learner_from=learner_from)
-
-
-def _stream(n=300, dim=3, outputs=1, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, dim)) / 3
-    if outputs == 1:
-        return X, np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0.2, 1.0, -1.0)
-    return X, np.eye(outputs)[np.argmax(X[:, :outputs], axis=1)]
 
 
 @pytest.mark.parametrize("outputs", [1, 3])
