@@ -7,6 +7,7 @@ public one there, and the trace says so: it covers every row of the stream.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -29,17 +30,16 @@ def linear_trace(learner: OnlineLearner) -> bool:
     return type(innermost(learner)).predict_one is OnlineLearner.predict_one
 
 
-def _losses(learner: OnlineLearner, w: np.ndarray, X: np.ndarray, y: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """(f_t(w) on each row, x_t . w) as the learner's trace states them: a wrapper maps
-    and clips the rows itself in ``_loss_value`` (its predictions are of the rows it
-    maps), a learner is given its clipped rows."""
+def _scored(learner: OnlineLearner, X: np.ndarray, y: np.ndarray
+            ) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray]:
+    """(w -> f_t(w) on each row, the rows x_t . w is taken on) as the learner's trace
+    states them, the rows mapped and clipped once: a wrapper maps and clips them itself
+    in ``_loss_value`` (its predictions are of the rows it maps), a learner is given its
+    clipped rows."""
     if isinstance(learner, LearnerWrapper):
-        rows = learner.base_rows(X)
-        return learner._loss_value(w, X, y), row_dot(rows, np.broadcast_to(w, (len(X),
-                                                                               *w.shape)))
+        return (lambda w: learner._loss_value(w, X, y)), learner.base_rows(X)
     X, y, _ = learner._clip(X, y, copy=True)
-    return learner._loss_value(w, X, y), row_dot(X, np.broadcast_to(w, (len(X), *w.shape)))
+    return (lambda w: learner._loss_value(w, X, y)), X
 
 
 def idle_trace(learner: OnlineLearner, X: np.ndarray, y: np.ndarray,
@@ -57,15 +57,16 @@ def idle_trace(learner: OnlineLearner, X: np.ndarray, y: np.ndarray,
     ((3, 2), [0.0, 0.0, 0.0], 0)
     """
     w0 = np.array(learner.weights, dtype=np.float64)
-    losses, predictions = _losses(learner, w0, X, y)
-    regret = None
+    loss, rows = _scored(learner, X, y)
+    weights = np.repeat(w0[None, ...], len(X), axis=0)
+    losses, regret = loss(w0), None
     if comparator is not None:
         # in the innermost learner's coordinates (a wrapper's lifted or mapped rows)
-        u = innermost(learner)._check_weights("comparator", comparator)
-        regret = np.cumsum(losses - _losses(learner, u, X, y)[0])
-    return Trace(weights=np.repeat(w0[None, ...], len(X), axis=0), losses=losses,
-                 predictions=predictions, final_weights=w0, privacy=learner.privacy,
-                 n_clipped=learner.n_clipped_, regret=regret)
+        regret = np.cumsum(losses - loss(innermost(learner)._check_weights("comparator",
+                                                                           comparator)))
+    return Trace(weights=weights, losses=losses, predictions=row_dot(rows, weights),
+                 final_weights=w0, privacy=learner.privacy, n_clipped=learner.n_clipped_,
+                 regret=regret)
 
 
 def joined(first: Trace, then: Trace) -> Trace:
