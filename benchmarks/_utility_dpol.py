@@ -157,12 +157,13 @@ def with_default_fallback(ds, method: str, epsilon: float, seed: int, n: int,
                           fallback: object = "auto", shares: tuple | None = None,
                           significance: float | None = None,
                           random_features: int | None = None, gate_from: int | None = None,
-                          learner_from: int | None = None):
+                          learner_from: int | None = None, threshold: float | None = None):
     """The classifier's learner inside the trivial fallback as ``OnlineClassifier`` builds
     it by default (its seeds, its budget split; ``shares``: the prior's and the gate's
     budget, ``significance``: the coin-flip rule's, default the library's;
     ``random_features``: the learner's, default its entry's plan; ``gate_from``: the
-    gate's first row, ``learner_from`` the learner's, default the library's);
+    gate's first row, ``learner_from`` the learner's, ``threshold`` the gate's, default
+    the library's);
     ``fallback=False``: the learner alone, seeded as the estimator seeds it."""
     from dpol._seeding import spawn_seeds
     from dpol.adapters._fallback import with_fallback
@@ -171,8 +172,8 @@ def with_default_fallback(ds, method: str, epsilon: float, seed: int, n: int,
     learner = with_fallback(lambda e, s: _make(ds, method, e, s, n, 1.0, random_features),
                             fallback=fallback, epsilon=epsilon, delta=delta_for(n),
                             horizon=n, seed=fallback_seed, learner_seed=learner_seed,
-                            shares=shares, significance=significance, gate_from=gate_from,
-                            learner_from=learner_from)
+                            shares=shares, significance=significance, threshold=threshold,
+                            gate_from=gate_from, learner_from=learner_from)
     return learner
 
 

@@ -64,6 +64,7 @@ from _utility_trivial import (
 
 from dpol.learners._fallback_budget import (
     GATE_SHARE,
+    LONG_THRESHOLD,
     PRIOR_SHARE,
     SHORT_PRIOR_SHARE,
     SHORT_RESOLUTION,
@@ -108,6 +109,7 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
         is_short = gate_resolution(epsilon, delta_for(n), n) > short[1]
         shares = (short[0] if is_short else PRIOR_SHARE, GATE_SHARE)
         keywords.setdefault("significance", 0.0 if is_short else SIGNIFICANCE)
+        keywords.setdefault("threshold", None if is_short else LONG_THRESHOLD)
     learner = with_default_fallback(ds, method, epsilon, seed, len(ds.y_train),
                                     fallback=fallback, shares=shares, **keywords)
     if coins_early:  # the rule before 2026-11-29 (WithTrivialFallback._coin_flips_early)
@@ -124,14 +126,18 @@ def _learner(ds, epsilon: float, seed: int, options: dict | None, shares: tuple 
 #: alone (K > 2 classes: the default split); "K classes too": the fallback on K > 2
 #: classes where "auto" leaves the learner alone, as before 2026-11-29's seventh change;
 #: "learner from row 1": the learner learns every row, the prior's first blocks on the
-#: gate's budget alone, as before the learner's first row moved, 2026-11-29)
+#: gate's budget alone, as before the learner's first row moved, 2026-11-29; "threshold 1
+#: on long streams": the gate's one-sided test of 1 std where the stream is not short, as
+#: before ``LONG_THRESHOLD``, 2026-11-29; the variants given ``shares`` keep the
+#: mechanism's threshold, 1, as their rules had it)
 VARIANTS = {"no": None, "yes": {},
             "yes (no prior alone)": {"prior_alone": False},
             "yes (coin flips in the first blocks)": {"coins_early": True},
             "yes (gate in every block)": {"gate_from": 0, "learner_from": 0},
             "yes (one split)": {"shares": (0.2, 0.1), "significance": 1.0, "gate_from": 0},
             "yes (K classes too)": {"k_classes": True},
-            "yes (learner from row 1)": {"learner_from": 0}}
+            "yes (learner from row 1)": {"learner_from": 0},
+            "yes (threshold 1 on long streams)": {"threshold": 1.0}}
 
 
 def _baseline(scores: list[float], k: int) -> dict:

@@ -72,8 +72,9 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
                   fallback: bool | str, epsilon: float, delta: float | None, horizon: int,
                   seed: object, learner_seed: object = None, link: str | None = None,
                   offset: object = None, shares: tuple[float, float] | None = None,
-                  significance: float | None = None, gate_from: int | None = None,
-                  learner_from: int | None = None) -> OnlineLearner:
+                  significance: float | None = None, threshold: float | None = None,
+                  gate_from: int | None = None, learner_from: int | None = None
+                  ) -> OnlineLearner:
     """``build(epsilon, learner_seed)``; with ``fallback``, ``build`` of the learner's
     share inside :class:`WithTrivialFallback` (``seed``: its noise's) that states the
     whole's ``epsilon``. ``"auto"``: the fallback wherever it can wrap the learner
@@ -84,9 +85,11 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     learner fitting y - b (its gate judges the classes of y and of m + b); ``shares``:
     the prior's and the gate's (default: ``fallback_plan``'s, from epsilon, delta, the
     horizon and the learner's number of classes, all public); ``significance``: the
-    coin-flip rule's, in place of the plan's, ``gate_from`` the gate's first row, in
-    place of ``GATE_FROM``, and ``learner_from`` the learner's, in place of the plan's
-    (public rules, for measurements; with ``shares`` the learner starts at row 0).
+    coin-flip rule's, in place of the plan's, ``threshold`` the gate's, in place of the
+    plan's, ``gate_from`` the gate's first row, in place of ``GATE_FROM``, and
+    ``learner_from`` the learner's, in place of the plan's (public rules, for
+    measurements; with ``shares`` the learner starts at row 0 and the rules are the
+    mechanism's defaults).
 
     Where the first build must be redone (the fallback refused; K classes), the second
     takes a ``replica`` of ``learner_seed`` taken before the first:
@@ -100,8 +103,8 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     ...                   learner_seed=0)
     >>> type(m).__name__, m.link, round(m.privacy.epsilon, 6), round(m.learner.epsilon, 3)
     ('WithTrivialFallback', 'rate', 1.0, 0.606)
-    >>> m.significance  # 300 rows: short, the prior takes 50%, the gate decides alone
-    0.0
+    >>> m.significance, m.threshold  # 300 rows: short, the prior takes 50%, the gate decides alone
+    (0.0, 1.0)
     >>> m.learner_from  # the prior alone on the whole budget for rows 1..63
     63
     """
@@ -125,8 +128,11 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     if significance is None and shares is None:
         significance = plan.significance  # None: the mechanism's default
     rule = {} if significance is None else {"significance": significance}
+    if threshold is None and shares is None:
+        threshold = plan.threshold  # inf where the prior is alone; None: the default
+    if threshold is not None:
+        rule["threshold"] = threshold
     if shares is None and plan.prior_only:  # the gate never opens: the prior alone
-        rule["threshold"] = math.inf
         warnings.warn(f"at epsilon {epsilon:g}, {horizon:,} rows are too few for the "
                       "trivial fallback's gate to judge a model (it could not tell two "
                       "classes' error rates apart to within "

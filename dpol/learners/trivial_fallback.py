@@ -22,10 +22,10 @@ budget on it: the learner learns from the next row on; those ending by ``gate_fr
 (blocks of 1, 2, ..., 64 rows by default; a quarter of the horizon if less) spend the
 gate's too. Their sums enter with inverse-variance weights, n_j (z_prior / z)^2 in the
 mean and n_j^2 (z_prior / z)^2 in W (the gate's W sums its own blocks). The model
-predicts where d < -``threshold`` s (a one-sided test that keeps the trivial model
-wherever the model is not clearly better), and from the gate's
-first block wherever the prior is within ``significance`` of its own stds of the class
-boundary (a coin flip, no better a guess than the model's; before it, an unjudged model
+predicts where d < -``threshold`` s (1: a one-sided test that keeps the trivial model where the
+model is not clearly better; the estimators take 0 where the stream is long enough for a small s),
+and from the gate's first block wherever the prior is within ``significance`` of its own stds of
+the class boundary (a coin flip, no better a guess than the model's; before it, an unjudged model
 of a few dozen rows is the worse guess). The estimators' default;
 docs/benchmarks/trivial_fallback.md.
 
@@ -115,7 +115,8 @@ class WithTrivialFallback(FallbackCalibration, LearnerWrapper):
         z of the prior's and the gate's block sums (:func:`fallback_budget`).
     threshold : float
         The gate opens where the gate's mean error difference is below ``-threshold``
-        times its public standard deviation (inf: never, the prior alone).
+        times its public standard deviation (inf: never, the prior alone; the
+        estimators' plan takes 0 where the stream is not short: ``LONG_THRESHOLD``).
     significance : float
         The model also predicts where the prior's margin lies within ``significance``
         of its public standard deviations of the class boundary (0: never), from the

@@ -11,7 +11,8 @@ from dpol.accounting.closed_forms import mu_star
 from dpol.adapters import OnlineClassifier
 from dpol.adapters import _fallback as fallback_module
 from dpol.errors import InvalidInputError, NonPrivateWarning, PriorOnlyWarning
-from dpol.learners.trivial_fallback import SIGNIFICANCE, WithTrivialFallback
+from dpol.learners._fallback_budget import LONG_THRESHOLD
+from dpol.learners.trivial_fallback import SIGNIFICANCE, THRESHOLD, WithTrivialFallback
 
 
 def _noise_labels(n=2000, seed=0):
@@ -134,14 +135,17 @@ def test_the_split_follows_the_public_plan_two_classes_short_or_long_k_classes_n
     X = rng.normal(size=(2000, 3)) / 4
     binary, three = np.where(X[:, 0] > 0, "a", "b"), np.array(["a", "b", "c"])[
         np.argmax(X, axis=1)]
-    for n, y, shares, significance in ((300, binary, (0.5, 0.1), 0.0),
-                                       (2000, binary, (0.2, 0.1), SIGNIFICANCE),
-                                       (300, three, (0.2, 0.1), SIGNIFICANCE)):
+    # The gate's threshold: one std on the short stream, 0 (LONG_THRESHOLD) elsewhere.
+    for n, y, shares, significance, threshold in (
+            (300, binary, (0.5, 0.1), 0.0, THRESHOLD),
+            (2000, binary, (0.2, 0.1), SIGNIFICANCE, LONG_THRESHOLD),
+            (300, three, (0.2, 0.1), SIGNIFICANCE, LONG_THRESHOLD)):
         clf = OnlineClassifier(epsilon=1.0, delta=1e-5, random_state=0,
                                fallback=True if y is three else "auto").fit(X[:n], y[:n])
         fallback = clf.learner_
         assert _shares(fallback, 1.0, 1e-5) == shares, n
         assert fallback.significance == significance
+        assert fallback.threshold == threshold
         assert clf.privacy_.epsilon == pytest.approx(1.0, rel=1e-6)
 
 
@@ -221,6 +225,19 @@ def test_a_measurement_can_set_the_fallbacks_rules_and_a_bad_one_is_refused_by_n
     assert fallback_module.with_fallback(build, significance=0.5, **common).significance == 0.5
     with pytest.raises(InvalidInputError, match="significance"):
         fallback_module.with_fallback(build, significance=-1.0, **common)
+    # threshold= likewise; with shares= the rules are the mechanism's (threshold 1)
+    assert fallback_module.with_fallback(build, **common).threshold == THRESHOLD  # short
+    assert fallback_module.with_fallback(build, threshold=0.0, **common).threshold == 0.0
+    long = {**common, "horizon": 5000}
+
+    def build_long(e, s):
+        return make_learner("ridge_classifier", 2, horizon=5000, epsilon=e, seed=s)
+
+    assert fallback_module.with_fallback(build_long, **long).threshold == LONG_THRESHOLD
+    assert fallback_module.with_fallback(build_long, shares=(0.2, 0.1), **long
+                                         ).threshold == THRESHOLD
+    with pytest.raises(InvalidInputError, match="threshold"):
+        fallback_module.with_fallback(build, threshold=-1.0, **common)
     # gate_from= likewise (the gate in every block: the default before GATE_FROM)
     from dpol.learners.trivial_fallback import GATE_FROM
 

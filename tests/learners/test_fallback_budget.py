@@ -11,6 +11,7 @@ from dpol.accounting.closed_forms import mu_star
 from dpol.errors import InvalidInputError
 from dpol.learners._fallback_budget import (
     GATE_SHARE,
+    LONG_THRESHOLD,
     PRIOR_SHARE,
     SHORT_PRIOR_SHARE,
     SHORT_RESOLUTION,
@@ -67,8 +68,11 @@ def test_the_plan_is_short_where_the_gate_cannot_resolve_and_never_for_k_classes
         plan = fallback_plan(epsilon, 1e-5, short)
         assert (plan.short, plan.prior_share, plan.gate_share, plan.significance) == (
             True, SHORT_PRIOR_SHARE, GATE_SHARE, 0.0)
+        assert plan.threshold is None  # the mechanism's one-sided test of one std
         plan = fallback_plan(epsilon, 1e-5, long)
         assert (plan.short, plan.prior_share, plan.significance) == (False, PRIOR_SHARE, None)
+        assert plan.threshold == LONG_THRESHOLD == 0.0
+        assert fallback_plan(epsilon, 1e-5, 50).threshold == math.inf  # the prior alone
         assert not fallback_plan(epsilon, 1e-5, short, classes=3).short
     assert not fallback_plan(math.inf, 1e-5, 10).short  # no noise: nothing to resolve
 

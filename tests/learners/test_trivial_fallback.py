@@ -322,6 +322,31 @@ def test_it_keeps_the_prior_where_the_model_is_no_better_and_the_model_where_it_
     assert np.allclose(use.predict_rows(X[:5]), [use.predict_one(x) for x in X[:5]])
 
 
+def test_the_threshold_moves_only_the_rule_on_the_same_releases():
+    # A weak signal (46% of the labels follow x_0, the rest are 70/30 noise): at the
+    # horizon the gate's mean error difference d lies half a std below 0. Threshold 0
+    # (the estimators' on a long stream) lets the model predict; the one-sided test of
+    # one std keeps the prior. The releases are the same bits: the threshold reads them.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(1500, 3)) / 3
+    y = np.where(rng.random(1500) < 0.7, -1.0, 1.0)
+    y = np.where(rng.random(1500) < 0.46, np.where(X[:, 0] > 0, 1.0, -1.0), y)
+    z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
+    runs = []
+    for threshold in (0.0, 1.0):
+        m = WithTrivialFallback(_inner(horizon=1500, epsilon=rest), prior_multiplier=z_prior,
+                                gate_multiplier=z_gate, seed=2, epsilon=1.0,
+                                threshold=threshold)
+        m.run(X, y)
+        runs.append(m)
+    low, one = runs
+    assert low.releases_ == one.releases_
+    sd = math.hypot(z_gate * low.gate_sensitivity, low._prior_error_std()) / math.sqrt(
+        low._gate_weight)
+    assert -sd < low._gate_num / low._gate_weight < 0.0 and not low._prior_is_a_coin_flip()
+    assert low.uses_model and not one.uses_model
+
+
 def test_bad_input_is_refused_and_changes_nothing():
     with pytest.raises(InvalidInputError, match="neighbouring"):
         WithTrivialFallback(_inner(neighbouring="add_remove"), prior_multiplier=1.0,
