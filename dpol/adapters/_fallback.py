@@ -86,10 +86,10 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
     the prior's and the gate's (default: ``fallback_plan``'s, from epsilon, delta, the
     horizon and the learner's number of classes, all public); ``significance``: the
     coin-flip rule's, in place of the plan's, ``threshold`` the gate's, in place of the
-    plan's, ``gate_from`` the gate's first row, in place of ``GATE_FROM``, and
-    ``learner_from`` the learner's, in place of the plan's (public rules, for
-    measurements; with ``shares`` the learner starts at row 0 and the rules are the
-    mechanism's defaults).
+    plan's (where the plan leaves the prior alone its gate never opens), ``gate_from`` the
+    gate's first row, in place of ``GATE_FROM``, and ``learner_from`` the learner's, in
+    place of the plan's (public rules, for measurements; with ``shares`` the learner starts
+    at row 0 and the rules are the mechanism's defaults).
 
     Where the first build must be redone (the fallback refused; K classes), the second
     takes a ``replica`` of ``learner_seed`` taken before the first:
@@ -129,10 +129,9 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
         significance = plan.significance  # None: the mechanism's default
     rule = {} if significance is None else {"significance": significance}
     if threshold is None and shares is None:
-        threshold = plan.threshold  # inf where the prior is alone; None: the default
-    if threshold is not None:
-        rule["threshold"] = threshold
+        threshold = plan.threshold  # None: the mechanism's default
     if shares is None and plan.prior_only:  # the gate never opens: the prior alone
+        threshold = math.inf  # whatever a measurement asked: the warning says so
         warnings.warn(f"at epsilon {epsilon:g}, {horizon:,} rows are too few for the "
                       "trivial fallback's gate to judge a model (it could not tell two "
                       "classes' error rates apart to within "
@@ -140,6 +139,8 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
                       f"prior predicts alone, on {PRIOR_ONLY_SHARES[0]:.0%} of the budget; "
                       "fallback=False learns a model on the whole budget", PriorOnlyWarning,
                       stacklevel=3)
+    if threshold is not None:
+        rule["threshold"] = threshold
     if gate_from is not None:
         rule["gate_from"] = gate_from
     if learner_from is None and shares is None and linear_trace(learner):

@@ -238,6 +238,10 @@ def test_a_measurement_can_set_the_fallbacks_rules_and_a_bad_one_is_refused_by_n
                                          ).threshold == THRESHOLD
     with pytest.raises(InvalidInputError, match="threshold"):
         fallback_module.with_fallback(build, threshold=-1.0, **common)
+    with pytest.warns(PriorOnlyWarning):  # 300 rows at 0.1: the prior alone, as it says
+        alone = fallback_module.with_fallback(build, threshold=1.0, **{**common,
+                                                                       "epsilon": 0.1})
+    assert alone.threshold == np.inf
     # gate_from= likewise (the gate in every block: the default before GATE_FROM)
     from dpol.learners.trivial_fallback import GATE_FROM
 
