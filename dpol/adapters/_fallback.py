@@ -22,7 +22,12 @@ from dpol._validation import fail
 from dpol.accounting.closed_forms import resolve_delta
 from dpol.errors import PriorOnlyWarning
 from dpol.learners._base import OnlineLearner
-from dpol.learners._fallback_budget import PRIOR_ONLY_SHARES, fallback_plan, gate_resolution
+from dpol.learners._fallback_budget import (
+    PRIOR_ONLY_SHARES,
+    FallbackPlan,
+    fallback_plan,
+    gate_resolution,
+)
 from dpol.learners._fallback_trace import linear_trace
 from dpol.learners._wrapper import innermost
 from dpol.learners.postprocess import label_bound
@@ -125,13 +130,9 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
         learner, z_prior, z_gate = _built(build, epsilon, delta, plan, again)
     if link is None:
         link = "rate" if label_bound(innermost(learner)) is not None else "logit"
-    if significance is None and shares is None:
-        significance = plan.significance  # None: the mechanism's default
-    rule = {} if significance is None else {"significance": significance}
-    if threshold is None and shares is None:
-        threshold = plan.threshold  # None: the mechanism's default
+    rule = _rules(plan, shares, linear_trace(learner), significance=significance,
+                  threshold=threshold, gate_from=gate_from, learner_from=learner_from)
     if shares is None and plan.prior_only:  # the gate never opens: the prior alone
-        threshold = math.inf  # whatever a measurement asked: the warning says so
         warnings.warn(f"at epsilon {epsilon:g}, {horizon:,} rows are too few for the "
                       "trivial fallback's gate to judge a model (it could not tell two "
                       "classes' error rates apart to within "
@@ -139,18 +140,29 @@ def with_fallback(build: Callable[[float, object], OnlineLearner], *,
                       f"prior predicts alone, on {PRIOR_ONLY_SHARES[0]:.0%} of the budget; "
                       "fallback=False learns a model on the whole budget", PriorOnlyWarning,
                       stacklevel=3)
-    if threshold is not None:
-        rule["threshold"] = threshold
-    if gate_from is not None:
-        rule["gate_from"] = gate_from
-    if learner_from is None and shares is None and linear_trace(learner):
-        learner_from = plan.learner_from  # kernel regression learns from row 0
-    if learner_from:
-        rule["learner_from"] = learner_from
     # epsilon = inf: no noise anywhere, and the guarantee is the learner's (infinite)
     return WithTrivialFallback(learner, prior_multiplier=z_prior, gate_multiplier=z_gate,
                                link=link, seed=seed, offset=offset,
                                epsilon=None if math.isinf(epsilon) else epsilon, **rule)
+
+
+def _rules(plan: FallbackPlan, shares: tuple[float, float] | None, linear: bool,
+           **given: float | None) -> dict:
+    """``WithTrivialFallback``'s rule keywords: the plan's (``significance``,
+    ``threshold``, ``learner_from`` where the learner's trace is ``linear``), each
+    replaced by a measurement's ``given`` value that is not None (``gate_from`` too);
+    with ``shares`` the mechanism's defaults and the learner from row 0. Where the plan
+    leaves the prior alone its gate never opens, whatever was given."""
+    planned = {} if shares is not None else {
+        "significance": plan.significance, "threshold": plan.threshold,
+        "learner_from": plan.learner_from if linear else None}
+    rule = {k: v for k, v in {**planned, **{k: v for k, v in given.items() if v is not None}
+                              }.items() if v is not None}
+    if shares is None and plan.prior_only:
+        rule["threshold"] = math.inf
+    if not rule.get("learner_from"):  # 0: from the first row, the mechanism's default
+        rule.pop("learner_from", None)
+    return rule
 
 
 def _built(build: Callable[[float, object], OnlineLearner], epsilon: float, delta: float,
