@@ -204,7 +204,7 @@ class OnlineClassifier(ClassifierMixin, OnlineEstimator):
     one of its stds of the boundary). On a short two-class stream (fewer than about 365
     rows at epsilon 1, 2,955 at 0.1: ``fallback_plan``, from public quantities) the prior
     takes 50% and the model predicts only where its errors are lower by one of the
-    gate's public stds (a one-sided test; on longer streams their noisy mean suffices); below
+    gate's public stds (on a longer stream, privately lower at all suffices); below
     892 rows at 0.1 (109 at 1), of two classes or more, the prior predicts alone, on 90%,
     and a :class:`~dpol.errors.PriorOnlyWarning` says so. Over the first 127 rows (a quarter of
     a shorter stream) the gate is silent and the prior takes its budget too: the prior's
