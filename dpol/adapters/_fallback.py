@@ -156,8 +156,8 @@ def _rules(plan: FallbackPlan, shares: tuple[float, float] | None, linear: bool,
     planned = {} if shares is not None else {
         "significance": plan.significance, "threshold": plan.threshold,
         "learner_from": plan.learner_from if linear else None}
-    rule = {k: v for k, v in {**planned, **{k: v for k, v in given.items() if v is not None}
-                              }.items() if v is not None}
+    rule = {k: v for k, v in planned.items() if v is not None}
+    rule.update({k: v for k, v in given.items() if v is not None})
     if shares is None and plan.prior_only:
         rule["threshold"] = math.inf
     if not rule.get("learner_from"):  # 0: from the first row, the mechanism's default

@@ -40,6 +40,7 @@ class FallbackCalibration:
 
     #: l2 sensitivity of a block's count of the model's errors
     gate_sensitivity = 1.0
+
     @property
     def _label_size(self) -> float:
         """|label| after clipping: two classes are -1 / +1 clipped to the labels' bound."""
