@@ -71,6 +71,17 @@ class FallbackCalibration:
             return self.prior_multiplier * self.prior_sensitivity
         return self.prior_multiplier * self.prior_sensitivity / (2.0 * self._label_size)
 
+    @property
+    def gate_open(self) -> bool:
+        """Whether the gate's mean error difference d lies below ``-threshold`` times its
+        public std (False before its first block): post-processing of its releases. The
+        model also predicts where the prior is a coin flip (``uses_model``)."""
+        if self._gate_weight == 0.0:
+            return False
+        sd = math.hypot(self.gate_multiplier * self.gate_sensitivity,
+                        self._prior_error_std()) / math.sqrt(self._gate_weight)
+        return bool(self._gate_num / self._gate_weight < -self.threshold * sd)
+
     def privacy_events(self) -> tuple[MechanismEvent, ...]:
         """The learner's events, then the prior's and the gate's Gaussian events (a zero
         multiplier's is non-private: its sums are released exactly)."""

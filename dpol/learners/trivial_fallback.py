@@ -148,6 +148,8 @@ class WithTrivialFallback(FallbackCalibration, LearnerWrapper):
     ----------
     uses_model : bool
         Whether predictions come from the learner's model (else from the prior).
+    gate_open : bool
+        Whether the gate's test holds (``uses_model`` also holds by the coin-flip rule).
     prior : float or array (K,)
         The prior's margin (0 before its first release).
     releases_ : list of (int, float or array (K,), float)
@@ -296,13 +298,8 @@ class WithTrivialFallback(FallbackCalibration, LearnerWrapper):
         w = 1.0 if z in (0.0, self.prior_multiplier) else (self.prior_multiplier / z) ** 2
         self._prior_num = self._prior_num + w * n * labels
         self._weight += w * float(n) ** 2
-        opened = False
-        if self._gate_weight > 0.0:
-            sd = math.hypot(self.gate_multiplier * self.gate_sensitivity,
-                            self._prior_error_std()) / math.sqrt(self._gate_weight)
-            opened = self._gate_num / self._gate_weight < -self.threshold * sd
         coin_flips = gated or self._coin_flips_early  # before the gate: an unjudged model
-        self.uses_model = bool(opened or (coin_flips and self._prior_is_a_coin_flip()))
+        self.uses_model = self.gate_open or (coin_flips and self._prior_is_a_coin_flip())
         self._label_sum, self._error_sum = np.zeros_like(self._label_sum), 0.0
         self._block_start = end
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from fallback_cases import inner as _inner
 from fallback_cases import stream as _stream
+from fallback_cases import weak_signal as _weak_signal
 
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners._fallback_budget import gate_start
@@ -163,6 +164,7 @@ def test_in_the_first_blocks_the_prior_predicts_even_where_it_is_a_coin_flip():
             coin = bool(abs(rate) <= 5.0 * 2.0 / math.sqrt(w @ n**2))
             gated = t + 1 > gate_start(300)
             assert m.uses_model == (coin and (gated or early)), (seed, early, t)
+            assert not m.gate_open  # the model predicts by the coin-flip rule alone
             seen[gated].add(m.uses_model)
     # the first blocks: never the model (the rule as it was let it in); the later: both
     assert seen == {False: {False, True}, True: {False, True}}
@@ -327,10 +329,7 @@ def test_the_threshold_moves_only_the_rule_on_the_same_releases():
     # horizon the gate's mean error difference d lies half a std below 0. Threshold 0
     # (the estimators' on a long stream) lets the model predict; the one-sided test of
     # one std keeps the prior. The releases are the same bits: the threshold reads them.
-    rng = np.random.default_rng(2)
-    X = rng.normal(size=(1500, 3)) / 3
-    y = np.where(rng.random(1500) < 0.7, -1.0, 1.0)
-    y = np.where(rng.random(1500) < 0.46, np.where(X[:, 0] > 0, 1.0, -1.0), y)
+    X, y = _weak_signal()
     z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
     runs = []
     for threshold in (0.0, 1.0):
@@ -345,6 +344,7 @@ def test_the_threshold_moves_only_the_rule_on_the_same_releases():
         low._gate_weight)
     assert -sd < low._gate_num / low._gate_weight < 0.0 and not low._prior_is_a_coin_flip()
     assert low.uses_model and not one.uses_model
+    assert low.gate_open and not one.gate_open  # the gate's rule, not the coin flips
 
 
 def test_bad_input_is_refused_and_changes_nothing():

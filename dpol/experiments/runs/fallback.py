@@ -8,7 +8,8 @@ Gaussian budget (of mu^2; 50% + 10% on a short two-class stream, 90% + 5% with a
 that never opens on a very short one: :func:`~dpol.learners.trivial_fallback.fallback_plan`;
 the learner starts after the first blocks, whose rows feed the prior alone on the whole
 budget), and the final model predicts the prior unless the gate found the model's errors
-privately below the prior's. The run's
+privately below the prior's, or the prior's margin lies within a public std of the class
+boundary (a coin flip); the ``predicts`` line names which rule chose. The run's
 guarantee is the whole's (the wrapper's events are the learner's and its two Gaussian
 mechanisms'); a checkpoint holds the wrapper whole (its open block's sums, its releases
 and its noise generator), so a resumed run continues its blocks as an uninterrupted one
@@ -77,9 +78,19 @@ def fallback_rows(model: OnlineLearner) -> dict:
             split += (f"; the learner learns from row {model.learner_from + 1:,}, rows "
                       f"1-{model.learner_from:,} feed the class prior alone on the whole "
                       "budget")
-    predicts = ("the model (its prequential errors privately below the class prior's)"
-                if model.uses_model else "the class prior alone (the stream is too short "
-                "for the gate to judge a model: fallback_plan)" if model.threshold == inf
-                else "the class prior (the model's prequential errors were not privately "
-                "below the prior's)")
-    return {"fallback_split": split, "predicts": predicts}
+    return {"fallback_split": split, "predicts": _predicts(model)}
+
+
+def _predicts(model: WithTrivialFallback) -> str:
+    """Which model predicts after the stream, and the public rule that chose it."""
+    if model.threshold == inf:
+        return ("the class prior alone (the stream is too short for the gate to judge a "
+                "model: fallback_plan)")
+    below = "privately below the class prior's" + (
+        f" by {model.threshold:g} public std of the gate" if model.threshold else "")
+    if model.gate_open:
+        return f"the model (its prequential errors {below})"
+    if model.uses_model:  # the coin-flip rule: the gate is closed
+        return (f"the model (the class prior's margin lies within {model.significance:g} "
+                f"public std of the class boundary; its prequential errors were not {below})")
+    return f"the class prior (the model's prequential errors were not {below})"
