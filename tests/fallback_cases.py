@@ -25,11 +25,23 @@ def stream(n=300, dim=3, outputs=1, seed=0):
     return X, np.eye(outputs)[np.argmax(X[:, :outputs], axis=1)]
 
 
-def weak_signal(n=1500):
-    """A weak signal: 46% of the labels follow x_0, the rest are 70/30 noise. With the
-    default split at epsilon 1 (``fallback_budget``), learner seed 1 and fallback seed 2,
-    the gate's mean error difference at the horizon lies half a public std below 0."""
+def weak_signal_runs(thresholds=(0.0, 1.0), n=1500):
+    """The fallback (the default split at epsilon 1, learner seed 1, its own seed 2) run
+    with each threshold on a weak signal: 46% of the labels follow x_0, the rest are
+    70/30 noise. At the horizon the gate's mean error difference lies half a public std
+    below 0. Returns the fitted wrappers and the gate's multiplier."""
+    from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
+
     rng = np.random.default_rng(2)
     X = rng.normal(size=(n, 3)) / 3
     y = np.where(rng.random(n) < 0.7, -1.0, 1.0)
-    return X, np.where(rng.random(n) < 0.46, np.where(X[:, 0] > 0, 1.0, -1.0), y)
+    y = np.where(rng.random(n) < 0.46, np.where(X[:, 0] > 0, 1.0, -1.0), y)
+    z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
+    runs = []
+    for threshold in thresholds:
+        m = WithTrivialFallback(inner(horizon=n, epsilon=rest), prior_multiplier=z_prior,
+                                gate_multiplier=z_gate, seed=2, epsilon=1.0,
+                                threshold=threshold)
+        m.run(X, y)
+        runs.append(m)
+    return runs, z_gate

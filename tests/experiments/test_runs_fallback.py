@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fallback_cases import inner, weak_signal
+from fallback_cases import inner, weak_signal_runs
 
 from dpol.errors import InvalidInputError
 from dpol.experiments.runs import stages
@@ -17,7 +17,7 @@ from dpol.experiments.runs.fallback import fallback_rows
 from dpol.experiments.runs.output import checkpoint_folder
 from dpol.experiments.runs.pipeline import resume_run, run_learner, run_request
 from dpol.experiments.runs.stages import bound_rows, fit_learners, read_rows, score_run
-from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
+from dpol.learners.trivial_fallback import WithTrivialFallback
 
 #: epsilon 0.3, seed 2 and the tree counter (no BLT to optimise for T = 2,500: 1.7 s) on
 #: ``_data``: the learner learns from row 512 (``learner_start``), the prior predicts
@@ -103,18 +103,11 @@ def test_the_guarantee_and_the_report_include_the_fallback(tmp_path):
 def test_the_predicts_line_names_the_rule_that_chose():
     # the same releases read by two thresholds (the gate's d lies half a std below 0):
     # 0 lets the model in, 1 keeps the prior; each line names its own rule
-    X, y = weak_signal()
-    z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
-    lines = []
-    for threshold in (0.0, 1.0):
-        m = WithTrivialFallback(inner(horizon=1500, epsilon=rest), prior_multiplier=z_prior,
-                                gate_multiplier=z_gate, seed=2, epsilon=1.0,
-                                threshold=threshold)
-        m.run(X, y)
-        lines.append(fallback_rows(m)["predicts"])
-    assert lines == ["the model (its prequential errors privately below the class prior's)",
-                     "the class prior (the model's prequential errors were not privately "
-                     "below the class prior's by 1 public std of the gate)"]
+    runs, _ = weak_signal_runs()
+    assert [fallback_rows(m)["predicts"] for m in runs] == [
+        "the model (its prequential errors privately below the class prior's)",
+        "the class prior (the model's prequential errors were not privately below the "
+        "class prior's by 1 public std of the gate)"]
     # a gate that never opens, a prior noisy enough to be a coin flip on a balanced
     # stream: where the model predicts, the line says it is the coin-flip rule, not the
     # gate (the line before said "its prequential errors privately below" either way)

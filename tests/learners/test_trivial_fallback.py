@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from fallback_cases import inner as _inner
 from fallback_cases import stream as _stream
-from fallback_cases import weak_signal as _weak_signal
+from fallback_cases import weak_signal_runs
 
 from dpol.errors import InvalidInputError, NonPrivateWarning
 from dpol.learners._fallback_budget import gate_start
@@ -329,16 +329,7 @@ def test_the_threshold_moves_only_the_rule_on_the_same_releases():
     # horizon the gate's mean error difference d lies half a std below 0. Threshold 0
     # (the estimators' on a long stream) lets the model predict; the one-sided test of
     # one std keeps the prior. The releases are the same bits: the threshold reads them.
-    X, y = _weak_signal()
-    z_prior, z_gate, rest = fallback_budget(1.0, 1e-5)
-    runs = []
-    for threshold in (0.0, 1.0):
-        m = WithTrivialFallback(_inner(horizon=1500, epsilon=rest), prior_multiplier=z_prior,
-                                gate_multiplier=z_gate, seed=2, epsilon=1.0,
-                                threshold=threshold)
-        m.run(X, y)
-        runs.append(m)
-    low, one = runs
+    (low, one), z_gate = weak_signal_runs()
     assert low.releases_ == one.releases_
     sd = math.hypot(z_gate * low.gate_sensitivity, low._prior_error_std()) / math.sqrt(
         low._gate_weight)
