@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from dpol.learners import PrivateQuadraticFTL
+from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
 
 
 def inner(dim=3, horizon=300, epsilon=1.0, seed=1, **kw):
@@ -30,8 +31,6 @@ def weak_signal_runs(thresholds=(0.0, 1.0), n=1500):
     with each threshold on a weak signal: 46% of the labels follow x_0, the rest are
     70/30 noise. At the horizon the gate's mean error difference lies half a public std
     below 0. Returns the fitted wrappers and the gate's multiplier."""
-    from dpol.learners.trivial_fallback import WithTrivialFallback, fallback_budget
-
     rng = np.random.default_rng(2)
     X = rng.normal(size=(n, 3)) / 3
     y = np.where(rng.random(n) < 0.7, -1.0, 1.0)

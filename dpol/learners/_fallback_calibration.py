@@ -19,8 +19,8 @@ GAUSSIAN = noise_kind("gaussian")
 
 class FallbackCalibration:
     """The public scales of :class:`~dpol.learners.trivial_fallback.WithTrivialFallback`
-    (a mixin: it reads the wrapper's ``learner``, ``outputs``, ``offset`` and the two
-    multipliers).
+    (a mixin: it reads the wrapper's ``learner``, ``outputs``, ``offset``, the two
+    multipliers, and for ``gate_open`` its ``threshold`` and the gate's sums).
 
     Privacy
     -------

@@ -4,6 +4,7 @@ outputs), refused for regression before any data is read."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -108,21 +109,26 @@ def test_the_predicts_line_names_the_rule_that_chose():
         "the model (its prequential errors privately below the class prior's)",
         "the class prior (the model's prequential errors were not privately below the "
         "class prior's by 1 public std of the gate)"]
-    # a gate that never opens, a prior noisy enough to be a coin flip on a balanced
+    # gates that never open, a prior noisy enough to be a coin flip on a balanced
     # stream: where the model predicts, the line says it is the coin-flip rule, not the
     # gate (the line before said "its prequential errors privately below" either way)
     rng = np.random.default_rng(4)
     X, y = rng.normal(size=(300, 3)) / 3, np.where(rng.random(300) < 0.5, -1.0, 1.0)
+    coin = "the model (the class prior's margin lies within 1 public std of the class boundary; "
     seen = set()
-    for seed in range(6):
+    for seed, threshold in itertools.product(range(6), (1e300, np.inf)):
         m = WithTrivialFallback(inner(), prior_multiplier=5.0, gate_multiplier=1.0,
-                                threshold=1e300, seed=seed)
+                                threshold=threshold, seed=seed)
         m.run(X, y)
         line = fallback_rows(m)["predicts"]
         seen.add(m.uses_model)
-        assert line.startswith("the model (the class prior's margin lies within 1 public "
-                               "std of the class boundary; its prequential errors were not"
-                               if m.uses_model else "the class prior (the model's"), line
+        if m.uses_model:
+            assert line == coin + ("the gate never opens)" if threshold == np.inf else
+                                   "its prequential errors were not privately below the "
+                                   "class prior's by 1e+300 public std of the gate)")
+        else:
+            assert line.startswith("the class prior alone (" if threshold == np.inf else
+                                   "the class prior (the model's"), line
     assert seen == {True, False}
 
 

@@ -83,14 +83,16 @@ def fallback_rows(model: OnlineLearner) -> dict:
 
 def _predicts(model: WithTrivialFallback) -> str:
     """Which model predicts after the stream, and the public rule that chose it."""
-    if model.threshold == inf:
-        return ("the class prior alone (the stream is too short for the gate to judge a "
-                "model: fallback_plan)")
     below = "privately below the class prior's" + (
         f" by {model.threshold:g} public std of the gate" if model.threshold else "")
     if model.gate_open:
         return f"the model (its prequential errors {below})"
+    gate = "the gate never opens" if model.threshold == inf else \
+        f"its prequential errors were not {below}"
     if model.uses_model:  # the coin-flip rule: the gate is closed
         return (f"the model (the class prior's margin lies within {model.significance:g} "
-                f"public std of the class boundary; its prequential errors were not {below})")
+                f"public std of the class boundary; {gate})")
+    if model.threshold == inf:
+        return ("the class prior alone (the stream is too short for the gate to judge a "
+                "model: fallback_plan)")
     return f"the class prior (the model's prequential errors were not {below})"
