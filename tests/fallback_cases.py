@@ -30,7 +30,7 @@ def weak_signal_runs(thresholds=(0.0, 1.0), n=1500):
     """The fallback (the default split at epsilon 1, learner seed 1, its own seed 2) run
     with each threshold on a weak signal: 46% of the labels follow x_0, the rest are
     70/30 noise. At the horizon the gate's mean error difference lies half a public std
-    below 0. Returns the fitted wrappers and the gate's multiplier."""
+    below 0. Returns the fitted wrappers."""
     rng = np.random.default_rng(2)
     X = rng.normal(size=(n, 3)) / 3
     y = np.where(rng.random(n) < 0.7, -1.0, 1.0)
@@ -43,4 +43,4 @@ def weak_signal_runs(thresholds=(0.0, 1.0), n=1500):
                                 threshold=threshold)
         m.run(X, y)
         runs.append(m)
-    return runs, z_gate
+    return runs

@@ -104,8 +104,7 @@ def test_the_guarantee_and_the_report_include_the_fallback(tmp_path):
 def test_the_predicts_line_names_the_rule_that_chose():
     # the same releases read by two thresholds (the gate's d lies half a std below 0):
     # 0 lets the model in, 1 keeps the prior; each line names its own rule
-    runs, _ = weak_signal_runs()
-    assert [fallback_rows(m)["predicts"] for m in runs] == [
+    assert [fallback_rows(m)["predicts"] for m in weak_signal_runs()] == [
         "the model (its prequential errors privately below the class prior's)",
         "the class prior (the model's prequential errors were not privately below the "
         "class prior's by 1 public std of the gate)"]

@@ -329,9 +329,9 @@ def test_the_threshold_moves_only_the_rule_on_the_same_releases():
     # horizon the gate's mean error difference d lies half a std below 0. Threshold 0
     # (the estimators' on a long stream) lets the model predict; the one-sided test of
     # one std keeps the prior. The releases are the same bits: the threshold reads them.
-    (low, one), z_gate = weak_signal_runs()
+    low, one = weak_signal_runs()
     assert low.releases_ == one.releases_
-    sd = math.hypot(z_gate * low.gate_sensitivity, low._prior_error_std()) / math.sqrt(
+    sd = math.hypot(low.gate_multiplier * low.gate_sensitivity, low._prior_error_std()) / math.sqrt(
         low._gate_weight)
     assert -sd < low._gate_num / low._gate_weight < 0.0 and not low._prior_is_a_coin_flip()
     assert low.uses_model and not one.uses_model
